@@ -1,0 +1,161 @@
+"""llmplex: one Python interface to every LLM provider.
+
+``import llmplex`` is cheap: names below are loaded on first use.
+
+    import llmplex
+    r = llmplex.complete("openai:gpt-4o-mini", "Say hi")
+    print(r.text, r.usage.total_tokens)
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterator
+    from typing import Unpack
+
+    from llmplex.client import Client
+    from llmplex.config.schema import Config, ThrottleConfig
+    from llmplex.engine.call_args import CallArgs
+    from llmplex.engine.request_builder import PromptInput
+    from llmplex.errors import (
+        LLMAPIError,
+        LLMBadRequestError,
+        LLMBudgetExceededError,
+        LLMConfigurationError,
+        LLMConnectionError,
+        LLMDeadlineExceededError,
+        LLMError,
+        LLMIncompleteError,
+        LLMOutputParseError,
+        LLMQuotaExhaustedError,
+        LLMRateLimitError,
+        LLMRefusalError,
+        LLMServerError,
+        LLMSubprocessError,
+        LLMTimeoutError,
+        LLMToolLoopError,
+    )
+    from llmplex.events import (
+        Event,
+        PromptExecuted,
+        PromptRendered,
+        RequestFailed,
+        RequestStarted,
+        Throttled,
+        ToolInvoked,
+    )
+    from llmplex.hookspecs import hookimpl
+    from llmplex.provider import Capabilities, ProviderInfo, ProviderSettings
+    from llmplex.reliability.clock import Clock
+    from llmplex.reliability.deadline import Deadline
+    from llmplex.reliability.throttle import ThrottlePolicy
+    from llmplex.types import (
+        LLMConfig,
+        Message,
+        OutputSchema,
+        Request,
+        Response,
+        StreamEvent,
+        Tool,
+        ToolCall,
+        Usage,
+    )
+
+__version__ = "0.1.0"
+
+_LAZY: dict[str, str] = {
+    "Client": "llmplex.client",
+    "Config": "llmplex.config.schema",
+    "ThrottleConfig": "llmplex.config.schema",
+    "CallArgs": "llmplex.engine.call_args",
+    "hookimpl": "llmplex.hookspecs",
+    "Capabilities": "llmplex.provider",
+    "ProviderInfo": "llmplex.provider",
+    "ProviderSettings": "llmplex.provider",
+    "Clock": "llmplex.reliability.clock",
+    "Deadline": "llmplex.reliability.deadline",
+    "ThrottlePolicy": "llmplex.reliability.throttle",
+    **dict.fromkeys(
+        [
+            "LLMAPIError",
+            "LLMBadRequestError",
+            "LLMBudgetExceededError",
+            "LLMConfigurationError",
+            "LLMConnectionError",
+            "LLMDeadlineExceededError",
+            "LLMError",
+            "LLMIncompleteError",
+            "LLMOutputParseError",
+            "LLMQuotaExhaustedError",
+            "LLMRateLimitError",
+            "LLMRefusalError",
+            "LLMServerError",
+            "LLMSubprocessError",
+            "LLMTimeoutError",
+            "LLMToolLoopError",
+        ],
+        "llmplex.errors",
+    ),
+    **dict.fromkeys(
+        ["Event", "PromptExecuted", "PromptRendered", "RequestFailed", "RequestStarted", "Throttled", "ToolInvoked"],
+        "llmplex.events",
+    ),
+    **dict.fromkeys(
+        ["LLMConfig", "Message", "OutputSchema", "Request", "Response", "StreamEvent", "Tool", "ToolCall", "Usage"],
+        "llmplex.types",
+    ),
+}
+
+__all__ = [*sorted(_LAZY), "acomplete", "astream", "complete", "default_client", "stream"]
+
+_default: Client | None = None
+_default_lock = threading.Lock()
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'llmplex' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+def default_client() -> Client:
+    """The process-wide Client behind :func:`complete` and friends (config read on first use)."""
+    global _default
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                from llmplex.client import Client
+
+                _default = Client()
+    return _default
+
+
+def complete(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Response:
+    """Send ``prompt`` to ``model`` on the default client; see :meth:`Client.complete`."""
+    return default_client().complete(model, prompt, **kwargs)
+
+
+async def acomplete(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Response:
+    """Async :func:`complete`."""
+    return await default_client().acomplete(model, prompt, **kwargs)
+
+
+def stream(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Iterator[StreamEvent]:
+    """Stream from ``model`` on the default client; see :meth:`Client.stream`."""
+    return default_client().stream(model, prompt, **kwargs)
+
+
+def astream(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> AsyncIterator[StreamEvent]:
+    """Async :func:`stream`."""
+    return default_client().astream(model, prompt, **kwargs)

@@ -1,0 +1,5 @@
+"""``python -m llmplex``: the CLI."""
+
+from llmplex.cli.main import main
+
+main()

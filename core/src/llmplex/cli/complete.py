@@ -1,0 +1,70 @@
+"""``llmplex complete``: one prompt, streamed to the terminal."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from llmplex.client import Client
+from llmplex.types import LLMConfig
+
+__all__ = ["complete_command", "parse_option"]
+
+
+def parse_option(text: str) -> tuple[str, Any]:
+    """``key=value``; the value is read as JSON when it parses, else kept as a string."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise click.BadParameter(f"{text!r} is not key=value", param_hint="-o")
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
+
+
+@click.command("complete")
+@click.argument("prompt", required=False)
+@click.option("-m", "--model", help="provider:model (default: the configured default model).")
+@click.option("-s", "--system", help="System prompt.")
+@click.option("--max-tokens", type=int, help="Maximum tokens to generate.")
+@click.option("--temperature", type=float, help="Sampling temperature.")
+@click.option("-o", "--option", "raw_options", multiple=True, help="key=value option (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole Response as JSON instead of streaming.")
+@click.pass_obj
+def complete_command(
+    client: Client,
+    prompt: str | None,
+    model: str | None,
+    system: str | None,
+    max_tokens: int | None,
+    temperature: float | None,
+    raw_options: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Send PROMPT (or standard input) to a model and print the answer as it arrives."""
+    if prompt is None:
+        if sys.stdin.isatty():
+            raise click.UsageError("give a PROMPT argument or pipe the prompt on standard input")
+        prompt = sys.stdin.read()
+    given = dict(parse_option(o) for o in raw_options)
+    options = {k: v for k, v in given.items() if k in LLMConfig.model_fields}
+    provider_options = {k: v for k, v in given.items() if k not in LLMConfig.model_fields}
+    if max_tokens is not None:
+        options["max_tokens"] = max_tokens
+    if temperature is not None:
+        options["temperature"] = temperature
+    kwargs: dict[str, Any] = {"system": system, "provider_options": provider_options, **options}
+    if as_json:
+        response = client.complete(model, prompt, **kwargs)
+        click.echo(response.model_dump_json(indent=2))
+        return
+    for event in client.stream(model, prompt, **kwargs):
+        if event.type == "text":
+            click.echo(event.text, nl=False)
+        elif event.type == "response" and event.response is not None:
+            for call in event.response.tool_calls:
+                click.echo(f"\n[tool call] {call.name}({call.arguments})", nl=False)
+    click.echo()

@@ -1,0 +1,121 @@
+"""The public entry point: a Client holds config, plugins and provider instances."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Unpack
+
+from llmplex.config.loader import load_config
+from llmplex.config.schema import Config
+from llmplex.engine.call_args import CallArgs
+from llmplex.engine.pipeline import Pipeline
+from llmplex.engine.request_builder import PromptInput, build_request
+from llmplex.engine.retrier import RetryPlan
+from llmplex.engine.telemetry import Telemetry
+from llmplex.errors import LLMConfigurationError
+from llmplex.plugins.host import PluginHost
+from llmplex.reliability.clock import Clock
+from llmplex.reliability.deadline import Deadline
+from llmplex.reliability.throttle import ThrottlePolicy
+from llmplex.routing import Route, Router
+from llmplex.types import Response, StreamEvent
+
+__all__ = ["Client"]
+
+_request_ids = itertools.count(1)
+_CONTROL_ARGS = frozenset(
+    {"system", "tools", "tool_choice", "provider_options", "previous_response_id", "timeout", "deadline", "throttle"}
+)
+
+
+class Client:
+    """One configured llmplex: ``Client(config=..., **overrides)``.
+
+    ``config`` is a :class:`~llmplex.config.schema.Config`, a mapping, or the path
+    of a TOML file; keyword ``overrides`` (``default_model=...``,
+    ``disabled=[...]``) win over every other source. ``plugins`` are extra
+    in-process plugin objects (observers, pipeline wrappers).
+    """
+
+    def __init__(
+        self,
+        config: Config | Mapping[str, Any] | str | Path | None = None,
+        *,
+        plugins: Sequence[object] = (),
+        clock: Clock | None = None,
+        **overrides: Any,
+    ) -> None:
+        self.config, origins = load_config(config, overrides)
+        self.host = PluginHost()
+        self.router = Router(self.config, origins, self.host)
+        self.telemetry = Telemetry(self.host)
+        self.clock = clock or Clock()
+        self.policy = ThrottlePolicy.from_config(self.config.throttle)
+        self._observers_ready = False
+        for plugin in plugins:
+            self.host.register_observer(plugin)
+
+    def __repr__(self) -> str:
+        return f"Client(default_model={self.config.default_model!r})"
+
+    # -- building blocks -------------------------------------------------------------
+
+    def route(self, model: str | None = None) -> Route:
+        """Where ``model`` (or the default model) would go."""
+        return self.router.resolve(model or self.config.default_model)
+
+    def provider_client(self, prefix: str, asynchronous: bool = False) -> Any:
+        """The SDK client (or the mock backend) a provider instance uses."""
+        return self.router.instance(prefix).client(asynchronous)
+
+    def _deadline(self, timeout: float | None, deadline: Deadline | None) -> Deadline | None:
+        if deadline is not None:
+            return deadline
+        seconds = timeout if timeout is not None else self.config.timeout
+        if seconds is not None and seconds <= 0:
+            raise LLMConfigurationError(f"timeout must be a positive number of seconds, got {seconds!r}")
+        return Deadline.after(seconds, self.clock) if seconds is not None else None
+
+    def _pipeline(self, model: str | None, prompt: PromptInput, stream: bool, args: CallArgs) -> Pipeline:
+        if not self._observers_ready:
+            self.host.load_observers()
+            self._observers_ready = True
+        route = self.route(model)
+        request = build_request(
+            route.model,
+            prompt,
+            system=args.get("system"),
+            tools=args.get("tools"),
+            tool_choice=args.get("tool_choice"),
+            provider_options=args.get("provider_options"),
+            previous_response_id=args.get("previous_response_id"),
+            stream=stream,
+            options={k: v for k, v in args.items() if k not in _CONTROL_ARGS and v is not None},
+        )
+        deadline = self._deadline(args.get("timeout"), args.get("deadline"))
+        plan = RetryPlan(args.get("throttle") or self.policy, deadline, self.clock)
+        return Pipeline(f"req-{next(_request_ids)}", route, request, plan, self.telemetry)
+
+    # -- public calls ----------------------------------------------------------------
+
+    def complete(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Response:
+        """Send ``prompt`` to ``model`` (``"provider:model"``; ``None`` for the default) and return the answer.
+
+        ``prompt`` is a string, a message, or a list of messages; see
+        :class:`~llmplex.engine.call_args.CallArgs` for the keyword arguments.
+        """
+        return self._pipeline(model, prompt, False, kwargs).complete()
+
+    async def acomplete(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Response:
+        """Async :meth:`complete`."""
+        return await self._pipeline(model, prompt, False, kwargs).acomplete()
+
+    def stream(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Iterator[StreamEvent]:
+        """Stream the answer: text deltas as they come, then a final ``response`` event."""
+        return self._pipeline(model, prompt, True, kwargs).stream()
+
+    def astream(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> AsyncIterator[StreamEvent]:
+        """Async :meth:`stream`: ``async for event in client.astream(...)``."""
+        return self._pipeline(model, prompt, True, kwargs).astream()

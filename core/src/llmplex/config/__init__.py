@@ -1,0 +1,1 @@
+"""Configuration: the schema, where it is read from, and how errors are reported."""

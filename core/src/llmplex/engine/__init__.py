@@ -1,0 +1,1 @@
+"""The request pipeline: one attempt, retries around it, streaming assembly."""

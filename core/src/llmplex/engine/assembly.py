@@ -1,0 +1,57 @@
+"""Build the final Response from the events of a stream."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llmplex.types import FinishReason, Response, StreamEvent, ToolCall, Usage
+
+__all__ = ["StreamAssembler"]
+
+
+class StreamAssembler:
+    """Accumulates text, tool-call pieces, usage and finish reason across stream events."""
+
+    def __init__(self, provider: str, model: str) -> None:
+        self.provider = provider
+        self.model = model
+        self.text: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.usage = Usage()
+        self.finish_reason: FinishReason | None = None
+        self.response_id: str | None = None
+
+    def add(self, event: StreamEvent) -> None:
+        """Fold one event into the answer so far."""
+        if event.type == "text":
+            self.text.append(event.text)
+        elif event.type == "tool_call":
+            call = self.calls.setdefault(event.tool_call_index or 0, {"id": "", "name": "", "arguments": []})
+            call["id"] = event.tool_call_id or call["id"]
+            call["name"] = event.tool_name or call["name"]
+            call["arguments"].append(event.arguments_delta)
+        elif event.type == "usage" and event.usage is not None:
+            self.usage = event.usage
+        elif event.type == "finish":
+            self.finish_reason = event.finish_reason
+        self.response_id = event.response_id or self.response_id
+        self.model = event.model or self.model
+
+    def response(self, attempts: int, latency: float) -> Response:
+        """The whole answer."""
+        calls = tuple(
+            ToolCall(id=c["id"] or f"call_{i}", name=c["name"], arguments="".join(c["arguments"]) or "{}")
+            for i, c in sorted(self.calls.items())
+        )
+        finish = self.finish_reason or ("tool_calls" if calls else "stop")
+        return Response(
+            text="".join(self.text),
+            tool_calls=calls,
+            finish_reason=finish,
+            usage=self.usage,
+            model=self.model,
+            provider=self.provider,
+            response_id=self.response_id,
+            attempts=attempts,
+            latency=latency,
+        )

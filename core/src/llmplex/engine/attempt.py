@@ -1,0 +1,87 @@
+"""One attempt against one provider: format, send, parse — sync or async."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from llmplex.engine.bridge import aiterate_in_thread, iterate_on_loop, run_on_loop
+from llmplex.errors import LLMConfigurationError, LLMError
+from llmplex.routing import Route
+from llmplex.types import Request, Response
+
+__all__ = ["Attempt"]
+
+
+class Attempt:
+    """The provider-facing half of the pipeline for one route."""
+
+    def __init__(self, route: Route) -> None:
+        self.route = route
+        self.provider = route.provider
+        self.hooks = route.provider.hooks
+
+    def format(self, request: Request) -> dict[str, Any]:
+        """The provider payload for ``request``."""
+        payload = self.hooks.format(request=request, settings=self.provider.settings)
+        if payload is None:
+            raise LLMConfigurationError(f"provider {self.provider.name!r} does not implement llmplex_format")
+        return payload  # type: ignore[no-any-return]
+
+    def classify(self, error: BaseException) -> LLMError:
+        """The taxonomy error for anything raised while sending or parsing."""
+        classified = self.hooks.classify_error(error=error, settings=self.provider.settings)
+        if classified.provider is None:
+            classified.provider = self.provider.name
+        if classified.model is None:
+            classified.model = self.route.model
+        return classified  # type: ignore[no-any-return]
+
+    def parse(self, raw: Any, request: Request) -> Response:
+        """The core response for one raw provider response."""
+        return self.hooks.parse(raw=raw, request=request)  # type: ignore[no-any-return]
+
+    def _send_args(self, payload: dict[str, Any], timeout: float | None, asynchronous: bool) -> dict[str, Any]:
+        return {
+            "payload": payload,
+            "settings": self.provider.settings,
+            "client": self.provider.client(asynchronous),
+            "timeout": timeout,
+        }
+
+    def send(self, payload: dict[str, Any], timeout: float | None) -> Any:
+        """Send synchronously; an async-only provider runs on the bridge loop."""
+        if self.hooks.implements("call"):
+            return self.hooks.call(**self._send_args(payload, timeout, False))
+        self._require("acall")
+        return run_on_loop(lambda: self.hooks.acall(**self._send_args(payload, timeout, True)))
+
+    async def asend(self, payload: dict[str, Any], timeout: float | None) -> Any:
+        """Send asynchronously; a sync-only provider runs in a worker thread."""
+        if self.hooks.implements("acall"):
+            return await self.hooks.acall(**self._send_args(payload, timeout, True))
+        self._require("call")
+        import asyncio
+
+        return await asyncio.to_thread(lambda: self.hooks.call(**self._send_args(payload, timeout, False)))
+
+    def open_stream(self, payload: dict[str, Any], timeout: float | None) -> Iterator[Any]:
+        """Raw stream events, synchronously."""
+        if self.hooks.implements("stream"):
+            return self.hooks.stream(**self._send_args(payload, timeout, False))  # type: ignore[no-any-return]
+        self._require("astream")
+        return iterate_on_loop(lambda: self.hooks.astream(**self._send_args(payload, timeout, True)))
+
+    async def aopen_stream(self, payload: dict[str, Any], timeout: float | None) -> AsyncIterator[Any]:
+        """Raw stream events, asynchronously."""
+        if self.hooks.implements("astream"):
+            return await self.hooks.astream(**self._send_args(payload, timeout, True))  # type: ignore[no-any-return]
+        self._require("stream")
+        return aiterate_in_thread(lambda: self.hooks.stream(**self._send_args(payload, timeout, False)))
+
+    def _require(self, hook: str) -> None:
+        if not self.hooks.implements(hook):
+            raise LLMConfigurationError(
+                f"provider {self.provider.name!r} ({self.provider.plugin.entry.distribution}) implements "
+                f"neither the sync nor the async variant of {hook.removeprefix('a')!r}"
+            )

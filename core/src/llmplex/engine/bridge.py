@@ -1,0 +1,62 @@
+"""Run async provider code from sync callers and sync provider code from async callers."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any, TypeVar
+
+__all__ = ["aiterate_in_thread", "iterate_on_loop", "run_on_loop"]
+
+T = TypeVar("T")
+
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_lock = threading.Lock()
+_DONE = object()
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    """One daemon event loop per process that runs async providers for sync callers."""
+    global _loop
+    if _loop is None:
+        with _loop_lock:
+            if _loop is None:
+                loop = asyncio.new_event_loop()
+                threading.Thread(target=loop.run_forever, name="llmplex-bridge", daemon=True).start()
+                _loop = loop
+    return _loop
+
+
+def run_on_loop(make: Callable[[], Awaitable[T]]) -> T:
+    """Run the awaitable ``make()`` on the bridge loop and wait for its result."""
+
+    async def runner() -> T:
+        return await make()
+
+    return asyncio.run_coroutine_threadsafe(runner(), _background_loop()).result()
+
+
+def iterate_on_loop(make: Callable[[], Awaitable[AsyncIterator[T]]]) -> Iterator[T]:
+    """Iterate, from sync code, an async iterator that lives on the bridge loop."""
+    iterator = run_on_loop(make)
+
+    async def step() -> Any:
+        try:
+            return await iterator.__anext__()
+        except StopAsyncIteration:
+            return _DONE
+
+    while (item := run_on_loop(step)) is not _DONE:
+        yield item
+
+
+async def aiterate_in_thread(make: Callable[[], Iterator[T]]) -> AsyncIterator[T]:
+    """Iterate, from async code, a blocking iterator by pulling each item in a worker thread."""
+    iterator = await asyncio.to_thread(make)
+
+    def step() -> Any:
+        return next(iterator, _DONE)
+
+    while (item := await asyncio.to_thread(step)) is not _DONE:
+        yield item

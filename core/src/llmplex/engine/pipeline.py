@@ -1,0 +1,162 @@
+"""format → call → parse with retries, for one route: sync, async and streaming."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from llmplex.engine.assembly import StreamAssembler
+from llmplex.engine.attempt import Attempt
+from llmplex.engine.retrier import Retrier, RetryPlan
+from llmplex.engine.telemetry import Telemetry
+from llmplex.events import PromptExecuted, PromptRendered
+from llmplex.redaction import redact
+from llmplex.routing import Route
+from llmplex.types import Request, Response, StreamEvent, StreamState
+
+__all__ = ["Pipeline"]
+
+
+class Pipeline:
+    """Runs one request against one route, retrying what the policy allows."""
+
+    def __init__(self, request_id: str, route: Route, request: Request, plan: RetryPlan, telemetry: Telemetry) -> None:
+        self.attempt = Attempt(route)
+        self.route = route
+        self.request = request
+        self.plan = plan
+        self.telemetry = telemetry
+        self.retrier = Retrier(request_id, self.attempt, plan, telemetry)
+
+    # -- shared steps --------------------------------------------------------------
+
+    def _render(self) -> dict[str, Any]:
+        payload = self.attempt.format(self.request)
+        if self.telemetry.wants(PromptRendered):
+            self.telemetry.emit(
+                PromptRendered, attempt=self.retrier.attempt, payload=redact(payload), **self.retrier.where()
+            )
+        return payload
+
+    def _finish(self, response: Response) -> Response:
+        latency = self.retrier.elapsed()
+        response = response.model_copy(
+            update={
+                "provider": self.route.provider.name,
+                "model": response.model or self.route.model,
+                "attempts": self.retrier.attempt,
+                "latency": latency,
+            }
+        )
+        self.telemetry.emit(
+            PromptExecuted,
+            attempt=self.retrier.attempt,
+            usage=response.usage,
+            latency=latency,
+            finish_reason=response.finish_reason,
+            **self.retrier.where(),
+        )
+        return response
+
+    # -- complete ------------------------------------------------------------------
+
+    def complete(self) -> Response:
+        """Run to a Response or raise the final LLMError."""
+        while True:
+            timeout = self.retrier.begin()
+            try:
+                raw = self.attempt.send(self._render(), timeout)
+                return self._finish(self.attempt.parse(raw, self.request))
+            except Exception as exc:
+                error, delay = self.retrier.failure(exc)
+            if delay is None:
+                raise error
+            self.plan.clock.sleep(delay)
+
+    async def acomplete(self) -> Response:
+        """Async twin of :meth:`complete`."""
+        while True:
+            timeout = self.retrier.begin()
+            try:
+                raw = await self.attempt.asend(self._render(), timeout)
+                return self._finish(self.attempt.parse(raw, self.request))
+            except Exception as exc:
+                error, delay = self.retrier.failure(exc)
+            if delay is None:
+                raise error
+            await self.plan.clock.asleep(delay)
+
+    # -- stream --------------------------------------------------------------------
+
+    def _events(self, raw_event: Any, state: StreamState, assembler: StreamAssembler) -> list[StreamEvent]:
+        events = list(self.attempt.hooks.parse_event(raw_event=raw_event, state=state) or ())
+        for event in events:
+            assembler.add(event)
+        return events
+
+    def _final(self, assembler: StreamAssembler) -> StreamEvent:
+        response = self._finish(assembler.response(self.retrier.attempt, self.retrier.elapsed()))
+        return StreamEvent(type="response", response=response)
+
+    def _streams_natively(self) -> bool:
+        return self.attempt.hooks.implements("stream") or self.attempt.hooks.implements("astream")
+
+    def stream(self) -> Iterator[StreamEvent]:
+        """Yield stream events; failures before the first event are retried like :meth:`complete`."""
+        if not self._streams_natively():
+            yield from _as_events(self.complete())
+            return
+        while True:
+            timeout = self.retrier.begin(stream=True)
+            state = StreamState(self.request)
+            assembler = StreamAssembler(self.route.provider.name, self.route.model)
+            yielded = False
+            try:
+                for raw_event in self.attempt.open_stream(self._render(), timeout):
+                    for event in self._events(raw_event, state, assembler):
+                        yielded = True
+                        yield event
+                yield self._final(assembler)
+                return
+            except Exception as exc:
+                error, delay = self.retrier.failure(exc)
+            if delay is None or yielded:
+                raise error
+            self.plan.clock.sleep(delay)
+
+    async def astream(self) -> AsyncIterator[StreamEvent]:
+        """Async twin of :meth:`stream`."""
+        if not self._streams_natively():
+            for event in _as_events(await self.acomplete()):
+                yield event
+            return
+        while True:
+            timeout = self.retrier.begin(stream=True)
+            state = StreamState(self.request)
+            assembler = StreamAssembler(self.route.provider.name, self.route.model)
+            yielded = False
+            try:
+                async for raw_event in await self.attempt.aopen_stream(self._render(), timeout):
+                    for event in self._events(raw_event, state, assembler):
+                        yielded = True
+                        yield event
+                yield self._final(assembler)
+                return
+            except Exception as exc:
+                error, delay = self.retrier.failure(exc)
+            if delay is None or yielded:
+                raise error
+            await self.plan.clock.asleep(delay)
+
+
+def _as_events(response: Response) -> list[StreamEvent]:
+    """A whole response as stream events, for providers that cannot stream."""
+    events = [StreamEvent(type="text", text=response.text)] if response.text else []
+    events += [
+        StreamEvent(
+            type="tool_call", tool_call_index=i, tool_call_id=c.id, tool_name=c.name, arguments_delta=c.arguments
+        )
+        for i, c in enumerate(response.tool_calls)
+    ]
+    events.append(StreamEvent(type="response", response=response))
+    return events

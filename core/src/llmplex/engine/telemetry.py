@@ -1,0 +1,36 @@
+"""Deliver events to ``llmplex_event`` observers and to the ``llmplex`` logger."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from llmplex.events import Event
+from llmplex.plugins.host import PluginHost
+
+__all__ = ["Telemetry", "logger"]
+
+logger = logging.getLogger("llmplex")
+
+
+class Telemetry:
+    """Builds an event only when an observer or an enabled log level will see it."""
+
+    def __init__(self, host: PluginHost) -> None:
+        self.host = host
+
+    def wants(self, kind: type[Event]) -> bool:
+        """Whether an event of ``kind`` would reach anyone (to skip costly fields)."""
+        return self.host.has_event_listeners or logger.isEnabledFor(kind.log_level)
+
+    def emit(self, kind: type[Event], **fields: Any) -> None:
+        """Build ``kind(**fields)`` and deliver it, if anyone listens."""
+        listeners = self.host.has_event_listeners
+        logged = logger.isEnabledFor(kind.log_level)
+        if not (listeners or logged):
+            return
+        event = kind(**fields)
+        if listeners:
+            self.host.emit(event)
+        if logged:
+            logger.log(kind.log_level, event.log_name, extra={"llmplex": event.fields()})

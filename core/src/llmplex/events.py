@@ -1,0 +1,105 @@
+"""Events delivered to ``llmplex_event`` observers and mirrored as ``logging`` records.
+
+Events are cheap dataclasses built only when some plugin listens. Payloads in
+events are already redacted.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+from llmplex.types import Usage
+
+__all__ = [
+    "Event",
+    "PromptExecuted",
+    "PromptRendered",
+    "RequestFailed",
+    "RequestStarted",
+    "Throttled",
+    "ToolInvoked",
+]
+
+
+@dataclass(frozen=True)
+class Event:
+    """Common fields: which request (``request_id``), where it went, which attempt."""
+
+    log_name: ClassVar[str] = "prompt.event"
+    log_level: ClassVar[int] = logging.DEBUG
+
+    request_id: str
+    provider: str
+    model: str
+    attempt: int = 1
+
+    def fields(self) -> dict[str, Any]:
+        """The event as a flat dict (what log records carry under ``llmplex``)."""
+        return {"event": self.log_name, **asdict(self)}
+
+
+@dataclass(frozen=True)
+class RequestStarted(Event):
+    """An attempt is about to be formatted and sent."""
+
+    log_name: ClassVar[str] = "prompt.call.start"
+
+    stream: bool = False
+
+
+@dataclass(frozen=True)
+class PromptRendered(Event):
+    """The provider payload an attempt will send (secrets redacted)."""
+
+    log_name: ClassVar[str] = "prompt.rendered"
+
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Throttled(Event):
+    """An attempt failed with a retryable error; core waits ``delay`` seconds before the next."""
+
+    log_name: ClassVar[str] = "prompt.throttled"
+    log_level: ClassVar[int] = logging.INFO
+
+    delay: float = 0.0
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class PromptExecuted(Event):
+    """An answer arrived."""
+
+    log_name: ClassVar[str] = "prompt.call.end"
+
+    usage: Usage = field(default_factory=Usage)
+    latency: float = 0.0
+    finish_reason: str = ""
+
+
+@dataclass(frozen=True)
+class RequestFailed(Event):
+    """The request failed for good (after retries and fallbacks)."""
+
+    log_name: ClassVar[str] = "prompt.error"
+    log_level: ClassVar[int] = logging.WARNING
+
+    error_type: str = ""
+    message: str = ""
+    retryable: bool = False
+
+
+@dataclass(frozen=True)
+class ToolInvoked(Event):
+    """A tool handler ran inside the tool-calling loop."""
+
+    log_name: ClassVar[str] = "prompt.tool"
+
+    name: str = ""
+    arguments: Any = None
+    result: Any = None
+    error: str | None = None
+    duration: float = 0.0

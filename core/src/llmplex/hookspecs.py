@@ -1,0 +1,119 @@
+"""The plugin contract: every hook a provider or observer plugin may implement.
+
+Pipeline hooks (``format`` to ``classify_error``) are called only on the plugin
+of the provider a request resolved to, plus non-provider plugins that wrap them
+(``wrapper=True``) for caching, tracing or redaction. Implementations may take
+any subset of a hook's arguments, by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from llmplex.errors import LLMError
+    from llmplex.events import Event
+    from llmplex.provider import ProviderInfo, ProviderSettings
+    from llmplex.types import Request, Response, StreamEvent, StreamState
+
+PROJECT_NAME = "llmplex"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+__all__ = ["PROJECT_NAME", "hookimpl", "hookspec"]
+
+
+@hookspec
+def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None:
+    """Declare the providers this plugin serves.
+
+    Called once, when the plugin is first loaded. Call ``register`` with one
+    :class:`~llmplex.provider.ProviderInfo` per prefix; the entry-point name
+    must be one of them.
+    """
+
+
+@hookspec(firstresult=True)
+def llmplex_format(request: Request, settings: ProviderSettings) -> dict[str, Any]:
+    """Translate a core :class:`~llmplex.types.Request` into the provider's payload.
+
+    Called before every attempt. Return plain data (the keyword arguments of the
+    SDK call or the JSON body). Raise ``LLMConfigurationError`` for a request the
+    provider cannot express (an unsupported option), before anything is sent.
+    """
+
+
+@hookspec(firstresult=True)
+def llmplex_call(payload: dict[str, Any], settings: ProviderSettings, client: Any, timeout: float | None) -> Any:
+    """Send ``payload`` synchronously and return the provider's raw response.
+
+    ``client`` is the object ``ProviderInfo.create_client`` built for this
+    provider instance; ``timeout`` is the seconds left before the deadline (or
+    ``None``). Do not retry: raise the SDK's exception and core classifies it.
+    """
+
+
+@hookspec(firstresult=True)
+def llmplex_acall(
+    payload: dict[str, Any], settings: ProviderSettings, client: Any, timeout: float | None
+) -> Awaitable[Any]:
+    """Async twin of :func:`llmplex_call`: return an awaitable of the raw response.
+
+    A provider implementing only one of ``call``/``acall`` is bridged by core.
+    """
+
+
+@hookspec(firstresult=True)
+def llmplex_stream(
+    payload: dict[str, Any], settings: ProviderSettings, client: Any, timeout: float | None
+) -> Iterator[Any]:
+    """Send ``payload`` as a streaming request; return an iterator of raw events."""
+
+
+@hookspec(firstresult=True)
+def llmplex_astream(
+    payload: dict[str, Any], settings: ProviderSettings, client: Any, timeout: float | None
+) -> Awaitable[AsyncIterator[Any]]:
+    """Async twin of :func:`llmplex_stream`: return an awaitable of an async iterator of raw events."""
+
+
+@hookspec(firstresult=True)
+def llmplex_parse(raw: Any, request: Request) -> Response:
+    """Translate the raw response into a core :class:`~llmplex.types.Response`.
+
+    Core fills ``provider``, ``attempts`` and ``latency`` afterwards. Raise
+    ``LLMRefusalError`` / ``LLMIncompleteError`` where the provider says so.
+    """
+
+
+@hookspec(firstresult=True)
+def llmplex_parse_event(raw_event: Any, state: StreamState) -> Sequence[StreamEvent]:
+    """Translate one raw stream event into zero or more core stream events.
+
+    ``state`` lives for one stream: keep ids or partial data in ``state.data``.
+    Core assembles text, tool calls, usage and finish reason into the final
+    ``response`` event itself; return an empty sequence for events with no content.
+    """
+
+
+@hookspec(firstresult=True)
+def llmplex_classify_error(error: BaseException, settings: ProviderSettings) -> LLMError | None:
+    """Map an exception raised by ``call``/``stream`` to the core taxonomy.
+
+    Return ``None`` for exceptions you do not recognise; core's fallback
+    classifier (``trylast``) handles those.
+    """
+
+
+@hookspec(firstresult=True)
+def llmplex_delete_response(response_id: str, settings: ProviderSettings, client: Any) -> bool:
+    """Delete a stored response (response chains); return ``True`` when deleted."""
+
+
+@hookspec
+def llmplex_event(event: Event) -> None:
+    """Observe what happens: called for every :mod:`llmplex.events` event, on every plugin."""

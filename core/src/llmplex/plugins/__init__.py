@@ -1,0 +1,1 @@
+"""Finding, loading and isolating plugins."""

@@ -1,0 +1,59 @@
+"""The pipeline hooks of one provider plugin, bound so no other provider sees its payloads."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pluggy
+
+__all__ = ["PIPELINE_HOOKS", "ProviderHooks", "bind_provider_hooks"]
+
+PIPELINE_HOOKS = (
+    "llmplex_format",
+    "llmplex_call",
+    "llmplex_acall",
+    "llmplex_stream",
+    "llmplex_astream",
+    "llmplex_parse",
+    "llmplex_parse_event",
+    "llmplex_classify_error",
+    "llmplex_delete_response",
+)
+
+
+@dataclass(frozen=True)
+class ProviderHooks:
+    """Hook callers restricted to one provider plugin plus non-provider wrappers."""
+
+    format: Any
+    call: Any
+    acall: Any
+    stream: Any
+    astream: Any
+    parse: Any
+    parse_event: Any
+    classify_error: Any
+    delete_response: Any
+    implemented: frozenset[str]
+
+    def implements(self, hook: str) -> bool:
+        """Whether the provider plugin itself implements ``llmplex_<hook>``."""
+        return f"llmplex_{hook}" in self.implemented
+
+
+def bind_provider_hooks(pm: pluggy.PluginManager, plugin: object, other_providers: Sequence[object]) -> ProviderHooks:
+    """Subset hook callers for ``plugin``, removing every other provider plugin."""
+    callers = {name: pm.subset_hook_caller(name, remove_plugins=other_providers) for name in PIPELINE_HOOKS}
+    implemented = frozenset(
+        name
+        for name in PIPELINE_HOOKS
+        if any(
+            impl.plugin is plugin and not (impl.wrapper or impl.hookwrapper) for impl in callers[name].get_hookimpls()
+        )
+    )
+    return ProviderHooks(
+        **{name.removeprefix("llmplex_"): caller for name, caller in callers.items()},
+        implemented=implemented,
+    )

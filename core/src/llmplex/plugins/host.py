@@ -1,0 +1,198 @@
+"""The plugin host: loads plugins lazily, validates them, and keeps failures contained."""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import warnings
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+import pluggy
+
+from llmplex import hookspecs
+from llmplex.errors import LLMConfigurationError
+from llmplex.plugins import fallback_classifier
+from llmplex.plugins.discovery import OBSERVER_GROUP, PROVIDER_GROUP, PluginEntry, list_entries
+from llmplex.plugins.hooks import ProviderHooks, bind_provider_hooks
+from llmplex.provider import ProviderInfo
+
+__all__ = ["BrokenPlugin", "LoadedPlugin", "PluginHost", "PluginLoadWarning"]
+
+
+class PluginLoadWarning(UserWarning):
+    """A plugin failed to load; the other providers keep working."""
+
+
+@dataclass(frozen=True)
+class BrokenPlugin:
+    """A plugin that could not be used, and why."""
+
+    entry: PluginEntry
+    error: str
+
+
+@dataclass
+class LoadedPlugin:
+    """A provider plugin module that loaded and registered its providers."""
+
+    entry: PluginEntry
+    module: ModuleType
+    providers: dict[str, ProviderInfo] = field(default_factory=dict)
+
+
+class PluginHost:
+    """Owns the pluggy manager; imports a provider plugin only when its prefix is first used."""
+
+    def __init__(self) -> None:
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        self.pm.add_hookspecs(hookspecs)
+        self.pm.register(fallback_classifier, name="llmplex.fallback_classifier")
+        self._lock = threading.RLock()
+        self._entries: dict[str, PluginEntry] | None = None
+        self._broken: dict[str, BrokenPlugin] = {}
+        self._loaded: dict[str, LoadedPlugin] = {}
+        self._hooks: dict[str, ProviderHooks] = {}
+        self._observers_loaded = False
+
+    # -- listing -----------------------------------------------------------------
+
+    def entries(self) -> dict[str, PluginEntry]:
+        """Installed provider entry points by prefix (imports nothing)."""
+        if self._entries is None:
+            with self._lock:
+                if self._entries is None:
+                    kept, duplicates = list_entries(PROVIDER_GROUP)
+                    for first, dup in duplicates:
+                        self._mark_broken(dup, f"prefix {dup.name!r} is already provided by {first.distribution}")
+                    self._entries = {e.name: e for e in kept}
+        return self._entries
+
+    def broken(self) -> dict[str, BrokenPlugin]:
+        """Plugins that failed so far, by entry name."""
+        self.entries()
+        return dict(self._broken)
+
+    # -- loading -----------------------------------------------------------------
+
+    def load(self, name: str) -> LoadedPlugin:
+        """Import and register the provider plugin whose entry point is ``name``."""
+        loaded = self._loaded.get(name)
+        if loaded is not None:
+            return loaded
+        with self._lock:
+            if name in self._loaded:
+                return self._loaded[name]
+            entry = self.entries().get(name)
+            if entry is None:
+                raise LLMConfigurationError(f"no installed plugin provides {name!r}")
+            if name in self._broken:
+                raise self._broken_error(name)
+            try:
+                loaded = self._import_provider(entry)
+            except Exception as exc:  # a plugin's own failure must never escape as-is
+                self._mark_broken(entry, f"{type(exc).__name__}: {exc}")
+                raise self._broken_error(name) from exc
+            self._loaded[name] = loaded
+            self._hooks.clear()
+            return loaded
+
+    def _import_provider(self, entry: PluginEntry) -> LoadedPlugin:
+        module = importlib.import_module(entry.module)
+        same_module = next((p for p in self._loaded.values() if p.module is module), None)
+        if same_module is not None:
+            providers = same_module.providers
+        else:
+            self._register(module, f"{PROVIDER_GROUP}:{entry.name}")
+            providers = self._collect_providers(module)
+        if entry.name not in providers:
+            registered = ", ".join(sorted(providers)) or "nothing"
+            self.pm.unregister(module)
+            raise LLMConfigurationError(f"plugin registered {registered}, not its entry-point name {entry.name!r}")
+        for other in providers:
+            owner = self.entries().get(other)
+            if owner is not None and owner.distribution != entry.distribution:
+                self.pm.unregister(module)
+                raise LLMConfigurationError(f"plugin registers prefix {other!r}, which {owner.distribution} owns")
+        return LoadedPlugin(entry=entry, module=module, providers=providers)
+
+    def _register(self, plugin: object, name: str) -> None:
+        self.pm.register(plugin, name=name)
+        for caller in self.pm.get_hookcallers(plugin) or []:
+            if not caller.has_spec():
+                self.pm.unregister(plugin)
+                known = ", ".join(sorted(n for n in dir(hookspecs) if n.startswith("llmplex_")))
+                raise LLMConfigurationError(f"implements unknown hook {caller.name!r}; known hooks: {known}")
+
+    def _collect_providers(self, module: ModuleType) -> dict[str, ProviderInfo]:
+        found: dict[str, ProviderInfo] = {}
+
+        def register(info: ProviderInfo) -> None:
+            if not isinstance(info, ProviderInfo):
+                raise LLMConfigurationError(f"register() expects a ProviderInfo, got {type(info).__name__}")
+            found[info.name] = info
+
+        others = [p for p in self.pm.get_plugins() if p is not module]
+        self.pm.subset_hook_caller("llmplex_register_providers", remove_plugins=others)(register=register)
+        return found
+
+    def load_observers(self) -> None:
+        """Import every non-provider plugin (group ``llmplex.plugins``) once, isolating failures."""
+        with self._lock:
+            if self._observers_loaded:
+                return
+            kept, _ = list_entries(OBSERVER_GROUP)
+            for entry in kept:
+                try:
+                    self._register(importlib.import_module(entry.module), f"{OBSERVER_GROUP}:{entry.name}")
+                except Exception as exc:
+                    self._mark_broken(entry, f"{type(exc).__name__}: {exc}")
+            self._hooks.clear()
+            self._observers_loaded = True
+
+    def register_observer(self, plugin: object, name: str | None = None) -> None:
+        """Register an in-process plugin object (observer or pipeline wrapper)."""
+        with self._lock:
+            self._register(plugin, name or f"llmplex.observer:{id(plugin)}")
+            self._hooks.clear()
+
+    def hooks(self, name: str) -> ProviderHooks:
+        """Pipeline hook callers for the loaded provider plugin ``name`` (cached)."""
+        hooks = self._hooks.get(name)
+        if hooks is None:
+            with self._lock:
+                plugin = self._loaded[name].module
+                others = [p.module for p in self._loaded.values() if p.module is not plugin]
+                hooks = self._hooks[name] = bind_provider_hooks(self.pm, plugin, others)
+        return hooks
+
+    # -- events ------------------------------------------------------------------
+
+    @property
+    def has_event_listeners(self) -> bool:
+        """Whether any plugin implements ``llmplex_event`` (to skip building events)."""
+        return bool(self.pm.hook.llmplex_event.get_hookimpls())
+
+    def emit(self, event: Any) -> None:
+        """Deliver ``event`` to every observer; an observer's failure is warned about, not raised."""
+        try:
+            self.pm.hook.llmplex_event(event=event)
+        except Exception as exc:
+            warnings.warn(
+                f"llmplex event observer failed: {type(exc).__name__}: {exc}", PluginLoadWarning, stacklevel=2
+            )
+
+    # -- failures ----------------------------------------------------------------
+
+    def _mark_broken(self, entry: PluginEntry, error: str) -> None:
+        self._broken[entry.name] = BrokenPlugin(entry, error)
+        warnings.warn(f"llmplex plugin {entry.label} is broken: {error}", PluginLoadWarning, stacklevel=3)
+
+    def _broken_error(self, name: str) -> LLMConfigurationError:
+        broken = self._broken[name]
+        return LLMConfigurationError(
+            f"provider plugin {broken.entry.label} failed to load: {broken.error}. "
+            f"Reinstall or upgrade it (pip install -U {broken.entry.distribution}), or disable it "
+            f"with LLMPLEX_DISABLED={name}."
+        )

@@ -1,0 +1,66 @@
+"""What a provider plugin declares about itself when it registers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["Capabilities", "ProviderInfo", "ProviderSettings"]
+
+
+class ProviderSettings(BaseModel):
+    """Base of every provider's settings model.
+
+    Subclasses add their fields (``api_key: SecretStr | None``, ``base_url``, ...)
+    and name, in ``env_vars``, the environment variables that fill a field the
+    config leaves unset. Environment defaults apply to the provider's own prefix,
+    not to extra instances declared in config, so a local server never receives
+    a cloud key by accident.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    env_vars: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+
+    def problems(self) -> list[str]:
+        """What is missing before the provider can work (e.g. no API key); empty when ready."""
+        return []
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a provider can do; core adapts its strategy to these flags."""
+
+    streaming: bool = True
+    tools: bool = False
+    native_structured_output: bool = False
+    response_chains: bool = False
+    delete_response: bool = False
+
+
+@dataclass(frozen=True)
+class ProviderInfo:
+    """A provider as a plugin registers it.
+
+    Attributes:
+        name: the prefix it serves (``"openai"`` for ``openai:gpt-4o``).
+        settings_model: validates the provider's settings from config and env.
+        capabilities: what the provider supports.
+        model_aliases: short model names mapped to the provider's real names.
+        default_model: the model used when a request names only the prefix.
+        create_client: builds the SDK client once per provider instance (sync).
+        create_async_client: the async client; defaults to ``create_client``.
+        description: one line for ``llmplex providers``.
+    """
+
+    name: str
+    settings_model: type[ProviderSettings] = ProviderSettings
+    capabilities: Capabilities = field(default_factory=Capabilities)
+    model_aliases: Mapping[str, str] = field(default_factory=dict)
+    default_model: str | None = None
+    create_client: Callable[[Any], Any] | None = None
+    create_async_client: Callable[[Any], Any] | None = None
+    description: str = ""

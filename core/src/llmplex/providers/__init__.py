@@ -1,0 +1,1 @@
+"""Providers that ship with core."""

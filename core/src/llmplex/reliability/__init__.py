@@ -1,0 +1,1 @@
+"""Retries with backoff, deadlines, and token budgets."""

@@ -1,0 +1,167 @@
+"""Resolve ``"provider:model"`` to a provider instance and the provider's model name."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import SecretStr
+
+from llmplex.config.loader import Origins, validate_settings
+from llmplex.config.schema import Config
+from llmplex.errors import LLMConfigurationError
+from llmplex.plugins.hooks import ProviderHooks
+from llmplex.plugins.host import LoadedPlugin, PluginHost
+from llmplex.provider import ProviderInfo, ProviderSettings
+from llmplex.redaction import register_secret
+
+__all__ = ["KNOWN_DISTRIBUTIONS", "ProviderInstance", "Route", "Router"]
+
+KNOWN_DISTRIBUTIONS = {
+    "openai": "llmplex-openai",
+    "anthropic": "llmplex-anthropic",
+    "gemini": "llmplex-gemini",
+    "litellm": "llmplex-litellm",
+    "claude-code": "llmplex-claude-code",
+    "llamacpp": "llmplex-llamacpp",
+}
+_INSTANCE_KEYS = frozenset({"plugin"})
+_MAX_ALIAS_DEPTH = 8
+
+
+@dataclass
+class ProviderInstance:
+    """One usable prefix: a plugin's provider with its own settings and SDK clients."""
+
+    name: str
+    plugin: LoadedPlugin
+    info: ProviderInfo
+    settings: ProviderSettings
+    hooks: ProviderHooks
+    _clients: dict[bool, Any] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def client(self, asynchronous: bool) -> Any:
+        """The SDK client for this instance, built on first use and reused."""
+        try:
+            return self._clients[asynchronous]
+        except KeyError:
+            pass
+        if asynchronous and self.info.create_async_client is None:
+            return self.client(False)
+        with self._lock:
+            if asynchronous not in self._clients:
+                factory = self.info.create_async_client if asynchronous else self.info.create_client
+                self._clients[asynchronous] = factory(self.settings) if factory else None
+            return self._clients[asynchronous]
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where one request goes."""
+
+    provider: ProviderInstance
+    model: str
+
+    @property
+    def spec(self) -> str:
+        """``prefix:model`` as routed."""
+        return f"{self.provider.name}:{self.model}"
+
+
+class Router:
+    """Turns model strings into routes, creating provider instances on first use."""
+
+    def __init__(
+        self, config: Config, origins: Origins, host: PluginHost, environ: Mapping[str, str] | None = None
+    ) -> None:
+        self.config = config
+        self.origins = origins
+        self.host = host
+        self._environ = os.environ if environ is None else environ
+        self._instances: dict[str, ProviderInstance] = {}
+        self._lock = threading.RLock()
+
+    def resolve(self, model: str) -> Route:
+        """Route ``model`` (``"prefix:name"``, an alias, or a bare name for the default provider)."""
+        spec = self._expand_alias(model)
+        prefix, sep, name = spec.partition(":")
+        if not sep:
+            if not self.config.default_provider:
+                raise LLMConfigurationError(
+                    f"model {spec!r} has no provider prefix: write it as 'provider:{spec}' "
+                    f"(installed: {self._installed()}), define an alias, or set default_provider"
+                )
+            prefix, name = self.config.default_provider, spec
+        if not prefix or not name:
+            raise LLMConfigurationError(
+                f"model {spec!r} must be 'provider:model' with both parts, e.g. 'openai:gpt-4o-mini'"
+            )
+        instance = self.instance(prefix)
+        return Route(instance, instance.info.model_aliases.get(name, name))
+
+    def _expand_alias(self, model: str) -> str:
+        if not isinstance(model, str) or not model.strip():
+            raise LLMConfigurationError(f"model must be a non-empty string like 'openai:gpt-4o-mini', got {model!r}")
+        seen = [model.strip()]
+        while seen[-1] in self.config.aliases:
+            seen.append(self.config.aliases[seen[-1]])
+            if len(seen) > _MAX_ALIAS_DEPTH or seen[-1] in seen[:-1]:
+                raise LLMConfigurationError(f"aliases form a loop: {' -> '.join(seen)}")
+        return seen[-1]
+
+    def instance(self, prefix: str) -> ProviderInstance:
+        """The provider instance serving ``prefix``, created on first use."""
+        found = self._instances.get(prefix)
+        if found is not None:
+            return found
+        with self._lock:
+            if prefix not in self._instances:
+                self._instances[prefix] = self._create(prefix)
+            return self._instances[prefix]
+
+    def _create(self, prefix: str) -> ProviderInstance:
+        reason = self.config.is_enabled(prefix)
+        if reason:
+            raise LLMConfigurationError(f"{reason}; enable it in config to use it")
+        plugin_name = self.config.plugin_of(prefix)
+        if plugin_name != prefix and plugin_name in self.config.disabled:
+            raise LLMConfigurationError(f"provider {prefix!r} uses plugin {plugin_name!r}, which is disabled")
+        if plugin_name not in self.host.entries():
+            raise self._unknown(prefix, plugin_name)
+        plugin = self.host.load(plugin_name)
+        info = plugin.providers[plugin_name]
+        settings = self._settings(prefix, info)
+        return ProviderInstance(prefix, plugin, info, settings, self.host.hooks(plugin_name))
+
+    def _settings(self, prefix: str, info: ProviderInfo) -> ProviderSettings:
+        table = {k: v for k, v in self.config.providers.get(prefix, {}).items() if k not in _INSTANCE_KEYS}
+        if prefix == info.name:
+            for field_name, env_names in info.settings_model.env_vars.items():
+                if field_name in table:
+                    continue
+                for env_name in env_names:
+                    if self._environ.get(env_name):
+                        table[field_name] = self._environ[env_name]
+                        self.origins.record(("providers", prefix, field_name), f"environment variable {env_name}")
+                        break
+        settings = validate_settings(info.settings_model, table, self.origins, ("providers", prefix))
+        assert isinstance(settings, ProviderSettings)
+        for value in settings.__dict__.values():
+            if isinstance(value, SecretStr):
+                register_secret(value.get_secret_value())
+        return settings
+
+    def _installed(self) -> str:
+        names = sorted(set(self.host.entries()) | set(self.config.providers))
+        return ", ".join(names) or "none"
+
+    def _unknown(self, prefix: str, plugin_name: str) -> LLMConfigurationError:
+        what = f"provider {prefix!r}" if prefix == plugin_name else f"plugin {plugin_name!r} (for provider {prefix!r})"
+        hint = ""
+        if plugin_name in KNOWN_DISTRIBUTIONS:
+            hint = f"; install it with: pip install {KNOWN_DISTRIBUTIONS[plugin_name]}"
+        return LLMConfigurationError(f"unknown {what}; installed providers: {self._installed()}{hint}")

@@ -1,0 +1,61 @@
+"""What core hands to a provider plugin: one fully resolved request."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from llmplex.types.messages import Message
+from llmplex.types.tools import Tool
+
+__all__ = ["LLMConfig", "OutputSchema", "Request", "ToolChoice"]
+
+ToolChoice = Literal["auto", "none", "required"] | str
+
+
+class LLMConfig(BaseModel):
+    """Sampling options; only the fields that are set reach the wire."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, gt=0)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    presence_penalty: float | None = Field(default=None, ge=-2, le=2)
+    frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
+    stop: tuple[str, ...] | None = None
+    seed: int | None = None
+
+    def set_options(self) -> dict[str, Any]:
+        """The options that were given, by name."""
+        return self.model_dump(exclude_none=True)
+
+
+class OutputSchema(BaseModel):
+    """A JSON Schema the answer must follow (structured output)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_\-]{1,64}$")
+    json_schema: dict[str, Any]
+    strict: bool = True
+
+
+class Request(BaseModel):
+    """One request as core resolved it: the model name is without its provider prefix.
+
+    ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"`` or the name of one tool.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    messages: tuple[Message, ...]
+    tools: tuple[Tool, ...] = ()
+    tool_choice: ToolChoice | None = None
+    output: OutputSchema | None = None
+    config: LLMConfig = LLMConfig()
+    provider_options: dict[str, Any] = Field(default_factory=dict)
+    previous_response_id: str | None = None
+    stream: bool = False

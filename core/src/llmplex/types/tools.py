@@ -1,0 +1,25 @@
+"""Tool declarations the model may call."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["Tool"]
+
+
+class Tool(BaseModel):
+    """A function the model may call: a name, a description and JSON-Schema parameters.
+
+    ``handler`` is the Python callable core runs when the model asks for the tool;
+    tools without a handler are only declared, and their calls are returned to you.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_\-]{1,64}$")
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    handler: Callable[..., Any] | None = Field(default=None, exclude=True, repr=False)
