@@ -1,0 +1,35 @@
+"""Shared test setup: every test runs with an isolated config (no user/project files, no LLMPLEX_* vars)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import llmplex
+
+
+@pytest.fixture(autouse=True)
+def isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Run in an empty directory with an empty XDG config home and no LLMPLEX_* variables."""
+    for name in list(os.environ):
+        if name.startswith("LLMPLEX_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path
+    llmplex._default = None
+
+
+@pytest.fixture
+def client() -> llmplex.Client:
+    """A fresh Client on the isolated config."""
+    return llmplex.Client()
+
+
+@pytest.fixture
+def mock_backend(client: llmplex.Client) -> object:
+    """The mock provider's backend of ``client``: push answers and errors, read ``calls``."""
+    return client.provider_client("mock")
