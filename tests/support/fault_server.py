@@ -1,0 +1,316 @@
+"""A local HTTP server speaking the OpenAI wire format that fails on demand.
+
+``POST /v1/chat/completions`` and ``POST /v1/responses`` answer from a script:
+queued faults are consumed in order; when the queue is empty a seeded random
+draw fails a fraction of requests; otherwise the default reply is sent. Every
+request is recorded (path, headers, JSON body, the fault applied) so tests can
+count how many HTTP requests an operation really made.
+
+    with FaultServer() as server:
+        server.enqueue(Fault.rate_limit(retry_after=1), Fault.ok(usage=TokenUsage(7, 3)))
+        client = OpenAI(base_url=server.url, api_key="test", max_retries=0)
+
+The server is bounded: it stops itself after ``lifetime`` seconds, hangs and
+stalls sleep in short steps and end as soon as it stops, and ``stop()`` closes
+every open connection before joining the handler threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import socket
+import struct
+import threading
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+from tests.contract import fixtures_openai as fx
+from tests.support.faults import MALFORMED_EVENT, MALFORMED_JSON, Fault
+from tests.support.openai_wire import ENDPOINTS, encode, success_body, success_events
+
+__all__ = ["Fault", "FaultServer", "RecordedRequest"]
+
+_STEP = 0.02  # seconds between stop checks while hanging or stalling
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One HTTP request as the server received it, and the fault it was answered with."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    fault: Fault
+
+
+class FaultServer:
+    """Fault-injecting OpenAI-compatible server on 127.0.0.1 and an ephemeral port."""
+
+    def __init__(
+        self,
+        default: Fault | None = None,
+        *,
+        failure_rate: float = 0.0,
+        random_faults: Sequence[Fault] = (),
+        seed: int = 0,
+        lifetime: float = 120.0,
+    ) -> None:
+        self.default = default or Fault.ok()
+        self._queue: deque[Fault] = deque()
+        self._records: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._connections: set[socket.socket] = set()
+        self.set_random(failure_rate, random_faults, seed)
+        self._httpd = _HTTPServer(self)
+        self._serve_thread = threading.Thread(target=self._httpd.serve_forever, args=(_STEP,), daemon=True)
+        self._watchdog = threading.Timer(lifetime, self.stop)
+        self._watchdog.daemon = True
+
+    # --- lifecycle --------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """Base URL for an OpenAI client, ending in ``/v1``."""
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def start(self) -> FaultServer:
+        """Start serving in a background thread."""
+        self._serve_thread.start()
+        self._watchdog.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, drop open connections and join all threads (idempotent)."""
+        if self._stopping.is_set():
+            return
+        self._stopping.set()
+        self._watchdog.cancel()
+        if self._serve_thread.is_alive():
+            self._httpd.shutdown()
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:
+            _shutdown_quietly(connection)
+        self._httpd.server_close()
+
+    def __enter__(self) -> FaultServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    # --- script -----------------------------------------------------------------------
+
+    def enqueue(self, *faults: Fault) -> None:
+        """Answer the next requests with these faults, in order."""
+        with self._lock:
+            self._queue.extend(faults)
+
+    def set_random(self, failure_rate: float, faults: Sequence[Fault], seed: int = 0) -> None:
+        """Once the queue is empty, fail each request with probability ``failure_rate``."""
+        if not 0.0 <= failure_rate <= 1.0 or (failure_rate and not faults):
+            raise ValueError("failure_rate must be in [0, 1], with faults to draw from when > 0")
+        with self._lock:
+            self._failure_rate = failure_rate
+            self._random_faults = tuple(faults)
+            self._rng = random.Random(seed)  # noqa: S311 - reproducible, not secret
+
+    def reset(self) -> None:
+        """Forget queued faults and recorded requests."""
+        with self._lock:
+            self._queue.clear()
+            self._records.clear()
+
+    # --- observations -----------------------------------------------------------------
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received so far, in arrival order."""
+        with self._lock:
+            return list(self._records)
+
+    @property
+    def request_count(self) -> int:
+        """How many HTTP requests arrived."""
+        with self._lock:
+            return len(self._records)
+
+    @property
+    def pending(self) -> int:
+        """Queued faults not consumed yet."""
+        with self._lock:
+            return len(self._queue)
+
+    # --- used by the handler ----------------------------------------------------------
+
+    def _next_fault(
+        self, method: str, path: str, headers: dict[str, str], body: object, forced: Fault | None = None
+    ) -> Fault:
+        """Pick the fault for this request (``forced`` bypasses the script) and record both."""
+        with self._lock:
+            if forced is not None:
+                fault = forced
+            elif self._queue:
+                fault = self._queue.popleft()
+            elif self._failure_rate and self._rng.random() < self._failure_rate:
+                fault = self._rng.choice(self._random_faults)
+            else:
+                fault = self.default
+            self._records.append(RecordedRequest(method, path, headers, body, fault))
+            return fault
+
+    def _track(self, connection: socket.socket, open_: bool) -> None:
+        with self._lock:
+            if open_:
+                self._connections.add(connection)
+            else:
+                self._connections.discard(connection)
+
+    def _sleep(self, seconds: float) -> None:
+        """Sleep up to ``seconds``, returning early once the server stops."""
+        self._stopping.wait(seconds)
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = False  # so server_close() joins handler threads
+    block_on_close = True
+
+    def __init__(self, owner: FaultServer) -> None:
+        self.owner = owner
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    timeout = 10  # an idle keep-alive connection never pins a thread for long
+    server: _HTTPServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.owner._track(self.connection, open_=True)
+
+    def finish(self) -> None:
+        self.server.owner._track(self.connection, open_=False)
+        with contextlib.suppress(OSError):
+            super().finish()
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+        """Keep test output quiet."""
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = _parse_json(raw)
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        unknown = None
+        if self.path not in ENDPOINTS:
+            error = fx.error_body(f"Unknown request URL: POST {self.path}.", "invalid_request_error")
+            unknown = Fault.json(404, error)
+        fault = self.server.owner._next_fault("POST", self.path, headers, body, forced=unknown)
+        request = body if isinstance(body, dict) else {}
+        getattr(self, f"_reply_{fault.kind}")(fault, request)
+
+    # --- replies, one per Fault.kind --------------------------------------------------
+
+    def _reply_ok(self, fault: Fault, request: fx.Json) -> None:
+        if request.get("stream") is True:
+            self._send_stream(success_events(self.path, request, fault.text, fault.usage))
+        else:
+            self._send_body(200, success_body(self.path, request, fault.text, fault.usage))
+
+    def _reply_json(self, fault: Fault, request: fx.Json) -> None:
+        self._send_json(fault.status, fault.body, dict(fault.headers))
+
+    def _reply_malformed(self, fault: Fault, request: fx.Json) -> None:
+        if request.get("stream") is True:
+            self._send_stream([*success_events(self.path, request, fault.text, fault.usage)[:1], MALFORMED_EVENT])
+        else:
+            self._send_body(200, MALFORMED_JSON)
+
+    def _reply_hang(self, fault: Fault, request: fx.Json) -> None:
+        self.server.owner._sleep(fault.seconds)
+        self.close_connection = True
+
+    def _reply_reset(self, fault: Fault, request: fx.Json) -> None:
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        # Close the descriptor itself (linger 0: RST, not FIN) while the detached socket
+        # object lets the stdlib's own cleanup run harmlessly afterwards.
+        os.close(self.connection.detach())
+        self.close_connection = True
+
+    def _reply_cut(self, fault: Fault, request: fx.Json) -> None:
+        self._send_partial(fault, request)
+        self.close_connection = True
+
+    def _reply_stall(self, fault: Fault, request: fx.Json) -> None:
+        self._send_partial(fault, request)
+        self.server.owner._sleep(fault.seconds)
+        self.close_connection = True
+
+    # --- writing ----------------------------------------------------------------------
+
+    def _send_partial(self, fault: Fault, request: fx.Json) -> None:
+        """The first ``after_events`` SSE events, or half a JSON body under its full Content-Length."""
+        if request.get("stream") is True:
+            events = success_events(self.path, request, fault.text, fault.usage)
+            self._start_stream()
+            for event in events[: fault.after_events]:
+                self._write_chunk(event)
+            return
+        body = success_body(self.path, request, fault.text, fault.usage)
+        self._start(200, "application/json", {"Content-Length": str(len(body))})
+        self.wfile.write(body[: len(body) // 2])
+        self.wfile.flush()
+
+    def _send_json(self, status: int, payload: object, headers: dict[str, str] | None = None) -> None:
+        self._send_body(status, encode(payload), headers)
+
+    def _send_body(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self._start(status, "application/json", {**(headers or {}), "Content-Length": str(len(body))})
+        self.wfile.write(body)
+
+    def _send_stream(self, events: list[bytes]) -> None:
+        self._start_stream()
+        for event in events:
+            self._write_chunk(event)
+        self._write_chunk(b"")
+
+    def _start_stream(self) -> None:
+        self._start(200, "text/event-stream; charset=utf-8", {"Transfer-Encoding": "chunked"})
+
+    def _write_chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def _start(self, status: int, content_type: str, headers: dict[str, str]) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("x-request-id", f"req_fault_{time.monotonic_ns()}")
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+
+
+def _parse_json(raw: bytes) -> object:
+    try:
+        parsed: object = json.loads(raw) if raw else None
+    except ValueError:
+        return raw
+    return parsed
+
+
+def _shutdown_quietly(connection: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        connection.shutdown(socket.SHUT_RDWR)
