@@ -64,7 +64,7 @@ class Client:
 
     def route(self, model: str | None = None) -> Route:
         """Where ``model`` (or the default model) would go."""
-        return self.router.resolve(model or self.config.default_model)
+        return self.router.resolve(self.config.default_model if model is None else model)
 
     def provider_client(self, prefix: str, asynchronous: bool = False) -> Any:
         """The SDK client (or the mock backend) a provider instance uses."""

@@ -7,8 +7,10 @@ events are already redacted.
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
+
+from pydantic import BaseModel
 
 from llmplex.types import Usage
 
@@ -36,8 +38,10 @@ class Event:
     attempt: int = 1
 
     def fields(self) -> dict[str, Any]:
-        """The event as a flat dict (what log records carry under ``llmplex``)."""
-        return {"event": self.log_name, **asdict(self)}
+        """The event as plain data (what log records carry under ``llmplex``)."""
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        plain = {k: v.model_dump() if isinstance(v, BaseModel) else v for k, v in data.items()}
+        return {"event": self.log_name, **plain}
 
 
 @dataclass(frozen=True)

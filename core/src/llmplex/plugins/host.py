@@ -118,7 +118,10 @@ class PluginHost:
         return LoadedPlugin(entry=entry, module=module, providers=providers)
 
     def _register(self, plugin: object, name: str) -> None:
-        self.pm.register(plugin, name=name)
+        try:
+            self.pm.register(plugin, name=name)
+        except pluggy.PluginValidationError as exc:
+            raise LLMConfigurationError(f"plugin {name} is invalid: {exc}") from exc
         for caller in self.pm.get_hookcallers(plugin) or []:
             if not caller.has_spec():
                 self.pm.unregister(plugin)

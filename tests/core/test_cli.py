@@ -1,0 +1,87 @@
+"""The `llmplex` command: providers table, complete, errors and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from llmplex.cli.main import cli
+
+
+def invoke(*args: str, input: str | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), input=input)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_providers_lists_mock_and_broken_plugins() -> None:
+    code, out, _ = invoke("providers")
+    assert code == 0
+    mock_line = next(line for line in out.splitlines() if "│ mock " in line)
+    assert "llmplex" in mock_line and "yes" in mock_line and "ok" in mock_line
+    assert "broken: RuntimeError: this plugin is broken on purpose" in out
+
+
+def test_providers_shows_disabled_and_unconfigured(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLMPLEX_DISABLED", "sentinel")
+    code, out, _ = invoke("providers")
+    sentinel = next(line for line in out.splitlines() if "│ sentinel " in line)
+    good = next(line for line in out.splitlines() if "│ good " in line)
+    assert code == 0 and "disabled" in sentinel and "no: api_key not set" in good
+
+
+def test_complete_prints_the_answer() -> None:
+    assert invoke("complete", "-m", "mock:echo", "hi") == (0, "hi\n", "")
+
+
+def test_complete_reads_the_prompt_from_stdin() -> None:
+    code, out, _ = invoke("complete", "-m", "mock:echo", input="from stdin\n")
+    assert (code, out) == (0, "from stdin\n")
+
+
+def test_complete_options_and_json() -> None:
+    code, out, _ = invoke("complete", "-m", "mock:echo", "--max-tokens", "1", "-o", "temperature=0.5", "--json", "a b")
+    data = json.loads(out)
+    assert code == 0 and data["text"] == "a" and data["finish_reason"] == "length" and data["provider"] == "mock"
+
+
+def test_system_prompt_option_is_sent(tmp_path: Path) -> None:
+    code, out, _ = invoke("complete", "-m", "mock:echo", "--system", "be terse", "--json", "x")
+    assert code == 0 and json.loads(out)["text"] == "x"
+
+
+def test_llm_error_is_one_line_with_its_own_exit_code() -> None:
+    code, out, err = invoke("complete", "-m", "nosuch:model", "hi")
+    assert code == 3 and out == ""
+    assert err.startswith("error: LLMConfigurationError: unknown provider 'nosuch'") and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_debug_shows_the_traceback() -> None:
+    _, _, err = invoke("--debug", "complete", "-m", "nosuch:model", "hi")
+    assert "Traceback" in err
+
+
+def test_bad_option_syntax_is_a_usage_error() -> None:
+    code, _, err = invoke("complete", "-m", "mock:echo", "-o", "novalue", "x")
+    assert code == 2 and "key=value" in err
+
+
+def test_config_file_option(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('default_model = "mock:echo"\n')
+    assert invoke("--config", str(config), "complete", "default model") == (0, "default model\n", "")
+
+
+def test_console_script_runs_as_a_real_process() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "llmplex", "complete", "-m", "mock:echo", "hi"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (result.returncode, result.stdout) == (0, "hi\n"), result.stderr
