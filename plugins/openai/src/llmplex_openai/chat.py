@@ -1,0 +1,198 @@
+"""Chat Completions (``POST /chat/completions``): format a request, parse an answer or a stream chunk.
+
+Plain functions, reusable by any plugin that talks to an OpenAI-compatible server:
+:func:`format_chat_request`, :func:`parse_chat_response`, :func:`parse_chat_event`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai.types.completion_usage import CompletionUsage
+
+from llmplex.errors import LLMConfigurationError, LLMServerError
+from llmplex.types import FinishReason, Message, Request, Response, StreamEvent, StreamState, Tool, ToolCall, Usage
+from llmplex_openai.outcomes import raise_for_outcome
+from llmplex_openai.schema import strict_json_schema
+
+__all__ = ["chat_usage", "format_chat_request", "parse_chat_event", "parse_chat_response"]
+
+_FINISH: dict[str | None, FinishReason] = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "content_filter": "content_filter",
+}
+
+
+# --- request ---------------------------------------------------------------------------
+
+
+def format_chat_request(request: Request, *, max_tokens_key: str = "max_completion_tokens") -> dict[str, Any]:
+    """The JSON body of a Chat Completions request; only options that were set are included.
+
+    ``max_tokens_key`` names the field ``max_tokens`` goes to: ``max_completion_tokens``
+    for OpenAI, ``max_tokens`` for servers that only know the older name.
+    """
+    if request.previous_response_id is not None:
+        raise LLMConfigurationError(
+            "previous_response_id needs the Responses API; Chat Completions has no stored responses "
+            '(set api = "responses" for this provider, or send the whole conversation)'
+        )
+    payload: dict[str, Any] = {
+        "model": request.model,
+        "messages": [_message(m, i) for i, m in enumerate(request.messages)],
+    }
+    if request.tools:
+        payload["tools"] = [_tool(t) for t in request.tools]
+    if request.tool_choice is not None:
+        payload["tool_choice"] = _tool_choice(request.tool_choice)
+    if request.output is not None:
+        schema = request.output.json_schema
+        payload["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {
+                "name": request.output.name,
+                "schema": strict_json_schema(schema) if request.output.strict else schema,
+                "strict": request.output.strict,
+            },
+        }
+    for name, value in request.config.set_options().items():
+        if name == "max_tokens":
+            payload[max_tokens_key] = value
+        elif name == "stop":
+            payload["stop"] = list(value)
+        else:
+            payload[name] = value
+    if request.stream:
+        payload["stream"] = True
+        payload["stream_options"] = {"include_usage": True}
+    payload.update(request.provider_options)
+    return payload
+
+
+def _message(message: Message, index: int) -> dict[str, Any]:
+    if message.role == "tool":
+        if not message.tool_call_id:
+            raise LLMConfigurationError(
+                f"messages[{index}] is a tool result without tool_call_id; set it to the id of the call it answers"
+            )
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content or ""}
+    if message.role == "assistant" and message.tool_calls:
+        return {
+            "role": "assistant",
+            "content": message.content,
+            "tool_calls": [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in message.tool_calls
+            ],
+        }
+    return {"role": message.role, "content": message.content or ""}
+
+
+def _tool(tool: Tool) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": tool.name, "parameters": tool.parameters}
+    if tool.description:
+        function["description"] = tool.description
+    return {"type": "function", "function": function}
+
+
+def _tool_choice(choice: str) -> Any:
+    if choice in ("auto", "none", "required"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
+
+
+# --- response --------------------------------------------------------------------------
+
+
+def chat_usage(usage: CompletionUsage | None) -> Usage:
+    """Core usage from a ``CompletionUsage`` (cached and reasoning tokens included)."""
+    if usage is None:
+        return Usage()
+    prompt_details = usage.prompt_tokens_details
+    completion_details = usage.completion_tokens_details
+    return Usage(
+        input_tokens=usage.prompt_tokens or 0,
+        output_tokens=usage.completion_tokens or 0,
+        total_tokens=usage.total_tokens or 0,
+        cached_tokens=(prompt_details.cached_tokens or 0) if prompt_details else 0,
+        reasoning_tokens=(completion_details.reasoning_tokens or 0) if completion_details else 0,
+    )
+
+
+def parse_chat_response(raw: ChatCompletion, request: Request) -> Response:
+    """Core response from a ``ChatCompletion`` (the first choice).
+
+    Raises ``LLMRefusalError`` when the model refused and ``LLMIncompleteError``
+    when structured output was cut short.
+    """
+    if not isinstance(raw, ChatCompletion) or not getattr(raw, "choices", None):
+        raise LLMServerError(f"the API answered with something that is not a chat completion: {_dump(raw)!r:.300}")
+    choice = raw.choices[0]
+    message = choice.message
+    text = message.content or ""
+    finish = _FINISH.get(choice.finish_reason, "other")
+    raise_for_outcome(request, finish, text, message.refusal)
+    calls = tuple(
+        ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "{}")
+        for c in message.tool_calls or ()
+        if c.type == "function"
+    )
+    return Response(
+        text=text,
+        tool_calls=calls,
+        finish_reason=finish,
+        usage=chat_usage(raw.usage),
+        model=raw.model or "",
+        response_id=raw.id,
+        raw=raw,
+    )
+
+
+def _dump(raw: object) -> object:
+    return raw.model_dump() if isinstance(raw, ChatCompletion) else raw
+
+
+# --- stream ----------------------------------------------------------------------------
+
+
+def parse_chat_event(chunk: ChatCompletionChunk, state: StreamState) -> list[StreamEvent]:
+    """Core stream events from one ``ChatCompletionChunk``.
+
+    Text deltas, tool-call pieces (index, id, name, arguments delta), the finish
+    reason and, on the last chunk, usage. Refusal deltas are collected and raised
+    as ``LLMRefusalError`` when the choice finishes.
+    """
+    events: list[StreamEvent] = []
+    rid, model = chunk.id, chunk.model
+    for choice in chunk.choices[:1]:
+        delta = choice.delta
+        if delta.content:
+            events.append(StreamEvent(type="text", text=delta.content, response_id=rid, model=model))
+            if state.request.output is not None:
+                state.data.setdefault("text", []).append(delta.content)
+        if delta.refusal:
+            state.data.setdefault("refusal", []).append(delta.refusal)
+        for call in delta.tool_calls or ():
+            function = call.function
+            events.append(
+                StreamEvent(
+                    type="tool_call",
+                    tool_call_index=call.index,
+                    tool_call_id=call.id,
+                    tool_name=function.name if function else None,
+                    arguments_delta=(function.arguments or "") if function else "",
+                    response_id=rid,
+                )
+            )
+        if choice.finish_reason is not None:
+            finish = _FINISH.get(choice.finish_reason, "other")
+            refusal = "".join(state.data.get("refusal", ())) or None
+            raise_for_outcome(state.request, finish, "".join(state.data.get("text", ())), refusal)
+            events.append(StreamEvent(type="finish", finish_reason=finish, response_id=rid))
+    if chunk.usage is not None:
+        events.append(StreamEvent(type="usage", usage=chat_usage(chunk.usage), response_id=rid, model=model))
+    return events

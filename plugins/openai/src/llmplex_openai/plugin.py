@@ -1,0 +1,166 @@
+"""The hookimpls of the ``openai`` plugin: OpenAI and any OpenAI-compatible server.
+
+Each provider instance speaks one API, chosen by its ``api`` setting: the
+Responses API (default for OpenAI itself) or Chat Completions (default for any
+other ``base_url``). Another instance of this plugin is one config table away::
+
+    [providers.local]
+    plugin = "openai"
+    base_url = "http://127.0.0.1:8080/v1"
+    api = "chat"
+
+Reusable pieces, stable names, for plugins that talk to OpenAI-compatible servers
+(``llmplex-llamacpp``) instead of duplicating the translation:
+
+- :func:`llmplex_openai.chat.format_chat_request` ``(request, *, max_tokens_key=...) -> dict``
+- :func:`llmplex_openai.chat.parse_chat_response` ``(raw: ChatCompletion, request) -> Response``
+- :func:`llmplex_openai.chat.parse_chat_event` ``(chunk: ChatCompletionChunk, state) -> list[StreamEvent]``
+- :func:`llmplex_openai.errors.classify_error` ``(error) -> LLMError | None``
+- :func:`llmplex_openai.transport.send_chat` / ``asend_chat`` ``(client, payload, timeout)``
+  (a ``ChatCompletion``, or the chunk stream when ``payload["stream"]``)
+- :func:`llmplex_openai.clients.make_client` / ``make_async_client`` ``(base_url, api_key=None, ...)``
+  and :func:`llmplex_openai.clients.request_timeout`
+- the Responses API twins in :mod:`llmplex_openai.responses` and ``transport.send_responses``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import openai
+from openai import AsyncOpenAI, OpenAI
+
+from llmplex.errors import LLMConfigurationError, LLMError
+from llmplex.hookspecs import hookimpl
+from llmplex.provider import Capabilities, ProviderInfo
+from llmplex.types import Request, Response, StreamEvent, StreamState
+from llmplex_openai import chat, responses, transport
+from llmplex_openai.clients import create_async_client, create_client, request_timeout
+from llmplex_openai.errors import classify_error
+from llmplex_openai.settings import OpenAISettings
+
+__all__ = [
+    "llmplex_acall",
+    "llmplex_astream",
+    "llmplex_call",
+    "llmplex_classify_error",
+    "llmplex_delete_response",
+    "llmplex_format",
+    "llmplex_parse",
+    "llmplex_parse_event",
+    "llmplex_register_providers",
+    "llmplex_stream",
+]
+
+
+@hookimpl
+def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None:
+    """Register the ``openai`` prefix (config instances reuse it under their own prefix)."""
+    register(
+        ProviderInfo(
+            name="openai",
+            settings_model=OpenAISettings,
+            capabilities=Capabilities(
+                streaming=True,
+                tools=True,
+                native_structured_output=True,
+                response_chains=True,
+                delete_response=True,
+            ),
+            default_model="gpt-4o-mini",
+            create_client=create_client,
+            create_async_client=create_async_client,
+            description="OpenAI (Responses or Chat Completions API) and OpenAI-compatible servers.",
+        )
+    )
+
+
+def _max_tokens_key(settings: OpenAISettings) -> str:
+    return "max_completion_tokens" if settings.is_openai else "max_tokens"
+
+
+@hookimpl
+def llmplex_format(request: Request, settings: OpenAISettings) -> dict[str, Any]:
+    """The JSON body for the API this instance speaks."""
+    if settings.effective_api == "chat":
+        return chat.format_chat_request(request, max_tokens_key=_max_tokens_key(settings))
+    return responses.format_responses_request(request)
+
+
+def _send(payload: dict[str, Any], settings: OpenAISettings, client: OpenAI, timeout: float | None) -> Any:
+    send = transport.send_chat if settings.effective_api == "chat" else transport.send_responses
+    return send(client, payload, request_timeout(timeout, settings.timeout))
+
+
+def _asend(payload: dict[str, Any], settings: OpenAISettings, client: AsyncOpenAI, timeout: float | None) -> Any:
+    asend = transport.asend_chat if settings.effective_api == "chat" else transport.asend_responses
+    return asend(client, payload, request_timeout(timeout, settings.timeout))
+
+
+@hookimpl
+def llmplex_call(payload: dict[str, Any], settings: OpenAISettings, client: OpenAI, timeout: float | None) -> Any:
+    """Send synchronously; the SDK's exceptions propagate for :func:`llmplex_classify_error`."""
+    return _send(payload, settings, client, timeout)
+
+
+@hookimpl
+async def llmplex_acall(
+    payload: dict[str, Any], settings: OpenAISettings, client: AsyncOpenAI, timeout: float | None
+) -> Any:
+    """Send asynchronously."""
+    return await _asend(payload, settings, client, timeout)
+
+
+@hookimpl
+def llmplex_stream(
+    payload: dict[str, Any], settings: OpenAISettings, client: OpenAI, timeout: float | None
+) -> Iterator[Any]:
+    """The SDK's stream of raw events (``ChatCompletionChunk`` or Responses API events)."""
+    stream: Iterator[Any] = _send(payload, settings, client, timeout)
+    return stream
+
+
+@hookimpl
+async def llmplex_astream(
+    payload: dict[str, Any], settings: OpenAISettings, client: AsyncOpenAI, timeout: float | None
+) -> AsyncIterator[Any]:
+    """Async twin of :func:`llmplex_stream`."""
+    stream: AsyncIterator[Any] = await _asend(payload, settings, client, timeout)
+    return stream
+
+
+@hookimpl
+def llmplex_parse(raw: Any, request: Request) -> Response:
+    """A ``ChatCompletion`` or a Responses API ``Response`` as a core Response."""
+    if isinstance(raw, openai.types.chat.ChatCompletion):
+        return chat.parse_chat_response(raw, request)
+    return responses.parse_responses_response(raw, request)
+
+
+@hookimpl
+def llmplex_parse_event(raw_event: Any, state: StreamState) -> list[StreamEvent]:
+    """One raw stream event as core stream events."""
+    if isinstance(raw_event, openai.types.chat.ChatCompletionChunk):
+        return chat.parse_chat_event(raw_event, state)
+    return responses.parse_responses_event(raw_event, state)
+
+
+@hookimpl
+def llmplex_classify_error(error: BaseException) -> LLMError | None:
+    """The SDK's exceptions in the core taxonomy; ``None`` for anything else."""
+    return classify_error(error)
+
+
+@hookimpl
+def llmplex_delete_response(response_id: str, settings: OpenAISettings, client: OpenAI) -> bool:
+    """Delete a stored Responses API response; ``False`` when the server does not know it."""
+    if settings.effective_api != "responses":
+        raise LLMConfigurationError('deleting a stored response needs the Responses API (api = "responses")')
+    try:
+        client.responses.delete(response_id)
+    except openai.NotFoundError:
+        return False
+    except openai.OpenAIError as exc:
+        raise (classify_error(exc) or LLMError(str(exc))) from exc
+    return True

@@ -1,0 +1,227 @@
+"""The Responses API (``POST /responses``): format a request, parse an answer or a stream event.
+
+Plain functions: :func:`format_responses_request`, :func:`parse_responses_response`,
+:func:`parse_responses_event`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openai.types.responses import Response as OpenAIResponse
+from openai.types.responses import ResponseUsage
+
+from llmplex.errors import LLMConfigurationError, LLMServerError
+from llmplex.types import FinishReason, Message, Request, Response, StreamEvent, StreamState, Tool, ToolCall, Usage
+from llmplex_openai.errors import error_from_api
+from llmplex_openai.outcomes import raise_for_outcome
+from llmplex_openai.schema import strict_json_schema
+
+__all__ = ["format_responses_request", "parse_responses_event", "parse_responses_response", "responses_usage"]
+
+UNSUPPORTED_OPTIONS = ("seed", "stop", "presence_penalty", "frequency_penalty")
+_INCOMPLETE: dict[str | None, FinishReason] = {"max_output_tokens": "length", "content_filter": "content_filter"}
+_DONE_EVENTS = frozenset({"response.completed", "response.incomplete"})
+
+
+# --- request ---------------------------------------------------------------------------
+
+
+def format_responses_request(request: Request) -> dict[str, Any]:
+    """The JSON body of a Responses API request; only options that were set are included.
+
+    Raises ``LLMConfigurationError`` for options the Responses API does not accept.
+    """
+    options = request.config.set_options()
+    refused = [name for name in UNSUPPORTED_OPTIONS if name in options]
+    if refused:
+        raise LLMConfigurationError(
+            f"option {', '.join(map(repr, refused))} is not accepted by the OpenAI Responses API; "
+            'remove it, or use the Chat Completions API (api = "chat" in this provider\'s config)'
+        )
+    payload: dict[str, Any] = {"model": request.model, "input": _input(request.messages)}
+    if request.tools:
+        payload["tools"] = [_tool(t) for t in request.tools]
+    if request.tool_choice is not None:
+        payload["tool_choice"] = _tool_choice(request.tool_choice)
+    if request.output is not None:
+        schema = request.output.json_schema
+        payload["text"] = {
+            "format": {
+                "type": "json_schema",
+                "name": request.output.name,
+                "schema": strict_json_schema(schema) if request.output.strict else schema,
+                "strict": request.output.strict,
+            }
+        }
+    for name, value in options.items():
+        payload["max_output_tokens" if name == "max_tokens" else name] = value
+    if request.previous_response_id is not None:
+        payload["previous_response_id"] = request.previous_response_id
+    if request.stream:
+        payload["stream"] = True
+    payload.update(request.provider_options)
+    return payload
+
+
+def _input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for index, message in enumerate(messages):
+        if message.role == "tool":
+            if not message.tool_call_id:
+                raise LLMConfigurationError(
+                    f"messages[{index}] is a tool result without tool_call_id; set it to the id of the call it answers"
+                )
+            items.append(
+                {"type": "function_call_output", "call_id": message.tool_call_id, "output": message.content or ""}
+            )
+            continue
+        if message.content or not message.tool_calls:
+            items.append({"type": "message", "role": message.role, "content": message.content or ""})
+        items += [
+            {"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments}
+            for c in message.tool_calls
+        ]
+    return items
+
+
+def _tool(tool: Tool) -> dict[str, Any]:
+    spec: dict[str, Any] = {"type": "function", "name": tool.name, "parameters": tool.parameters, "strict": False}
+    if tool.description:
+        spec["description"] = tool.description
+    return spec
+
+
+def _tool_choice(choice: str) -> Any:
+    if choice in ("auto", "none", "required"):
+        return choice
+    return {"type": "function", "name": choice}
+
+
+# --- response --------------------------------------------------------------------------
+
+
+def responses_usage(usage: ResponseUsage | None) -> Usage:
+    """Core usage from a ``ResponseUsage`` (cached and reasoning tokens included)."""
+    if usage is None:
+        return Usage()
+    input_details = usage.input_tokens_details
+    output_details = usage.output_tokens_details
+    return Usage(
+        input_tokens=usage.input_tokens or 0,
+        output_tokens=usage.output_tokens or 0,
+        total_tokens=usage.total_tokens or 0,
+        cached_tokens=(input_details.cached_tokens or 0) if input_details else 0,
+        reasoning_tokens=(output_details.reasoning_tokens or 0) if output_details else 0,
+    )
+
+
+def _finish_reason(raw: OpenAIResponse, has_calls: bool) -> FinishReason:
+    if raw.status == "incomplete":
+        details = raw.incomplete_details
+        return _INCOMPLETE.get(details.reason if details else None, "other")
+    if raw.status == "completed":
+        return "tool_calls" if has_calls else "stop"
+    return "other"
+
+
+def _raise_if_failed(raw: OpenAIResponse) -> None:
+    if raw.status != "failed":
+        return
+    error = raw.error
+    if error is None:
+        raise LLMServerError("the response failed without saying why", response_body=raw.model_dump())
+    raise error_from_api(error.message, code=error.code, response_body=error.model_dump())
+
+
+def parse_responses_response(raw: OpenAIResponse, request: Request) -> Response:
+    """Core response from a Responses API ``Response`` object.
+
+    Raises the taxonomy error of a failed response, ``LLMRefusalError`` for a
+    refusal, and ``LLMIncompleteError`` when structured output was cut short.
+    """
+    if not isinstance(raw, OpenAIResponse) or not hasattr(raw, "output"):
+        raise LLMServerError(f"the API answered with something that is not a response: {raw!r:.200}")
+    _raise_if_failed(raw)
+    texts: list[str] = []
+    refusals: list[str] = []
+    calls: list[ToolCall] = []
+    for item in raw.output:
+        if item.type == "message":
+            for part in item.content:
+                if part.type == "output_text":
+                    texts.append(part.text)
+                elif part.type == "refusal":
+                    refusals.append(part.refusal)
+        elif item.type == "function_call":
+            calls.append(ToolCall(id=item.call_id, name=item.name, arguments=item.arguments or "{}"))
+    text = "".join(texts)
+    finish = _finish_reason(raw, bool(calls))
+    raise_for_outcome(request, finish, text, "".join(refusals) or None)
+    return Response(
+        text=text,
+        tool_calls=tuple(calls),
+        finish_reason=finish,
+        usage=responses_usage(raw.usage),
+        model=raw.model or "",
+        response_id=raw.id,
+        raw=raw,
+    )
+
+
+# --- stream ----------------------------------------------------------------------------
+
+
+def parse_responses_event(event: Any, state: StreamState) -> list[StreamEvent]:
+    """Core stream events from one Responses API stream event.
+
+    Text deltas, tool-call pieces (numbered in the order the calls appear),
+    then usage and the finish reason from ``response.completed`` /
+    ``response.incomplete``. ``response.failed`` and ``error`` events raise.
+    """
+    kind = event.type
+    rid = state.data.get("id")
+    if kind == "response.output_text.delta":
+        if state.request.output is not None:
+            state.data.setdefault("text", []).append(event.delta)
+        return [StreamEvent(type="text", text=event.delta, response_id=rid, model=state.data.get("model"))]
+    if kind == "response.function_call_arguments.delta":
+        index = state.data.setdefault("calls", {}).get(event.output_index, 0)
+        return [StreamEvent(type="tool_call", tool_call_index=index, arguments_delta=event.delta, response_id=rid)]
+    if kind == "response.output_item.added" and event.item.type == "function_call":
+        calls = state.data.setdefault("calls", {})
+        index = calls[event.output_index] = len(calls)
+        item = event.item
+        return [
+            StreamEvent(
+                type="tool_call",
+                tool_call_index=index,
+                tool_call_id=item.call_id,
+                tool_name=item.name,
+                arguments_delta=item.arguments or "",
+                response_id=rid,
+            )
+        ]
+    if kind == "response.refusal.delta":
+        state.data.setdefault("refusal", []).append(event.delta)
+        return []
+    if kind in ("response.created", "response.in_progress"):
+        state.data["id"], state.data["model"] = event.response.id, event.response.model
+        return []
+    if kind in _DONE_EVENTS:
+        return _finished(event.response, state)
+    if kind == "response.failed":
+        _raise_if_failed(event.response)
+    if kind == "error":
+        raise error_from_api(event.message, code=event.code, response_body=event.model_dump())
+    return []
+
+
+def _finished(raw: OpenAIResponse, state: StreamState) -> list[StreamEvent]:
+    finish = _finish_reason(raw, bool(state.data.get("calls")))
+    refusal = "".join(state.data.get("refusal", ())) or None
+    raise_for_outcome(state.request, finish, "".join(state.data.get("text", ())), refusal)
+    return [
+        StreamEvent(type="usage", usage=responses_usage(raw.usage), response_id=raw.id, model=raw.model),
+        StreamEvent(type="finish", finish_reason=finish, response_id=raw.id, model=raw.model),
+    ]
