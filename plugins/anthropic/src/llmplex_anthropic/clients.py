@@ -1,0 +1,42 @@
+"""Build the SDK clients for one provider instance: retries off, key always explicit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anthropic
+
+from llmplex.errors import LLMConfigurationError
+from llmplex_anthropic.settings import AnthropicSettings
+
+__all__ = ["LOCAL_PLACEHOLDER_KEY", "create_async_client", "create_client"]
+
+LOCAL_PLACEHOLDER_KEY = "llmplex-local-no-key"
+"""Sent to a ``base_url`` server configured without a key (local servers ignore it)."""
+
+
+def _client_options(settings: AnthropicSettings) -> dict[str, Any]:
+    if settings.api_key is not None:
+        key = settings.api_key.get_secret_value()
+    elif settings.base_url is not None:
+        key = LOCAL_PLACEHOLDER_KEY
+    else:
+        raise LLMConfigurationError(
+            "no Anthropic API key: set ANTHROPIC_API_KEY, or api_key in the provider's config table"
+        )
+    options: dict[str, Any] = {"api_key": key, "max_retries": 0}
+    if settings.base_url is not None:
+        options["base_url"] = settings.base_url
+    if settings.timeout is not None:
+        options["timeout"] = settings.timeout
+    return options
+
+
+def create_client(settings: AnthropicSettings) -> anthropic.Anthropic:
+    """The sync SDK client; core retries, so the SDK never does."""
+    return anthropic.Anthropic(**_client_options(settings))
+
+
+def create_async_client(settings: AnthropicSettings) -> anthropic.AsyncAnthropic:
+    """The async SDK client; core retries, so the SDK never does."""
+    return anthropic.AsyncAnthropic(**_client_options(settings))

@@ -1,0 +1,116 @@
+"""Anthropic SDK exceptions → the llmplex error taxonomy."""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import anthropic
+
+from llmplex.errors import (
+    LLMAPIError,
+    LLMBadRequestError,
+    LLMConfigurationError,
+    LLMConnectionError,
+    LLMError,
+    LLMQuotaExhaustedError,
+    LLMRateLimitError,
+    LLMServerError,
+    LLMTimeoutError,
+)
+
+__all__ = ["classify_error", "retry_after_seconds"]
+
+_KEPT_HEADERS = ("request-id", "retry-after", "retry-after-ms", "anthropic-organization-id", "x-should-retry")
+_KEPT_HEADER_PREFIXES = ("anthropic-ratelimit-",)
+_SERVER_ERROR_TYPES = frozenset({"overloaded_error", "api_error", "timeout_error"})
+_STATUS_HINTS = {
+    401: "the API key was rejected: check ANTHROPIC_API_KEY",
+    403: "the API key may not use this resource",
+    404: "not found: check the model name",
+    413: "the request is too large: shorten the prompt or attachments",
+}
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """The wait the server asked for: ``retry-after-ms``, else ``retry-after`` (seconds or an HTTP date)."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(float(millis) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(moment.timestamp() - time.time(), 0.0)
+
+
+def _kept_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    return {
+        name: value
+        for name, value in headers.items()
+        if name.lower() in _KEPT_HEADERS or name.lower().startswith(_KEPT_HEADER_PREFIXES)
+    }
+
+
+def classify_error(error: BaseException) -> LLMError | None:
+    """The taxonomy error for an SDK exception; ``None`` for anything else."""
+    if isinstance(error, anthropic.APITimeoutError):
+        return LLMTimeoutError("the Anthropic request timed out", cause=error)
+    if isinstance(error, anthropic.APIConnectionError):
+        return LLMConnectionError(f"could not reach the Anthropic API: {error.message}", cause=error)
+    if isinstance(error, anthropic.APIStatusError):
+        return _status_error(error)
+    if isinstance(error, anthropic.APIResponseValidationError):
+        return LLMAPIError(
+            f"the Anthropic API answered with data the SDK could not read: {error.message}",
+            status_code=error.status_code,
+            response_body=error.body,
+            cause=error,
+        )
+    if isinstance(error, anthropic.AnthropicError) and type(error).__name__.endswith("CredentialsError"):
+        return LLMConfigurationError(f"Anthropic credentials could not be loaded: {error}", cause=error)
+    return None
+
+
+def _status_error(error: anthropic.APIStatusError) -> LLMError:
+    status = error.status_code
+    error_type = error.type
+    headers = error.response.headers
+    common: dict[str, Any] = {
+        "status_code": status,
+        "response_body": error.body,
+        "request_id": error.request_id,
+        "headers": _kept_headers(headers),
+        "cause": error,
+        "context": {"error_type": error_type, "error_code": error.error_code, "request_id": error.request_id},
+    }
+    detail = error.api_message or error.message
+    described = f"Anthropic API error {status} ({error_type or 'unknown type'}): {detail}"
+    if error_type == "billing_error" or status == 402:
+        return LLMQuotaExhaustedError(f"{described}; check the plan and billing of the account", **common)
+    if error_type == "rate_limit_error" or status == 429:
+        return LLMRateLimitError(described, retry_after=retry_after_seconds(headers), **common)
+    if error_type in _SERVER_ERROR_TYPES or (status >= 500 and status != 501):
+        return LLMServerError(described, retry_after=retry_after_seconds(headers), **common)
+    if status == 408:
+        return LLMTimeoutError(
+            f"{described} (the server timed out waiting for the request)", cause=error, context=common["context"]
+        )
+    if status == 499:
+        return LLMConnectionError(
+            f"{described} (the request was closed before it finished)", cause=error, context=common["context"]
+        )
+    hint = _STATUS_HINTS.get(status)
+    return LLMBadRequestError(f"{described}; {hint}" if hint else described, **common)

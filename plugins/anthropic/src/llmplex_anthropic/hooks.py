@@ -1,0 +1,122 @@
+"""The ``anthropic`` provider: hook implementations on the official ``anthropic`` SDK."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import anthropic
+
+from llmplex.errors import LLMError
+from llmplex.hookspecs import hookimpl
+from llmplex.provider import Capabilities, ProviderInfo
+from llmplex.types import Request, Response, StreamEvent, StreamState
+from llmplex_anthropic.clients import create_async_client, create_client
+from llmplex_anthropic.errors import classify_error
+from llmplex_anthropic.request import format_request
+from llmplex_anthropic.response import parse_message
+from llmplex_anthropic.settings import AnthropicSettings
+from llmplex_anthropic.streaming import parse_stream_event
+
+__all__ = [
+    "llmplex_acall",
+    "llmplex_astream",
+    "llmplex_call",
+    "llmplex_classify_error",
+    "llmplex_format",
+    "llmplex_parse",
+    "llmplex_parse_event",
+    "llmplex_register_providers",
+    "llmplex_stream",
+]
+
+
+@hookimpl
+def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None:
+    """Register the ``anthropic`` prefix."""
+    register(
+        ProviderInfo(
+            name="anthropic",
+            settings_model=AnthropicSettings,
+            capabilities=Capabilities(streaming=True, tools=True, native_structured_output=True),
+            default_model="claude-sonnet-4-5",
+            create_client=create_client,
+            create_async_client=create_async_client,
+            description="Anthropic Claude (Messages API) on the official anthropic SDK.",
+        )
+    )
+
+
+@hookimpl
+def llmplex_format(request: Request, settings: AnthropicSettings) -> dict[str, Any]:
+    """The ``messages.create`` keyword arguments for ``request``."""
+    return format_request(request, settings)
+
+
+def _timeout(timeout: float | None, settings: AnthropicSettings) -> dict[str, Any]:
+    """The per-call SDK timeout: the deadline's remaining seconds, capped by the configured timeout."""
+    chosen = min((t for t in (timeout, settings.timeout) if t is not None), default=None)
+    return {} if chosen is None else {"timeout": chosen}
+
+
+@hookimpl
+def llmplex_call(
+    payload: dict[str, Any], settings: AnthropicSettings, client: anthropic.Anthropic, timeout: float | None
+) -> Any:
+    """One ``messages.create`` call."""
+    return client.messages.create(**payload, **_timeout(timeout, settings))
+
+
+@hookimpl
+async def llmplex_acall(
+    payload: dict[str, Any], settings: AnthropicSettings, client: anthropic.AsyncAnthropic, timeout: float | None
+) -> Any:
+    """One async ``messages.create`` call."""
+    return await client.messages.create(**payload, **_timeout(timeout, settings))
+
+
+@hookimpl
+def llmplex_stream(
+    payload: dict[str, Any], settings: AnthropicSettings, client: anthropic.Anthropic, timeout: float | None
+) -> Iterator[Any]:
+    """The raw stream events of one streamed ``messages.create``; the response is closed at the end."""
+    stream = client.messages.create(**payload, stream=True, **_timeout(timeout, settings))
+
+    def events() -> Iterator[Any]:
+        with stream:
+            yield from stream
+
+    return events()
+
+
+@hookimpl
+async def llmplex_astream(
+    payload: dict[str, Any], settings: AnthropicSettings, client: anthropic.AsyncAnthropic, timeout: float | None
+) -> AsyncIterator[Any]:
+    """Async twin of :func:`llmplex_stream`."""
+    stream = await client.messages.create(**payload, stream=True, **_timeout(timeout, settings))
+
+    async def events() -> AsyncIterator[Any]:
+        async with stream:
+            async for event in stream:
+                yield event
+
+    return events()
+
+
+@hookimpl
+def llmplex_parse(raw: Any, request: Request) -> Response:
+    """The core response for an SDK ``Message``."""
+    return parse_message(raw, request)
+
+
+@hookimpl
+def llmplex_parse_event(raw_event: Any, state: StreamState) -> list[StreamEvent]:
+    """Core stream events for one raw SDK stream event."""
+    return parse_stream_event(raw_event, state)
+
+
+@hookimpl
+def llmplex_classify_error(error: BaseException) -> LLMError | None:
+    """Map SDK exceptions; ``None`` lets core's fallback handle the rest."""
+    return classify_error(error)

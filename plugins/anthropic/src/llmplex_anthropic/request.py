@@ -1,0 +1,187 @@
+"""Core ``Request`` → keyword arguments of ``client.messages.create``."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from llmplex.errors import LLMConfigurationError
+from llmplex.types import Message, OutputSchema, Request, Tool
+from llmplex_anthropic.settings import AnthropicSettings
+
+__all__ = ["format_request", "uses_native_output"]
+
+_NO_NATIVE_OUTPUT = re.compile(r"^claude-(instant|2|3)|^claude-(sonnet|opus)-4(-[01])?(-\d{8})?$")
+"""Models released before ``output_config.format``: structured output goes through a forced tool."""
+
+_UNSUPPORTED_OPTIONS = {
+    "presence_penalty": "presence_penalty",
+    "frequency_penalty": "frequency_penalty",
+    "seed": "seed",
+}
+_MAX_TEMPERATURE = 1.0
+
+
+def uses_native_output(model: str, settings: AnthropicSettings) -> bool:
+    """Whether structured output goes in ``output_config.format`` (else: a forced tool)."""
+    if settings.structured_output != "auto":
+        return settings.structured_output == "native"
+    return _NO_NATIVE_OUTPUT.search(model) is None
+
+
+def format_request(request: Request, settings: AnthropicSettings) -> dict[str, Any]:
+    """The Messages API payload: system on top, alternating turns, ``max_tokens`` always set."""
+    if request.previous_response_id is not None:
+        raise LLMConfigurationError(
+            "the Anthropic Messages API keeps no server-side conversation: drop previous_response_id "
+            "and send the earlier messages instead"
+        )
+    system, turns = _conversation(request.messages)
+    payload: dict[str, Any] = {
+        "model": request.model,
+        "messages": turns,
+        **_options(request),
+    }
+    payload.setdefault("max_tokens", settings.default_max_tokens)
+    if system:
+        payload["system"] = system
+    payload.update(_tools(request, settings))
+    payload.update(request.provider_options)
+    return payload
+
+
+def _options(request: Request) -> dict[str, Any]:
+    options = request.config.set_options()
+    unsupported = sorted(name for name in options if name in _UNSUPPORTED_OPTIONS)
+    if unsupported:
+        raise LLMConfigurationError(
+            f"Anthropic does not support {', '.join(unsupported)}: remove it from the request "
+            "(supported: temperature, max_tokens, top_p, stop)"
+        )
+    temperature = options.get("temperature")
+    if temperature is not None and temperature > _MAX_TEMPERATURE:
+        raise LLMConfigurationError(f"Anthropic accepts temperature between 0 and 1, got {temperature}")
+    wire: dict[str, Any] = {}
+    for name in ("max_tokens", "temperature", "top_p"):
+        if name in options:
+            wire[name] = options[name]
+    if "stop" in options:
+        wire["stop_sequences"] = list(options["stop"])
+    return wire
+
+
+# -- messages -------------------------------------------------------------------
+
+
+def _conversation(messages: tuple[Message, ...]) -> tuple[str, list[dict[str, Any]]]:
+    """The joined system prompt and the user/assistant turns (tool results folded into user turns)."""
+    system_parts: list[str] = []
+    turns: list[dict[str, Any]] = []
+    for index, message in enumerate(messages):
+        if message.role == "system":
+            system_parts.append(message.content or "")
+        elif message.role == "user":
+            _append_user(turns, [{"type": "text", "text": message.content or ""}])
+        elif message.role == "tool":
+            _append_user(turns, [_tool_result(message, index)])
+        else:
+            turns.append({"role": "assistant", "content": _assistant_content(message, index)})
+    return "\n\n".join(p for p in system_parts if p), [_compact(t) for t in turns]
+
+
+def _append_user(turns: list[dict[str, Any]], blocks: list[dict[str, Any]]) -> None:
+    """Consecutive user-side messages (tool results, then text) share one user turn."""
+    if turns and turns[-1]["role"] == "user":
+        turns[-1]["content"].extend(blocks)
+    else:
+        turns.append({"role": "user", "content": blocks})
+
+
+def _compact(turn: dict[str, Any]) -> dict[str, Any]:
+    """A turn holding one text block is sent as a plain string."""
+    content = turn["content"]
+    if len(content) == 1 and content[0]["type"] == "text":
+        return {"role": turn["role"], "content": content[0]["text"]}
+    return turn
+
+
+def _tool_result(message: Message, index: int) -> dict[str, Any]:
+    if not message.tool_call_id:
+        raise LLMConfigurationError(
+            f"messages[{index}] is a tool result without tool_call_id: set it to the id of the call it answers"
+        )
+    return {"type": "tool_result", "tool_use_id": message.tool_call_id, "content": message.content or ""}
+
+
+def _assistant_content(message: Message, index: int) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    if message.content:
+        blocks.append({"type": "text", "text": message.content})
+    for call in message.tool_calls:
+        arguments = _arguments(call.arguments, index)
+        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": arguments})
+    if not blocks:
+        raise LLMConfigurationError(f"messages[{index}] is an assistant message with neither content nor tool calls")
+    return blocks
+
+
+def _arguments(arguments: str, index: int) -> dict[str, Any]:
+    try:
+        value = json.loads(arguments or "{}")
+    except ValueError as exc:
+        raise LLMConfigurationError(f"messages[{index}] has tool call arguments that are not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise LLMConfigurationError(f"messages[{index}] has tool call arguments that are not a JSON object")
+    return value
+
+
+# -- tools and structured output ------------------------------------------------------
+
+
+def _tool(tool: Tool) -> dict[str, Any]:
+    declared: dict[str, Any] = {"name": tool.name, "input_schema": {"type": "object", **tool.parameters}}
+    if tool.description:
+        declared["description"] = tool.description
+    return declared
+
+
+def _tool_choice(choice: str, tools: tuple[Tool, ...]) -> dict[str, Any]:
+    if choice == "auto":
+        return {"type": "auto"}
+    if choice == "none":
+        return {"type": "none"}
+    if choice == "required":
+        return {"type": "any"}
+    if choice not in {t.name for t in tools}:
+        names = ", ".join(t.name for t in tools) or "none"
+        raise LLMConfigurationError(f"tool_choice {choice!r} names no declared tool (declared: {names})")
+    return {"type": "tool", "name": choice}
+
+
+def _output_tool(output: OutputSchema, tools: tuple[Tool, ...]) -> dict[str, Any]:
+    if output.name in {t.name for t in tools}:
+        raise LLMConfigurationError(f"the output schema name {output.name!r} is also a tool name: rename one of them")
+    return {
+        "name": output.name,
+        "description": "Give the final answer by calling this tool with the answer as its input.",
+        "input_schema": {"type": "object", **output.json_schema},
+    }
+
+
+def _tools(request: Request, settings: AnthropicSettings) -> dict[str, Any]:
+    wire: dict[str, Any] = {}
+    tools = [_tool(t) for t in request.tools]
+    if request.tool_choice is not None:
+        wire["tool_choice"] = _tool_choice(request.tool_choice, request.tools)
+    output = request.output
+    if output is not None and uses_native_output(request.model, settings):
+        wire["output_config"] = {"format": {"type": "json_schema", "schema": output.json_schema}}
+    elif output is not None:
+        tools.append(_output_tool(output, request.tools))
+        if request.tool_choice is None:
+            forced = {"type": "any"} if request.tools else {"type": "tool", "name": output.name}
+            wire["tool_choice"] = forced
+    if tools:
+        wire["tools"] = tools
+    return wire

@@ -1,0 +1,94 @@
+"""An SDK ``Message`` → core ``Response``; stop reasons and usage shared with streaming."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from llmplex.types import FinishReason, Request, Response, ToolCall, Usage
+
+__all__ = ["USAGE_FIELDS", "finish_reason", "is_output_tool", "parse_message", "usage_counts", "usage_from"]
+
+_FINISH_REASONS: dict[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "tool_calls",
+    "refusal": "refusal",
+    "pause_turn": "other",
+}
+
+
+def is_output_tool(name: str, request: Request) -> bool:
+    """Whether a tool_use block is the forced tool that carries structured output."""
+    return request.output is not None and name == request.output.name and all(t.name != name for t in request.tools)
+
+
+def finish_reason(stop_reason: str | None, has_tool_calls: bool) -> FinishReason:
+    """Core's finish reason for an Anthropic ``stop_reason``.
+
+    A ``tool_use`` stop caused only by the structured-output tool is a normal stop.
+    """
+    if stop_reason is None:
+        return "tool_calls" if has_tool_calls else "stop"
+    reason = _FINISH_REASONS.get(stop_reason, "other")
+    if reason == "tool_calls" and not has_tool_calls:
+        return "stop"
+    return reason
+
+
+USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+"""The token counts an SDK usage object (``Usage``, ``MessageDeltaUsage``) may carry."""
+
+
+def usage_counts(counts: Mapping[str, int | None], details: Any = None) -> Usage:
+    """Core usage: input counts cache reads and cache writes too; cached = cache reads."""
+    cache_read = counts.get("cache_read_input_tokens") or 0
+    cache_creation = counts.get("cache_creation_input_tokens") or 0
+    return Usage(
+        input_tokens=(counts.get("input_tokens") or 0) + cache_read + cache_creation,
+        output_tokens=counts.get("output_tokens") or 0,
+        cached_tokens=cache_read,
+        reasoning_tokens=getattr(details, "thinking_tokens", None) or 0,
+    )
+
+
+def usage_from(usage: Any) -> Usage:
+    """Core usage for an SDK usage object."""
+    counts = {name: getattr(usage, name, None) for name in USAGE_FIELDS}
+    return usage_counts(counts, getattr(usage, "output_tokens_details", None))
+
+
+def parse_message(message: Any, request: Request) -> Response:
+    """The core response for one non-streamed ``Message``."""
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for block in message.content:
+        if block.type == "text":
+            texts.append(block.text)
+        elif block.type == "tool_use" and is_output_tool(block.name, request):
+            texts.append(json.dumps(block.input))
+        elif block.type == "tool_use":
+            calls.append(ToolCall(id=block.id, name=block.name, arguments=json.dumps(block.input)))
+    reason = finish_reason(message.stop_reason, bool(calls))
+    return Response(
+        text="".join(texts),
+        tool_calls=tuple(calls),
+        finish_reason=reason,
+        usage=usage_from(message.usage),
+        model=message.model,
+        response_id=message.id,
+        refusal=_refusal(message) if reason == "refusal" else None,
+        raw=message,
+    )
+
+
+def _refusal(message: Any) -> str:
+    details = getattr(message, "stop_details", None)
+    explanation = getattr(details, "explanation", None)
+    category = getattr(details, "category", None)
+    if explanation:
+        return str(explanation)
+    return f"the model refused ({category})" if category else "the model refused to answer"
