@@ -95,3 +95,10 @@ def test_pipeline_hooks_only_reach_the_resolved_provider() -> None:
 def test_bound_hooks_are_cached_per_plugin(client: llmplex.Client) -> None:
     client.route("mock:m")
     assert client.host.hooks("mock") is client.host.hooks("mock")
+
+
+def test_a_provider_loaded_later_never_sees_an_earlier_providers_payloads(client: llmplex.Client) -> None:
+    assert client.complete("mock:echo", "first").text == "first"
+    client.complete("good:m", "load another provider plugin")
+    assert client.complete("mock:echo", "still mock").text == "still mock"
+    assert client.provider_client("mock").calls[-1]["messages"][-1]["content"] == "still mock"

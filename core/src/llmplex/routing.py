@@ -30,6 +30,7 @@ KNOWN_DISTRIBUTIONS = {
 }
 _INSTANCE_KEYS = frozenset({"plugin"})
 _MAX_ALIAS_DEPTH = 8
+_MAX_CACHED_ROUTES = 1024
 
 
 @dataclass
@@ -40,9 +41,14 @@ class ProviderInstance:
     plugin: LoadedPlugin
     info: ProviderInfo
     settings: ProviderSettings
-    hooks: ProviderHooks
+    host: PluginHost = field(repr=False)
     _clients: dict[bool, Any] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def hooks(self) -> ProviderHooks:
+        """The plugin's pipeline hooks, rebound whenever the set of loaded plugins changes."""
+        return self.host.hooks(self.plugin.entry.name)
 
     def client(self, asynchronous: bool) -> Any:
         """The SDK client for this instance, built on first use and reused."""
@@ -83,10 +89,19 @@ class Router:
         self.host = host
         self._environ = os.environ if environ is None else environ
         self._instances: dict[str, ProviderInstance] = {}
+        self._routes: dict[str, Route] = {}
         self._lock = threading.RLock()
 
     def resolve(self, model: str) -> Route:
         """Route ``model`` (``"prefix:name"``, an alias, or a bare name for the default provider)."""
+        route = self._routes.get(model) if isinstance(model, str) else None
+        if route is None:
+            route = self._resolve(model)
+            if len(self._routes) < _MAX_CACHED_ROUTES:
+                self._routes[model] = route
+        return route
+
+    def _resolve(self, model: str) -> Route:
         spec = self._expand_alias(model)
         prefix, sep, name = spec.partition(":")
         if not sep:
@@ -135,7 +150,7 @@ class Router:
         plugin = self.host.load(plugin_name)
         info = plugin.providers[plugin_name]
         settings = self._settings(prefix, info)
-        return ProviderInstance(prefix, plugin, info, settings, self.host.hooks(plugin_name))
+        return ProviderInstance(prefix, plugin, info, settings, self.host)
 
     def _settings(self, prefix: str, info: ProviderInfo) -> ProviderSettings:
         table = {k: v for k, v in self.config.providers.get(prefix, {}).items() if k not in _INSTANCE_KEYS}

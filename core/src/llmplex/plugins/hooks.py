@@ -43,6 +43,21 @@ class ProviderHooks:
         return f"llmplex_{hook}" in self.implemented
 
 
+def _direct(caller: Any) -> Any:
+    """The caller itself, or — when exactly one plain implementation is bound — that function,
+    called with its own arguments picked by name (what pluggy would do, minus its dispatch)."""
+    impls = caller.get_hookimpls()
+    if len(impls) != 1 or impls[0].wrapper or impls[0].hookwrapper:
+        return caller
+    function, argnames = impls[0].function, impls[0].argnames
+
+    def call(**kwargs: Any) -> Any:
+        return function(*[kwargs[name] for name in argnames])
+
+    call.get_hookimpls = caller.get_hookimpls  # type: ignore[attr-defined]
+    return call
+
+
 def bind_provider_hooks(pm: pluggy.PluginManager, plugin: object, other_providers: Sequence[object]) -> ProviderHooks:
     """Subset hook callers for ``plugin``, removing every other provider plugin."""
     callers = {name: pm.subset_hook_caller(name, remove_plugins=other_providers) for name in PIPELINE_HOOKS}
@@ -54,6 +69,6 @@ def bind_provider_hooks(pm: pluggy.PluginManager, plugin: object, other_provider
         )
     )
     return ProviderHooks(
-        **{name.removeprefix("llmplex_"): caller for name, caller in callers.items()},
+        **{name.removeprefix("llmplex_"): _direct(caller) for name, caller in callers.items()},
         implemented=implemented,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import threading
 import warnings
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -55,6 +56,7 @@ class PluginHost:
         self._loaded: dict[str, LoadedPlugin] = {}
         self._hooks: dict[str, ProviderHooks] = {}
         self._observers_loaded = False
+        self._listeners: bool | None = None
 
     # -- listing -----------------------------------------------------------------
 
@@ -118,6 +120,7 @@ class PluginHost:
         return LoadedPlugin(entry=entry, module=module, providers=providers)
 
     def _register(self, plugin: object, name: str) -> None:
+        self._listeners = None
         try:
             self.pm.register(plugin, name=name)
         except pluggy.PluginValidationError as exc:
@@ -140,13 +143,15 @@ class PluginHost:
         self.pm.subset_hook_caller("llmplex_register_providers", remove_plugins=others)(register=register)
         return found
 
-    def load_observers(self) -> None:
-        """Import every non-provider plugin (group ``llmplex.plugins``) once, isolating failures."""
+    def load_observers(self, disabled: Collection[str] = ()) -> None:
+        """Import every non-provider plugin (group ``llmplex.plugins``) not in ``disabled``, once."""
         with self._lock:
             if self._observers_loaded:
                 return
             kept, _ = list_entries(OBSERVER_GROUP)
             for entry in kept:
+                if entry.name in disabled:
+                    continue
                 try:
                     self._register(importlib.import_module(entry.module), f"{OBSERVER_GROUP}:{entry.name}")
                 except Exception as exc:
@@ -175,7 +180,9 @@ class PluginHost:
     @property
     def has_event_listeners(self) -> bool:
         """Whether any plugin implements ``llmplex_event`` (to skip building events)."""
-        return bool(self.pm.hook.llmplex_event.get_hookimpls())
+        if self._listeners is None:
+            self._listeners = bool(self.pm.hook.llmplex_event.get_hookimpls())
+        return self._listeners
 
     def emit(self, event: Any) -> None:
         """Deliver ``event`` to every observer; an observer's failure is warned about, not raised."""
