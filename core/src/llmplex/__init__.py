@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     )
     from llmplex.events import (
         Event,
+        FallbackUsed,
         PromptExecuted,
         PromptRendered,
         RequestFailed,
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     )
     from llmplex.hookspecs import hookimpl
     from llmplex.provider import Capabilities, ProviderInfo, ProviderSettings
+    from llmplex.reliability.budget import Budget, BudgetSnapshot, BudgetTracker
     from llmplex.reliability.clock import Clock
     from llmplex.reliability.deadline import Deadline
     from llmplex.reliability.throttle import ThrottlePolicy
@@ -76,6 +78,9 @@ _LAZY: dict[str, str] = {
     "Capabilities": "llmplex.provider",
     "ProviderInfo": "llmplex.provider",
     "ProviderSettings": "llmplex.provider",
+    "Budget": "llmplex.reliability.budget",
+    "BudgetSnapshot": "llmplex.reliability.budget",
+    "BudgetTracker": "llmplex.reliability.budget",
     "Clock": "llmplex.reliability.clock",
     "Deadline": "llmplex.reliability.deadline",
     "ThrottlePolicy": "llmplex.reliability.throttle",
@@ -101,7 +106,16 @@ _LAZY: dict[str, str] = {
         "llmplex.errors",
     ),
     **dict.fromkeys(
-        ["Event", "PromptExecuted", "PromptRendered", "RequestFailed", "RequestStarted", "Throttled", "ToolInvoked"],
+        [
+            "Event",
+            "FallbackUsed",
+            "PromptExecuted",
+            "PromptRendered",
+            "RequestFailed",
+            "RequestStarted",
+            "Throttled",
+            "ToolInvoked",
+        ],
         "llmplex.events",
     ),
     **dict.fromkeys(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from llmplex.config.loader import load_config
 from llmplex.config.schema import Config
@@ -20,7 +20,10 @@ from llmplex.reliability.clock import Clock
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.throttle import ThrottlePolicy
 from llmplex.routing import Route, Router
-from llmplex.types import Response, StreamEvent
+from llmplex.types import OutputSchema, Response, StreamEvent
+
+if TYPE_CHECKING:
+    from llmplex.tooling.conversation import Conversation
 
 __all__ = ["Client"]
 
@@ -28,6 +31,7 @@ _request_ids = itertools.count(1)
 _CONTROL_ARGS = frozenset(
     {"system", "tools", "tool_choice", "provider_options", "previous_response_id", "timeout", "deadline", "throttle"}
 )
+_CONVERSATION_ARGS = frozenset({"output", "output_retries", "output_strategy", "max_tool_rounds", "tool_context"})
 
 
 class Client:
@@ -92,11 +96,19 @@ class Client:
             provider_options=args.get("provider_options"),
             previous_response_id=args.get("previous_response_id"),
             stream=stream,
-            options={k: v for k, v in args.items() if k not in _CONTROL_ARGS and v is not None},
+            output=_request_output(args.get("output")),
+            options={
+                k: v for k, v in args.items() if k not in _CONTROL_ARGS and k not in _CONVERSATION_ARGS and v is not None
+            },
         )
         deadline = self._deadline(args.get("timeout"), args.get("deadline"))
         plan = RetryPlan(args.get("throttle") or self.policy, deadline, self.clock)
         return Pipeline(f"req-{next(_request_ids)}", route, request, plan, self.telemetry)
+
+    def _conversation(self, model: str | None, prompt: PromptInput, args: CallArgs) -> Conversation:
+        from llmplex.tooling.conversation import Conversation
+
+        return Conversation(self, model, prompt, args)
 
     # -- public calls ----------------------------------------------------------------
 
@@ -106,10 +118,14 @@ class Client:
         ``prompt`` is a string, a message, or a list of messages; see
         :class:`~llmplex.engine.call_args.CallArgs` for the keyword arguments.
         """
+        if _wants_conversation(kwargs):
+            return self._conversation(model, prompt, kwargs).run()
         return self._pipeline(model, prompt, False, kwargs).complete()
 
     async def acomplete(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Response:
         """Async :meth:`complete`."""
+        if _wants_conversation(kwargs):
+            return await self._conversation(model, prompt, kwargs).arun()
         return await self._pipeline(model, prompt, False, kwargs).acomplete()
 
     def stream(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Iterator[StreamEvent]:
@@ -119,3 +135,20 @@ class Client:
     def astream(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> AsyncIterator[StreamEvent]:
         """Async :meth:`stream`: ``async for event in client.astream(...)``."""
         return self._pipeline(model, prompt, True, kwargs).astream()
+
+
+def _wants_conversation(args: CallArgs) -> bool:
+    """Whether a call needs the tool loop or structured output (imported only then)."""
+    if args.get("output") is None and not args.get("tools"):
+        return False
+    from llmplex.tooling.conversation import wants_conversation
+
+    return wants_conversation(args)
+
+
+def _request_output(output: Any) -> OutputSchema | None:
+    if output is None or isinstance(output, OutputSchema):
+        return output
+    from llmplex.structured.schema import request_output
+
+    return request_output(output)

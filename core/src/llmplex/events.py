@@ -16,6 +16,7 @@ from llmplex.types import Usage
 
 __all__ = [
     "Event",
+    "FallbackUsed",
     "PromptExecuted",
     "PromptRendered",
     "RequestFailed",
@@ -85,8 +86,20 @@ class PromptExecuted(Event):
 
 
 @dataclass(frozen=True)
+class FallbackUsed(Event):
+    """``failed_model`` gave up on a retryable error; the call moves on to this event's provider and model."""
+
+    log_name: ClassVar[str] = "prompt.fallback"
+    log_level: ClassVar[int] = logging.INFO
+
+    failed_model: str = ""
+    error_type: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True)
 class RequestFailed(Event):
-    """The request failed for good (after retries and fallbacks)."""
+    """The request failed for good (after retries and fallbacks); ``attempt`` counts every attempt made."""
 
     log_name: ClassVar[str] = "prompt.error"
     log_level: ClassVar[int] = logging.WARNING
@@ -94,6 +107,7 @@ class RequestFailed(Event):
     error_type: str = ""
     message: str = ""
     retryable: bool = False
+    gave_up: str = ""
 
 
 @dataclass(frozen=True)

@@ -4,22 +4,54 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-__all__ = ["DEFAULT_MODEL", "Config", "ThrottleConfig"]
+__all__ = ["DEFAULT_MODEL", "BudgetConfig", "Config", "ThrottleConfig", "ThrottleOverride"]
 
 DEFAULT_MODEL = "llamacpp:gemma3-270m"
 
 
+class ThrottleOverride(BaseModel):
+    """``[throttle.providers.<prefix>]``: the retry settings one provider instance changes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_attempts: int | None = Field(default=None, ge=1)
+    base_delay: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    max_delay: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    max_total_delay: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+
+
 class ThrottleConfig(BaseModel):
-    """Retry policy for retryable failures (429, 5xx, timeouts, connection errors)."""
+    """Retry policy for retryable failures (429, 5xx, timeouts, connection errors).
+
+    ``providers`` changes it for one provider instance, keyed by prefix
+    (``[throttle.providers.openai] max_attempts = 3``); it lives here rather than
+    in ``[providers.<prefix>]`` because those tables belong to the plugins.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_attempts: int = Field(default=5, ge=1, description="Attempts per model, the first included.")
-    base_delay: float = Field(default=0.5, ge=0, description="Seconds; doubles each retry before jitter.")
-    max_delay: float = Field(default=8.0, ge=0, description="Upper bound of one wait, in seconds.")
-    max_total_delay: float = Field(default=30.0, ge=0, description="Upper bound of all waits together.")
+    base_delay: float = Field(
+        default=0.5, ge=0, allow_inf_nan=False, description="Seconds; doubles each retry before jitter."
+    )
+    max_delay: float = Field(default=8.0, ge=0, allow_inf_nan=False, description="Upper bound of one wait, in seconds.")
+    max_total_delay: float = Field(
+        default=30.0, ge=0, allow_inf_nan=False, description="Upper bound of all waits together."
+    )
+    providers: dict[str, ThrottleOverride] = Field(default_factory=dict)
+
+
+class BudgetConfig(BaseModel):
+    """``[budget]``: caps shared by every call of a Client (``None``: no cap)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_input_tokens: int | None = Field(default=None, ge=0)
+    max_output_tokens: int | None = Field(default=None, ge=0)
+    max_total_tokens: int | None = Field(default=None, ge=0)
+    max_requests: int | None = Field(default=None, ge=0)
 
 
 class Config(BaseModel):
@@ -36,9 +68,13 @@ class Config(BaseModel):
     enabled: tuple[str, ...] | None = Field(default=None, description="Allow-list of prefixes; None allows all.")
     disabled: tuple[str, ...] = ()
     aliases: dict[str, str] = Field(default_factory=dict)
-    fallbacks: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    fallbacks: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict,
+        description="Model -> models tried in order once its retries are exhausted on a retryable error.",
+    )
     providers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     throttle: ThrottleConfig = ThrottleConfig()
+    budget: BudgetConfig | None = None
     timeout: float | None = Field(default=None, gt=0, description="Default per-request deadline in seconds.")
 
     @model_validator(mode="after")
@@ -48,6 +84,16 @@ class Config(BaseModel):
             if not isinstance(plugin, str) or not plugin:
                 raise ValueError(f"providers.{name}.plugin must be a plugin name such as 'openai'")
         return self
+
+    @field_validator("fallbacks")
+    @classmethod
+    def _check_fallbacks(cls, fallbacks: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        for model, chain in fallbacks.items():
+            if not all(m.strip() for m in chain):
+                raise ValueError(f"the fallbacks of {model!r} must be model names like 'anthropic:claude-sonnet-4-5'")
+            if model in chain:
+                raise ValueError(f"{model!r} lists itself as its own fallback")
+        return fallbacks
 
     def is_enabled(self, prefix: str) -> str | None:
         """``None`` when ``prefix`` may be used, else the reason it may not."""

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from llmplex.engine.request_builder import ToolInput
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.throttle import ThrottlePolicy
+
+if TYPE_CHECKING:
+    from llmplex.tooling.context import ToolContext
 
 __all__ = ["CallArgs"]
 
@@ -17,13 +20,21 @@ class CallArgs(TypedDict, total=False):
 
     Attributes:
         system: a system prompt placed before the messages.
-        tools: ``Tool`` objects or ``{"name", "description", "parameters"}`` dicts.
+        tools: ``Tool`` objects, ``{"name", "description", "parameters"}`` dicts, or typed
+            functions (made into tools by ``Tool.from_function``). When tools carry
+            handlers, ``complete`` runs them and calls the model again until it answers.
         tool_choice: ``"auto"``, ``"none"``, ``"required"`` or one tool's name.
         timeout: seconds until the deadline (default: config ``timeout``).
         deadline: an absolute :class:`~llmplex.reliability.deadline.Deadline`.
         throttle: a retry policy for this call.
         provider_options: passed through to the provider's payload untouched.
         previous_response_id: continue a stored response chain (where supported).
+        output: a pydantic model, dataclass, TypedDict or JSON Schema dict; the answer's
+            validated value is ``Response.output`` (``complete``/``acomplete`` only).
+        output_retries: how many times to re-ask after an invalid structured answer (default 0).
+        output_strategy: ``"native"``, ``"tool"`` or ``"prompt"`` (default: the best the provider declares).
+        max_tool_rounds: how many rounds of tool calls to run before giving up (default 10).
+        tool_context: the :class:`~llmplex.tooling.context.ToolContext` handlers receive.
         temperature, max_tokens, top_p, presence_penalty, frequency_penalty, stop, seed:
             sampling options; only those given reach the wire.
     """
@@ -43,3 +54,8 @@ class CallArgs(TypedDict, total=False):
     frequency_penalty: float | None
     stop: Sequence[str] | None
     seed: int | None
+    output: Any
+    output_retries: int | None
+    output_strategy: Literal["native", "tool", "prompt"] | None
+    max_tool_rounds: int | None
+    tool_context: ToolContext | None

@@ -11,6 +11,7 @@ from llmplex.engine.retrier import Retrier, RetryPlan
 from llmplex.engine.telemetry import Telemetry
 from llmplex.events import PromptExecuted, PromptRendered
 from llmplex.redaction import redact
+from llmplex.reliability.guard import aiterate_before, await_before, iterate_before
 from llmplex.routing import Route
 from llmplex.types import Request, Response, StreamEvent, StreamState
 
@@ -18,15 +19,28 @@ __all__ = ["Pipeline"]
 
 
 class Pipeline:
-    """Runs one request against one route, retrying what the policy allows."""
+    """Runs one request against one route, retrying what the policy allows.
 
-    def __init__(self, request_id: str, route: Route, request: Request, plan: RetryPlan, telemetry: Telemetry) -> None:
+    The deadline bounds every attempt: its remaining time is the SDK timeout,
+    async waits are cancelled at it, and stream reads never wait past it.
+    """
+
+    def __init__(
+        self,
+        request_id: str,
+        route: Route,
+        request: Request,
+        plan: RetryPlan,
+        telemetry: Telemetry,
+        attempts_before: int = 0,
+        started: float | None = None,
+    ) -> None:
         self.attempt = Attempt(route)
         self.route = route
         self.request = request
         self.plan = plan
         self.telemetry = telemetry
-        self.retrier = Retrier(request_id, self.attempt, plan, telemetry)
+        self.retrier = Retrier(request_id, self.attempt, plan, telemetry, attempts_before, started)
 
     # -- shared steps --------------------------------------------------------------
 
@@ -44,10 +58,12 @@ class Pipeline:
             update={
                 "provider": self.route.provider.name,
                 "model": response.model or self.route.model,
-                "attempts": self.retrier.attempt,
+                "attempts": self.retrier.sent,
                 "latency": latency,
             }
         )
+        for tracker in self.plan.budgets:
+            tracker.record(response.usage)
         self.telemetry.emit(
             PromptExecuted,
             attempt=self.retrier.attempt,
@@ -75,10 +91,14 @@ class Pipeline:
 
     async def acomplete(self) -> Response:
         """Async twin of :meth:`complete`."""
+        deadline = self.plan.deadline
         while True:
             timeout = self.retrier.begin()
             try:
-                raw = await self.attempt.asend(self._render(), timeout)
+                sending = self.attempt.asend(self._render(), timeout)
+                if deadline is not None:
+                    sending = await_before(sending, deadline, self.retrier.deadline_error)
+                raw = await sending
                 return self._finish(self.attempt.parse(raw, self.request))
             except Exception as exc:
                 error, delay = self.retrier.failure(exc)
@@ -95,11 +115,24 @@ class Pipeline:
         return events
 
     def _final(self, assembler: StreamAssembler) -> StreamEvent:
-        response = self._finish(assembler.response(self.retrier.attempt, self.retrier.elapsed()))
+        response = self._finish(assembler.response(self.retrier.sent, self.retrier.elapsed()))
         return StreamEvent(type="response", response=response)
 
     def _streams_natively(self) -> bool:
         return self.attempt.hooks.implements("stream") or self.attempt.hooks.implements("astream")
+
+    def _raw_events(self, timeout: float | None) -> Iterator[Any]:
+        raw_events = self.attempt.open_stream(self._render(), timeout)
+        deadline = self.plan.deadline
+        return raw_events if deadline is None else iterate_before(raw_events, deadline, self.retrier.deadline_error)
+
+    async def _araw_events(self, timeout: float | None) -> AsyncIterator[Any]:
+        opening = self.attempt.aopen_stream(self._render(), timeout)
+        deadline = self.plan.deadline
+        if deadline is None:
+            return await opening
+        raw_events = await await_before(opening, deadline, self.retrier.deadline_error)
+        return aiterate_before(raw_events, deadline, self.retrier.deadline_error)
 
     def stream(self) -> Iterator[StreamEvent]:
         """Yield stream events; failures before the first event are retried like :meth:`complete`."""
@@ -112,15 +145,15 @@ class Pipeline:
             assembler = StreamAssembler(self.route.provider.name, self.route.model)
             yielded = False
             try:
-                for raw_event in self.attempt.open_stream(self._render(), timeout):
+                for raw_event in self._raw_events(timeout):
                     for event in self._events(raw_event, state, assembler):
                         yielded = True
                         yield event
                 yield self._final(assembler)
                 return
             except Exception as exc:
-                error, delay = self.retrier.failure(exc)
-            if delay is None or yielded:
+                error, delay = self.retrier.failure(exc, may_retry=not yielded)
+            if delay is None:
                 raise error
             self.plan.clock.sleep(delay)
 
@@ -136,15 +169,15 @@ class Pipeline:
             assembler = StreamAssembler(self.route.provider.name, self.route.model)
             yielded = False
             try:
-                async for raw_event in await self.attempt.aopen_stream(self._render(), timeout):
+                async for raw_event in await self._araw_events(timeout):
                     for event in self._events(raw_event, state, assembler):
                         yielded = True
                         yield event
                 yield self._final(assembler)
                 return
             except Exception as exc:
-                error, delay = self.retrier.failure(exc)
-            if delay is None or yielded:
+                error, delay = self.retrier.failure(exc, may_retry=not yielded)
+            if delay is None:
                 raise error
             await self.plan.clock.asleep(delay)
 

@@ -1,87 +1,142 @@
-"""Per-request retry bookkeeping shared by the sync and async loops."""
+"""Per-route retry bookkeeping shared by the sync, async and streaming loops."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from llmplex.engine.attempt import Attempt
 from llmplex.engine.telemetry import Telemetry
-from llmplex.errors import LLMDeadlineExceededError, LLMError
-from llmplex.events import RequestFailed, RequestStarted, Throttled
+from llmplex.errors import LLMDeadlineExceededError, LLMError, LLMTimeoutError
+from llmplex.events import RequestStarted, Throttled
+from llmplex.reliability.budget import BudgetTracker
 from llmplex.reliability.clock import Clock
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.throttle import ThrottlePolicy
 
-__all__ = ["Retrier", "RetryPlan"]
+__all__ = ["FailedAttempt", "Retrier", "RetryPlan"]
+
+DEADLINE_SLACK = 0.005
+"""A timeout this close to the deadline (seconds) was the deadline's doing: it ends the call."""
 
 
 @dataclass(frozen=True)
 class RetryPlan:
-    """How one request may be retried."""
+    """How one route of a call may be retried, and what it shares with the rest of the call."""
 
     policy: ThrottlePolicy
     deadline: Deadline | None
     clock: Clock
+    budgets: tuple[BudgetTracker, ...] = ()
+
+
+class FailedAttempt(NamedTuple):
+    """One attempt that failed: which model (``prefix:model``), its attempt number there, and the error."""
+
+    model: str
+    attempt: int
+    error: LLMError
 
 
 class Retrier:
-    """Decides, attempt by attempt, whether to send, wait, or give up; emits the events."""
+    """Decides, attempt by attempt, whether to send, wait, or give up; emits the events of each decision.
 
-    def __init__(self, request_id: str, attempt: Attempt, plan: RetryPlan, telemetry: Telemetry) -> None:
+    ``attempt`` counts attempts on this route; ``sent`` adds the attempts earlier
+    routes of the same call made (fallbacks), which is what errors and responses report.
+    """
+
+    def __init__(
+        self,
+        request_id: str,
+        attempt: Attempt,
+        plan: RetryPlan,
+        telemetry: Telemetry,
+        attempts_before: int = 0,
+        started: float | None = None,
+    ) -> None:
         self.request_id = request_id
         self.attempt_runner = attempt
         self.plan = plan
         self.telemetry = telemetry
+        self.attempts_before = attempts_before
         self.attempt = 0
         self.waited = 0.0
-        self.started = plan.clock.monotonic()
+        self.started = plan.clock.monotonic() if started is None else started
+        self.failures: list[FailedAttempt] = []
+
+    @property
+    def sent(self) -> int:
+        """Attempts begun in this call so far, earlier routes included."""
+        return self.attempts_before + self.attempt
 
     def where(self) -> dict[str, str]:
+        """The fields every event of this request carries."""
         route = self.attempt_runner.route
         return {"request_id": self.request_id, "provider": route.provider.name, "model": route.model}
 
     def begin(self, stream: bool = False) -> float | None:
-        """Start the next attempt; return the SDK timeout (seconds left) or raise when out of time."""
-        self.attempt += 1
+        """Start the next attempt; return the SDK timeout (seconds left), or raise when out of time or budget."""
         deadline = self.plan.deadline
         if deadline is not None and deadline.expired:
-            route = self.attempt_runner.route
-            error = LLMDeadlineExceededError(
-                "deadline reached before the request could be sent",
-                provider=route.provider.name,
-                model=route.model,
-                attempts=self.attempt - 1,
-            )
-            self._failed(error)
-            raise error
+            raise self._stopped(self.deadline_error())
+        route = self.attempt_runner.route
+        for tracker in self.plan.budgets:
+            try:
+                tracker.admit(route.provider.name, route.model)
+            except LLMError as error:
+                error.attempts = self.sent
+                raise self._stopped(error) from None
+        self.attempt += 1
         self.telemetry.emit(RequestStarted, attempt=self.attempt, stream=stream, **self.where())
         return deadline.remaining() if deadline is not None else None
 
-    def failure(self, exc: BaseException) -> tuple[LLMError, float | None]:
+    def deadline_error(self, cause: LLMError | None = None) -> LLMDeadlineExceededError:
+        """The error of a call whose deadline passed (``cause``: the timeout it turned into)."""
+        route = self.attempt_runner.route
+        sent = self.sent
+        where = "before the request could be sent" if cause is None and not sent else "before an answer arrived"
+        return LLMDeadlineExceededError(
+            f"deadline reached {where} ({sent} attempt{'s' if sent != 1 else ''} made)",
+            provider=route.provider.name,
+            model=route.model,
+            attempts=sent,
+            cause=cause,
+        )
+
+    def failure(self, exc: BaseException, may_retry: bool = True) -> tuple[LLMError, float | None]:
         """Classify ``exc``; return it with the wait before the next attempt, or ``None`` to stop."""
-        error = self.attempt_runner.classify(exc)
-        error.attempts = self.attempt
-        delay = self.plan.policy.delay(error, self.attempt, self.waited, self.plan.clock.random())
         deadline = self.plan.deadline
-        if delay is not None and deadline is not None and delay >= deadline.remaining():
-            delay = None
-        if delay is None:
-            self._failed(error)
+        if isinstance(exc, LLMDeadlineExceededError):
+            error: LLMError = exc
+        else:
+            error = self.attempt_runner.classify(exc)
+            if deadline is not None and isinstance(error, LLMTimeoutError) and deadline.remaining() <= DEADLINE_SLACK:
+                error = self.deadline_error(cause=error)
+        error.attempts = self.sent
+        self.failures.append(FailedAttempt(self.attempt_runner.route.spec, self.attempt, error))
+        if not may_retry:
+            error.context["gave_up"] = "the stream had already yielded events"
             return error, None
-        self.waited += delay
-        self.telemetry.emit(Throttled, attempt=self.attempt, delay=delay, reason=type(error).__name__, **self.where())
-        return error, delay
+        decision = self.plan.policy.decide(
+            error,
+            self.attempt,
+            self.waited,
+            self.plan.clock.random(),
+            deadline.remaining() if deadline is not None else None,
+        )
+        if decision.delay is None:
+            error.context["gave_up"] = decision.reason
+            return error, None
+        self.waited += decision.delay
+        self.telemetry.emit(
+            Throttled, attempt=self.attempt, delay=decision.delay, reason=type(error).__name__, **self.where()
+        )
+        return error, decision.delay
 
     def elapsed(self) -> float:
-        """Seconds since the first attempt began."""
+        """Seconds since the call began."""
         return self.plan.clock.monotonic() - self.started
 
-    def _failed(self, error: LLMError) -> None:
-        self.telemetry.emit(
-            RequestFailed,
-            attempt=self.attempt,
-            error_type=type(error).__name__,
-            message=error.message,
-            retryable=error.retryable,
-            **self.where(),
-        )
+    def _stopped(self, error: LLMError) -> LLMError:
+        self.failures.append(FailedAttempt(self.attempt_runner.route.spec, self.attempt + 1, error))
+        return error

@@ -1,0 +1,246 @@
+"""One call from start to end: the primary model with its retries, then its fallbacks in order.
+
+Fallbacks come from ``fallbacks=`` on the call (a list of models for this
+call, or a table like the config's) or else from the config's ``fallbacks``
+table, keyed by the model as written or as routed (``"openai:gpt-4o"``). A
+fallback is tried only once the model before it gave up on a retryable error
+(rate limit, overload, timeout, connection), never after a bad request, a
+refusal, quota exhaustion, a spent budget, the deadline, or a stream that has
+already yielded events. Every model shares the call's deadline and budgets
+and gets its own retries under its provider's throttle policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from typing import Any
+
+from llmplex.config.schema import Config
+from llmplex.engine.call_args import CallArgs
+from llmplex.engine.pipeline import Pipeline
+from llmplex.engine.retrier import FailedAttempt, RetryPlan
+from llmplex.engine.telemetry import Telemetry
+from llmplex.errors import LLMConfigurationError, LLMError
+from llmplex.events import FallbackUsed, RequestFailed
+from llmplex.reliability.budget import Budget, BudgetTracker
+from llmplex.reliability.clock import Clock
+from llmplex.reliability.deadline import Deadline
+from llmplex.reliability.throttle import ThrottlePolicy
+from llmplex.routing import Route, Router
+from llmplex.types import Request, Response, StreamEvent
+
+__all__ = ["Call", "CallPlanner"]
+
+ThrottleInput = ThrottlePolicy | Mapping[str, Any] | None
+BudgetInput = Budget | BudgetTracker | None
+FallbacksInput = Sequence[str] | Mapping[str, Sequence[str]] | None
+
+
+class CallPlanner:
+    """What a Client shares across its calls: throttle policies per provider, its budget, fallbacks."""
+
+    def __init__(
+        self, config: Config, router: Router, telemetry: Telemetry, clock: Clock, budget: BudgetInput = None
+    ) -> None:
+        self.config = config
+        self.router = router
+        self.telemetry = telemetry
+        self.clock = clock
+        if budget is None and config.budget is not None:
+            budget = Budget.from_config(config.budget)
+        self.budget = _tracker(budget)
+        self._budgets: tuple[BudgetTracker, ...] = () if self.budget is None else (self.budget,)
+        self._policies: dict[str, ThrottlePolicy] = {}
+
+    def policy(self, prefix: str, throttle: ThrottleInput = None) -> ThrottlePolicy:
+        """The retry policy for provider ``prefix``, with a call's ``throttle=`` applied."""
+        if isinstance(throttle, ThrottlePolicy):
+            return throttle
+        policy = self._policies.get(prefix)
+        if policy is None:
+            policy = self._policies[prefix] = ThrottlePolicy.from_config(self.config.throttle, prefix)
+        if throttle is None:
+            return policy
+        if not isinstance(throttle, Mapping):
+            raise LLMConfigurationError(
+                f"throttle must be a ThrottlePolicy or a mapping such as {{'max_attempts': 2}}, "
+                f"got {type(throttle).__name__}"
+            )
+        return policy.replace(throttle)
+
+    def start(
+        self, request_id: str, model: str, route: Route, request: Request, deadline: Deadline | None, args: CallArgs
+    ) -> Call:
+        """The call of ``request`` (routed to ``route`` from ``model`` as written), ready to run."""
+        throttle: ThrottleInput = args.get("throttle")
+        plan = RetryPlan(self.policy(route.provider.name, throttle), deadline, self.clock, self._trackers(args))
+        chain = self._fallbacks(model, route, args.get("fallbacks"))
+        return Call(self, request_id, route, request, plan, throttle, chain)
+
+    def _trackers(self, args: CallArgs) -> tuple[BudgetTracker, ...]:
+        tracker = _tracker(args.get("budget"))
+        if tracker is None or tracker is self.budget:
+            return self._budgets
+        return (*self._budgets, tracker)
+
+    def _fallbacks(self, model: str, route: Route, given: FallbacksInput) -> tuple[str, ...]:
+        table: Mapping[str, Sequence[str]] = self.config.fallbacks
+        if isinstance(given, Mapping):
+            table = given
+        elif given is not None:
+            return _model_names(given, "fallbacks")
+        if not table:
+            return ()
+        chain = table.get(model) or table.get(route.spec)
+        return () if chain is None else _model_names(chain, f"fallbacks[{model!r}]")
+
+
+class Call:
+    """Runs one call to a Response, or raises the last model's error carrying every attempt's error.
+
+    The raised error's ``attempts`` counts every attempt of the call, across
+    fallbacks, and ``context["errors"]`` lists each failed attempt as a
+    :class:`~llmplex.engine.retrier.FailedAttempt` (model, attempt, error).
+    """
+
+    def __init__(
+        self,
+        planner: CallPlanner,
+        request_id: str,
+        route: Route,
+        request: Request,
+        plan: RetryPlan,
+        throttle: ThrottleInput,
+        fallbacks: tuple[str, ...],
+    ) -> None:
+        self.planner = planner
+        self.request = request
+        self.plan = plan
+        self.throttle = throttle
+        self.fallbacks = fallbacks
+        self.pipeline = Pipeline(request_id, route, request, plan, planner.telemetry)
+        self._next_fallback = 0
+        self._failures: list[FailedAttempt] = []
+
+    def complete(self) -> Response:
+        """The answer of the first model that gives one."""
+        while True:
+            try:
+                return self.pipeline.complete()
+            except LLMError as error:
+                self._fall_back(error)
+
+    async def acomplete(self) -> Response:
+        """Async twin of :meth:`complete`."""
+        while True:
+            try:
+                return await self.pipeline.acomplete()
+            except LLMError as error:
+                self._fall_back(error)
+
+    def stream(self) -> Iterator[StreamEvent]:
+        """Stream events; a model that fails before its first event hands over to the next."""
+        while True:
+            yielded = False
+            try:
+                for event in self.pipeline.stream():
+                    yielded = True
+                    yield event
+                return
+            except LLMError as error:
+                self._fall_back(error, partial=yielded)
+
+    async def astream(self) -> AsyncIterator[StreamEvent]:
+        """Async twin of :meth:`stream`."""
+        while True:
+            yielded = False
+            try:
+                async for event in self.pipeline.astream():
+                    yielded = True
+                    yield event
+                return
+            except LLMError as error:
+                self._fall_back(error, partial=yielded)
+
+    def _fall_back(self, error: LLMError, partial: bool = False) -> None:
+        """Switch to the next fallback, or raise ``error`` for good."""
+        failed = self.pipeline
+        self._failures.extend(failed.retrier.failures)
+        deadline = self.plan.deadline
+        if (
+            partial
+            or not error.retryable
+            or self._next_fallback >= len(self.fallbacks)
+            or (deadline is not None and deadline.expired)
+        ):
+            raise self._final(error)
+        spec = self.fallbacks[self._next_fallback]
+        self._next_fallback += 1
+        try:
+            route = self.planner.router.resolve(spec)
+            plan = RetryPlan(
+                self.planner.policy(route.provider.name, self.throttle), deadline, self.plan.clock, self.plan.budgets
+            )
+        except LLMConfigurationError as problem:
+            unusable = LLMConfigurationError(
+                f"fallback {spec!r} of {failed.route.spec!r} cannot be used: {problem.message}",
+                attempts=failed.retrier.sent,
+                cause=problem,
+            )
+            self._failures.append(FailedAttempt(spec, 0, unusable))
+            raise self._final(unusable) from error
+        retrier = failed.retrier
+        self.pipeline = Pipeline(
+            retrier.request_id,
+            route,
+            self.request.model_copy(update={"model": route.model}),
+            plan,
+            self.planner.telemetry,
+            retrier.sent,
+            retrier.started,
+        )
+        self.planner.telemetry.emit(
+            FallbackUsed,
+            attempt=retrier.sent,
+            failed_model=failed.route.spec,
+            error_type=type(error).__name__,
+            message=error.message,
+            **self.pipeline.retrier.where(),
+        )
+
+    def _final(self, error: LLMError) -> LLMError:
+        retrier = self.pipeline.retrier
+        error.attempts = max(error.attempts, retrier.sent)
+        error.context["errors"] = list(self._failures)
+        self.planner.telemetry.emit(
+            RequestFailed,
+            attempt=retrier.sent,
+            error_type=type(error).__name__,
+            message=error.message,
+            retryable=error.retryable,
+            gave_up=str(error.context.get("gave_up", "")),
+            **retrier.where(),
+        )
+        return error
+
+
+def _tracker(budget: Any) -> BudgetTracker | None:
+    if budget is None or isinstance(budget, BudgetTracker):
+        return budget
+    if isinstance(budget, Budget):
+        return BudgetTracker(budget)
+    raise LLMConfigurationError(
+        f"budget must be an llmplex.Budget or an llmplex.BudgetTracker, got {type(budget).__name__}"
+    )
+
+
+def _model_names(chain: Any, what: str) -> tuple[str, ...]:
+    if (
+        isinstance(chain, str)
+        or not isinstance(chain, Sequence)
+        or not all(isinstance(m, str) and m.strip() for m in chain)
+    ):
+        raise LLMConfigurationError(
+            f"{what} must be a list of model names such as ['anthropic:claude-sonnet-4-5'], got {chain!r:.80}"
+        )
+    return tuple(chain)
