@@ -33,7 +33,7 @@ def load_yaml_cached(path: Path, cache_dir: Path = CACHE_DIR) -> object:
         return data
     except (FileNotFoundError, ValueError):
         pass
-    data = yaml.load(raw, Loader=_JsonCompatibleLoader)  # noqa: S506 - a SafeLoader subclass
+    data = yaml.load(raw, Loader=_JsonCompatibleLoader)
     for stale in cache_dir.glob(f"{path.stem}.*.json"):
         stale.unlink(missing_ok=True)
     _write_atomically(cached, json.dumps(data, separators=(",", ":")).encode())

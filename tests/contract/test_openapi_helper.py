@@ -320,7 +320,7 @@ def test_spec_is_cached_as_json_keyed_by_sha256(tmp_path: Path) -> None:
     assert load_yaml_cached(source, tmp_path / "cache") == {"a": 3}
 
 
-def test_cached_spec_loads_fast(tmp_path: Path) -> None:
+def test_cached_spec_loads_fast() -> None:
     from tests.contract.openapi import OPENAI_SPEC
 
     load_yaml_cached(OPENAI_SPEC)

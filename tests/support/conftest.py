@@ -1,3 +1,5 @@
 """Fixtures for tests of the test-support code itself."""
 
-from tests.support.fixtures import fault_server as fault_server
+from tests.support.fixtures import fault_server
+
+__all__ = ["fault_server"]
