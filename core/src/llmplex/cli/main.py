@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from llmplex.cli.batch import batch_command
 from llmplex.cli.complete import complete_command
 from llmplex.cli.exit_codes import exit_code_for
 from llmplex.cli.providers import providers_command
@@ -48,6 +49,7 @@ def cli(ctx: click.Context, config_path: Path | None, debug: bool) -> None:
 
 cli.add_command(providers_command)
 cli.add_command(complete_command)
+cli.add_command(batch_command)
 
 
 def main() -> None:

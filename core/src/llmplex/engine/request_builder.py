@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -13,7 +13,7 @@ from llmplex.types import LLMConfig, Message, OutputSchema, Request, Tool
 __all__ = ["PromptInput", "ToolInput", "build_messages", "build_options", "build_request", "build_tools"]
 
 PromptInput = str | Message | Mapping[str, Any] | Sequence[Message | Mapping[str, Any]]
-ToolInput = Tool | Mapping[str, Any]
+ToolInput = Tool | Mapping[str, Any] | Callable[..., Any]
 _OPTION_NAMES = tuple(LLMConfig.model_fields)
 
 
@@ -68,11 +68,14 @@ def build_options(options: Mapping[str, Any]) -> LLMConfig:
 
 
 def build_tools(tools: Sequence[ToolInput] | None) -> tuple[Tool, ...]:
-    """Tools as ``Tool`` objects or ``{"name", "description", "parameters"}`` dicts."""
+    """Tools as ``Tool`` objects, ``{"name", "description", "parameters"}`` dicts or typed functions."""
     built: list[Tool] = []
     for index, tool in enumerate(tools or ()):
         if isinstance(tool, Tool):
             built.append(tool)
+            continue
+        if callable(tool):
+            built.append(Tool.from_function(tool))
             continue
         try:
             built.append(Tool.model_validate(tool))

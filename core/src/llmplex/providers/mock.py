@@ -58,6 +58,7 @@ class MockBackend:
     """The mock's "SDK client": a queue of scripted outcomes and a record of calls."""
 
     calls: list[dict[str, Any]] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
     _script: deque[_Scripted] = field(default_factory=deque)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
@@ -86,6 +87,7 @@ class MockBackend:
         with self._lock:
             self._script.clear()
             self.calls.clear()
+            self.deleted.clear()
 
     def take(self, payload: dict[str, Any]) -> tuple[dict[str, Any], float]:
         """Record ``payload``; return the raw answer to give and the delay before it."""
@@ -154,7 +156,7 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
         ProviderInfo(
             name="mock",
             settings_model=MockSettings,
-            capabilities=Capabilities(streaming=True, tools=True),
+            capabilities=Capabilities(streaming=True, tools=True, response_chains=True, delete_response=True),
             default_model="echo",
             create_client=lambda settings: MockBackend(),
             description="Deterministic echo and scripted answers for tests (built in).",
@@ -193,6 +195,14 @@ async def llmplex_acall(payload: dict[str, Any], client: MockBackend, timeout: f
         raise TimeoutError(f"mock answer took longer than the {timeout:.3f}s timeout")
     await asyncio.sleep(delay)
     return _raise_or_return(raw, 0.0, None, time.sleep)
+
+
+@hookimpl
+def llmplex_delete_response(response_id: str, client: MockBackend) -> bool:
+    """Record the deletion of a stored response (response chains)."""
+    with client._lock:
+        client.deleted.append(response_id)
+    return True
 
 
 def _chunks(raw: Mapping[str, Any]) -> Iterator[dict[str, Any]]:

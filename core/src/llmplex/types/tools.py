@@ -23,3 +23,13 @@ class Tool(BaseModel):
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     handler: Callable[..., Any] | None = Field(default=None, exclude=True, repr=False)
+
+    @classmethod
+    def from_function(cls, fn: Callable[..., Any], *, name: str | None = None, description: str | None = None) -> Tool:
+        """A tool that runs ``fn``: JSON Schema from its signature, descriptions from its docstring.
+
+        See :func:`llmplex.tooling.function_tool.tool_from_function`.
+        """
+        from llmplex.tooling.function_tool import tool_from_function
+
+        return tool_from_function(fn, name=name, description=description)

@@ -1,0 +1,57 @@
+"""Read a JSONL requests file: one request per line, each a JSON object of complete() arguments."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from llmplex.errors import LLMConfigurationError
+
+__all__ = ["FileRequest", "read_requests"]
+
+
+@dataclass(frozen=True)
+class FileRequest:
+    """One line: its ``id`` (echoed in the result), the complete() arguments, or why the line is invalid."""
+
+    line: int
+    id: Any = None
+    arguments: dict[str, Any] = field(default_factory=dict)
+    error: LLMConfigurationError | None = None
+
+
+def read_requests(path: Path, model: str | None) -> tuple[list[FileRequest], str]:
+    """The requests of ``path`` (blank lines skipped) and a fingerprint of the input and model.
+
+    A line is ``{"prompt": "..."}`` or ``{"messages": [...]}`` plus any complete()
+    keyword (``system``, ``temperature``, ``output`` as a JSON Schema, ...), an
+    optional ``model`` that overrides ``model``, and an optional ``id``.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise LLMConfigurationError(f"cannot read requests file {path}: {exc.strerror or exc}") from None
+    fingerprint = hashlib.sha256(data + b"\0" + (model or "").encode()).hexdigest()
+    requests = []
+    for number, text in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
+        if text.strip():
+            requests.append(_parse_line(number, text, model))
+    return requests, fingerprint
+
+
+def _parse_line(number: int, text: str, model: str | None) -> FileRequest:
+    try:
+        item = json.loads(text)
+    except ValueError as exc:
+        return FileRequest(number, error=LLMConfigurationError(f"line {number} is not JSON: {exc}"))
+    if not isinstance(item, dict):
+        return FileRequest(
+            number, error=LLMConfigurationError(f'line {number} must be a JSON object like {{"prompt": "..."}}')
+        )
+    request_id = item.pop("id", None)
+    if model is not None:
+        item.setdefault("model", model)
+    return FileRequest(number, request_id, item)

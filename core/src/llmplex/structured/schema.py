@@ -1,0 +1,131 @@
+"""An output type (pydantic model, dataclass, TypedDict or raw JSON Schema) as an OutputSpec."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, is_typeddict
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from llmplex.errors import LLMConfigurationError
+from llmplex.types import OutputSchema
+
+__all__ = ["OutputInvalidError", "OutputSpec", "output_spec", "request_output"]
+
+
+class OutputInvalidError(Exception):
+    """A value did not match the output schema; ``errors`` lists what was wrong."""
+
+    def __init__(self, errors: list[dict[str, Any]]) -> None:
+        super().__init__("; ".join(f"{e['path'] or '(root)'}: {e['message']}" for e in errors))
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """What the answer must look like (``schema``) and how to turn JSON data into the value."""
+
+    schema: OutputSchema
+    validate: Callable[[Any], Any]
+
+
+def output_spec(output: Any) -> OutputSpec:
+    """The spec for ``output=``: a pydantic model, dataclass, TypedDict, JSON Schema dict or OutputSchema."""
+    if isinstance(output, OutputSpec):
+        return output
+    if isinstance(output, OutputSchema):
+        return OutputSpec(output, _json_schema_validator(output.json_schema))
+    if isinstance(output, Mapping):
+        schema = dict(output)
+        _check_json_schema(schema)
+        name = _safe_name(str(schema.get("title") or "output"))
+        return OutputSpec(
+            OutputSchema(name=name, json_schema=schema, strict=is_strict(schema)), _json_schema_validator(schema)
+        )
+    if isinstance(output, type) and (
+        issubclass(output, BaseModel) or dataclasses.is_dataclass(output) or is_typeddict(output)
+    ):
+        adapter: TypeAdapter[Any] = TypeAdapter(output)
+        schema = adapter.json_schema()
+        schema.pop("title", None)
+        name = _safe_name(output.__name__)
+        return OutputSpec(
+            OutputSchema(name=name, json_schema=schema, strict=is_strict(schema)), _pydantic_validator(adapter)
+        )
+    raise LLMConfigurationError(
+        f"output must be a pydantic model, a dataclass, a TypedDict or a JSON Schema dict; got {output!r}"
+    )
+
+
+def request_output(output: Any) -> OutputSchema | None:
+    """The schema to put on a Request for ``output=`` (``None`` when none was asked for)."""
+    return None if output is None else output_spec(output).schema
+
+
+def is_strict(schema: Mapping[str, Any]) -> bool:
+    """Whether every object in ``schema`` forbids extra keys and requires all its properties.
+
+    Providers with a strict JSON-schema mode (OpenAI) accept only such schemas.
+    """
+    if schema.get("type") == "object" or "properties" in schema:
+        properties = schema.get("properties", {})
+        if schema.get("additionalProperties") is not False or set(schema.get("required", ())) != set(properties):
+            return False
+    children: list[Any] = []
+    for key in ("properties", "$defs", "definitions"):
+        children += list(schema.get(key, {}).values())
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), Mapping):
+            children.append(schema[key])
+    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        children += list(schema.get(key, ()))
+    return all(is_strict(child) for child in children if isinstance(child, Mapping))
+
+
+def _safe_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_\-]", "_", name)[:64] or "output"
+
+
+def _check_json_schema(schema: dict[str, Any]) -> None:
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        raise LLMConfigurationError(f"output is not a valid JSON Schema: {exc.message}") from None
+
+
+def _json_schema_validator(schema: dict[str, Any]) -> Callable[[Any], Any]:
+    from jsonschema.validators import validator_for
+
+    validator = validator_for(schema)(schema)
+
+    def validate(data: Any) -> Any:
+        errors = [
+            {"path": "/".join(str(p) for p in e.absolute_path), "message": e.message}
+            for e in validator.iter_errors(data)
+        ]
+        if errors:
+            raise OutputInvalidError(errors)
+        return data
+
+    return validate
+
+
+def _pydantic_validator(adapter: TypeAdapter[Any]) -> Callable[[Any], Any]:
+    def validate(data: Any) -> Any:
+        try:
+            return adapter.validate_python(data)
+        except ValidationError as exc:
+            raise OutputInvalidError(pydantic_errors(exc)) from None
+
+    return validate
+
+
+def pydantic_errors(error: ValidationError) -> list[dict[str, Any]]:
+    """A pydantic ValidationError as ``{"path", "message"}`` items."""
+    return [{"path": "/".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in error.errors(include_url=False)]

@@ -1,0 +1,201 @@
+"""``complete`` with handled tools and/or structured output: model calls in rounds until a final answer.
+
+The rounds are written once, as a generator that yields what to do next (ask
+the model, run tools); a sync and an async driver perform those steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from llmplex.engine.request_builder import PromptInput, build_messages, build_tools
+from llmplex.errors import LLMConfigurationError, LLMOutputParseError, LLMToolLoopError
+from llmplex.events import ToolInvoked
+from llmplex.redaction import redact
+from llmplex.structured.plan import OutputPlan, choose_strategy
+from llmplex.structured.schema import output_spec
+from llmplex.tooling.context import ToolContext
+from llmplex.tooling.runner import ToolOutcome, ToolRunner
+from llmplex.types import Message, Response, Tool, ToolCall, Usage
+
+if TYPE_CHECKING:
+    from llmplex.client import Client
+    from llmplex.engine.call_args import CallArgs
+    from llmplex.engine.fallback import Call
+
+__all__ = ["DEFAULT_MAX_TOOL_ROUNDS", "Conversation", "wants_conversation"]
+
+DEFAULT_MAX_TOOL_ROUNDS = 10
+
+
+def wants_conversation(kwargs: Mapping[str, Any]) -> bool:
+    """Whether a call needs rounds: structured output, or tools that carry handlers."""
+    return kwargs.get("output") is not None or any(_has_handler(tool) for tool in kwargs.get("tools") or ())
+
+
+def _has_handler(tool: Any) -> bool:
+    if isinstance(tool, Tool):
+        return tool.handler is not None
+    if isinstance(tool, Mapping):
+        return tool.get("handler") is not None
+    return callable(tool)
+
+
+@dataclass(frozen=True)
+class _Ask:
+    call: Call
+
+
+@dataclass(frozen=True)
+class _RunTools:
+    calls: tuple[ToolCall, ...]
+
+
+class Conversation:
+    """One ``complete`` call that may take several model calls.
+
+    Tool rounds run handlers and send their results back until an answer has no
+    tool calls (at most ``max_tool_rounds`` rounds); with ``output=`` the answer
+    is then parsed and validated, and re-asked up to ``output_retries`` times.
+    Transport retries happen inside each model call and never count here. The
+    returned Response carries the usage of every round together.
+    """
+
+    def __init__(self, client: Client, model: str | None, prompt: PromptInput, kwargs: Mapping[str, Any]) -> None:
+        args = dict(kwargs)
+        output = args.pop("output", None)
+        self.output_retries = _count(args.pop("output_retries", None), "output_retries", 0, minimum=0)
+        self.max_tool_rounds = _count(
+            args.pop("max_tool_rounds", None), "max_tool_rounds", DEFAULT_MAX_TOOL_ROUNDS, minimum=1
+        )
+        strategy = args.pop("output_strategy", None)
+        context = args.pop("tool_context", None) or ToolContext()
+        if not isinstance(context, ToolContext):
+            raise LLMConfigurationError(f"tool_context must be a ToolContext, got {type(context).__name__}")
+        self.client = client
+        self.model = model
+        tools = build_tools(args.pop("tools", None))
+        route = client.route(model)
+        self.plan = (
+            OutputPlan(output_spec(output), choose_strategy(route.provider.info.capabilities, strategy))
+            if output is not None
+            else None
+        )
+        output_tool = self.plan.output_tool() if self.plan else None
+        forced = output_tool is not None and not any(tool.handler for tool in tools)
+        tool_choice = args.pop("tool_choice", None)
+        if output_tool is not None:
+            if output_tool.name in {tool.name for tool in tools}:
+                raise LLMConfigurationError(
+                    f"a tool is named {output_tool.name!r} like the output type; rename the tool or the type"
+                )
+            if forced and tool_choice is None:
+                tool_choice = output_tool.name
+            tools = (*tools, output_tool)
+        self.messages = _with_instructions(
+            list(build_messages(prompt, args.pop("system", None))),
+            self.plan.instructions(forced) if self.plan else None,
+        )
+        args.update(
+            deadline=client._deadline(args.pop("timeout", None), args.pop("deadline", None)),
+            tools=tools,
+            tool_choice=tool_choice,
+            output=self.plan.request_output() if self.plan else None,
+        )
+        self.round_args = cast("CallArgs", args)
+        self.runner = ToolRunner(tools, context, self._report)
+        self._current: Call | None = None
+
+    # -- drivers -------------------------------------------------------------------------
+
+    def run(self) -> Response:
+        """Run every round synchronously."""
+        steps = self._rounds()
+        reply: Any = None
+        while True:
+            try:
+                step = steps.send(reply)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            reply = step.call.complete() if isinstance(step, _Ask) else self.runner.run(step.calls)
+
+    async def arun(self) -> Response:
+        """Run every round asynchronously."""
+        steps = self._rounds()
+        reply: Any = None
+        while True:
+            try:
+                step = steps.send(reply)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            reply = await step.call.acomplete() if isinstance(step, _Ask) else await self.runner.arun(step.calls)
+
+    # -- the rounds ----------------------------------------------------------------------
+
+    def _rounds(self) -> Generator[_Ask | _RunTools, Any, Response]:
+        usage = Usage()
+        tool_rounds = parse_failures = 0
+        while True:
+            call = self._current = self.client._pipeline(self.model, self.messages, False, self.round_args)
+            response: Response = yield _Ask(call)
+            usage += response.usage
+            if self.runner.should_run(response):
+                if tool_rounds >= self.max_tool_rounds:
+                    raise self._loop_error(response)
+                tool_rounds += 1
+                outcomes: list[ToolOutcome] = yield _RunTools(response.tool_calls)
+                self.messages += [response.message(), *(outcome.message() for outcome in outcomes)]
+                continue
+            if self.plan is None:
+                return response.model_copy(update={"usage": usage})
+            try:
+                value = self.plan.read(response)
+            except LLMOutputParseError as exc:
+                if parse_failures >= self.output_retries:
+                    exc.context["output_retries"] = self.output_retries
+                    raise
+                parse_failures += 1
+                self.messages += self.plan.reask(response, exc)
+                continue
+            return response.model_copy(update={"usage": usage, "output": value})
+
+    def _loop_error(self, response: Response) -> LLMToolLoopError:
+        asked = ", ".join(sorted({call.name for call in response.tool_calls}))
+        return LLMToolLoopError(
+            f"the model still asked for tools ({asked}) after max_tool_rounds={self.max_tool_rounds} rounds; "
+            "raise max_tool_rounds or make the tools' results lead to an answer",
+            provider=response.provider or None,
+            model=response.model or None,
+        )
+
+    def _report(self, outcome: ToolOutcome) -> None:
+        if self._current is None:
+            return
+        self.client.telemetry.emit(
+            ToolInvoked,
+            name=outcome.call.name,
+            arguments=redact(outcome.arguments),
+            result=redact(outcome.result),
+            error=outcome.error,
+            duration=outcome.duration,
+            **self._current.pipeline.retrier.where(),
+        )
+
+
+def _with_instructions(messages: list[Message], instructions: str | None) -> list[Message]:
+    if not instructions:
+        return messages
+    if messages[0].role == "system":
+        first = messages[0]
+        return [first.model_copy(update={"content": f"{first.content or ''}\n\n{instructions}".strip()}), *messages[1:]]
+    return [Message.system(instructions), *messages]
+
+
+def _count(value: Any, name: str, default: int, *, minimum: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise LLMConfigurationError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+    return value

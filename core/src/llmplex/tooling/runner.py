@@ -1,0 +1,225 @@
+"""Run the tool calls of one model turn: validate arguments, call handlers, build tool messages.
+
+Nothing a tool does aborts the loop: an unknown tool, invalid arguments or a
+handler that raises become a tool message carrying the error, so the model
+can correct itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
+from dataclasses import dataclass
+from typing import Any
+
+import pydantic_core
+from pydantic import ValidationError
+
+from llmplex.engine.bridge import run_on_loop
+from llmplex.structured.schema import pydantic_errors
+from llmplex.tooling.context import ToolContext
+from llmplex.tooling.function_tool import FunctionHandler, context_parameter
+from llmplex.types import Message, Response, Tool, ToolCall
+
+__all__ = ["ToolOutcome", "ToolRunner"]
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """One call's result: ``content`` is what the model is sent back."""
+
+    call: ToolCall
+    content: str
+    arguments: Any = None
+    result: Any = None
+    error: str | None = None
+    duration: float = 0.0
+
+    def message(self) -> Message:
+        """The tool message answering the call."""
+        return Message.tool(self.call.id, self.content, self.call.name)
+
+
+@dataclass(frozen=True)
+class _Invocation:
+    call: ToolCall
+    handler: Callable[..., Any]
+    arguments: dict[str, Any]
+    kwargs: dict[str, Any]
+    uses_context: bool
+    is_async: bool
+
+
+class ToolRunner:
+    """Executes tool calls against the handlers of ``tools``, sharing one ToolContext."""
+
+    def __init__(
+        self,
+        tools: Sequence[Tool],
+        context: ToolContext,
+        on_outcome: Callable[[ToolOutcome], None] = lambda outcome: None,
+    ) -> None:
+        self.tools = {tool.name: tool for tool in tools}
+        self.context = context
+        self.on_outcome = on_outcome
+        self._context_params = {tool.name: _context_param(tool.handler) for tool in tools if tool.handler is not None}
+
+    def should_run(self, response: Response) -> bool:
+        """Whether ``response`` asks for tools this runner answers (none of them a tool without handler)."""
+        return bool(response.tool_calls) and all(
+            call.name not in self.tools or self.tools[call.name].handler is not None for call in response.tool_calls
+        )
+
+    # -- drivers -------------------------------------------------------------------------
+
+    def run(self, calls: Sequence[ToolCall]) -> list[ToolOutcome]:
+        """Run ``calls`` from sync code: sync handlers in order here, async ones together on the bridge loop."""
+        prepared = [self._prepare(call) for call in calls]
+        outcomes: dict[int, ToolOutcome] = {}
+        pending: dict[int, _Invocation] = {}
+        for index, item in enumerate(prepared):
+            if isinstance(item, ToolOutcome):
+                outcomes[index] = item
+            elif item.is_async:
+                pending[index] = item
+            else:
+                outcomes[index] = self._invoke(item)
+        if pending:
+            done = run_on_loop(lambda: self._gather(list(pending.values())))
+            outcomes.update(zip(pending, done, strict=True))
+        return self._report([outcomes[i] for i in range(len(prepared))])
+
+    async def arun(self, calls: Sequence[ToolCall]) -> list[ToolOutcome]:
+        """Run ``calls`` from async code: async handlers concurrently, sync ones in order."""
+        prepared = [self._prepare(call) for call in calls]
+        invocations = [item for item in prepared if isinstance(item, _Invocation)]
+        done = iter(await self._gather(invocations))
+        return self._report([item if isinstance(item, ToolOutcome) else next(done) for item in prepared])
+
+    def _report(self, outcomes: list[ToolOutcome]) -> list[ToolOutcome]:
+        for outcome in outcomes:
+            self.on_outcome(outcome)
+        return outcomes
+
+    # -- one call ------------------------------------------------------------------------
+
+    def _prepare(self, call: ToolCall) -> _Invocation | ToolOutcome:
+        tool = self.tools.get(call.name)
+        if tool is None or tool.handler is None:
+            known = ", ".join(sorted(name for name, t in self.tools.items() if t.handler is not None)) or "none"
+            return _failed(call, None, f"unknown tool {call.name!r}; available tools: {known}")
+        try:
+            arguments = call.parsed_arguments()
+        except ValueError as exc:
+            return _failed(call, call.arguments, f"the arguments of {call.name!r} are not valid JSON ({exc})")
+        if not isinstance(arguments, dict):
+            return _failed(call, arguments, f"the arguments of {call.name!r} must be a JSON object")
+        handler = tool.handler
+        try:
+            kwargs = _validated(tool, handler, arguments)
+        except _InvalidArgumentsError as exc:
+            return _failed(call, arguments, f"invalid arguments for {call.name!r}: {exc}")
+        context_param = self._context_params[tool.name]
+        if context_param is not None:
+            kwargs[context_param] = self.context
+        return _Invocation(call, handler, arguments, kwargs, context_param is not None, _is_async(handler))
+
+    def _invoke(self, invocation: _Invocation) -> ToolOutcome:
+        started = time.perf_counter()
+        try:
+            with self.context.transaction() if invocation.uses_context else nullcontext():
+                result = invocation.handler(**invocation.kwargs)
+                if inspect.isawaitable(result):
+                    awaitable = result
+                    result = run_on_loop(lambda: awaitable)
+        except Exception as exc:
+            return _raised(invocation, exc, time.perf_counter() - started)
+        return _succeeded(invocation, result, time.perf_counter() - started)
+
+    async def _ainvoke(self, invocation: _Invocation, lock: asyncio.Lock) -> ToolOutcome:
+        started = time.perf_counter()
+        serial: AbstractAsyncContextManager[Any] = lock if invocation.uses_context else nullcontext()
+        try:
+            async with serial:
+                with self.context.transaction() if invocation.uses_context else nullcontext():
+                    result = invocation.handler(**invocation.kwargs)
+                    if inspect.isawaitable(result):
+                        result = await result
+        except Exception as exc:
+            return _raised(invocation, exc, time.perf_counter() - started)
+        return _succeeded(invocation, result, time.perf_counter() - started)
+
+    async def _gather(self, invocations: list[_Invocation]) -> list[ToolOutcome]:
+        lock = asyncio.Lock()
+        results: dict[int, ToolOutcome] = {}
+        concurrent = []
+        for index, invocation in enumerate(invocations):
+            if invocation.is_async:
+                concurrent.append((index, asyncio.ensure_future(self._ainvoke(invocation, lock))))
+            else:
+                results[index] = await self._ainvoke(invocation, lock)
+        for index, task in concurrent:
+            results[index] = await task
+        return [results[i] for i in range(len(invocations))]
+
+
+class _InvalidArgumentsError(Exception):
+    pass
+
+
+def _validated(tool: Tool, handler: Callable[..., Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(handler, FunctionHandler):
+        try:
+            return handler.keyword_arguments(arguments)
+        except ValidationError as exc:
+            raise _InvalidArgumentsError(_describe(pydantic_errors(exc))) from None
+    from jsonschema.validators import validator_for
+
+    validator = validator_for(tool.parameters)(tool.parameters)
+    errors = [
+        {"path": "/".join(str(p) for p in e.absolute_path), "message": e.message}
+        for e in validator.iter_errors(arguments)
+    ]
+    if errors:
+        raise _InvalidArgumentsError(_describe(errors))
+    return dict(arguments)
+
+
+def _describe(errors: list[dict[str, Any]]) -> str:
+    return "; ".join(f"{e['path'] or '(arguments)'}: {e['message']}" for e in errors)
+
+
+def _context_param(handler: Callable[..., Any]) -> str | None:
+    return handler.context_param if isinstance(handler, FunctionHandler) else context_parameter(handler)
+
+
+def _is_async(handler: Callable[..., Any]) -> bool:
+    if isinstance(handler, FunctionHandler):
+        return handler.is_async
+    return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(type(handler).__call__)
+
+
+def _render(result: Any) -> str:
+    if isinstance(result, str):
+        return result
+    return pydantic_core.to_json(result, fallback=str).decode()
+
+
+def _failed(call: ToolCall, arguments: Any, message: str) -> ToolOutcome:
+    return ToolOutcome(call, f"Error: {message}", arguments=arguments, error=message)
+
+
+def _raised(invocation: _Invocation, exc: Exception, duration: float) -> ToolOutcome:
+    message = f"tool {invocation.call.name!r} failed: {type(exc).__name__}: {exc}"
+    return ToolOutcome(
+        invocation.call, f"Error: {message}", arguments=invocation.arguments, error=message, duration=duration
+    )
+
+
+def _succeeded(invocation: _Invocation, result: Any, duration: float) -> ToolOutcome:
+    return ToolOutcome(
+        invocation.call, _render(result), arguments=invocation.arguments, result=result, duration=duration
+    )
