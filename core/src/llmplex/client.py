@@ -10,15 +10,14 @@ from typing import TYPE_CHECKING, Any, Unpack
 from llmplex.config.loader import load_config
 from llmplex.config.schema import Config
 from llmplex.engine.call_args import CallArgs
-from llmplex.engine.pipeline import Pipeline
+from llmplex.engine.fallback import Call, CallPlanner
 from llmplex.engine.request_builder import PromptInput, build_request
-from llmplex.engine.retrier import RetryPlan
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMConfigurationError
 from llmplex.plugins.host import PluginHost
+from llmplex.reliability.budget import Budget, BudgetTracker
 from llmplex.reliability.clock import Clock
 from llmplex.reliability.deadline import Deadline
-from llmplex.reliability.throttle import ThrottlePolicy
 from llmplex.routing import Route, Router
 from llmplex.types import OutputSchema, Response, StreamEvent
 
@@ -29,7 +28,18 @@ __all__ = ["Client"]
 
 _request_ids = itertools.count(1)
 _CONTROL_ARGS = frozenset(
-    {"system", "tools", "tool_choice", "provider_options", "previous_response_id", "timeout", "deadline", "throttle"}
+    {
+        "system",
+        "tools",
+        "tool_choice",
+        "provider_options",
+        "previous_response_id",
+        "timeout",
+        "deadline",
+        "throttle",
+        "budget",
+        "fallbacks",
+    }
 )
 _CONVERSATION_ARGS = frozenset({"output", "output_retries", "output_strategy", "max_tool_rounds", "tool_context"})
 
@@ -40,7 +50,9 @@ class Client:
     ``config`` is a :class:`~llmplex.config.schema.Config`, a mapping, or the path
     of a TOML file; keyword ``overrides`` (``default_model=...``,
     ``disabled=[...]``) win over every other source. ``plugins`` are extra
-    in-process plugin objects (observers, pipeline wrappers).
+    in-process plugin objects (observers, pipeline wrappers). ``budget`` (a
+    :class:`~llmplex.reliability.budget.Budget` or a shared ``BudgetTracker``)
+    caps every call of this client, instead of the config's ``[budget]`` table.
     """
 
     def __init__(
@@ -49,6 +61,7 @@ class Client:
         *,
         plugins: Sequence[object] = (),
         clock: Clock | None = None,
+        budget: Budget | BudgetTracker | None = None,
         **overrides: Any,
     ) -> None:
         self.config, origins = load_config(config, overrides)
@@ -56,7 +69,7 @@ class Client:
         self.router = Router(self.config, origins, self.host)
         self.telemetry = Telemetry(self.host)
         self.clock = clock or Clock()
-        self.policy = ThrottlePolicy.from_config(self.config.throttle)
+        self.calls = CallPlanner(self.config, self.router, self.telemetry, self.clock, budget)
         self._observers_ready = False
         for plugin in plugins:
             self.host.register_observer(plugin)
@@ -82,7 +95,7 @@ class Client:
             raise LLMConfigurationError(f"timeout must be a positive number of seconds, got {seconds!r}")
         return Deadline.after(seconds, self.clock) if seconds is not None else None
 
-    def _pipeline(self, model: str | None, prompt: PromptInput, stream: bool, args: CallArgs) -> Pipeline:
+    def _pipeline(self, model: str | None, prompt: PromptInput, stream: bool, args: CallArgs) -> Call:
         if not self._observers_ready:
             self.host.load_observers()
             self._observers_ready = True
@@ -98,12 +111,14 @@ class Client:
             stream=stream,
             output=_request_output(args.get("output")),
             options={
-                k: v for k, v in args.items() if k not in _CONTROL_ARGS and k not in _CONVERSATION_ARGS and v is not None
+                k: v
+                for k, v in args.items()
+                if k not in _CONTROL_ARGS and k not in _CONVERSATION_ARGS and v is not None
             },
         )
         deadline = self._deadline(args.get("timeout"), args.get("deadline"))
-        plan = RetryPlan(args.get("throttle") or self.policy, deadline, self.clock)
-        return Pipeline(f"req-{next(_request_ids)}", route, request, plan, self.telemetry)
+        written = self.config.default_model if model is None else model
+        return self.calls.start(f"req-{next(_request_ids)}", written, route, request, deadline, args)
 
     def _conversation(self, model: str | None, prompt: PromptInput, args: CallArgs) -> Conversation:
         from llmplex.tooling.conversation import Conversation

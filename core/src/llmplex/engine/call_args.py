@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from llmplex.engine.request_builder import ToolInput
+from llmplex.reliability.budget import Budget, BudgetTracker
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.throttle import ThrottlePolicy
 
@@ -26,7 +27,13 @@ class CallArgs(TypedDict, total=False):
         tool_choice: ``"auto"``, ``"none"``, ``"required"`` or one tool's name.
         timeout: seconds until the deadline (default: config ``timeout``).
         deadline: an absolute :class:`~llmplex.reliability.deadline.Deadline`.
-        throttle: a retry policy for this call.
+        throttle: a retry policy for this call, or a mapping of the fields to change
+            (``{"max_attempts": 1}`` turns retries off).
+        budget: a :class:`~llmplex.reliability.budget.Budget` for this call alone, or a
+            ``BudgetTracker`` shared with other calls; checked before every attempt.
+        fallbacks: models to try in order once this model's retries are exhausted on a
+            retryable error (``["anthropic:claude-sonnet-4-5"]``), or a table like the
+            config's ``fallbacks``; replaces the config's for this call (``[]``: none).
         provider_options: passed through to the provider's payload untouched.
         previous_response_id: continue a stored response chain (where supported).
         output: a pydantic model, dataclass, TypedDict or JSON Schema dict; the answer's
@@ -44,7 +51,9 @@ class CallArgs(TypedDict, total=False):
     tool_choice: str | None
     timeout: float | None
     deadline: Deadline | None
-    throttle: ThrottlePolicy | None
+    throttle: ThrottlePolicy | Mapping[str, Any] | None
+    budget: Budget | BudgetTracker | None
+    fallbacks: Sequence[str] | Mapping[str, Sequence[str]] | None
     provider_options: Mapping[str, Any] | None
     previous_response_id: str | None
     temperature: float | None
