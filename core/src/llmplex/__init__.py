@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
     from typing import Unpack
 
+    from llmplex.batching import abatch, batch
     from llmplex.client import Client
     from llmplex.config.schema import Config, ThrottleConfig
     from llmplex.engine.call_args import CallArgs
@@ -49,12 +50,14 @@ if TYPE_CHECKING:
         Throttled,
         ToolInvoked,
     )
+    from llmplex.facade import LLMClient, LLMRequest
     from llmplex.hookspecs import hookimpl
     from llmplex.provider import Capabilities, ProviderInfo, ProviderSettings
     from llmplex.reliability.budget import Budget, BudgetSnapshot, BudgetTracker
     from llmplex.reliability.clock import Clock
     from llmplex.reliability.deadline import Deadline
     from llmplex.reliability.throttle import ThrottlePolicy
+    from llmplex.tooling import ToolContext
     from llmplex.types import (
         LLMConfig,
         Message,
@@ -84,6 +87,11 @@ _LAZY: dict[str, str] = {
     "Clock": "llmplex.reliability.clock",
     "Deadline": "llmplex.reliability.deadline",
     "ThrottlePolicy": "llmplex.reliability.throttle",
+    "abatch": "llmplex.batching",
+    "batch": "llmplex.batching",
+    "LLMClient": "llmplex.facade",
+    "LLMRequest": "llmplex.facade",
+    "ToolContext": "llmplex.tooling",
     **dict.fromkeys(
         [
             "LLMAPIError",
