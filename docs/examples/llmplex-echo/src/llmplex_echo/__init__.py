@@ -1,0 +1,120 @@
+"""llmplex-echo: a provider plugin for a tiny JSON echo API, written as a third party would.
+
+Wire format: ``POST {base_url}/v1/echo`` with ``{"model", "messages", "options"}``
+answers ``{"id", "model", "text", "usage": {"input_tokens", "output_tokens"}}``;
+failures are an HTTP status with ``{"error": {"type", "message"}}``. With
+``base_url = "local"`` (the default) the API is answered in-process: it echoes
+the last user message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from pydantic import SecretStr
+
+from llmplex.errors import (
+    LLMBadRequestError,
+    LLMConfigurationError,
+    LLMConnectionError,
+    LLMError,
+    LLMQuotaExhaustedError,
+    LLMRateLimitError,
+    LLMServerError,
+    LLMTimeoutError,
+)
+from llmplex.hookspecs import hookimpl
+from llmplex.provider import Capabilities, ProviderInfo, ProviderSettings
+from llmplex.types import Request, Response, Usage
+
+
+class EchoSettings(ProviderSettings):
+    """``api_key`` (``ECHO_API_KEY``) and the API's ``base_url`` (``ECHO_BASE_URL``)."""
+
+    env_vars = {"api_key": ("ECHO_API_KEY",), "base_url": ("ECHO_BASE_URL",)}
+
+    api_key: SecretStr | None = None
+    base_url: str = "local"
+
+
+def _local_api(request: httpx.Request) -> httpx.Response:
+    body = json.loads(request.content)
+    text = next((m["content"] for m in reversed(body["messages"]) if m["role"] == "user"), "")
+    words = sum(len(m["content"].split()) for m in body["messages"])
+    usage = {"input_tokens": words, "output_tokens": len(text.split())}
+    return httpx.Response(200, json={"id": "echo-local", "model": body["model"], "text": text, "usage": usage})
+
+
+def _client(settings: EchoSettings) -> httpx.Client:
+    local = settings.base_url == "local"
+    key = settings.api_key.get_secret_value() if settings.api_key else None
+    return httpx.Client(
+        base_url="http://echo.invalid" if local else settings.base_url,
+        transport=httpx.MockTransport(_local_api) if local else None,
+        headers={"authorization": f"Bearer {key}"} if key else None,
+    )
+
+
+@hookimpl
+def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None:
+    """Serve the ``echo:`` prefix."""
+    register(
+        ProviderInfo(
+            name="echo",
+            settings_model=EchoSettings,
+            capabilities=Capabilities(streaming=False),
+            default_model="echo-1",
+            create_client=_client,
+            description="Example third-party plugin: a JSON echo API.",
+        )
+    )
+
+
+@hookimpl
+def llmplex_format(request: Request) -> dict[str, Any]:
+    """Messages and the options that were set; tools cannot be expressed."""
+    if request.tools or any(m.role == "tool" or m.tool_calls for m in request.messages):
+        raise LLMConfigurationError("the echo provider has no tools: remove tools= and tool messages")
+    messages = [{"role": m.role, "content": m.content or ""} for m in request.messages]
+    return {"model": request.model, "messages": messages, "options": request.config.set_options()}
+
+
+@hookimpl
+def llmplex_call(payload: dict[str, Any], client: httpx.Client, timeout: float | None) -> Any:
+    """POST the payload; an error status raises ``httpx.HTTPStatusError``."""
+    answer = client.post("/v1/echo", json=payload, timeout=timeout)
+    answer.raise_for_status()
+    return answer.json()
+
+
+@hookimpl
+def llmplex_parse(raw: dict[str, Any]) -> Response:
+    """The API's answer as a core Response."""
+    return Response(text=raw["text"], model=raw["model"], response_id=raw["id"], usage=Usage(**raw["usage"]), raw=raw)
+
+
+@hookimpl
+def llmplex_classify_error(error: BaseException) -> LLMError | None:
+    """httpx failures and error statuses as the core taxonomy; anything else is left to core."""
+    if isinstance(error, httpx.TimeoutException):
+        return LLMTimeoutError("the echo API did not answer in time", cause=error)
+    if isinstance(error, httpx.TransportError):
+        return LLMConnectionError(f"cannot reach the echo API: {error}", cause=error)
+    if not isinstance(error, httpx.HTTPStatusError):
+        return None
+    answer, status = error.response, error.response.status_code
+    body = answer.json() if answer.headers.get("content-type", "").startswith("application/json") else answer.text
+    detail = body.get("error", {}) if isinstance(body, dict) else {}
+    facts: dict[str, Any] = {"status_code": status, "response_body": body, "headers": answer.headers, "cause": error}
+    message = f"echo API answered {status}: {detail.get('message', answer.reason_phrase)}"
+    if detail.get("type") == "insufficient_quota":
+        return LLMQuotaExhaustedError(message, **facts)
+    retry_after = float(answer.headers["retry-after"]) if "retry-after" in answer.headers else None
+    if status == 429:
+        return LLMRateLimitError(message, retry_after=retry_after, **facts)
+    if status >= 500:
+        return LLMServerError(message, retry_after=retry_after, **facts)
+    return LLMBadRequestError(message, **facts)
