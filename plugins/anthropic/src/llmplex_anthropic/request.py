@@ -15,12 +15,9 @@ __all__ = ["format_request", "uses_native_output"]
 _NO_NATIVE_OUTPUT = re.compile(r"^claude-(instant|2|3)|^claude-(sonnet|opus)-4(-[01])?(-\d{8})?$")
 """Models released before ``output_config.format``: structured output goes through a forced tool."""
 
-_UNSUPPORTED_OPTIONS = {
-    "presence_penalty": "presence_penalty",
-    "frequency_penalty": "frequency_penalty",
-    "seed": "seed",
-}
-_MAX_TEMPERATURE = 1.0
+_SUPPORTED_OPTIONS = ("max_tokens", "stop")
+"""The Messages API of SDK 2.x (API version 2026-10-21) has no sampling parameters:
+temperature, top_p and top_k are rejected with a 400, so they fail here, before sending."""
 
 
 def uses_native_output(model: str, settings: AnthropicSettings) -> bool:
@@ -53,19 +50,15 @@ def format_request(request: Request, settings: AnthropicSettings) -> dict[str, A
 
 def _options(request: Request) -> dict[str, Any]:
     options = request.config.set_options()
-    unsupported = sorted(name for name in options if name in _UNSUPPORTED_OPTIONS)
+    unsupported = sorted(name for name in options if name not in _SUPPORTED_OPTIONS)
     if unsupported:
         raise LLMConfigurationError(
-            f"Anthropic does not support {', '.join(unsupported)}: remove it from the request "
-            "(supported: temperature, max_tokens, top_p, stop)"
+            f"the Anthropic Messages API does not accept {', '.join(unsupported)}: remove it from the request "
+            "(supported: max_tokens, stop)"
         )
-    temperature = options.get("temperature")
-    if temperature is not None and temperature > _MAX_TEMPERATURE:
-        raise LLMConfigurationError(f"Anthropic accepts temperature between 0 and 1, got {temperature}")
     wire: dict[str, Any] = {}
-    for name in ("max_tokens", "temperature", "top_p"):
-        if name in options:
-            wire[name] = options[name]
+    if "max_tokens" in options:
+        wire["max_tokens"] = options["max_tokens"]
     if "stop" in options:
         wire["stop_sequences"] = list(options["stop"])
     return wire
