@@ -85,3 +85,17 @@ def test_console_script_runs_as_a_real_process() -> None:
         check=False,
     )
     assert (result.returncode, result.stdout) == (0, "hi\n"), result.stderr
+
+
+def test_plugins_contribute_commands_lazily() -> None:
+    code, out, _ = invoke("--help")
+    assert code == 0
+    assert "hello" in out
+    assert invoke("hello", "you") == (0, "hello you from a plugin\n", "")
+
+
+def test_a_broken_plugin_command_is_reported_without_breaking_others() -> None:
+    code, _, err = invoke("brokencmd")
+    assert code == 1
+    assert "command 'brokencmd' from llmplex-testplugins failed to load" in err
+    assert invoke("complete", "-m", "mock:echo", "ok")[1] == "ok\n"

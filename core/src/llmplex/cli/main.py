@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import traceback
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 import click
@@ -17,8 +18,36 @@ from llmplex.errors import LLMError
 __all__ = ["cli", "main"]
 
 
+COMMAND_GROUP = "llmplex.commands"
+
+
 class _Group(click.Group):
-    """Turns every LLMError into one line on stderr and an exit status per kind."""
+    """Turns every LLMError into one line on stderr and an exit status per kind.
+
+    Plugins add subcommands through entry points in the ``llmplex.commands``
+    group (name = command, value = ``module:click_command``); a plugin command
+    is imported only when it is run or help lists it, and a broken one is
+    reported without breaking the others.
+    """
+
+    def _plugin_commands(self) -> dict[str, EntryPoint]:
+        return {ep.name: ep for ep in entry_points(group=COMMAND_GROUP) if ep.name not in self.commands}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self._plugin_commands()})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            return command
+        entry = self._plugin_commands().get(cmd_name)
+        if entry is None:
+            return None
+        try:
+            loaded = entry.load()
+        except Exception as exc:
+            return _broken_command(cmd_name, entry, exc)
+        return loaded if isinstance(loaded, click.Command) else None
 
     def invoke(self, ctx: click.Context) -> object:
         try:
@@ -28,6 +57,17 @@ class _Group(click.Group):
                 traceback.print_exc()
             click.echo(f"error: {type(exc).__name__}: {exc}", err=True)
             ctx.exit(exit_code_for(exc))
+
+
+def _broken_command(name: str, entry: EntryPoint, error: Exception) -> click.Command:
+    """A stand-in that lists as broken in help and fails with the reason when run."""
+    dist = entry.dist.name if entry.dist else "its plugin"
+    message = f"command {name!r} from {dist} failed to load: {type(error).__name__}: {error}"
+
+    def fail() -> None:
+        raise click.ClickException(message)
+
+    return click.Command(name, callback=fail, help=f"(broken) {message}", short_help="(broken plugin command)")
 
 
 @click.group(cls=_Group)
