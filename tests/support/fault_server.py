@@ -79,10 +79,16 @@ class FaultServer:
     # --- lifecycle --------------------------------------------------------------------
 
     @property
+    def address(self) -> tuple[str, int]:
+        """The (host, port) the server listens on."""
+        host, port = self._httpd.server_address[:2]
+        return str(host), int(port)
+
+    @property
     def url(self) -> str:
         """Base URL for an OpenAI client, ending in ``/v1``."""
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        host, port = self.address
+        return f"http://{host}:{port}/v1"
 
     def start(self) -> FaultServer:
         """Start serving in a background thread."""
