@@ -1,0 +1,71 @@
+"""Which providers the plugin reports to, and whether it may record content."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+
+from opentelemetry import metrics, trace
+from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
+from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider, TracerProvider
+
+__all__ = ["CAPTURE_CONTENT_ENV", "Options", "current", "instrument", "uninstrument"]
+
+CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+
+
+@dataclass(frozen=True)
+class Options:
+    """What :func:`instrument` set; ``None`` means the global provider / the environment."""
+
+    tracer_provider: TracerProvider | None = None
+    meter_provider: MeterProvider | None = None
+    capture_content: bool | None = None
+
+
+_lock = threading.Lock()
+_options = Options()
+
+
+def instrument(
+    *,
+    tracer_provider: TracerProvider | None = None,
+    meter_provider: MeterProvider | None = None,
+    capture_content: bool | None = None,
+) -> None:
+    """Report to these providers instead of the global ones; ``capture_content`` records prompts and tool data."""
+    global _options
+    with _lock:
+        _options = Options(tracer_provider, meter_provider, capture_content)
+
+
+def uninstrument() -> None:
+    """Back to the global providers and the environment variable."""
+    instrument()
+
+
+def current() -> Options:
+    """The options in force."""
+    return _options
+
+
+def active_tracer_provider() -> TracerProvider | None:
+    """The tracer provider to use, or ``None`` when no real one is configured."""
+    provider = _options.tracer_provider or trace.get_tracer_provider()
+    return None if isinstance(provider, (ProxyTracerProvider, NoOpTracerProvider)) else provider
+
+
+def active_meter_provider() -> MeterProvider | None:
+    """The meter provider to use, or ``None`` when no real one is configured."""
+    provider = _options.meter_provider or metrics.get_meter_provider()
+    if isinstance(provider, NoOpMeterProvider) or type(provider).__name__ == "_ProxyMeterProvider":
+        return None
+    return provider
+
+
+def capture_content() -> bool:
+    """Whether prompt payloads and tool arguments/results may be recorded (opt-in)."""
+    if _options.capture_content is not None:
+        return _options.capture_content
+    return os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower() in ("1", "true", "yes")
