@@ -69,6 +69,7 @@ class FaultServer:
         self._records: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self._stop_lock = threading.Lock()
         self._connections: set[socket.socket] = set()
         self.set_random(failure_rate, random_faults, seed)
         self._httpd = _HTTPServer(self)
@@ -98,9 +99,10 @@ class FaultServer:
 
     def stop(self) -> None:
         """Stop serving, drop open connections and join all threads (idempotent)."""
-        if self._stopping.is_set():
-            return
-        self._stopping.set()
+        with self._stop_lock:  # the watchdog and the owner may both call stop()
+            if self._stopping.is_set():
+                return
+            self._stopping.set()
         self._watchdog.cancel()
         if self._serve_thread.is_alive():
             self._httpd.shutdown()
