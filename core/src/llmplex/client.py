@@ -61,7 +61,7 @@ class Client:
         *,
         plugins: Sequence[object] = (),
         clock: Clock | None = None,
-        budget: Budget | BudgetTracker | None = None,
+        budget: Budget | BudgetTracker | Mapping[str, int | None] | None = None,
         **overrides: Any,
     ) -> None:
         self.config, origins = load_config(config, overrides)

@@ -7,7 +7,7 @@ events are already redacted.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
@@ -40,7 +40,7 @@ class Event:
 
     def fields(self) -> dict[str, Any]:
         """The event as plain data (what log records carry under ``llmplex``)."""
-        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        data = {item.name: getattr(self, item.name) for item in fields(self)}
         plain = {k: v.model_dump() if isinstance(v, BaseModel) else v for k, v in data.items()}
         return {"event": self.log_name, **plain}
 

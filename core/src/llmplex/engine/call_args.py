@@ -52,7 +52,7 @@ class CallArgs(TypedDict, total=False):
     timeout: float | None
     deadline: Deadline | None
     throttle: ThrottlePolicy | Mapping[str, Any] | None
-    budget: Budget | BudgetTracker | None
+    budget: Budget | BudgetTracker | Mapping[str, int | None] | None
     fallbacks: Sequence[str] | Mapping[str, Sequence[str]] | None
     provider_options: Mapping[str, Any] | None
     previous_response_id: str | None

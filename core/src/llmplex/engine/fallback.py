@@ -12,6 +12,7 @@ and gets its own retries under its provider's throttle policy.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -32,7 +33,7 @@ from llmplex.types import Request, Response, StreamEvent
 __all__ = ["Call", "CallPlanner"]
 
 ThrottleInput = ThrottlePolicy | Mapping[str, Any] | None
-BudgetInput = Budget | BudgetTracker | None
+BudgetInput = Budget | BudgetTracker | Mapping[str, int | None] | None
 FallbacksInput = Sequence[str] | Mapping[str, Sequence[str]] | None
 
 
@@ -227,10 +228,19 @@ class Call:
 def _tracker(budget: Any) -> BudgetTracker | None:
     if budget is None or isinstance(budget, BudgetTracker):
         return budget
+    if isinstance(budget, Mapping):
+        names = [f.name for f in dataclasses.fields(Budget)]
+        unknown = sorted(set(budget) - set(names))
+        if unknown:
+            raise LLMConfigurationError(
+                f"unknown budget setting {', '.join(map(repr, unknown))}; valid settings: {', '.join(names)}"
+            )
+        budget = Budget(**budget)
     if isinstance(budget, Budget):
         return BudgetTracker(budget)
     raise LLMConfigurationError(
-        f"budget must be an llmplex.Budget or an llmplex.BudgetTracker, got {type(budget).__name__}"
+        "budget must be an llmplex.Budget, an llmplex.BudgetTracker or a mapping such as "
+        f"{{'max_total_tokens': 10000}}, got {type(budget).__name__}"
     )
 
 

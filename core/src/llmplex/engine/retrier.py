@@ -80,10 +80,12 @@ class Retrier:
         if deadline is not None and deadline.expired:
             raise self._stopped(self.deadline_error())
         route = self.attempt_runner.route
-        for tracker in self.plan.budgets:
+        for index, tracker in enumerate(self.plan.budgets):
             try:
                 tracker.admit(route.provider.name, route.model)
             except LLMError as error:
+                for admitted in self.plan.budgets[:index]:
+                    admitted.release()
                 error.attempts = self.sent
                 raise self._stopped(error) from None
         self.attempt += 1

@@ -95,6 +95,11 @@ class BudgetTracker:
             context={"budget": asdict(budget)},
         )
 
+    def release(self) -> None:
+        """Give back a request reserved by :meth:`admit` that was not sent after all."""
+        with self._lock:
+            self._requests -= 1
+
     def record(self, usage: Usage) -> None:
         """Add the usage of one answer."""
         with self._lock:

@@ -1,0 +1,203 @@
+"""Deadlines through the public API: checked before each attempt, passed down as the SDK timeout,
+and never overrun — not by a hang, not by a stream that stalls — in sync, async and streaming calls."""
+
+from __future__ import annotations
+
+import asyncio
+import time as real_time
+from collections.abc import AsyncIterator, Awaitable, Generator, Iterator
+from typing import Any
+
+import pytest
+
+import llmplex
+from llmplex import Deadline, LLMDeadlineExceededError, LLMRateLimitError, LLMServerError, hookimpl
+from tests.reliability.fakes import FakeTime
+
+OVERRUN = 0.05  # the most real time a call may run past its deadline
+
+
+class TimeoutSpy:
+    """A pipeline wrapper recording the ``timeout`` each attempt hands the provider."""
+
+    def __init__(self) -> None:
+        self.timeouts: list[float | None] = []
+
+    @hookimpl(wrapper=True)
+    def llmplex_call(self, timeout: float | None) -> Generator[None, Any, Any]:
+        self.timeouts.append(timeout)
+        return (yield)
+
+
+class Staller:
+    """A pipeline wrapper whose streams deliver ``after`` raw events, then go silent for ``seconds``."""
+
+    def __init__(self, after: int = 1, seconds: float = 3.0) -> None:
+        self.after, self.seconds = after, seconds
+
+    @hookimpl(wrapper=True)
+    def llmplex_stream(self) -> Generator[None, Any, Iterator[Any]]:
+        events = yield
+
+        def stalling() -> Iterator[Any]:
+            for index, event in enumerate(events):
+                if index == self.after:
+                    real_time.sleep(self.seconds)
+                yield event
+
+        return stalling()
+
+    @hookimpl(wrapper=True)
+    def llmplex_astream(self) -> Generator[None, Any, Awaitable[AsyncIterator[Any]]]:
+        opening = yield
+
+        async def stalling(events: AsyncIterator[Any]) -> AsyncIterator[Any]:
+            index = 0
+            async for event in events:
+                if index == self.after:
+                    await asyncio.sleep(self.seconds)
+                index += 1
+                yield event
+
+        async def opened() -> AsyncIterator[Any]:
+            return stalling(await opening)
+
+        return opened()
+
+
+def _consume(iterator: Iterator[llmplex.StreamEvent]) -> list[llmplex.StreamEvent]:
+    return list(iterator)
+
+
+async def _aconsume(iterator: AsyncIterator[llmplex.StreamEvent]) -> list[llmplex.StreamEvent]:
+    return [event async for event in iterator]
+
+
+# -- before anything is sent ---------------------------------------------------------------
+
+
+def test_an_expired_deadline_fails_before_anything_is_sent(client: llmplex.Client, mock_backend: Any) -> None:
+    expired = Deadline.after(0)
+    with pytest.raises(LLMDeadlineExceededError, match="before the request could be sent") as info:
+        client.complete("mock:m", "x", deadline=expired)
+    assert info.value.attempts == 0 and mock_backend.calls == []
+    with pytest.raises(LLMDeadlineExceededError):
+        _consume(client.stream("mock:m", "x", deadline=expired))
+    with pytest.raises(LLMDeadlineExceededError):
+        asyncio.run(client.acomplete("mock:m", "x", deadline=expired))
+    with pytest.raises(LLMDeadlineExceededError):
+        asyncio.run(_aconsume(client.astream("mock:m", "x", deadline=expired)))
+    assert mock_backend.calls == []
+
+
+def test_the_remaining_time_is_the_sdk_timeout_of_each_attempt() -> None:
+    time = FakeTime(draw=0.5)
+    spy = TimeoutSpy()
+    client = llmplex.Client(clock=time.clock(), plugins=[spy])
+    backend = client.provider_client("mock")
+    backend.push_error(LLMServerError("503"))
+    backend.push_error(LLMServerError("503"))
+    client.complete("mock:m", "x", timeout=10)
+    assert spy.timeouts == [10.0, 9.75, 9.25]
+    client.complete("mock:m", "x")
+    assert spy.timeouts[-1] is None  # no deadline, no timeout
+
+
+def test_config_timeout_is_the_default_deadline() -> None:
+    spy = TimeoutSpy()
+    client = llmplex.Client(clock=FakeTime().clock(), plugins=[spy], timeout=4)
+    client.complete("mock:m", "x")
+    assert spy.timeouts == [4.0]
+
+
+def test_a_retry_wait_that_would_pass_the_deadline_is_not_started() -> None:
+    time = FakeTime()
+    client = llmplex.Client(clock=time.clock())
+    client.provider_client("mock").push_error(LLMRateLimitError("429", retry_after=2))
+    with pytest.raises(LLMRateLimitError) as info:
+        client.complete("mock:m", "x", timeout=1)
+    assert time.sleeps == [] and info.value.attempts == 1 and info.value.retryable
+    assert "would pass the deadline" in info.value.context["gave_up"]
+
+
+def test_backoff_stops_when_the_next_wait_no_longer_fits() -> None:
+    time = FakeTime(draw=0.5)
+    client = llmplex.Client(clock=time.clock())
+    backend = client.provider_client("mock")
+    for _ in range(5):
+        backend.push_error(LLMServerError("503"))
+    with pytest.raises(LLMServerError) as info:
+        client.complete("mock:m", "x", timeout=1.0)
+    assert time.sleeps == [0.25, 0.5] and info.value.attempts == 3  # a 1.0 s wait does not fit in 0.25 s
+
+
+# -- real time: a hang or a stall ends at the deadline -----------------------------------
+
+
+def _hanging_client(after: int = 1) -> llmplex.Client:
+    return llmplex.Client(plugins=[Staller(after=after)])
+
+
+def _assert_on_time(deadline: Deadline) -> None:
+    late = real_time.monotonic() - deadline.at
+    assert -0.005 <= late < OVERRUN, f"ended {late * 1000:+.1f} ms after the deadline"
+
+
+def _run(client: llmplex.Client, mode: str, deadline: Deadline) -> object:
+    if mode == "complete":
+        return client.complete("mock:m", "x", deadline=deadline)
+    if mode == "acomplete":
+        return asyncio.run(client.acomplete("mock:m", "x", deadline=deadline))
+    if mode == "stream":
+        return _consume(client.stream("mock:m", "x", deadline=deadline))
+    return asyncio.run(_aconsume(client.astream("mock:m", "x", deadline=deadline)))
+
+
+@pytest.mark.parametrize("mode", ["complete", "acomplete", "stream", "astream"])
+def test_a_hanging_provider_ends_at_the_deadline(mode: str) -> None:
+    client = llmplex.Client()
+    client.provider_client("mock").push("late", delay=3.0)
+    deadline = Deadline.after(0.3)
+    with pytest.raises(LLMDeadlineExceededError) as info:
+        _run(client, mode, deadline)
+    _assert_on_time(deadline)
+    assert info.value.attempts == 1 and not info.value.retryable
+
+
+def test_a_sync_stream_that_stalls_ends_with_the_deadline_error_after_its_events() -> None:
+    client = _hanging_client(after=2)
+    seen: list[str] = []
+    deadline = Deadline.after(0.3)
+    stream = client.stream("mock:m", "one two three four", deadline=deadline)
+    with pytest.raises(LLMDeadlineExceededError, match="before an answer arrived"):
+        seen.extend(event.text for event in stream)
+    _assert_on_time(deadline)
+    assert seen == ["one", " two"]
+
+
+async def test_an_async_stream_that_stalls_ends_with_the_deadline_error() -> None:
+    client = _hanging_client(after=1)
+    seen: list[str] = []
+    deadline = Deadline.after(0.3)
+
+    async def read() -> None:
+        async for event in client.astream("mock:m", "one two three", deadline=deadline):
+            seen.append(event.text)
+
+    with pytest.raises(LLMDeadlineExceededError):
+        await read()
+    _assert_on_time(deadline)
+    assert seen == ["one"]
+
+
+def test_a_stream_that_beats_the_deadline_is_untouched() -> None:
+    client = llmplex.Client()
+    events = _consume(client.stream("mock:m", "quick answer", timeout=5))
+    assert events[-1].response is not None and events[-1].response.text == "quick answer"
+
+
+def test_a_stream_abandoned_early_releases_its_reader() -> None:
+    client = _hanging_client(after=5)
+    stream = client.stream("mock:m", "a b c d e f g", timeout=5)
+    assert next(stream).text == "a"
+    stream.close()  # the worker thread stops after its current read and closes the provider's iterator
