@@ -32,7 +32,7 @@ __all__ = [
     "usage",
 ]
 
-MODEL = "claude-sonnet-4-5-20250929"
+MODEL = "claude-sonnet-4-6"
 
 
 @functools.cache

@@ -102,15 +102,11 @@ def _status_error(error: anthropic.APIStatusError) -> LLMError:
         return LLMQuotaExhaustedError(f"{described}; check the plan and billing of the account", **common)
     if error_type == "rate_limit_error" or status == 429:
         return LLMRateLimitError(described, retry_after=retry_after_seconds(headers), **common)
-    if error_type in _SERVER_ERROR_TYPES or (status >= 500 and status != 501):
+    if error_type in _SERVER_ERROR_TYPES or status == 408 or (status >= 500 and status != 501):
         return LLMServerError(described, retry_after=retry_after_seconds(headers), **common)
-    if status == 408:
-        return LLMTimeoutError(
-            f"{described} (the server timed out waiting for the request)", cause=error, context=common["context"]
-        )
     if status == 499:
         return LLMConnectionError(
-            f"{described} (the request was closed before it finished)", cause=error, context=common["context"]
+            f"{described} (the connection closed before the answer)", cause=error, context=common["context"]
         )
     hint = _STATUS_HINTS.get(status)
     return LLMBadRequestError(f"{described}; {hint}" if hint else described, **common)

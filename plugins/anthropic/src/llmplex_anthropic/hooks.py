@@ -39,7 +39,7 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
             name="anthropic",
             settings_model=AnthropicSettings,
             capabilities=Capabilities(streaming=True, tools=True, native_structured_output=True),
-            default_model="claude-sonnet-4-5",
+            default_model="claude-sonnet-4-6",
             create_client=create_client,
             create_async_client=create_async_client,
             description="Anthropic Claude (Messages API) on the official anthropic SDK.",
