@@ -1,0 +1,110 @@
+"""The ``gemini`` provider: hook implementations on the official ``google-genai`` SDK."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+from google import genai
+
+from llmplex.errors import LLMError
+from llmplex.hookspecs import hookimpl
+from llmplex.provider import Capabilities, ProviderInfo
+from llmplex.types import Request, Response, StreamEvent, StreamState
+from llmplex_gemini.clients import create_async_client, create_client, timeout_millis
+from llmplex_gemini.errors import classify_error
+from llmplex_gemini.request import format_request
+from llmplex_gemini.response import parse_response
+from llmplex_gemini.settings import GeminiSettings
+from llmplex_gemini.streaming import parse_chunk
+
+__all__ = [
+    "llmplex_acall",
+    "llmplex_astream",
+    "llmplex_call",
+    "llmplex_classify_error",
+    "llmplex_format",
+    "llmplex_parse",
+    "llmplex_parse_event",
+    "llmplex_register_providers",
+    "llmplex_stream",
+]
+
+
+@hookimpl
+def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None:
+    """Register the ``gemini`` prefix."""
+    register(
+        ProviderInfo(
+            name="gemini",
+            settings_model=GeminiSettings,
+            capabilities=Capabilities(streaming=True, tools=True, native_structured_output=True),
+            default_model="gemini-2.5-flash",
+            create_client=create_client,
+            create_async_client=create_async_client,
+            description="Google Gemini (generateContent) on the official google-genai SDK.",
+        )
+    )
+
+
+@hookimpl
+def llmplex_format(request: Request, settings: GeminiSettings) -> dict[str, Any]:
+    """The ``generate_content`` keyword arguments for ``request``."""
+    return format_request(request, settings)
+
+
+def _with_timeout(payload: dict[str, Any], timeout: float | None, settings: GeminiSettings) -> dict[str, Any]:
+    """The payload with a per-call timeout: the deadline's remaining seconds, capped by the configured one."""
+    chosen = min((t for t in (timeout, settings.timeout) if t is not None), default=None)
+    if chosen is None:
+        return payload
+    config = {**payload["config"], "http_options": {"timeout": timeout_millis(chosen)}}
+    return {**payload, "config": config}
+
+
+@hookimpl
+def llmplex_call(payload: dict[str, Any], settings: GeminiSettings, client: genai.Client, timeout: float | None) -> Any:
+    """One ``generate_content`` call."""
+    return client.models.generate_content(**_with_timeout(payload, timeout, settings))
+
+
+@hookimpl
+async def llmplex_acall(
+    payload: dict[str, Any], settings: GeminiSettings, client: genai.Client, timeout: float | None
+) -> Any:
+    """One async ``generate_content`` call."""
+    return await client.aio.models.generate_content(**_with_timeout(payload, timeout, settings))
+
+
+@hookimpl
+def llmplex_stream(
+    payload: dict[str, Any], settings: GeminiSettings, client: genai.Client, timeout: float | None
+) -> Iterator[Any]:
+    """The chunks of one ``generate_content_stream`` call."""
+    return client.models.generate_content_stream(**_with_timeout(payload, timeout, settings))
+
+
+@hookimpl
+async def llmplex_astream(
+    payload: dict[str, Any], settings: GeminiSettings, client: genai.Client, timeout: float | None
+) -> AsyncIterator[Any]:
+    """Async twin of :func:`llmplex_stream`."""
+    return await client.aio.models.generate_content_stream(**_with_timeout(payload, timeout, settings))
+
+
+@hookimpl
+def llmplex_parse(raw: Any, request: Request) -> Response:
+    """The core response for a ``GenerateContentResponse``."""
+    return parse_response(raw, request)
+
+
+@hookimpl
+def llmplex_parse_event(raw_event: Any, state: StreamState) -> list[StreamEvent]:
+    """Core stream events for one streamed chunk."""
+    return parse_chunk(raw_event, state)
+
+
+@hookimpl
+def llmplex_classify_error(error: BaseException) -> LLMError | None:
+    """Map SDK exceptions; ``None`` lets core's fallback handle the rest."""
+    return classify_error(error)

@@ -1,0 +1,168 @@
+"""Core ``Request`` → keyword arguments of ``client.models.generate_content``.
+
+The payload is ``{"model", "contents", "config"}`` in the SDK's own field names;
+``contents`` items validate as ``types.Content`` and ``config`` as
+``types.GenerateContentConfig``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from llmplex.errors import LLMConfigurationError
+from llmplex.types import Message, OutputSchema, Request, Tool
+from llmplex_gemini.settings import GeminiSettings
+
+__all__ = ["SKIP_SIGNATURE", "format_request"]
+
+SKIP_SIGNATURE = "skip_thought_signature_validator"
+"""Google's documented stand-in for a thought signature the conversation no longer has.
+
+Gemini 3 models reject a replayed function call without ``thought_signature``;
+core's ``ToolCall`` does not carry the original one, so replayed calls get this."""
+
+_OPTION_NAMES = {
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "max_tokens": "max_output_tokens",
+    "presence_penalty": "presence_penalty",
+    "frequency_penalty": "frequency_penalty",
+    "seed": "seed",
+}
+_MODEL_GENERATION = re.compile(r"^(?:models/)?gemini-(\d+)")
+_FIRST_SIGNED_GENERATION = 3
+
+
+def format_request(request: Request, settings: GeminiSettings) -> dict[str, Any]:
+    """The ``generate_content`` payload for ``request``."""
+    if request.previous_response_id is not None:
+        raise LLMConfigurationError(
+            "generateContent keeps no server-side conversation: drop previous_response_id "
+            "and send the earlier messages instead"
+        )
+    model = settings.model or request.model
+    system, contents = _conversation(request.messages, _needs_signature(model))
+    config: dict[str, Any] = _options(request)
+    if system:
+        config["system_instruction"] = system
+    config.update(_tools(request.tools, request.tool_choice))
+    if request.output is not None:
+        config.update(_output(request.output))
+    config["automatic_function_calling"] = {"disable": True}
+    config.update(request.provider_options)
+    return {"model": model, "contents": contents, "config": config}
+
+
+def _needs_signature(model: str) -> bool:
+    generation = _MODEL_GENERATION.match(model)
+    return generation is not None and int(generation.group(1)) >= _FIRST_SIGNED_GENERATION
+
+
+def _options(request: Request) -> dict[str, Any]:
+    options = request.config.set_options()
+    config = {_OPTION_NAMES[name]: value for name, value in options.items() if name in _OPTION_NAMES}
+    if "stop" in options:
+        config["stop_sequences"] = list(options["stop"])
+    return config
+
+
+# -- messages -------------------------------------------------------------------
+
+
+def _conversation(messages: tuple[Message, ...], sign_calls: bool) -> tuple[str, list[dict[str, Any]]]:
+    """The joined system instruction and the user/model contents; same-role turns are merged."""
+    system_parts: list[str] = []
+    contents: list[dict[str, Any]] = []
+    call_names: dict[str, str] = {}
+    for index, message in enumerate(messages):
+        if message.role == "system":
+            system_parts.append(message.content or "")
+        elif message.role == "user":
+            _append(contents, "user", [{"text": message.content or ""}])
+        elif message.role == "tool":
+            _append(contents, "user", [_function_response(message, index, call_names)])
+        else:
+            for call in message.tool_calls:
+                call_names[call.id] = call.name
+            _append(contents, "model", _model_parts(message, index, sign_calls))
+    return "\n\n".join(p for p in system_parts if p), contents
+
+
+def _append(contents: list[dict[str, Any]], role: str, parts: list[dict[str, Any]]) -> None:
+    if contents and contents[-1]["role"] == role:
+        contents[-1]["parts"].extend(parts)
+    else:
+        contents.append({"role": role, "parts": parts})
+
+
+def _model_parts(message: Message, index: int, sign_calls: bool) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = [{"text": message.content}] if message.content else []
+    for position, call in enumerate(message.tool_calls):
+        part: dict[str, Any] = {"function_call": {"name": call.name, "args": _arguments(call.arguments, index)}}
+        if sign_calls and position == 0:
+            part["thought_signature"] = SKIP_SIGNATURE
+        parts.append(part)
+    if not parts:
+        raise LLMConfigurationError(f"messages[{index}] is an assistant message with neither content nor tool calls")
+    return parts
+
+
+def _arguments(arguments: str, index: int) -> dict[str, Any]:
+    try:
+        value = json.loads(arguments or "{}")
+    except ValueError as exc:
+        raise LLMConfigurationError(f"messages[{index}] has tool call arguments that are not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise LLMConfigurationError(f"messages[{index}] has tool call arguments that are not a JSON object")
+    return value
+
+
+def _function_response(message: Message, index: int, call_names: dict[str, str]) -> dict[str, Any]:
+    """Gemini matches results to calls by function name: take it from the call, else ``Message.name``."""
+    name = call_names.get(message.tool_call_id or "") or message.name
+    if not name:
+        raise LLMConfigurationError(
+            f"messages[{index}] is a tool result whose function name is unknown: Gemini needs it, so give "
+            "tool_call_id of an earlier assistant tool call, or name"
+        )
+    return {"function_response": {"name": name, "response": _result(message.content or "")}}
+
+
+def _result(content: str) -> dict[str, Any]:
+    """A JSON object result as it is; anything else under ``output`` (Google's documented key)."""
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return {"output": content}
+    return value if isinstance(value, dict) else {"output": value}
+
+
+# -- tools and structured output ------------------------------------------------------
+
+
+def _tools(tools: tuple[Tool, ...], choice: str | None) -> dict[str, Any]:
+    config: dict[str, Any] = {}
+    if tools:
+        declarations = [
+            {"name": t.name, "description": t.description, "parameters_json_schema": t.parameters} for t in tools
+        ]
+        config["tools"] = [{"function_declarations": declarations}]
+    if choice is not None:
+        config["tool_config"] = {"function_calling_config": _calling_config(choice, tools)}
+    return config
+
+
+def _calling_config(choice: str, tools: tuple[Tool, ...]) -> dict[str, Any]:
+    modes = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
+    if choice in modes:
+        return {"mode": modes[choice]}
+    if choice not in {t.name for t in tools}:
+        names = ", ".join(t.name for t in tools) or "none"
+        raise LLMConfigurationError(f"tool_choice {choice!r} names no declared tool (declared: {names})")
+    return {"mode": "ANY", "allowed_function_names": [choice]}
+
+
+def _output(output: OutputSchema) -> dict[str, Any]:
+    return {"response_mime_type": "application/json", "response_schema": output.json_schema}
