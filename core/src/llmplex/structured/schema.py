@@ -6,9 +6,10 @@ import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, is_typeddict
+from typing import Any
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, PydanticUserError, TypeAdapter, ValidationError
+from typing_extensions import is_typeddict
 
 from llmplex.errors import LLMConfigurationError
 from llmplex.types import OutputSchema
@@ -48,8 +49,11 @@ def output_spec(output: Any) -> OutputSpec:
     if isinstance(output, type) and (
         issubclass(output, BaseModel) or dataclasses.is_dataclass(output) or is_typeddict(output)
     ):
-        adapter: TypeAdapter[Any] = TypeAdapter(output)
-        schema = adapter.json_schema()
+        try:
+            adapter: TypeAdapter[Any] = TypeAdapter(output)
+            schema = adapter.json_schema()
+        except PydanticUserError as exc:
+            raise LLMConfigurationError(f"output type {output.__name__} cannot be used: {exc.message}") from None
         schema.pop("title", None)
         name = _safe_name(output.__name__)
         return OutputSpec(
