@@ -26,6 +26,10 @@ DEFAULT_N_CTX = 4096
 DEFAULT_N_PARALLEL = 2
 """Request slots decoded concurrently."""
 
+DEFAULT_THREADS = max(1, (os.cpu_count() or 2) // 2)
+"""Half the CPUs: llama.cpp's spinning thread pool slows down many-fold when
+its threads compete with other processes for every core."""
+
 
 def main(argv: list[str] | None = None) -> None:
     """Serve until told to stop; the exit code is 0 on a requested stop."""
@@ -42,9 +46,8 @@ def main(argv: list[str] | None = None) -> None:
     params.n_parallel = args.n_parallel
     params.kv_unified = True
     params.use_jinja = True
-    if args.threads > 0:
-        params.cpuparams.n_threads = args.threads
-        params.cpuparams_batch.n_threads = args.threads
+    params.cpuparams.n_threads = args.threads
+    params.cpuparams_batch.n_threads = args.threads
     template = chat_template_for(args.model)
     if template is not None:
         params.chat_template = template
@@ -65,7 +68,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX)
     parser.add_argument("--n-parallel", type=int, default=DEFAULT_N_PARALLEL)
-    parser.add_argument("--threads", type=int, default=0, help="0 lets llama.cpp choose")
+    parser.add_argument("--threads", type=int, default=DEFAULT_THREADS)
     parser.add_argument("--parent-pid", type=int, default=None, help="exit when it dies")
     return parser.parse_args(argv)
 
