@@ -165,4 +165,10 @@ def _calling_config(choice: str, tools: tuple[Tool, ...]) -> dict[str, Any]:
 
 
 def _output(output: OutputSchema) -> dict[str, Any]:
-    return {"response_mime_type": "application/json", "response_schema": output.json_schema}
+    """JSON mode with the schema as JSON Schema.
+
+    ``response_json_schema`` takes standard JSON Schema as it is; ``response_schema``
+    is the SDK's OpenAPI-subset ``Schema`` and breaks on common JSON Schema such as
+    ``"type": ["integer", "null"]``.
+    """
+    return {"response_mime_type": "application/json", "response_json_schema": output.json_schema}
