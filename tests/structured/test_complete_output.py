@@ -169,6 +169,18 @@ def test_truncation_raises_incomplete(client: llmplex.Client, mock_backend: Mock
     assert caught.value.reason == "length"
 
 
+def test_cut_off_answer_with_a_whole_valid_value_is_accepted(
+    client: llmplex.Client, mock_backend: MockBackend
+) -> None:
+    mock_backend.push(
+        tool_calls=[{"name": "City", "arguments": PARIS}, {"name": "City", "arguments": '{"na'}],
+        finish_reason="length",
+    )
+    assert client.complete("mock:m", "Capital?", output=City).output.name == "Paris"
+    mock_backend.push(f"{PARIS} and then the model rambled on and on", finish_reason="length")
+    assert client.complete("mock:m", "Capital?", output=City, output_strategy="prompt").output.name == "Paris"
+
+
 async def test_async_structured_output(client: llmplex.Client, mock_backend: MockBackend) -> None:
     mock_backend.push(tool_calls=[{"name": "City", "arguments": '{"name": "Rome"}'}])
     mock_backend.push(tool_calls=[{"name": "City", "arguments": json.dumps({"name": "Rome", "country": "Italy"})}])

@@ -72,20 +72,30 @@ class OutputPlan:
     # -- reading answers -------------------------------------------------------------
 
     def read(self, response: Response) -> Any:
-        """The validated value in ``response``; raises refusal, truncation or parse errors."""
+        """The validated value in ``response``; raises refusal, truncation or parse errors.
+
+        An answer cut off at the token limit is accepted when the value in it is
+        already whole and valid (small models often keep generating after it).
+        """
         where = {"provider": response.provider or None, "model": response.model or None}
         if response.refusal is not None or response.finish_reason in ("refusal", "content_filter"):
             refusal = response.refusal or response.text or response.finish_reason
             raise LLMRefusalError(f"the model refused to answer: {refusal}", refusal=refusal, **where)
         raw = self._raw_answer(response)
-        if response.finish_reason == "length":
-            raise LLMIncompleteError(
-                f"the answer was cut off at the token limit before the {self.name} value was complete; "
-                "raise max_tokens",
-                reason="length",
-                partial_text=raw,
-                **where,
-            )
+        try:
+            return self._parse(response, raw, where)
+        except LLMOutputParseError:
+            if response.finish_reason != "length":
+                raise
+        raise LLMIncompleteError(
+            f"the answer was cut off at the token limit before the {self.name} value was complete; raise max_tokens",
+            reason="length",
+            partial_text=raw,
+            **where,
+        )
+
+    def _parse(self, response: Response, raw: str, where: dict[str, Any]) -> Any:
+        """Decode and validate ``raw`` (a cut-off answer counts only when its value is whole and valid)."""
         try:
             data = extract_json(raw) if self._is_text(response) else json.loads(raw or "{}")
         except ValueError as exc:
