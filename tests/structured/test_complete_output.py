@@ -169,9 +169,7 @@ def test_truncation_raises_incomplete(client: llmplex.Client, mock_backend: Mock
     assert caught.value.reason == "length"
 
 
-def test_cut_off_answer_with_a_whole_valid_value_is_accepted(
-    client: llmplex.Client, mock_backend: MockBackend
-) -> None:
+def test_cut_off_answer_with_a_whole_valid_value_is_accepted(client: llmplex.Client, mock_backend: MockBackend) -> None:
     mock_backend.push(
         tool_calls=[{"name": "City", "arguments": PARIS}, {"name": "City", "arguments": '{"na'}],
         finish_reason="length",
