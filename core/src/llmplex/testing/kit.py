@@ -41,7 +41,7 @@ from llmplex.testing.wire import (
     secretish_fields_not_secret,
     wire_text,
 )
-from llmplex.types import Message, OutputSchema, Request, Response, StreamEvent, Tool, ToolCall
+from llmplex.types import LLMConfig, Message, OutputSchema, Request, Response, StreamEvent, Tool, ToolCall
 
 __all__ = ["CITY_SCHEMA", "SECRET", "WEATHER_CALL", "WEATHER_TOOL", "ProviderConformanceTests"]
 
@@ -407,16 +407,16 @@ class ProviderConformanceTests:
         reply = self.reply("same either way")
         for _ in range(2):
             self.fake_response(transport, reply)
-        sync = llm.complete(self.spec, "parity", temperature=0.5)
+        sync = llm.complete(self.spec, "parity")
 
         async def both() -> tuple[Response, list[StreamEvent]]:
-            answer = await llm.acomplete(self.spec, "parity", temperature=0.5)
+            answer = await llm.acomplete(self.spec, "parity")
             self.fake_stream(transport, reply)
-            return answer, [e async for e in llm.astream(self.spec, "parity", temperature=0.5)]
+            return answer, [e async for e in llm.astream(self.spec, "parity")]
 
         asynchronous, async_events = asyncio.run(both())
         self.fake_stream(transport, reply)
-        sync_events = list(llm.stream(self.spec, "parity", temperature=0.5))
+        sync_events = list(llm.stream(self.spec, "parity"))
 
         def shape(r: Response | None) -> tuple[Any, ...]:
             assert r is not None
@@ -437,17 +437,22 @@ class ProviderConformanceTests:
         (default,) = self.sent_payloads(transport)
         unexpected = option_keys(default) - self.always_sent_options
         assert not unexpected, f"options sent without being given: {sorted(unexpected)}"
+        attempt = Attempt(llm.route(self.spec))
         for name, value in OPTION_VALUES.items():
+            probe = self.request(llm, [Message.user("one option")], config=LLMConfig(**{name: value}))
+            try:
+                attempt.format(probe)
+            except LLMConfigurationError:
+                with pytest.raises(LLMConfigurationError):
+                    llm.complete(self.spec, "one option", **{name: value})
+                continue
             before = len(self.sent_payloads(transport))
             self.fake_response(transport, self.reply("with option"))
-            try:
-                llm.complete(self.spec, "one option", **{name: value})
-            except LLMConfigurationError:
-                assert len(self.sent_payloads(transport)) == before, f"{name}: refused, yet sent"
-                continue
-            sent = self.wire(transport)[-1]
+            llm.complete(self.spec, "one option", **{name: value})
+            sent = self.wire(transport)
+            assert len(sent) == before + 1
             shown = json.dumps(value[0] if isinstance(value, tuple) else value)
-            assert shown in sent, f"option {name}={value!r} did not reach the wire: {sent[:300]}"
+            assert shown in sent[-1], f"option {name}={value!r} did not reach the wire: {sent[-1][:300]}"
 
     # -- response chains ---------------------------------------------------------------
 

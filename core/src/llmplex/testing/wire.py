@@ -44,7 +44,7 @@ OPTION_WIRE_NAMES = frozenset(
 )
 """How providers name the core options on the wire."""
 
-_SECRETISH = re.compile(r"(?i)(api_?key|token|secret|password)")
+_SECRETISH = re.compile(r"(?i)(^|_)(api_?key|key|token|secret|password)$")
 
 
 def wire_text(payload: Any) -> str:
