@@ -65,6 +65,7 @@ class ToolRunner:
         self.tools = {tool.name: tool for tool in tools}
         self.context = context
         self.on_outcome = on_outcome
+        self._validators: dict[str, Any] = {}
         self._context_params = {tool.name: _context_param(tool.handler) for tool in tools if tool.handler is not None}
 
     def should_run(self, response: Response) -> bool:
@@ -119,13 +120,32 @@ class ToolRunner:
             return _failed(call, arguments, f"the arguments of {call.name!r} must be a JSON object")
         handler = tool.handler
         try:
-            kwargs = _validated(tool, handler, arguments)
+            kwargs = self._validated(tool, handler, arguments)
         except _InvalidArgumentsError as exc:
             return _failed(call, arguments, f"invalid arguments for {call.name!r}: {exc}")
         context_param = self._context_params[tool.name]
         if context_param is not None:
             kwargs[context_param] = self.context
         return _Invocation(call, handler, arguments, kwargs, context_param is not None, _is_async(handler))
+
+    def _validated(self, tool: Tool, handler: Callable[..., Any], arguments: dict[str, Any]) -> dict[str, Any]:
+        if isinstance(handler, FunctionHandler):
+            try:
+                return handler.keyword_arguments(arguments)
+            except ValidationError as exc:
+                raise _InvalidArgumentsError(_describe(pydantic_errors(exc))) from None
+        validator = self._validators.get(tool.name)
+        if validator is None:
+            from jsonschema.validators import validator_for
+
+            validator = self._validators[tool.name] = validator_for(tool.parameters)(tool.parameters)
+        errors = [
+            {"path": "/".join(str(p) for p in e.absolute_path), "message": e.message}
+            for e in validator.iter_errors(arguments)
+        ]
+        if errors:
+            raise _InvalidArgumentsError(_describe(errors))
+        return dict(arguments)
 
     def _invoke(self, invocation: _Invocation) -> ToolOutcome:
         started = time.perf_counter()
@@ -168,24 +188,6 @@ class ToolRunner:
 
 class _InvalidArgumentsError(Exception):
     pass
-
-
-def _validated(tool: Tool, handler: Callable[..., Any], arguments: dict[str, Any]) -> dict[str, Any]:
-    if isinstance(handler, FunctionHandler):
-        try:
-            return handler.keyword_arguments(arguments)
-        except ValidationError as exc:
-            raise _InvalidArgumentsError(_describe(pydantic_errors(exc))) from None
-    from jsonschema.validators import validator_for
-
-    validator = validator_for(tool.parameters)(tool.parameters)
-    errors = [
-        {"path": "/".join(str(p) for p in e.absolute_path), "message": e.message}
-        for e in validator.iter_errors(arguments)
-    ]
-    if errors:
-        raise _InvalidArgumentsError(_describe(errors))
-    return dict(arguments)
 
 
 def _describe(errors: list[dict[str, Any]]) -> str:
