@@ -26,15 +26,15 @@ ERRORS: dict[str, tuple[int, str, str | None]] = {
 }
 
 
-def _usage(reply: Reply) -> wire.TokenUsage:
+def usage_of(reply: Reply) -> wire.TokenUsage:
     return wire.TokenUsage(input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens)
 
 
-def _calls(reply: Reply) -> list[wire.FunctionCall]:
+def calls_of(reply: Reply) -> list[wire.FunctionCall]:
     return [wire.FunctionCall(name=c.name, arguments=c.arguments, call_id=c.id) for c in reply.tool_calls]
 
 
-def _words(text: str) -> list[str]:
+def words_of(text: str) -> list[str]:
     words = text.split(" ")
     return [words[0], *(" " + w for w in words[1:])]
 
@@ -80,17 +80,17 @@ class TestOpenAIResponsesConformance(_OpenAIConformance):
     path = "/responses"
 
     def fake_response(self, transport: HTTPFake, reply: Reply) -> None:
-        items = [wire.function_call_item(call) for call in _calls(reply)]
+        items = [wire.function_call_item(call) for call in calls_of(reply)]
         if reply.text:
             items.insert(0, wire.message_item(wire.output_text_part(reply.text)))
-        self.push_json(transport, "Response", wire.response(*items, usage=_usage(reply), model=reply.model))
+        self.push_json(transport, "Response", wire.response(*items, usage=usage_of(reply), model=reply.model))
 
     def fake_stream(self, transport: HTTPFake, reply: Reply) -> None:
         if reply.tool_calls:
-            (call,) = _calls(reply)
-            events = wire.responses_stream_function_call(call, usage=_usage(reply))
+            (call,) = calls_of(reply)
+            events = wire.responses_stream_function_call(call, usage=usage_of(reply))
         else:
-            events = wire.responses_stream_text(_words(reply.text), usage=_usage(reply))
+            events = wire.responses_stream_text(words_of(reply.text), usage=usage_of(reply))
         for event in events:
             validate_openai("ResponseStreamEvent", event)
         transport.push(sse_response([(event["type"], event) for event in events]))
@@ -103,22 +103,22 @@ class TestOpenAIChatConformance(_OpenAIConformance):
     settings = {"api": "chat"}
 
     def fake_response(self, transport: HTTPFake, reply: Reply) -> None:
-        calls = _calls(reply)
+        calls = calls_of(reply)
         body = wire.chat_completion(
             reply.text or None,
             finish_reason="tool_calls" if calls else "stop",
             tool_calls=calls or None,
-            usage=_usage(reply),
+            usage=usage_of(reply),
             model=reply.model,
         )
         self.push_json(transport, "CreateChatCompletionResponse", body)
 
     def fake_stream(self, transport: HTTPFake, reply: Reply) -> None:
         if reply.tool_calls:
-            (call,) = _calls(reply)
-            chunks = wire.chat_stream_tool_call(call, usage=_usage(reply))
+            (call,) = calls_of(reply)
+            chunks = wire.chat_stream_tool_call(call, usage=usage_of(reply))
         else:
-            chunks = wire.chat_stream_text(_words(reply.text), usage=_usage(reply))
+            chunks = wire.chat_stream_text(words_of(reply.text), usage=usage_of(reply))
         for chunk in chunks:
             validate_openai("CreateChatCompletionStreamResponse", chunk)
         transport.push(sse_response([*chunks, "[DONE]"]))
