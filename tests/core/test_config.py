@@ -114,3 +114,8 @@ def test_api_keys_are_hidden_in_reprs_and_dumps(monkeypatch: pytest.MonkeyPatch)
     settings = llmplex.Client().router.instance("good").settings
     assert "sk-fromenvironment0002" not in repr(settings)
     assert "sk-fromenvironment0002" not in settings.model_dump_json()
+
+
+def test_non_config_llmplex_variables_are_not_read_as_keys(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("LLMPLEX_CACHE_DIR", str(tmp_path / "cache"))
+    assert load_config()[0].default_model == "llamacpp:gemma3-270m"

@@ -1,0 +1,119 @@
+"""The hookimpls of the ``llamacpp`` provider: ``llamacpp:gemma3-270m`` or ``llamacpp:/path/model.gguf``.
+
+The server is llama.cpp's own (OpenAI-compatible Chat Completions); every
+translation is the OpenAI plugin's, reused, not repeated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+from llmplex_openai import chat, transport
+from llmplex_openai.clients import request_timeout
+from llmplex_openai.errors import classify_error
+
+from llmplex.errors import LLMConfigurationError, LLMError
+from llmplex.hookspecs import hookimpl
+from llmplex.provider import Capabilities, ProviderInfo
+from llmplex.types import Request, Response, StreamEvent, StreamState
+from llmplex_llamacpp.errors import LocalModelError
+from llmplex_llamacpp.local_clients import LocalClients
+from llmplex_llamacpp.model_files import DEFAULT_MODEL
+from llmplex_llamacpp.settings import LlamaCppSettings
+
+__all__ = [
+    "llmplex_acall",
+    "llmplex_astream",
+    "llmplex_call",
+    "llmplex_classify_error",
+    "llmplex_format",
+    "llmplex_parse",
+    "llmplex_parse_event",
+    "llmplex_register_providers",
+    "llmplex_stream",
+]
+
+
+@hookimpl
+def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None:
+    """Register the ``llamacpp`` prefix."""
+    register(
+        ProviderInfo(
+            name="llamacpp",
+            settings_model=LlamaCppSettings,
+            capabilities=Capabilities(streaming=True, tools=True, native_structured_output=True),
+            default_model=DEFAULT_MODEL,
+            model_aliases={"gemma3": DEFAULT_MODEL},
+            create_client=LocalClients,
+            description="Local llama.cpp server with a GGUF model (Gemma 3 270M bundled); no API key.",
+        )
+    )
+
+
+@hookimpl
+def llmplex_format(request: Request, settings: LlamaCppSettings) -> dict[str, Any]:
+    """The Chat Completions body, with the default answer length when none is given."""
+    payload = chat.format_chat_request(request, max_tokens_key="max_tokens")
+    payload.setdefault("max_tokens", settings.default_max_tokens)
+    return payload
+
+
+def _timeout(timeout: float | None, settings: LlamaCppSettings) -> float | None:
+    return request_timeout(timeout, settings.timeout)
+
+
+@hookimpl
+def llmplex_call(
+    payload: dict[str, Any], settings: LlamaCppSettings, client: LocalClients, timeout: float | None
+) -> Any:
+    """Send to the model's server, starting it on first use."""
+    return transport.send_chat(client.sync(payload["model"]), payload, _timeout(timeout, settings))
+
+
+@hookimpl
+async def llmplex_acall(
+    payload: dict[str, Any], settings: LlamaCppSettings, client: LocalClients, timeout: float | None
+) -> Any:
+    """Async send; a server start runs in a worker thread."""
+    sdk = await asyncio.to_thread(client.async_, payload["model"])
+    return await transport.asend_chat(sdk, payload, _timeout(timeout, settings))
+
+
+@hookimpl
+def llmplex_stream(
+    payload: dict[str, Any], settings: LlamaCppSettings, client: LocalClients, timeout: float | None
+) -> Iterator[Any]:
+    """The SDK's ``ChatCompletionChunk`` stream."""
+    stream: Iterator[Any] = llmplex_call(payload, settings, client, timeout)
+    return stream
+
+
+@hookimpl
+async def llmplex_astream(
+    payload: dict[str, Any], settings: LlamaCppSettings, client: LocalClients, timeout: float | None
+) -> AsyncIterator[Any]:
+    """Async twin of :func:`llmplex_stream`."""
+    stream: AsyncIterator[Any] = await llmplex_acall(payload, settings, client, timeout)
+    return stream
+
+
+@hookimpl
+def llmplex_parse(raw: Any, request: Request) -> Response:
+    """A ``ChatCompletion`` as a core Response."""
+    return chat.parse_chat_response(raw, request)
+
+
+@hookimpl
+def llmplex_parse_event(raw_event: Any, state: StreamState) -> list[StreamEvent]:
+    """One ``ChatCompletionChunk`` as core stream events."""
+    return chat.parse_chat_event(raw_event, state)
+
+
+@hookimpl
+def llmplex_classify_error(error: BaseException) -> LLMError | None:
+    """A server that cannot start is a configuration problem; the rest is the OpenAI mapping."""
+    if isinstance(error, LocalModelError):
+        return LLMConfigurationError(str(error), cause=error)
+    return classify_error(error)
