@@ -78,6 +78,21 @@ def _by_status(error: BaseException, status: int | None) -> LLMError:
     return LLMServerError(text, **fields)
 
 
+def _transport_failure(error: BaseException) -> LLMError | None:
+    """A timeout or refused connection LiteLLM wrapped in another class (it reports some as 500s)."""
+    seen: set[int] = set()
+    current: BaseException | None = error.__cause__ or error.__context__
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        names = {cls.__name__ for cls in type(current).__mro__}
+        if names & {"APITimeoutError", "TimeoutException", "TimeoutError"}:
+            return LLMTimeoutError(f"the request timed out: {current}", cause=error)
+        if names & {"APIConnectionError", "ConnectError", "ConnectionError", "ClientConnectorError"}:
+            return LLMConnectionError(f"could not reach the provider: {current}", cause=error)
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def _classify_litellm(error: BaseException, litellm: ModuleType) -> LLMError | None:
     text = _message(error)
     if any(marker in text.lower() for marker in _MISSING_KEY_MARKERS):
@@ -106,7 +121,7 @@ def _classify_litellm(error: BaseException, litellm: ModuleType) -> LLMError | N
     if isinstance(error, litellm.RateLimitError):
         return _by_status(error, 429)
     if isinstance(error, (litellm.ServiceUnavailableError, litellm.InternalServerError, litellm.BadGatewayError)):
-        return LLMServerError(text, **_api_fields(error))
+        return _transport_failure(error) or LLMServerError(text, **_api_fields(error))
     status = getattr(error, "status_code", None)
     if isinstance(error, litellm.APIError) or isinstance(status, int):
         return _by_status(error, status if isinstance(status, int) else None)

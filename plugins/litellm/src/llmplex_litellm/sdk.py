@@ -46,6 +46,9 @@ class LiteLLMClient:
         if self.settings.api_key is not None:
             kwargs["api_key"] = self.settings.api_key.get_secret_value()
         kwargs.update(num_retries=0, max_retries=0)
+        if payload.get("tools"):
+            # Function tools only: skip LiteLLM's MCP-tool bridge, which needs the `mcp` package.
+            kwargs["_skip_mcp_handler"] = True
         if timeout is not None:
             kwargs["timeout"] = timeout
         return kwargs
