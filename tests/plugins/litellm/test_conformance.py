@@ -39,7 +39,6 @@ class TestLiteLLMConformance(ProviderConformanceTests):
     unsupported_error_kinds = {
         "timeout": "the fault server can only hang, and without a deadline LiteLLM has no timeout to hit "
         "(the deadline becoming LiteLLM's timeout is tested in test_litellm.py)",
-        "rate_limit": "known bug: the plugin keeps the Retry-After header but does not set retry_after from it",
     }
 
     @pytest.fixture
