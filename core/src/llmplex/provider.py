@@ -29,6 +29,11 @@ class ProviderSettings(BaseModel):
         """What is missing before the provider can work (e.g. no API key); empty when ready."""
         return []
 
+    def capabilities(self, declared: Capabilities) -> Capabilities:
+        """This instance's capabilities: the plugin's declared ones, narrowed by settings when they
+        depend on them (an OpenAI-compatible Chat Completions server has no stored responses)."""
+        return declared
+
 
 @dataclass(frozen=True)
 class Capabilities:

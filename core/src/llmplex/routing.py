@@ -15,7 +15,7 @@ from llmplex.config.schema import Config
 from llmplex.errors import LLMConfigurationError
 from llmplex.plugins.hooks import ProviderHooks
 from llmplex.plugins.host import LoadedPlugin, PluginHost
-from llmplex.provider import ProviderInfo, ProviderSettings
+from llmplex.provider import Capabilities, ProviderInfo, ProviderSettings
 from llmplex.redaction import register_secret
 
 __all__ = ["KNOWN_DISTRIBUTIONS", "ProviderInstance", "Route", "Router"]
@@ -44,6 +44,11 @@ class ProviderInstance:
     host: PluginHost = field(repr=False)
     _clients: dict[bool, Any] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this instance supports (the plugin's declaration as its settings narrow it)."""
+        return self.settings.capabilities(self.info.capabilities)
 
     @property
     def hooks(self) -> ProviderHooks:

@@ -183,7 +183,7 @@ class LLMClient:
     # -- provider support ------------------------------------------------------------------
 
     def _require_chains(self) -> None:
-        if not self.route.provider.info.capabilities.response_chains:
+        if not self.route.provider.capabilities.response_chains:
             raise LLMConfigurationError(
                 f"response chains (depth > 0) need a provider that supports them, and {self.route.provider.name!r} "
                 f"does not declare response_chains; use depth 0 (independent requests) or another provider"
@@ -192,7 +192,7 @@ class LLMClient:
     async def _delete(self, response_id: str) -> None:
         """Delete an evicted response at the provider, when it supports deletion (failures are only logged)."""
         provider = self.route.provider
-        if not provider.info.capabilities.delete_response:
+        if not provider.capabilities.delete_response:
             return
         try:
             deleted = await asyncio.to_thread(

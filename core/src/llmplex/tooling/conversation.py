@@ -79,7 +79,7 @@ class Conversation:
         tools = build_tools(args.pop("tools", None))
         route = client.route(model)
         self.plan = (
-            OutputPlan(output_spec(output), choose_strategy(route.provider.info.capabilities, strategy))
+            OutputPlan(output_spec(output), choose_strategy(route.provider.capabilities, strategy))
             if output is not None
             else None
         )
