@@ -159,3 +159,16 @@ def test_foreign_exceptions_are_left_to_core() -> None:
     from llmplex_anthropic.errors import classify_error
 
     assert classify_error(ValueError("not ours")) is None
+
+
+def test_response_the_sdk_cannot_validate_is_an_api_error() -> None:
+    import anthropic
+    from llmplex_anthropic.errors import classify_error
+
+    request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+    error = anthropic.APIResponseValidationError(httpx2.Response(200, request=request), body={"type": "nonsense"})
+    classified = classify_error(error)
+    assert type(classified) is llmplex.LLMAPIError
+    assert classified.status_code == 200
+    assert classified.response_body == {"type": "nonsense"}
+    assert not classified.retryable
