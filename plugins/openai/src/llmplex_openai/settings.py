@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from functools import cached_property
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -64,12 +65,12 @@ class OpenAISettings(ProviderSettings):
         """The API root requests go to."""
         return self.base_url or OPENAI_BASE_URL
 
-    @property
+    @cached_property
     def is_openai(self) -> bool:
         """Whether requests go to OpenAI's own API."""
         return (urlsplit(self.url).hostname or "").lower() == _OPENAI_HOST
 
-    @property
+    @cached_property
     def effective_api(self) -> Api:
         """The API this instance speaks: ``api`` if set, else chosen from ``base_url``."""
         if self.api is not None:
