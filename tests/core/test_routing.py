@@ -102,3 +102,28 @@ def test_a_provider_loaded_later_never_sees_an_earlier_providers_payloads(client
     client.complete("good:m", "load another provider plugin")
     assert client.complete("mock:echo", "still mock").text == "still mock"
     assert client.provider_client("mock").calls[-1]["messages"][-1]["content"] == "still mock"
+
+
+def test_async_clients_are_kept_per_event_loop() -> None:
+    import asyncio
+
+    client = llmplex.Client(providers={"loopy": {"plugin": "good"}})
+    instance = client.router.instance("loopy")
+    made: list[object] = []
+    info = instance.info
+    object.__setattr__(info, "create_async_client", lambda settings: made.append(object()) or made[-1])
+    try:
+
+        async def get() -> object:
+            return instance.client(asynchronous=True)
+
+        async def twice() -> tuple[object, object]:
+            return await get(), await get()
+
+        a, b = asyncio.run(twice())
+        c = asyncio.run(get())
+    finally:
+        object.__setattr__(info, "create_async_client", None)
+    assert a is b
+    assert c is not a
+    assert len(made) == 2

@@ -158,3 +158,13 @@ def test_cli_local_start_status_stop(tmp_path: Path, monkeypatch: pytest.MonkeyP
         stopped = llmplex_cli("stop")
     assert stopped.returncode == 0
     assert llmplex_cli("status").returncode == 1
+
+
+@pytest.mark.parametrize("prefix", ["llamacpp", "localchat"])
+def test_async_calls_from_separate_event_loops(live_client: llmplex.Client, prefix: str) -> None:
+    import asyncio
+
+    model = f"{prefix}:gemma3-270m"
+    first = asyncio.run(live_client.acomplete(model, "Hi", max_tokens=2))
+    second = asyncio.run(live_client.acomplete(model, "Hi again", max_tokens=2))
+    assert first.usage.output_tokens == second.usage.output_tokens == 2

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
-from collections.abc import Mapping
+import weakref
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +44,10 @@ class ProviderInstance:
     info: ProviderInfo
     settings: ProviderSettings
     host: PluginHost = field(repr=False)
-    _clients: dict[bool, Any] = field(default_factory=dict, repr=False)
+    _sync_client: list[Any] = field(default_factory=list, repr=False)
+    _async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = field(
+        default_factory=weakref.WeakKeyDictionary, repr=False
+    )
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -56,18 +61,32 @@ class ProviderInstance:
         return self.host.hooks(self.plugin.entry.name)
 
     def client(self, asynchronous: bool) -> Any:
-        """The SDK client for this instance, built on first use and reused."""
+        """The SDK client for this instance, built on first use and reused.
+
+        Async clients are kept per event loop: their connection pools belong to the
+        loop that opened them, and a script may run several ``asyncio.run`` calls.
+        """
+        if asynchronous and self.info.create_async_client is not None:
+            return self._async_client(self.info.create_async_client)
         try:
-            return self._clients[asynchronous]
-        except KeyError:
+            return self._sync_client[0]
+        except IndexError:
             pass
-        if asynchronous and self.info.create_async_client is None:
-            return self.client(False)
         with self._lock:
-            if asynchronous not in self._clients:
-                factory = self.info.create_async_client if asynchronous else self.info.create_client
-                self._clients[asynchronous] = factory(self.settings) if factory else None
-            return self._clients[asynchronous]
+            if not self._sync_client:
+                factory = self.info.create_client
+                self._sync_client.append(factory(self.settings) if factory else None)
+            return self._sync_client[0]
+
+    def _async_client(self, factory: Callable[[Any], Any]) -> Any:
+        loop = asyncio.get_running_loop()
+        client = self._async_clients.get(loop)
+        if client is None:
+            with self._lock:
+                client = self._async_clients.get(loop)
+                if client is None:
+                    client = self._async_clients[loop] = factory(self.settings)
+        return client
 
 
 @dataclass(frozen=True)
