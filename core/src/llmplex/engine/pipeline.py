@@ -9,6 +9,7 @@ from llmplex.engine.assembly import StreamAssembler
 from llmplex.engine.attempt import Attempt
 from llmplex.engine.retrier import Retrier, RetryPlan
 from llmplex.engine.telemetry import Telemetry
+from llmplex.errors import LLMServerError
 from llmplex.events import PromptExecuted, PromptRendered
 from llmplex.redaction import redact
 from llmplex.reliability.guard import aiterate_before, await_before, iterate_before
@@ -79,9 +80,10 @@ class Pipeline:
     def complete(self) -> Response:
         """Run to a Response or raise the final LLMError."""
         while True:
-            timeout = self.retrier.begin()
+            self.retrier.begin()
             try:
-                raw = self.attempt.send(self._render(), timeout)
+                payload = self._render()
+                raw = self.attempt.send(payload, self.retrier.timeout("call"))
                 return self._finish(self.attempt.parse(raw, self.request))
             except Exception as exc:
                 error, delay = self.retrier.failure(exc)
@@ -93,9 +95,10 @@ class Pipeline:
         """Async twin of :meth:`complete`."""
         deadline = self.plan.deadline
         while True:
-            timeout = self.retrier.begin()
+            self.retrier.begin()
             try:
-                sending = self.attempt.asend(self._render(), timeout)
+                payload = self._render()
+                sending = self.attempt.asend(payload, self.retrier.timeout("acall"))
                 if deadline is not None:
                     sending = await_before(sending, deadline, self.retrier.deadline_error)
                 raw = await sending
@@ -114,20 +117,27 @@ class Pipeline:
             assembler.add(event)
         return events
 
-    def _final(self, assembler: StreamAssembler) -> StreamEvent:
+    def _final(self, assembler: StreamAssembler, yielded: bool) -> StreamEvent:
+        if not yielded:
+            raise LLMServerError(
+                "the provider's stream ended without a single event (no text, tool call, usage or finish "
+                "reason): the answer was probably not a stream"
+            )
         response = self._finish(assembler.response(self.retrier.sent, self.retrier.elapsed()))
         return StreamEvent(type="response", response=response)
 
     def _streams_natively(self) -> bool:
         return self.attempt.hooks.implements("stream") or self.attempt.hooks.implements("astream")
 
-    def _raw_events(self, timeout: float | None) -> Iterator[Any]:
-        raw_events = self.attempt.open_stream(self._render(), timeout)
+    def _raw_events(self) -> Iterator[Any]:
+        payload = self._render()
+        raw_events = self.attempt.open_stream(payload, self.retrier.timeout("stream"))
         deadline = self.plan.deadline
         return raw_events if deadline is None else iterate_before(raw_events, deadline, self.retrier.deadline_error)
 
-    async def _araw_events(self, timeout: float | None) -> AsyncIterator[Any]:
-        opening = self.attempt.aopen_stream(self._render(), timeout)
+    async def _araw_events(self) -> AsyncIterator[Any]:
+        payload = self._render()
+        opening = self.attempt.aopen_stream(payload, self.retrier.timeout("astream"))
         deadline = self.plan.deadline
         if deadline is None:
             return await opening
@@ -140,16 +150,16 @@ class Pipeline:
             yield from _as_events(self.complete())
             return
         while True:
-            timeout = self.retrier.begin(stream=True)
+            self.retrier.begin(stream=True)
             state = StreamState(self.request)
             assembler = StreamAssembler(self.route.provider.name, self.route.model)
             yielded = False
             try:
-                for raw_event in self._raw_events(timeout):
+                for raw_event in self._raw_events():
                     for event in self._events(raw_event, state, assembler):
                         yielded = True
                         yield event
-                yield self._final(assembler)
+                yield self._final(assembler, yielded)
                 return
             except Exception as exc:
                 error, delay = self.retrier.failure(exc, may_retry=not yielded)
@@ -164,16 +174,16 @@ class Pipeline:
                 yield event
             return
         while True:
-            timeout = self.retrier.begin(stream=True)
+            self.retrier.begin(stream=True)
             state = StreamState(self.request)
             assembler = StreamAssembler(self.route.provider.name, self.route.model)
             yielded = False
             try:
-                async for raw_event in await self._araw_events(timeout):
+                async for raw_event in await self._araw_events():
                     for event in self._events(raw_event, state, assembler):
                         yielded = True
                         yield event
-                yield self._final(assembler)
+                yield self._final(assembler, yielded)
                 return
             except Exception as exc:
                 error, delay = self.retrier.failure(exc, may_retry=not yielded)

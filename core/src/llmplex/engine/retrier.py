@@ -74,8 +74,8 @@ class Retrier:
         route = self.attempt_runner.route
         return {"request_id": self.request_id, "provider": route.provider.name, "model": route.model}
 
-    def begin(self, stream: bool = False) -> float | None:
-        """Start the next attempt; return the SDK timeout (seconds left), or raise when out of time or budget."""
+    def begin(self, stream: bool = False) -> None:
+        """Start the next attempt, or raise when out of time or budget."""
         deadline = self.plan.deadline
         if deadline is not None and deadline.expired:
             raise self._stopped(self.deadline_error())
@@ -90,7 +90,20 @@ class Retrier:
                 raise self._stopped(error) from None
         self.attempt += 1
         self.telemetry.emit(RequestStarted, attempt=self.attempt, stream=stream, **self.where())
-        return deadline.remaining() if deadline is not None else None
+
+    def timeout(self, hook: str) -> float | None:
+        """The SDK timeout of the attempt about to be sent through ``hook``: the seconds left.
+
+        Read at the last moment, once the SDK client that ``hook`` (``"call"``,
+        ``"acall"``, ``"stream"``, ``"astream"``; bridged when the provider lacks
+        it) will use exists, so that building it does not eat into the SDK's time.
+        """
+        deadline = self.plan.deadline
+        if deadline is None:
+            return None
+        runner = self.attempt_runner
+        runner.provider.client(runner.hooks.implements(hook) == hook.startswith("a"))
+        return deadline.remaining()
 
     def deadline_error(self, cause: LLMError | None = None) -> LLMDeadlineExceededError:
         """The error of a call whose deadline passed (``cause``: the timeout it turned into)."""

@@ -11,6 +11,7 @@ from llmplex.plugins.host import PluginHost
 __all__ = ["Telemetry", "logger"]
 
 logger = logging.getLogger("llmplex")
+logger.addHandler(logging.NullHandler())  # a library stays silent until the application configures logging
 
 
 class Telemetry:
