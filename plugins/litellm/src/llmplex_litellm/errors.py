@@ -25,6 +25,7 @@ from llmplex.errors import (
     LLMServerError,
     LLMTimeoutError,
 )
+from llmplex.reliability.retry_after import requested_wait
 
 __all__ = ["classify_error"]
 
@@ -68,14 +69,22 @@ def _by_status(error: BaseException, status: int | None) -> LLMError:
     if any(marker in f"{text} {fields['response_body']}".lower() for marker in _QUOTA_MARKERS):
         return LLMQuotaExhaustedError(f"quota or billing exhausted, retrying will not help: {text}", **fields)
     if status == 429:
-        return LLMRateLimitError(text, **fields)
+        error = LLMRateLimitError(text, **fields)
+        error.retry_after = requested_wait(error)
+        return error
     if status in (401, 403):
         return LLMConfigurationError(f"the provider rejected the credentials ({text}); {_KEY_HINT}", cause=error)
     if status == 402:
         return LLMQuotaExhaustedError(f"payment required, retrying will not help: {text}", **fields)
     if status is not None and 400 <= status < 500 and status != 408:
         return LLMBadRequestError(text, **fields)
-    return LLMServerError(text, **fields)
+    return _server_error(text, fields)
+
+
+def _server_error(text: str, fields: dict[str, Any]) -> LLMServerError:
+    error = LLMServerError(text, **fields)
+    error.retry_after = requested_wait(error)
+    return error
 
 
 def _transport_failure(error: BaseException) -> LLMError | None:
@@ -121,7 +130,7 @@ def _classify_litellm(error: BaseException, litellm: ModuleType) -> LLMError | N
     if isinstance(error, litellm.RateLimitError):
         return _by_status(error, 429)
     if isinstance(error, (litellm.ServiceUnavailableError, litellm.InternalServerError, litellm.BadGatewayError)):
-        return _transport_failure(error) or LLMServerError(text, **_api_fields(error))
+        return _transport_failure(error) or _server_error(text, _api_fields(error))
     status = getattr(error, "status_code", None)
     if isinstance(error, litellm.APIError) or isinstance(status, int):
         return _by_status(error, status if isinstance(status, int) else None)
