@@ -1,0 +1,43 @@
+"""Settings of the ``claude-code`` provider."""
+
+from __future__ import annotations
+
+import shutil
+
+from pydantic import Field, SecretStr
+
+from llmplex.provider import ProviderSettings
+
+__all__ = ["INSTALL_HINT", "ClaudeCodeSettings"]
+
+INSTALL_HINT = (
+    "install it with `npm install -g @anthropic-ai/claude-code`, or set cli_path in [providers.claude-code] "
+    "(or LLMPLEX_CLAUDE_CODE_CLI) to the claude executable"
+)
+
+
+class ClaudeCodeSettings(ProviderSettings):
+    """Where the ``claude`` CLI is and how to run it.
+
+    The CLI uses its own login (``claude`` then ``/login``) unless ``api_key`` (or
+    ``ANTHROPIC_API_KEY``) is set. Claude Code's own tools are off unless listed
+    in ``tools`` (e.g. ``["Read", "Grep"]``): a provider answers, it does not act.
+    """
+
+    env_vars = {"cli_path": ("LLMPLEX_CLAUDE_CODE_CLI",), "api_key": ("ANTHROPIC_API_KEY",)}
+
+    cli_path: str | None = Field(default=None, description="The claude executable; default: `claude` on PATH.")
+    api_key: SecretStr | None = None
+    tools: tuple[str, ...] = Field(default=(), description="Claude Code tools to allow (default: none).")
+    cwd: str | None = Field(default=None, description="Working directory of the CLI (default: the current one).")
+    extra_args: tuple[str, ...] = Field(default=(), description="More CLI arguments, e.g. ['--effort', 'low'].")
+
+    def resolved_cli(self) -> str | None:
+        """The path of the executable to run, or ``None`` when it cannot be found."""
+        return shutil.which(self.cli_path or "claude")
+
+    def problems(self) -> list[str]:
+        """The CLI must be found; login state is only known when a request runs."""
+        if self.resolved_cli() is None:
+            return [f"claude CLI not found ({self.cli_path or 'claude'} is not on PATH): {INSTALL_HINT}"]
+        return []
