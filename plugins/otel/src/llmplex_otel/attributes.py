@@ -25,6 +25,7 @@ REQUEST_ID = "llmplex.request_id"
 ATTEMPT = "llmplex.attempt"
 STREAM = "llmplex.stream"
 RETRY_DELAY = "llmplex.retry.delay"
+GAVE_UP = "llmplex.gave_up"
 PAYLOAD = "llmplex.request.payload"
 
 CHAT = "chat"

@@ -135,6 +135,8 @@ class SpanRecorder:
         request = self._request(event)
         self._end_attempt(event.request_id, event.error_type)
         request.span.set_attribute(attr.ERROR_TYPE, event.error_type)
+        if event.gave_up:
+            request.span.set_attribute(attr.GAVE_UP, event.gave_up)
         request.span.set_status(Status(StatusCode.ERROR, event.message))
         self._finish(event.request_id, request)
 
