@@ -201,3 +201,10 @@ def test_a_stream_abandoned_early_releases_its_reader() -> None:
     stream = client.stream("mock:m", "a b c d e f g", timeout=5)
     assert next(stream).text == "a"
     stream.close()  # the worker thread stops after its current read and closes the provider's iterator
+
+
+def test_deadlines_work_across_the_sync_async_bridge(client: llmplex.Client) -> None:
+    assert client.complete("asynconly:m", "x y", timeout=5).text == "async:x y"
+    assert [e.text for e in client.stream("asynconly:m", "x y", timeout=5) if e.type == "text"] == ["x", "y"]
+    assert asyncio.run(client.acomplete("synconly:m", "p", timeout=5)).text.startswith("p|")
+    assert asyncio.run(_aconsume(client.astream("synconly:m", "p q", timeout=5)))[-1].response is not None

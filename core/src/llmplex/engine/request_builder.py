@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -15,6 +17,7 @@ __all__ = ["PromptInput", "ToolInput", "build_messages", "build_options", "build
 PromptInput = str | Message | Mapping[str, Any] | Sequence[Message | Mapping[str, Any]]
 ToolInput = Tool | Mapping[str, Any] | Callable[..., Any]
 _OPTION_NAMES = tuple(LLMConfig.model_fields)
+_MESSAGE_KEYS = frozenset(Message.model_fields)
 
 
 def _problems(error: ValidationError) -> str:
@@ -41,6 +44,12 @@ def build_messages(prompt: PromptInput, system: str | None = None) -> tuple[Mess
         if isinstance(item, Message):
             messages.append(item)
             continue
+        unknown = sorted(set(item) - _MESSAGE_KEYS) if isinstance(item, Mapping) else []
+        if unknown:
+            raise LLMConfigurationError(
+                f"messages[{index}] has unknown key {', '.join(map(repr, unknown))}; "
+                f"a message has {', '.join(sorted(_MESSAGE_KEYS))}"
+            )
         try:
             messages.append(Message.model_validate(item))
         except ValidationError as exc:
@@ -48,6 +57,8 @@ def build_messages(prompt: PromptInput, system: str | None = None) -> tuple[Mess
                 f"messages[{index}] is not a valid message ({_problems(exc)}); "
                 "use {'role': 'user'|'assistant'|'system'|'tool', 'content': '...'}"
             ) from None
+        if messages[-1].content is None and messages[-1].role in ("user", "system"):
+            raise LLMConfigurationError(f"messages[{index}] ({messages[-1].role}) has no content; give it 'content'")
     if not messages:
         raise LLMConfigurationError("no messages to send: give a prompt string or a non-empty list of messages")
     return tuple(messages)
@@ -81,7 +92,28 @@ def build_tools(tools: Sequence[ToolInput] | None) -> tuple[Tool, ...]:
             built.append(Tool.model_validate(tool))
         except ValidationError as exc:
             raise LLMConfigurationError(f"tools[{index}] is not a valid tool: {_problems(exc)}") from None
+    for index, tool in enumerate(built):
+        problem = _parameters_problem(json.dumps(tool.parameters, sort_keys=True, default=repr))
+        if problem:
+            raise LLMConfigurationError(f"tools[{index}] ({tool.name!r}) parameters are not usable: {problem}")
     return tuple(built)
+
+
+@functools.lru_cache(maxsize=256)
+def _parameters_problem(schema_json: str) -> str | None:
+    """Why a tool's parameters (as canonical JSON) are not a valid JSON Schema of an object, or ``None``."""
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
+    schema = json.loads(schema_json)
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        where = "/".join(str(part) for part in exc.absolute_path) or "the top level"
+        return f"not a valid JSON Schema at {where}: {exc.message}"
+    if schema.get("type", "object") != "object":
+        return f"the schema must describe an object (type 'object'), not type {schema['type']!r}"
+    return None
 
 
 def build_request(

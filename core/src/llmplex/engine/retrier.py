@@ -95,14 +95,16 @@ class Retrier:
         """The SDK timeout of the attempt about to be sent through ``hook``: the seconds left.
 
         Read at the last moment, once the SDK client that ``hook`` (``"call"``,
-        ``"acall"``, ``"stream"``, ``"astream"``; bridged when the provider lacks
-        it) will use exists, so that building it does not eat into the SDK's time.
+        ``"acall"``, ``"stream"``, ``"astream"``) will use exists, so that building
+        it does not eat into the SDK's time. (A bridged hook builds its client on
+        the other side of the bridge.)
         """
         deadline = self.plan.deadline
         if deadline is None:
             return None
         runner = self.attempt_runner
-        runner.provider.client(runner.hooks.implements(hook) == hook.startswith("a"))
+        if runner.hooks.implements(hook):
+            runner.provider.client(hook.startswith("a"))
         return deadline.remaining()
 
     def deadline_error(self, cause: LLMError | None = None) -> LLMDeadlineExceededError:
