@@ -20,7 +20,7 @@ __all__ = ["classify_error"]
 
 _LOGIN_HINT = (
     "log the CLI in (run `claude`, then /login, or `claude setup-token`), or set api_key in "
-    "[providers.claude-code] / ANTHROPIC_API_KEY"
+    "the claude-code provider's config table, or ANTHROPIC_API_KEY"
 )
 _AUTH_MARKERS = ("not logged in", "/login", "invalid api key", "failed to authenticate", "authentication")
 _QUOTA_MARKERS = ("credit balance", "usage limit", "billing", "quota")

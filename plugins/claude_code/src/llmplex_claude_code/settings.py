@@ -11,8 +11,8 @@ from llmplex.provider import ProviderSettings
 __all__ = ["INSTALL_HINT", "ClaudeCodeSettings"]
 
 INSTALL_HINT = (
-    "install it with `npm install -g @anthropic-ai/claude-code`, or set cli_path in [providers.claude-code] "
-    "(or LLMPLEX_CLAUDE_CODE_CLI) to the claude executable"
+    "install it with `npm install -g @anthropic-ai/claude-code`, or set cli_path (the claude executable) "
+    "in the claude-code provider's config table or CLAUDE_CODE_CLI_PATH"
 )
 
 
@@ -24,7 +24,7 @@ class ClaudeCodeSettings(ProviderSettings):
     in ``tools`` (e.g. ``["Read", "Grep"]``): a provider answers, it does not act.
     """
 
-    env_vars = {"cli_path": ("LLMPLEX_CLAUDE_CODE_CLI",), "api_key": ("ANTHROPIC_API_KEY",)}
+    env_vars = {"cli_path": ("CLAUDE_CODE_CLI_PATH",), "api_key": ("ANTHROPIC_API_KEY",)}
 
     cli_path: str | None = Field(default=None, description="The claude executable; default: `claude` on PATH.")
     api_key: SecretStr | None = None

@@ -1,0 +1,60 @@
+"""A fake `claude` executable written per test, and a client whose claude-code provider runs it."""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import llmplex
+
+FAKE_SOURCE = Path(__file__).with_name("fake_claude.py")
+API_KEY = "sk-ant-test-9d8c7b6a5f4e3d2c"
+
+
+class FakeCLI:
+    """The fake executable, its scenario, and what it was run with."""
+
+    def __init__(self, directory: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.path = directory / "claude"
+        self.path.write_text(f"#!{sys.executable}\n" + FAKE_SOURCE.read_text())
+        self.path.chmod(self.path.stat().st_mode | stat.S_IXUSR)
+        self.record = directory / "runs.jsonl"
+        self.pids = directory / "pids.txt"
+        self._monkeypatch = monkeypatch
+        monkeypatch.setenv("FAKE_CLAUDE_RECORD", str(self.record))
+        monkeypatch.setenv("FAKE_CLAUDE_PIDS", str(self.pids))
+        monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+
+    def scenario(self, name: str, **env: str) -> None:
+        """Make the next runs behave as ``name`` (see fake_claude.py)."""
+        self._monkeypatch.setenv("FAKE_CLAUDE_SCENARIO", name)
+        for key, value in env.items():
+            self._monkeypatch.setenv(f"FAKE_CLAUDE_{key.upper()}", value)
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Every run so far: argv, stdin and environment."""
+        if not self.record.exists():
+            return []
+        return [json.loads(line) for line in self.record.read_text().splitlines()]
+
+
+@pytest.fixture
+def fake_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeCLI:
+    """A fresh fake CLI in its own directory (answers "Hello there" until told otherwise)."""
+    directory = tmp_path / "bin"
+    directory.mkdir()
+    return FakeCLI(directory, monkeypatch)
+
+
+@pytest.fixture
+def llm(fake_cli: FakeCLI) -> llmplex.Client:
+    """A client whose claude-code provider runs the fake CLI; one attempt per call."""
+    return llmplex.Client(
+        providers={"claude-code": {"cli_path": str(fake_cli.path), "api_key": API_KEY}},
+        throttle={"max_attempts": 1},
+    )
