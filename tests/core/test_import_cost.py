@@ -34,3 +34,10 @@ def test_lazy_names_resolve_and_unknown_names_fail() -> None:
         assert "DoesNotExist" in str(exc)
     else:
         raise AssertionError("unknown attribute did not raise")
+
+
+def test_every_lazy_name_is_exported_and_resolves() -> None:
+    import llmplex
+
+    for name in llmplex.__all__:
+        assert getattr(llmplex, name) is not None, name

@@ -17,11 +17,23 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
     from typing import Unpack
 
-    from llmplex.batching import abatch, batch
-    from llmplex.client import Client
-    from llmplex.config.schema import Config, ThrottleConfig
-    from llmplex.engine.call_args import CallArgs
-    from llmplex.engine.request_builder import PromptInput
+    from llmplex.batching import (
+        abatch,
+        batch,
+    )
+    from llmplex.client import (
+        Client,
+    )
+    from llmplex.config.schema import (
+        Config,
+        ThrottleConfig,
+    )
+    from llmplex.engine.call_args import (
+        CallArgs,
+    )
+    from llmplex.engine.request_builder import (
+        PromptInput,
+    )
     from llmplex.errors import (
         LLMAPIError,
         LLMBadRequestError,
@@ -50,14 +62,35 @@ if TYPE_CHECKING:
         Throttled,
         ToolInvoked,
     )
-    from llmplex.facade import LLMClient, LLMRequest
-    from llmplex.hookspecs import hookimpl
-    from llmplex.provider import Capabilities, ProviderInfo, ProviderSettings
-    from llmplex.reliability.budget import Budget, BudgetSnapshot, BudgetTracker
-    from llmplex.reliability.clock import Clock
-    from llmplex.reliability.deadline import Deadline
-    from llmplex.reliability.throttle import ThrottlePolicy
-    from llmplex.tooling import ToolContext
+    from llmplex.facade import (
+        LLMClient,
+        LLMRequest,
+    )
+    from llmplex.hookspecs import (
+        hookimpl,
+    )
+    from llmplex.provider import (
+        Capabilities,
+        ProviderInfo,
+        ProviderSettings,
+    )
+    from llmplex.reliability.budget import (
+        Budget,
+        BudgetSnapshot,
+        BudgetTracker,
+    )
+    from llmplex.reliability.clock import (
+        Clock,
+    )
+    from llmplex.reliability.deadline import (
+        Deadline,
+    )
+    from llmplex.reliability.throttle import (
+        ThrottlePolicy,
+    )
+    from llmplex.tooling import (
+        ToolContext,
+    )
     from llmplex.types import (
         LLMConfig,
         Message,
@@ -132,7 +165,65 @@ _LAZY: dict[str, str] = {
     ),
 }
 
-__all__ = [*sorted(_LAZY), "acomplete", "astream", "complete", "default_client", "stream"]
+__all__ = [
+    "Budget",
+    "BudgetSnapshot",
+    "BudgetTracker",
+    "CallArgs",
+    "Capabilities",
+    "Client",
+    "Clock",
+    "Config",
+    "Deadline",
+    "Event",
+    "FallbackUsed",
+    "LLMAPIError",
+    "LLMBadRequestError",
+    "LLMBudgetExceededError",
+    "LLMClient",
+    "LLMConfig",
+    "LLMConfigurationError",
+    "LLMConnectionError",
+    "LLMDeadlineExceededError",
+    "LLMError",
+    "LLMIncompleteError",
+    "LLMOutputParseError",
+    "LLMQuotaExhaustedError",
+    "LLMRateLimitError",
+    "LLMRefusalError",
+    "LLMRequest",
+    "LLMServerError",
+    "LLMSubprocessError",
+    "LLMTimeoutError",
+    "LLMToolLoopError",
+    "Message",
+    "OutputSchema",
+    "PromptExecuted",
+    "PromptRendered",
+    "ProviderInfo",
+    "ProviderSettings",
+    "Request",
+    "RequestFailed",
+    "RequestStarted",
+    "Response",
+    "StreamEvent",
+    "ThrottleConfig",
+    "ThrottlePolicy",
+    "Throttled",
+    "Tool",
+    "ToolCall",
+    "ToolContext",
+    "ToolInvoked",
+    "Usage",
+    "abatch",
+    "acomplete",
+    "astream",
+    "batch",
+    "complete",
+    "default_client",
+    "hookimpl",
+    "stream",
+]
 
 _default: Client | None = None
 _default_lock = threading.Lock()

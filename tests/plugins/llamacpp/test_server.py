@@ -251,6 +251,10 @@ def test_killed_persistent_server_is_reported_stale(cache: Path) -> None:
     assert started.pid is not None
     assert start_persistent(DEFAULT_MODEL).pid == started.pid
     os.kill(started.pid, signal.SIGKILL)
+    for _ in range(100):  # SIGKILL is asynchronous: wait until the process is really gone
+        if not pid_alive(started.pid):
+            break
+        time.sleep(0.05)
     stale = status()
     assert stale.state == "stale"
     assert "is gone" in stale.detail
