@@ -5,23 +5,26 @@ Run: ``python bench/openai_overhead.py [--profile]``. The stub
 instance of the openai plugin (``api = "chat"``, ``base_url`` at the stub).
 
 * sync: sequential ``llmplex.complete("local:stub-model", ...)`` versus
-  ``OpenAI(...).chat.completions.create(...)``, alternating rounds; median
+  ``OpenAI(...).chat.completions.create(...)``, alternating call by call; median
   wall time and CPU time per call. Target: latency ratio <= 1.05.
 * async: ``llmplex.acomplete`` versus ``AsyncOpenAI`` at concurrency 64, in one
   event loop; median throughput and CPU per call. Target: throughput ratio >= 0.95.
 
+* in situ: llmplex's time minus the SDK call it made, call by call (median):
+  its own work amid real calls, with cold caches.
 * own work: the same call in-process with the HTTP round trip replaced by a
   ready ``ChatCompletion`` (best of rounds): what the plugin (format + parse)
   and core (the rest of the pipeline) add per call, immune to network noise.
 
-``--profile`` adds a cProfile of the llmplex sync loop, its own time split
-between core, the plugin, the SDK and everything else.
+``--profile`` adds a cProfile of that own work: split between core, the
+plugin, pydantic and pluggy, then the costliest functions.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import os
 import pstats
@@ -30,11 +33,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
-SYNC_CALLS = 300
-SYNC_ROUNDS = 9
+SYNC_CALLS = 3_000
+SYNC_WARMUP = 200
 ASYNC_CALLS = 1_000
 ASYNC_ROUNDS = 5
 CONCURRENCY = 64
@@ -85,28 +89,48 @@ def timed(run: Callable[[int], None], calls: int) -> tuple[float, float]:
 
 
 def sync_figures(url: str) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU seconds per call, the two callers alternating call by call (order swapped each pair).
+
+    ``"own"`` is llmplex's time minus the SDK call it made, call by call: its own work in situ.
+    """
     import openai
+    from llmplex_openai import transport
 
     import llmplex
 
     raw = openai.OpenAI(base_url=url, api_key="bench", max_retries=0)
     messages = [{"role": "user", "content": PROMPT}]
+    send_chat = transport.send_chat
+    inner: list[tuple[float, float]] = []
 
-    def raw_sdk(n: int) -> None:
-        for _ in range(n):
-            raw.chat.completions.create(model=MODEL, messages=messages)  # type: ignore[arg-type]
+    def timed_send(client: Any, payload: dict[str, Any], timeout: float | None) -> Any:
+        wall, cpu = time.perf_counter(), time.process_time()
+        answer = send_chat(client, payload, timeout)
+        inner.append((time.perf_counter() - wall, time.process_time() - cpu))
+        return answer
 
-    def via_llmplex(n: int) -> None:
-        for _ in range(n):
-            llmplex.complete(f"local:{MODEL}", PROMPT)
+    def raw_sdk() -> object:
+        return raw.chat.completions.create(model=MODEL, messages=messages)  # type: ignore[arg-type]
 
-    for run in (raw_sdk, via_llmplex):
-        run(50)
-    samples: dict[str, list[tuple[float, float]]] = {"raw": [], "llmplex": []}
-    for _ in range(SYNC_ROUNDS):
-        samples["raw"].append(timed(raw_sdk, SYNC_CALLS))
-        samples["llmplex"].append(timed(via_llmplex, SYNC_CALLS))
-    raw.close()
+    def via_llmplex() -> object:
+        return llmplex.complete(f"local:{MODEL}", PROMPT)
+
+    callers = {"raw": raw_sdk, "llmplex": via_llmplex}
+    samples: dict[str, list[tuple[float, float]]] = {"raw": [], "llmplex": [], "own": []}
+    transport.send_chat = timed_send
+    try:
+        for pair in range(SYNC_WARMUP + SYNC_CALLS):
+            for name in ("raw", "llmplex") if pair % 2 else ("llmplex", "raw"):
+                wall, cpu = time.perf_counter(), time.process_time()
+                callers[name]()
+                if pair >= SYNC_WARMUP:
+                    samples[name].append((time.perf_counter() - wall, time.process_time() - cpu))
+                    if name == "llmplex":
+                        total, sdk = samples[name][-1], inner[-1]
+                        samples["own"].append((total[0] - sdk[0], total[1] - sdk[1]))
+    finally:
+        transport.send_chat = send_chat
+        raw.close()
     return {name: _medians(values) for name, values in samples.items()}
 
 
@@ -150,7 +174,7 @@ async def _async_rounds(url: str) -> dict[str, tuple[float, float]]:
 
 def own_work_figures() -> dict[str, float]:
     """µs per call of llmplex's own work with the SDK call replaced by a ready answer (best of rounds)."""
-    from llmplex_openai import chat, transport
+    from llmplex_openai import chat
     from openai.types.chat import ChatCompletion
     from openai_stub_server import CHAT_COMPLETION
 
@@ -169,14 +193,25 @@ def own_work_figures() -> dict[str, float]:
         for _ in range(n):
             llmplex.complete(f"local:{MODEL}", PROMPT)
 
+    with _ready_answer():
+        pipeline(200)
+        return {"plugin": _best_us(plugin_only), "pipeline": _best_us(pipeline)}
+
+
+@contextlib.contextmanager
+def _ready_answer() -> Iterator[None]:
+    """Replace the plugin's HTTP call with a ready ``ChatCompletion`` (what the SDK would return)."""
+    from llmplex_openai import transport
+    from openai.types.chat import ChatCompletion
+    from openai_stub_server import CHAT_COMPLETION
+
+    answer = ChatCompletion.model_validate(CHAT_COMPLETION)
     real_send = transport.send_chat
     transport.send_chat = lambda client, payload, timeout: answer  # type: ignore[assignment]
     try:
-        pipeline(200)
-        figures = {"plugin": _best_us(plugin_only), "pipeline": _best_us(pipeline)}
+        yield
     finally:
         transport.send_chat = real_send
-    return figures
 
 
 def _best_us(run: Callable[[int], None], calls: int = 3_000, rounds: int = 5) -> float:
@@ -187,36 +222,40 @@ def _medians(values: list[tuple[float, float]]) -> tuple[float, float]:
     return statistics.median(v[0] for v in values), statistics.median(v[1] for v in values)
 
 
-def profile_llmplex(calls: int = 2_000) -> None:
-    """Print where the llmplex sync loop spends its own time: core, plugin, SDK, the rest."""
+def profile_llmplex(calls: int = 5_000) -> None:
+    """Print where llmplex's own work goes (HTTP round trip replaced by a ready answer): by group, then by function."""
     import llmplex
 
-    profiler = cProfile.Profile()
-    profiler.enable()
-    for _ in range(calls):
-        llmplex.complete(f"local:{MODEL}", PROMPT)
-    profiler.disable()
+    with _ready_answer():
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for _ in range(calls):
+            llmplex.complete(f"local:{MODEL}", PROMPT)
+        profiler.disable()
     stats = pstats.Stats(profiler)
-    groups = {"core (llmplex)": 0.0, "plugin (llmplex_openai)": 0.0, "openai SDK": 0.0, "httpx/httpcore": 0.0}
-    groups["other (pydantic, pluggy, stdlib)"] = 0.0
-    total = 0.0
+    groups = dict.fromkeys(["core (llmplex)", "plugin (llmplex_openai)", "pydantic", "pluggy", "other"], 0.0)
     for (filename, _, _), (_, _, own, _, _) in stats.stats.items():  # type: ignore[attr-defined]
-        total += own
-        if "/llmplex_openai/" in filename:
-            groups["plugin (llmplex_openai)"] += own
-        elif "/llmplex/" in filename:
-            groups["core (llmplex)"] += own
-        elif "/openai/" in filename:
-            groups["openai SDK"] += own
-        elif "/httpx/" in filename or "/httpcore/" in filename:
-            groups["httpx/httpcore"] += own
-        else:
-            groups["other (pydantic, pluggy, stdlib)"] += own
-    print(f"\nprofile of {calls} llmplex.complete calls (own time, µs/call under cProfile):")
+        groups[_group(filename)] += own
+    total = sum(groups.values())
+    print(
+        f"\nprofile of {calls} llmplex.complete calls without the HTTP round trip (own time, µs/call under cProfile):"
+    )
     for name, own in groups.items():
-        print(f"  {name:<34} {own / calls * 1e6:8.1f}  ({own / total:5.1%})")
-    print("\ntop functions by cumulative time in core and plugin:")
-    stats.sort_stats("cumulative").print_stats(r"llmplex", 25)
+        print(f"  {name:<26} {own / calls * 1e6:8.1f}  ({own / total:5.1%})")
+    print("\nfunctions by own time (core, plugin, pydantic, pluggy):")
+    stats.sort_stats("tottime").print_stats(r"llmplex|pydantic|pluggy", 30)
+
+
+def _group(filename: str) -> str:
+    for marker, name in (
+        ("/llmplex_openai/", "plugin (llmplex_openai)"),
+        ("/llmplex/", "core (llmplex)"),
+        ("/pydantic", "pydantic"),
+        ("/pluggy/", "pluggy"),
+    ):
+        if marker in filename:
+            return name
+    return "other"
 
 
 def main() -> int:
@@ -238,10 +277,12 @@ def main() -> int:
     (raw_wall, raw_cpu), (plex_wall, plex_cpu) = sync["raw"], sync["llmplex"]
     (raw_rate, raw_acpu), (plex_rate, plex_acpu) = asynchronous["raw"], asynchronous["llmplex"]
     latency_ratio, throughput_ratio = plex_wall / raw_wall, plex_rate / raw_rate
-    print(f"{'sync sequential (median of rounds)':<38} {'raw SDK':>10} {'llmplex':>10} {'ratio':>8}")
+    print(f"{'sync sequential (median per call)':<38} {'raw SDK':>10} {'llmplex':>10} {'ratio':>8}")
     print(f"{'  latency µs/call':<38} {raw_wall * 1e6:10.1f} {plex_wall * 1e6:10.1f} {latency_ratio:8.3f}")
     print(f"{'  CPU µs/call':<38} {raw_cpu * 1e6:10.1f} {plex_cpu * 1e6:10.1f} {plex_cpu / raw_cpu:8.3f}")
     print(f"{'  llmplex adds µs/call':<38} {'':>10} {(plex_wall - raw_wall) * 1e6:10.1f}")
+    own_wall = sync["own"][0] * 1e6
+    print(f"{'  llmplex minus its SDK call, in situ':<38} {'':>10} {own_wall:10.1f}")
     print(f"{f'async, concurrency {CONCURRENCY}':<38} {'raw SDK':>10} {'llmplex':>10} {'ratio':>8}")
     print(f"{'  throughput calls/s':<38} {raw_rate:10.0f} {plex_rate:10.0f} {throughput_ratio:8.3f}")
     print(f"{'  CPU µs/call':<38} {raw_acpu * 1e6:10.1f} {plex_acpu * 1e6:10.1f} {plex_acpu / raw_acpu:8.3f}")
