@@ -36,7 +36,7 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
         "message with a misspelt key",
         {"prompt": [{"role": "user", "text": "x"}]},
         r"messages\[0\] has unknown key 'text'",
-    ),  # noqa: E501
+    ),
     ("user message without content", {"prompt": [{"role": "user"}]}, r"messages\[0\] \(user\) has no content"),
     ("tool schema with a bad type", {"tools": [{"name": "t", "parameters": {"type": "objekt"}}]}, r"\('t'\) param"),
     (
@@ -58,6 +58,9 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
     ("tool with a bad name", {"tools": [{"name": "two words", "parameters": OBJECT}]}, r"tools\[0\].*name"),
     ("tool_choice naming no tool", {"tools": [{"name": "t"}], "tool_choice": "other"}, "tool_choice 'other'"),
     ("non-positive timeout", {"timeout": 0}, "timeout must be a positive number of seconds"),
+    ("timeout that is not a number", {"timeout": "5"}, "timeout must be a positive number of seconds, got '5'"),
+    ("timeout that is NaN", {"timeout": float("nan")}, "timeout must be a positive number of seconds, got nan"),
+    ("deadline that is not a Deadline", {"deadline": 5.0}, r"deadline must be an llmplex.Deadline.*timeout="),
     ("bad throttle setting", {"throttle": {"max_attempts": 0}}, "throttle max_attempts must be a whole number >= 1"),
     ("bad budget", {"budget": {"max_total_tokens": -1}}, "budget max_total_tokens must be a whole number >= 0"),
     ("fallbacks as a string", {"fallbacks": "mock:b"}, "fallbacks must be a list of model names"),
@@ -104,6 +107,7 @@ def test_valid_tools_and_messages_still_pass(client: llmplex.Client, mock_backen
         (lambda: llmplex.Client(timeout=-1), r"key 'timeout': Input should be greater than 0"),
         (lambda: llmplex.Client(fallbacks={"mock:a": ["mock:a"]}), "lists itself as its own fallback"),
         (lambda: llmplex.Client(budget=42), "budget must be an llmplex.Budget"),
+        (lambda: llmplex.Deadline.after(-1), "a deadline needs a finite number of seconds >= 0, got -1"),
     ],
 )
 def test_bad_client_settings_are_typed_errors(make: Callable[[], object], message: str) -> None:

@@ -91,7 +91,7 @@ class Client:
         if deadline is not None:
             return deadline
         seconds = timeout if timeout is not None else self.config.timeout
-        if seconds is not None and seconds <= 0:
+        if seconds is not None and not (isinstance(seconds, (int, float)) and seconds > 0):
             raise LLMConfigurationError(f"timeout must be a positive number of seconds, got {seconds!r}")
         return Deadline.after(seconds, self.clock) if seconds is not None else None
 

@@ -73,6 +73,11 @@ class CallPlanner:
         self, request_id: str, model: str, route: Route, request: Request, deadline: Deadline | None, args: CallArgs
     ) -> Call:
         """The call of ``request`` (routed to ``route`` from ``model`` as written), ready to run."""
+        if deadline is not None and not isinstance(deadline, Deadline):
+            raise LLMConfigurationError(
+                f"deadline must be an llmplex.Deadline such as Deadline.after(30), got {type(deadline).__name__} "
+                "(give seconds as timeout=...)"
+            )
         throttle: ThrottleInput = args.get("throttle")
         plan = RetryPlan(self.policy(route.provider.name, throttle), deadline, self.clock, self._trackers(args))
         chain = self._fallbacks(model, route, args.get("fallbacks"))

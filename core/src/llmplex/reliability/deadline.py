@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
+from llmplex.errors import LLMConfigurationError
 from llmplex.reliability.clock import Clock
 
 __all__ = ["Deadline"]
@@ -18,7 +20,9 @@ class Deadline:
 
     @classmethod
     def after(cls, seconds: float, clock: Clock | None = None) -> Deadline:
-        """A deadline ``seconds`` from now."""
+        """A deadline ``seconds`` from now (``0``: already reached)."""
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < math.inf:
+            raise LLMConfigurationError(f"a deadline needs a finite number of seconds >= 0, got {seconds!r}")
         clock = clock or Clock()
         return cls(clock.monotonic() + seconds, clock)
 
