@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import queue
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -55,9 +56,11 @@ async def aiterate_before(iterator: AsyncIterator[T], deadline: Deadline, expire
                 raise
             yield item
     finally:
-        aclose: Callable[[], Awaitable[Any]] | None = getattr(iterator, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        close: Callable[[], Any] | None = getattr(iterator, "aclose", None) or getattr(iterator, "close", None)
+        if close is not None:
+            closing = close()
+            if inspect.isawaitable(closing):
+                await closing
 
 
 def iterate_before(iterator: Iterator[T], deadline: Deadline, expired: Expired) -> Iterator[T]:
