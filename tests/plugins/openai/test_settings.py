@@ -63,6 +63,17 @@ def test_local_urls(url: str, local: bool) -> None:
     assert is_local_url(url) is local
 
 
+def test_chat_instances_declare_no_response_chains(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    llm = llmplex.Client(providers={"local": {"plugin": "openai", "base_url": LOCAL_URL}})
+
+    assert llm.router.instance("openai").capabilities.response_chains
+    assert llm.router.instance("openai").capabilities.delete_response
+    assert not llm.router.instance("local").capabilities.response_chains
+    assert not llm.router.instance("local").capabilities.delete_response
+    assert llm.router.instance("local").capabilities.native_structured_output
+
+
 def test_explicit_api_wins_over_the_default() -> None:
     assert OpenAISettings(api="chat").effective_api == "chat"
     assert OpenAISettings(base_url=LOCAL_URL, api="responses").effective_api == "responses"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 from functools import cached_property
 from typing import Literal
@@ -9,7 +10,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr
 
-from llmplex.provider import ProviderSettings
+from llmplex.provider import Capabilities, ProviderSettings
 
 __all__ = ["OPENAI_BASE_URL", "Api", "OpenAISettings", "is_local_url"]
 
@@ -76,6 +77,12 @@ class OpenAISettings(ProviderSettings):
         if self.api is not None:
             return self.api
         return "responses" if self.is_openai else "chat"
+
+    def capabilities(self, declared: Capabilities) -> Capabilities:
+        """Chat Completions stores no responses: no response chains, nothing to delete."""
+        if self.effective_api == "chat":
+            return dataclasses.replace(declared, response_chains=False, delete_response=False)
+        return declared
 
     def problems(self) -> list[str]:
         """A missing key is a problem unless the server is on this machine."""
