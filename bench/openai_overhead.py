@@ -11,7 +11,8 @@ instance of the openai plugin (``api = "chat"``, ``base_url`` at the stub).
   event loop; median throughput and CPU per call. Target: throughput ratio >= 0.95.
 
 * in situ: llmplex's time minus the SDK call it made, call by call (median):
-  its own work amid real calls, with cold caches.
+  its own work amid real calls, with cold caches; split into the plugin's
+  format + parse and core's rest.
 * own work: the same call in-process with the HTTP round trip replaced by a
   ready ``ChatCompletion`` (best of rounds): what the plugin (format + parse)
   and core (the rest of the pipeline) add per call, immune to network noise.
@@ -88,26 +89,43 @@ def timed(run: Callable[[int], None], calls: int) -> tuple[float, float]:
     return (time.perf_counter() - wall) / calls, (time.process_time() - cpu) / calls
 
 
-def sync_figures(url: str) -> dict[str, tuple[float, float]]:
-    """Median wall and CPU seconds per call, the two callers alternating call by call (order swapped each pair).
+class Stopwatch:
+    """Wraps ``module.name`` while installed; ``seconds`` collects each call's wall time."""
 
-    ``"own"`` is llmplex's time minus the SDK call it made, call by call: its own work in situ.
+    def __init__(self, module: Any, name: str) -> None:
+        self.module, self.name = module, name
+        self.original = getattr(module, name)
+        self.seconds: list[float] = []
+
+    def __enter__(self) -> Stopwatch:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return self.original(*args, **kwargs)
+            finally:
+                self.seconds.append(time.perf_counter() - start)
+
+        setattr(self.module, self.name, timed)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        setattr(self.module, self.name, self.original)
+
+
+def sync_figures(url: str) -> dict[str, float]:
+    """Median seconds per call, the two callers alternating call by call (order swapped each pair).
+
+    Besides wall and CPU time of each caller: llmplex's own work in situ (its time
+    minus the SDK call it made, call by call), and the plugin's part of it
+    (format + parse); core's part is the rest.
     """
     import openai
-    from llmplex_openai import transport
+    from llmplex_openai import chat, transport
 
     import llmplex
 
     raw = openai.OpenAI(base_url=url, api_key="bench", max_retries=0)
     messages = [{"role": "user", "content": PROMPT}]
-    send_chat = transport.send_chat
-    inner: list[tuple[float, float]] = []
-
-    def timed_send(client: Any, payload: dict[str, Any], timeout: float | None) -> Any:
-        wall, cpu = time.perf_counter(), time.process_time()
-        answer = send_chat(client, payload, timeout)
-        inner.append((time.perf_counter() - wall, time.process_time() - cpu))
-        return answer
 
     def raw_sdk() -> object:
         return raw.chat.completions.create(model=MODEL, messages=messages)  # type: ignore[arg-type]
@@ -116,22 +134,31 @@ def sync_figures(url: str) -> dict[str, tuple[float, float]]:
         return llmplex.complete(f"local:{MODEL}", PROMPT)
 
     callers = {"raw": raw_sdk, "llmplex": via_llmplex}
-    samples: dict[str, list[tuple[float, float]]] = {"raw": [], "llmplex": [], "own": []}
-    transport.send_chat = timed_send
-    try:
+    wall: dict[str, list[float]] = {"raw": [], "llmplex": []}
+    cpu: dict[str, list[float]] = {"raw": [], "llmplex": []}
+    with (
+        Stopwatch(transport, "send_chat") as sdk,
+        Stopwatch(chat, "format_chat_request") as formats,
+        Stopwatch(chat, "parse_chat_response") as parses,
+    ):
         for pair in range(SYNC_WARMUP + SYNC_CALLS):
             for name in ("raw", "llmplex") if pair % 2 else ("llmplex", "raw"):
-                wall, cpu = time.perf_counter(), time.process_time()
+                started, cpu_started = time.perf_counter(), time.process_time()
                 callers[name]()
-                if pair >= SYNC_WARMUP:
-                    samples[name].append((time.perf_counter() - wall, time.process_time() - cpu))
-                    if name == "llmplex":
-                        total, sdk = samples[name][-1], inner[-1]
-                        samples["own"].append((total[0] - sdk[0], total[1] - sdk[1]))
-    finally:
-        transport.send_chat = send_chat
-        raw.close()
-    return {name: _medians(values) for name, values in samples.items()}
+                wall[name].append(time.perf_counter() - started)
+                cpu[name].append(time.process_time() - cpu_started)
+    raw.close()
+    keep = slice(SYNC_WARMUP, None)
+    own = [total - sent for total, sent in zip(wall["llmplex"][keep], sdk.seconds[keep], strict=True)]
+    plugin = [f + p for f, p in zip(formats.seconds[keep], parses.seconds[keep], strict=True)]
+    return {
+        "raw_wall": statistics.median(wall["raw"][keep]),
+        "raw_cpu": statistics.median(cpu["raw"][keep]),
+        "llmplex_wall": statistics.median(wall["llmplex"][keep]),
+        "llmplex_cpu": statistics.median(cpu["llmplex"][keep]),
+        "own": statistics.median(own),
+        "plugin": statistics.median(plugin),
+    }
 
 
 async def _concurrently(call: Callable[[], Awaitable[object]], total: int) -> None:
@@ -207,7 +234,7 @@ def _ready_answer() -> Iterator[None]:
 
     answer = ChatCompletion.model_validate(CHAT_COMPLETION)
     real_send = transport.send_chat
-    transport.send_chat = lambda client, payload, timeout: answer  # type: ignore[assignment]
+    transport.send_chat = lambda client, payload, timeout: answer
     try:
         yield
     finally:
@@ -274,15 +301,16 @@ def main() -> int:
     finally:
         server.stop()
 
-    (raw_wall, raw_cpu), (plex_wall, plex_cpu) = sync["raw"], sync["llmplex"]
+    raw_wall, raw_cpu, plex_wall, plex_cpu = (sync[k] for k in ("raw_wall", "raw_cpu", "llmplex_wall", "llmplex_cpu"))
     (raw_rate, raw_acpu), (plex_rate, plex_acpu) = asynchronous["raw"], asynchronous["llmplex"]
     latency_ratio, throughput_ratio = plex_wall / raw_wall, plex_rate / raw_rate
     print(f"{'sync sequential (median per call)':<38} {'raw SDK':>10} {'llmplex':>10} {'ratio':>8}")
     print(f"{'  latency µs/call':<38} {raw_wall * 1e6:10.1f} {plex_wall * 1e6:10.1f} {latency_ratio:8.3f}")
     print(f"{'  CPU µs/call':<38} {raw_cpu * 1e6:10.1f} {plex_cpu * 1e6:10.1f} {plex_cpu / raw_cpu:8.3f}")
     print(f"{'  llmplex adds µs/call':<38} {'':>10} {(plex_wall - raw_wall) * 1e6:10.1f}")
-    own_wall = sync["own"][0] * 1e6
-    print(f"{'  llmplex minus its SDK call, in situ':<38} {'':>10} {own_wall:10.1f}")
+    print(f"{'  own work in situ (minus SDK call)':<38} {'':>10} {sync['own'] * 1e6:10.1f}")
+    print(f"{'    of which plugin (format + parse)':<38} {'':>10} {sync['plugin'] * 1e6:10.1f}")
+    print(f"{'    of which core (the rest)':<38} {'':>10} {(sync['own'] - sync['plugin']) * 1e6:10.1f}")
     print(f"{f'async, concurrency {CONCURRENCY}':<38} {'raw SDK':>10} {'llmplex':>10} {'ratio':>8}")
     print(f"{'  throughput calls/s':<38} {raw_rate:10.0f} {plex_rate:10.0f} {throughput_ratio:8.3f}")
     print(f"{'  CPU µs/call':<38} {raw_acpu * 1e6:10.1f} {plex_acpu * 1e6:10.1f} {plex_acpu / raw_acpu:8.3f}")
