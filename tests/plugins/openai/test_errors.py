@@ -7,7 +7,7 @@ import json
 import httpx
 import openai
 import pytest
-from llmplex_openai.errors import classify_error, retry_after_seconds
+from llmplex_openai.errors import classify_error
 
 import llmplex
 from tests.contract import fixtures_openai as fx
@@ -33,13 +33,16 @@ def test_rate_limit_keeps_status_request_id_headers_body_and_cause(llm: llmplex.
     assert (error.provider, error.model) == ("openai", "gpt-4o-mini")
 
 
-def test_retry_after_in_seconds_when_no_milliseconds(llm: llmplex.Client, local_api: FakeAPI) -> None:
-    local_api.reply(CHAT, fx.rate_limit_error(), status=429, headers={"retry-after": "2"})
+@pytest.mark.parametrize(("status", "body"), [(429, fx.rate_limit_error()), (503, fx.server_error(503))])
+def test_retry_after_in_seconds_when_no_milliseconds(
+    llm: llmplex.Client, local_api: FakeAPI, status: int, body: dict[str, object]
+) -> None:
+    local_api.reply(CHAT, body, status=status, headers={"retry-after": "2"})
 
-    with pytest.raises(llmplex.LLMRateLimitError) as caught:
+    with pytest.raises((llmplex.LLMRateLimitError, llmplex.LLMServerError)) as caught:
         llm.complete("local:m", "hi")
 
-    assert caught.value.retry_after == 2.0
+    assert caught.value.retry_after == 2.0  # type: ignore[union-attr]
 
 
 def test_insufficient_quota_is_not_a_rate_limit(llm: llmplex.Client, openai_api: FakeAPI) -> None:
@@ -209,15 +212,12 @@ def test_unknown_exceptions_are_left_to_core() -> None:
     assert classify_error(RuntimeError("boom")) is None
 
 
-@pytest.mark.parametrize(
-    ("headers", "seconds"),
-    [
-        ({"retry-after-ms": "250"}, 0.25),
-        ({"retry-after": "3"}, 3.0),
-        ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),
-        ({"retry-after": "soon"}, None),
-        ({}, None),
-    ],
-)
-def test_retry_after_parsing(headers: dict[str, str], seconds: float | None) -> None:
-    assert retry_after_seconds(headers) == seconds
+def test_a_4xx_the_server_asks_to_retry_is_retryable() -> None:
+    response = httpx.Response(
+        409, json=BAD, request=_REQUEST, headers={"x-should-retry": "true", "retry-after-ms": "20"}
+    )
+
+    classified = classify_error(openai.ConflictError("Error code: 409", response=response, body=BAD["error"]))
+
+    assert isinstance(classified, llmplex.LLMServerError)
+    assert (classified.status_code, classified.retry_after) == (409, 0.02)

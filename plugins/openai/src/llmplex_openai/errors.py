@@ -8,9 +8,7 @@ the API reports inside a 200 answer or a stream (``response.failed``, ``error`` 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import openai
@@ -28,35 +26,15 @@ from llmplex.errors import (
     LLMServerError,
     LLMTimeoutError,
 )
+from llmplex.reliability.retry_after import requested_wait
 
-__all__ = ["classify_error", "error_from_api", "retry_after_seconds"]
+__all__ = ["classify_error", "error_from_api"]
 
 _CONTEXT_CODES = frozenset({"context_length_exceeded", "string_above_max_length", "exceed_context_size_error"})
 _CONTEXT_PHRASES = ("maximum context length", "context window", "context length", "exceeds the context size")
 _QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"})
 _RATE_CODES = frozenset({"rate_limit_exceeded", "rate_limit_error", "tokens", "requests"})
 _SERVER_CODES = frozenset({"server_error", "vector_store_timeout", "overloaded", "service_unavailable"})
-
-
-def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
-    """The wait the server asked for: ``retry-after-ms``, else ``Retry-After`` (seconds or an HTTP date)."""
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError):
-        return None
 
 
 def _field(body: object, name: str) -> str | None:
@@ -88,13 +66,12 @@ def error_from_api(
     detail = f" [{code or kind}]" if (code or kind) else ""
     text = f"{label}{detail}: {message}"
     fields: dict[str, Any] = {"status_code": status, "context": {"code": code, "type": kind}, **api_fields}
-    retry_after = retry_after_seconds(fields.get("headers") or {})
     if code in _QUOTA_CODES or kind in _QUOTA_CODES:
         return LLMQuotaExhaustedError(f"{text} (quota or billing exhausted: retrying will not help)", **fields)
     if status == 429 or (status is None and (code in _RATE_CODES or kind in _RATE_CODES)):
-        return LLMRateLimitError(text, retry_after=retry_after, **fields)
+        return _with_retry_after(LLMRateLimitError(text, **fields))
     if (status is not None and status >= 500) or (status is None and not _is_client_side(code, kind)):
-        return LLMServerError(text, retry_after=retry_after, **fields)
+        return _with_retry_after(LLMServerError(text, **fields))
     if _is_context_overflow(code, kind, message):
         return LLMBadRequestError(
             f"the prompt does not fit the model's context window ({text}); shorten the messages or raise the limit",
@@ -103,6 +80,12 @@ def error_from_api(
     if status in (401, 403):
         return LLMBadRequestError(f"{text} (check the api_key / OPENAI_API_KEY of this provider)", **fields)
     return LLMBadRequestError(text, **fields)
+
+
+def _with_retry_after(error: LLMRateLimitError | LLMServerError) -> LLMRateLimitError | LLMServerError:
+    """Set ``retry_after`` from the kept ``retry-after-ms`` / ``Retry-After`` headers."""
+    error.retry_after = requested_wait(error)
+    return error
 
 
 def _is_client_side(code: str | None, kind: str | None) -> bool:
@@ -117,14 +100,15 @@ def _from_status_error(error: openai.APIStatusError) -> LLMError:
     message = _field(body, "message") or (body if isinstance(body, str) and body else error.message)
     headers = dict(error.response.headers)
     if headers.get("x-should-retry") == "true" and error.status_code < 500 and error.status_code != 429:
-        return LLMServerError(
-            f"HTTP {error.status_code}: {message} (the server asked for a retry)",
-            status_code=error.status_code,
-            response_body=body,
-            request_id=error.request_id,
-            headers=headers,
-            retry_after=retry_after_seconds(headers),
-            cause=error,
+        return _with_retry_after(
+            LLMServerError(
+                f"HTTP {error.status_code}: {message} (the server asked for a retry)",
+                status_code=error.status_code,
+                response_body=body,
+                request_id=error.request_id,
+                headers=headers,
+                cause=error,
+            )
         )
     return error_from_api(
         message,
