@@ -271,7 +271,7 @@ def test_a_thousand_requests_against_a_server_failing_30_percent_are_all_account
         client = faulty_client(server, time.clock())
         tracker = BudgetTracker()
         requests = [{"model": f"faulty:m-{i}", "prompt": f"request {i}", "budget": tracker} for i in range(1000)]
-        results = asyncio.run(llmplex.abatch(requests, concurrency=4, client=client))
+        results = asyncio.run(llmplex.abatch(requests, concurrency=32, client=client))
 
         assert len(results) == 1000
         answers = [r for r in results if isinstance(r, llmplex.Response)]
@@ -282,7 +282,8 @@ def test_a_thousand_requests_against_a_server_failing_30_percent_are_all_account
                 assert result.model == f"m-{index}"
             else:
                 assert result.model == f"m-{index}" and isinstance(result.context["errors"], list)
-        assert {type(e) for e in errors} <= {LLMQuotaExhaustedError, *(type(f.error) for e in errors for f in [])} | {
+        assert {type(e) for e in errors} <= {
+            LLMQuotaExhaustedError,
             LLMServerError,
             LLMRateLimitError,
             LLMConnectionError,

@@ -195,6 +195,7 @@ class FaultServer:
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = False  # so server_close() joins handler threads
     block_on_close = True
+    request_queue_size = 128  # the stdlib's 5 refuses connects from concurrent batches
 
     def __init__(self, owner: FaultServer) -> None:
         self.owner = owner
