@@ -97,7 +97,7 @@ class Client:
 
     def _pipeline(self, model: str | None, prompt: PromptInput, stream: bool, args: CallArgs) -> Call:
         if not self._observers_ready:
-            self.host.load_observers()
+            self.host.load_observers(self.config.disabled)
             self._observers_ready = True
         route = self.route(model)
         request = build_request(

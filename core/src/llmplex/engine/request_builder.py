@@ -18,6 +18,7 @@ PromptInput = str | Message | Mapping[str, Any] | Sequence[Message | Mapping[str
 ToolInput = Tool | Mapping[str, Any] | Callable[..., Any]
 _OPTION_NAMES = tuple(LLMConfig.model_fields)
 _MESSAGE_KEYS = frozenset(Message.model_fields)
+_NO_OPTIONS = LLMConfig()
 
 
 def _problems(error: ValidationError) -> str:
@@ -66,6 +67,8 @@ def build_messages(prompt: PromptInput, system: str | None = None) -> tuple[Mess
 
 def build_options(options: Mapping[str, Any]) -> LLMConfig:
     """Sampling options by keyword, checked by name and range."""
+    if not options:
+        return _NO_OPTIONS
     unknown = sorted(set(options) - set(_OPTION_NAMES))
     if unknown:
         raise LLMConfigurationError(
