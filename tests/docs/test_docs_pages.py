@@ -103,3 +103,15 @@ def test_every_provider_environment_variable_is_in_the_reference() -> None:
                 for names in value.env_vars.values():
                     for name in names:
                         assert f"`{name}`" in text, f"list {name} ({value.__name__}) in docs/reference/configuration.md"
+
+
+@pytest.mark.parametrize("relative", PAGES)
+def test_snippet_includes_are_intact(relative: str) -> None:
+    """A formatter that reads ``--8<-- "file"`` as Python turns it into ``--8 < --"file"``, which includes nothing."""
+    for line in page(relative).splitlines():
+        if re.match(r"\s*--8\s*<\s*--", line):
+            match = re.fullmatch(r'--8<-- "([^"]+)"', line.strip())
+            assert match, (
+                f"docs/{relative}: broken snippet include {line.strip()!r}; wrap its block in <!-- fmt: off -->"
+            )
+            assert (ROOT / match.group(1)).is_file(), f"docs/{relative}: {match.group(1)} does not exist"
