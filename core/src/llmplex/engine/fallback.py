@@ -12,7 +12,6 @@ and gets its own retries under its provider's throttle policy.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -23,7 +22,7 @@ from llmplex.engine.retrier import FailedAttempt, RetryPlan
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMConfigurationError, LLMError
 from llmplex.events import FallbackUsed, RequestFailed
-from llmplex.reliability.budget import Budget, BudgetTracker
+from llmplex.reliability.budget import Budget, BudgetTracker, as_tracker
 from llmplex.reliability.clock import Clock
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.throttle import ThrottlePolicy
@@ -49,7 +48,7 @@ class CallPlanner:
         self.clock = clock
         if budget is None and config.budget is not None:
             budget = Budget.from_config(config.budget)
-        self.budget = _tracker(budget)
+        self.budget = as_tracker(budget)
         self._budgets: tuple[BudgetTracker, ...] = () if self.budget is None else (self.budget,)
         self._policies: dict[str, ThrottlePolicy] = {}
 
@@ -84,7 +83,7 @@ class CallPlanner:
         return Call(self, request_id, route, request, plan, throttle, chain)
 
     def _trackers(self, args: CallArgs) -> tuple[BudgetTracker, ...]:
-        tracker = _tracker(args.get("budget"))
+        tracker = as_tracker(args.get("budget"))
         if tracker is None or tracker is self.budget:
             return self._budgets
         return (*self._budgets, tracker)
@@ -228,25 +227,6 @@ class Call:
             **retrier.where(),
         )
         return error
-
-
-def _tracker(budget: Any) -> BudgetTracker | None:
-    if budget is None or isinstance(budget, BudgetTracker):
-        return budget
-    if isinstance(budget, Mapping):
-        names = [f.name for f in dataclasses.fields(Budget)]
-        unknown = sorted(set(budget) - set(names))
-        if unknown:
-            raise LLMConfigurationError(
-                f"unknown budget setting {', '.join(map(repr, unknown))}; valid settings: {', '.join(names)}"
-            )
-        budget = Budget(**budget)
-    if isinstance(budget, Budget):
-        return BudgetTracker(budget)
-    raise LLMConfigurationError(
-        "budget must be an llmplex.Budget, an llmplex.BudgetTracker or a mapping such as "
-        f"{{'max_total_tokens': 10000}}, got {type(budget).__name__}"
-    )
 
 
 def _model_names(chain: Any, what: str) -> tuple[str, ...]:

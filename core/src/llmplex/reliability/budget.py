@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
+from typing import Any
 
 from llmplex.config.schema import BudgetConfig
 from llmplex.errors import LLMBudgetExceededError, LLMConfigurationError
 from llmplex.types import Usage
 
-__all__ = ["Budget", "BudgetSnapshot", "BudgetTracker"]
+__all__ = ["Budget", "BudgetSnapshot", "BudgetTracker", "as_tracker"]
 
 
 @dataclass(frozen=True)
@@ -117,3 +119,23 @@ class BudgetTracker:
             if cap is not None and used >= cap:
                 return name, used, cap
         return None
+
+
+def as_tracker(budget: Any) -> BudgetTracker | None:
+    """A call's ``budget=`` (Budget, BudgetTracker, mapping of Budget fields, or None) as a tracker."""
+    if budget is None or isinstance(budget, BudgetTracker):
+        return budget
+    if isinstance(budget, Mapping):
+        names = [f.name for f in fields(Budget)]
+        unknown = sorted(set(budget) - set(names))
+        if unknown:
+            raise LLMConfigurationError(
+                f"unknown budget setting {', '.join(map(repr, unknown))}; valid settings: {', '.join(names)}"
+            )
+        budget = Budget(**budget)
+    if isinstance(budget, Budget):
+        return BudgetTracker(budget)
+    raise LLMConfigurationError(
+        "budget must be an llmplex.Budget, an llmplex.BudgetTracker or a mapping such as "
+        f"{{'max_total_tokens': 10000}}, got {type(budget).__name__}"
+    )

@@ -14,6 +14,7 @@ from llmplex.engine.request_builder import PromptInput, build_messages, build_to
 from llmplex.errors import LLMConfigurationError, LLMOutputParseError, LLMToolLoopError
 from llmplex.events import ToolInvoked
 from llmplex.redaction import redact
+from llmplex.reliability.budget import as_tracker
 from llmplex.structured.plan import OutputPlan, choose_strategy
 from llmplex.structured.schema import output_spec
 from llmplex.tooling.context import ToolContext
@@ -99,7 +100,9 @@ class Conversation:
             self.plan.instructions(forced) if self.plan else None,
         )
         args.update(
+            # one deadline and one budget tracker for every round of the loop
             deadline=client._deadline(args.pop("timeout", None), args.pop("deadline", None)),
+            budget=as_tracker(args.pop("budget", None)),
             tools=tools,
             tool_choice=tool_choice,
             output=self.plan.request_output() if self.plan else None,
