@@ -65,14 +65,15 @@ class Pipeline:
         )
         for tracker in self.plan.budgets:
             tracker.record(response.usage)
-        self.telemetry.emit(
-            PromptExecuted,
-            attempt=self.retrier.attempt,
-            usage=response.usage,
-            latency=latency,
-            finish_reason=response.finish_reason,
-            **self.retrier.where(),
-        )
+        if self.telemetry.wants(PromptExecuted):
+            self.telemetry.emit(
+                PromptExecuted,
+                attempt=self.retrier.attempt,
+                usage=response.usage,
+                latency=latency,
+                finish_reason=response.finish_reason,
+                **self.retrier.where(),
+            )
         return response
 
     # -- complete ------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -63,16 +64,17 @@ class Retrier:
         self.waited = 0.0
         self.started = plan.clock.monotonic() if started is None else started
         self.failures: list[FailedAttempt] = []
+        route = attempt.route
+        self._where = {"request_id": request_id, "provider": route.provider.name, "model": route.model}
 
     @property
     def sent(self) -> int:
         """Attempts begun in this call so far, earlier routes included."""
         return self.attempts_before + self.attempt
 
-    def where(self) -> dict[str, str]:
-        """The fields every event of this request carries."""
-        route = self.attempt_runner.route
-        return {"request_id": self.request_id, "provider": route.provider.name, "model": route.model}
+    def where(self) -> Mapping[str, str]:
+        """The fields every event of this request carries (built once per route)."""
+        return self._where
 
     def begin(self, stream: bool = False) -> None:
         """Start the next attempt, or raise when out of time or budget."""
@@ -89,7 +91,8 @@ class Retrier:
                 error.attempts = self.sent
                 raise self._stopped(error) from None
         self.attempt += 1
-        self.telemetry.emit(RequestStarted, attempt=self.attempt, stream=stream, **self.where())
+        if self.telemetry.wants(RequestStarted):  # skips building the event's fields when nobody listens
+            self.telemetry.emit(RequestStarted, attempt=self.attempt, stream=stream, **self._where)
 
     def timeout(self, hook: str) -> float | None:
         """The SDK timeout of the attempt about to be sent through ``hook``: the seconds left.
