@@ -99,3 +99,9 @@ def test_a_broken_plugin_command_is_reported_without_breaking_others() -> None:
     assert code == 1
     assert "command 'brokencmd' from llmplex-testplugins failed to load" in err
     assert invoke("complete", "-m", "mock:echo", "ok")[1] == "ok\n"
+
+
+def test_missing_config_file_names_the_option(tmp_path: Path) -> None:
+    code, _, err = invoke("--config", str(tmp_path / "absent.toml"), "providers")
+    assert code == 3
+    assert "absent.toml does not exist (named by the config argument / --config)" in err

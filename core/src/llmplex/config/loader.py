@@ -94,7 +94,7 @@ def load_config(
     if isinstance(config, Config):
         layers.append(("Config object", config.model_dump(exclude_unset=True)))
     elif isinstance(config, (str, Path)):
-        loaded = file_layer(Path(config), required=True)
+        loaded = file_layer(Path(config), named_by="the config argument / --config")
         assert loaded is not None
         layers.append(loaded)
     elif config is not None:

@@ -27,13 +27,13 @@ def user_config_path() -> Path:
     return Path(base) / "llmplex" / "config.toml"
 
 
-def file_layer(path: Path, *, required: bool) -> Layer | None:
-    """Read one TOML file; ``None`` when it is absent and not required."""
+def file_layer(path: Path, *, named_by: str | None = None) -> Layer | None:
+    """Read one TOML file; ``None`` when it is absent, unless ``named_by`` (who asked for it) is given."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        if required:
-            raise LLMConfigurationError(f"config file {path} does not exist (named by LLMPLEX_CONFIG)") from None
+        if named_by:
+            raise LLMConfigurationError(f"config file {path} does not exist (named by {named_by})") from None
         return None
     except OSError as exc:
         raise LLMConfigurationError(f"config file {path} cannot be read: {exc.strerror}") from None
@@ -62,11 +62,11 @@ def env_layer(environ: Mapping[str, str]) -> Layer:
 def default_layers(environ: Mapping[str, str], cwd: Path) -> list[Layer]:
     """User file, project file, ``LLMPLEX_CONFIG`` file, then environment variables."""
     layers: list[Layer | None] = [
-        file_layer(user_config_path(), required=False),
-        file_layer(cwd / "llmplex.toml", required=False),
+        file_layer(user_config_path()),
+        file_layer(cwd / "llmplex.toml"),
     ]
     explicit = environ.get("LLMPLEX_CONFIG")
     if explicit:
-        layers.append(file_layer(Path(explicit), required=True))
+        layers.append(file_layer(Path(explicit), named_by="LLMPLEX_CONFIG"))
     layers.append(env_layer(environ))
     return [layer for layer in layers if layer is not None]
