@@ -51,6 +51,7 @@ class CallPlanner:
         self.budget = as_tracker(budget)
         self._budgets: tuple[BudgetTracker, ...] = () if self.budget is None else (self.budget,)
         self._policies: dict[str, ThrottlePolicy] = {}
+        self._plain_plans: dict[str, RetryPlan] = {}
 
     def policy(self, prefix: str, throttle: ThrottleInput = None) -> ThrottlePolicy:
         """The retry policy for provider ``prefix``, with a call's ``throttle=`` applied."""
@@ -78,9 +79,19 @@ class CallPlanner:
                 "(give seconds as timeout=...)"
             )
         throttle: ThrottleInput = args.get("throttle")
-        plan = RetryPlan(self.policy(route.provider.name, throttle), deadline, self.clock, self._trackers(args))
+        if deadline is None and throttle is None and args.get("budget") is None:
+            plan = self._plain_plan(route.provider.name)
+        else:
+            plan = RetryPlan(self.policy(route.provider.name, throttle), deadline, self.clock, self._trackers(args))
         chain = self._fallbacks(model, route, args.get("fallbacks"))
         return Call(self, request_id, route, request, plan, throttle, chain)
+
+    def _plain_plan(self, prefix: str) -> RetryPlan:
+        """The plan of every call to ``prefix`` with no deadline, throttle or budget of its own (built once)."""
+        plan = self._plain_plans.get(prefix)
+        if plan is None:
+            plan = self._plain_plans[prefix] = RetryPlan(self.policy(prefix), None, self.clock, self._budgets)
+        return plan
 
     def _trackers(self, args: CallArgs) -> tuple[BudgetTracker, ...]:
         tracker = as_tracker(args.get("budget"))
