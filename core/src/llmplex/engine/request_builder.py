@@ -30,6 +30,8 @@ def _problems(error: ValidationError) -> str:
 
 def build_messages(prompt: PromptInput, system: str | None = None) -> tuple[Message, ...]:
     """A prompt string, one message, or a list of messages (``Message`` or dicts) as messages."""
+    if isinstance(prompt, str) and system is None:
+        return (Message(role="user", content=prompt),)  # the commonest call: nothing else to check
     if isinstance(prompt, str):
         items: Sequence[Any] = [Message(role="user", content=prompt)]
     elif isinstance(prompt, (Message, Mapping)):
@@ -83,8 +85,10 @@ def build_options(options: Mapping[str, Any]) -> LLMConfig:
 
 def build_tools(tools: Sequence[ToolInput] | None) -> tuple[Tool, ...]:
     """Tools as ``Tool`` objects, ``{"name", "description", "parameters"}`` dicts or typed functions."""
+    if not tools:
+        return ()
     built: list[Tool] = []
-    for index, tool in enumerate(tools or ()):
+    for index, tool in enumerate(tools):
         if isinstance(tool, Tool):
             built.append(tool)
             continue
