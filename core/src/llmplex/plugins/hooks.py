@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,15 +45,23 @@ class ProviderHooks:
 
 
 def _direct(caller: Any) -> Any:
-    """The caller itself, or — when exactly one plain implementation is bound — that function,
-    called with its own arguments picked by name (what pluggy would do, minus its dispatch)."""
+    """The caller itself, or — when exactly one plain implementation taking arguments is bound — that
+    function, called with its own arguments picked by name (what pluggy would do, minus its dispatch)."""
     impls = caller.get_hookimpls()
-    if len(impls) != 1 or impls[0].wrapper or impls[0].hookwrapper:
+    if len(impls) != 1 or impls[0].wrapper or impls[0].hookwrapper or not impls[0].argnames:
         return caller
     function, argnames = impls[0].function, impls[0].argnames
+    if len(argnames) == 1:
+        (name,) = argnames
 
-    def call(**kwargs: Any) -> Any:
-        return function(*[kwargs[name] for name in argnames])
+        def call(**kwargs: Any) -> Any:
+            return function(kwargs[name])
+
+    else:
+        pick = operator.itemgetter(*argnames)  # the named values as a tuple, in one C call
+
+        def call(**kwargs: Any) -> Any:
+            return function(*pick(kwargs))
 
     call.get_hookimpls = caller.get_hookimpls  # type: ignore[attr-defined]
     return call
