@@ -54,15 +54,19 @@ class Pipeline:
         return payload
 
     def _finish(self, response: Response) -> Response:
-        latency = self.retrier.elapsed()
+        """The plugin's ``response`` with where it came from and how long it took, accounted for."""
         response = response.model_copy(
             update={
                 "provider": self.route.provider.name,
                 "model": response.model or self.route.model,
                 "attempts": self.retrier.sent,
-                "latency": latency,
+                "latency": self.retrier.elapsed(),
             }
         )
+        return self._account(response)
+
+    def _account(self, response: Response) -> Response:
+        """Record ``response``'s usage in the budgets and tell observers it arrived."""
         for tracker in self.plan.budgets:
             tracker.record(response.usage)
         if self.telemetry.wants(PromptExecuted):
@@ -70,7 +74,7 @@ class Pipeline:
                 PromptExecuted,
                 attempt=self.retrier.attempt,
                 usage=response.usage,
-                latency=latency,
+                latency=response.latency,
                 finish_reason=response.finish_reason,
                 **self.retrier.where(),
             )
@@ -124,7 +128,8 @@ class Pipeline:
                 "the provider's stream ended without a single event (no text, tool call, usage or finish "
                 "reason): the answer was probably not a stream"
             )
-        response = self._finish(assembler.response(self.retrier.sent, self.retrier.elapsed()))
+        # the assembler already fills in provider, model, attempts and latency: no copy needed
+        response = self._account(assembler.response(self.retrier.sent, self.retrier.elapsed()))
         return StreamEvent(type="response", response=response)
 
     def _streams_natively(self) -> bool:
