@@ -19,7 +19,7 @@ from llmplex.reliability.budget import Budget, BudgetTracker
 from llmplex.reliability.clock import Clock
 from llmplex.reliability.deadline import Deadline
 from llmplex.routing import Route, Router
-from llmplex.types import OutputSchema, Response, StreamEvent
+from llmplex.types import OutputSchema, Request, Response, StreamEvent
 
 if TYPE_CHECKING:
     from llmplex.tooling.conversation import Conversation
@@ -100,22 +100,7 @@ class Client:
             self.host.load_observers(self.config.disabled)
             self._observers_ready = True
         route = self.route(model)
-        request = build_request(
-            route.model,
-            prompt,
-            system=args.get("system"),
-            tools=args.get("tools"),
-            tool_choice=args.get("tool_choice"),
-            provider_options=args.get("provider_options"),
-            previous_response_id=args.get("previous_response_id"),
-            stream=stream,
-            output=_request_output(args.get("output")),
-            options={
-                k: v
-                for k, v in args.items()
-                if k not in _CONTROL_ARGS and k not in _CONVERSATION_ARGS and v is not None
-            },
-        )
+        request = _build_request(route.model, prompt, stream, args)
         deadline = self._deadline(args.get("timeout"), args.get("deadline"))
         written = self.config.default_model if model is None else model
         return self.calls.start(f"req-{next(_request_ids)}", written, route, request, deadline, args)
@@ -159,6 +144,26 @@ def _wants_conversation(args: CallArgs) -> bool:
     from llmplex.tooling.conversation import wants_conversation
 
     return wants_conversation(args)
+
+
+def _build_request(model: str, prompt: PromptInput, stream: bool, args: CallArgs) -> Request:
+    """The validated Request of one call (a call without keyword arguments, the commonest, skips reading them)."""
+    if not args:
+        return build_request(model, prompt, stream=stream)
+    return build_request(
+        model,
+        prompt,
+        system=args.get("system"),
+        tools=args.get("tools"),
+        tool_choice=args.get("tool_choice"),
+        provider_options=args.get("provider_options"),
+        previous_response_id=args.get("previous_response_id"),
+        stream=stream,
+        output=_request_output(args.get("output")),
+        options={
+            k: v for k, v in args.items() if k not in _CONTROL_ARGS and k not in _CONVERSATION_ARGS and v is not None
+        },
+    )
 
 
 def _request_output(output: Any) -> OutputSchema | None:
