@@ -79,6 +79,9 @@ class ProviderConformanceTests:
             plugin always sends (``{"max_tokens"}`` for Anthropic).
         unsupported_error_kinds: error kinds the provider cannot produce, each with
             the reason; their tests are reported as xfailed with that reason.
+        reports_retry_after: a rate-limit answer can say how long to wait (HTTP
+            ``Retry-After``); ``False`` when the transport has no such field (a CLI's
+            result), and then ``retry_after`` must stay ``None``.
     """
 
     prefix: ClassVar[str] = ""
@@ -92,6 +95,7 @@ class ProviderConformanceTests:
     supports_async: ClassVar[bool] = False
     always_sent_options: ClassVar[frozenset[str]] = frozenset()
     unsupported_error_kinds: ClassVar[Mapping[ErrorKind, str]] = {}
+    reports_retry_after: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -365,7 +369,8 @@ class ProviderConformanceTests:
             assert error.status_code is not None
             assert 400 <= error.status_code < 600
         if isinstance(error, LLMRateLimitError):
-            assert error.retry_after == retry_after, "Retry-After must be read into retry_after"
+            reported = retry_after if self.reports_retry_after else None
+            assert error.retry_after == reported, "Retry-After must be read into retry_after (None if not reported)"
         if self.secret:
             assert self.secret not in str(error)
             assert self.secret not in repr(error)

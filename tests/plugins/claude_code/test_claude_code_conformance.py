@@ -1,0 +1,176 @@
+"""The claude-code plugin passes the conformance kit against a fake `claude` executable answering from a queue.
+
+The kit's hooks script the CLI's print-mode output (one result object for
+``--output-format json``; system / stream_event / assistant / result lines for
+``stream-json``, shaped like fake_claude.py's recording of Claude Code 2.1.197),
+and what the fake received (argv, stdin, ``CLAUDE_CODE_*`` environment) is the wire.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from llmplex.client import Client
+from llmplex.testing import FakeError, Observed, ProviderConformanceTests, Reply
+
+FAKE_SOURCE = Path(__file__).with_name("queued_claude.py")
+MODEL = "haiku"
+FULL_MODEL = "claude-haiku-4-5-20251001"  # what the CLI reports in modelUsage for the alias
+SESSION = "0b6f2d1e-5c4a-4e8b-9f3d-2a7c1e9b8d60"
+API_ERRORS: dict[str, tuple[int, str, str]] = {
+    "bad_request": (400, "invalid_request_error", ""),
+    "authentication": (401, "authentication_error", "invalid x-api-key. "),
+    "not_found": (404, "not_found_error", "model: claude-kit-missing. "),
+    "rate_limit": (429, "rate_limit_error", ""),
+    "quota": (400, "invalid_request_error", "Your credit balance is too low to access the Anthropic API. "),
+    "server": (500, "api_error", "Internal server error. "),
+    "overloaded": (529, "overloaded_error", "Overloaded. "),
+}
+"""Kind → the API status the CLI reports in ``api_error_status``, the Anthropic error type, a message prefix."""
+CLI_ERRORS = {"connection": "API Error: Connection error.", "timeout": "API Error: Request timed out."}
+"""Kinds the CLI reports without a status: the API could not be reached or did not answer in time."""
+
+
+class QueuedCLI:
+    """The fake executable in its own directory, its answer queue and the runs it received."""
+
+    def __init__(self, directory: Path) -> None:
+        directory.mkdir()
+        self.path = directory / "claude"
+        self.path.write_text(f"#!{sys.executable} -S\n" + FAKE_SOURCE.read_text())
+        self.path.chmod(self.path.stat().st_mode | stat.S_IXUSR)
+        self.queue = directory / "queue.json"
+        self.queue.write_text("[]")
+        self.runs = directory / "runs.jsonl"
+
+    def push(self, output_format: str, lines: list[dict[str, Any]], exit_code: int = 0, stderr: str = "") -> None:
+        """Queue the output of the next run."""
+        answers = json.loads(self.queue.read_text())
+        answers.append({"output_format": output_format, "lines": lines, "exit_code": exit_code, "stderr": stderr})
+        self.queue.write_text(json.dumps(answers))
+
+    def received(self) -> list[dict[str, Any]]:
+        """What every run so far was given: argv, stdin and the ``CLAUDE_CODE_*`` environment."""
+        if not self.runs.exists():
+            return []
+        return [json.loads(line) for line in self.runs.read_text().splitlines()]
+
+
+def cli_usage(input_tokens: int, output_tokens: int) -> dict[str, Any]:
+    return {
+        "input_tokens": input_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "output_tokens": output_tokens,
+        "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+        "service_tier": "standard",
+    }
+
+
+def result_line(text: str, *, reply: Reply | None = None, status: int | None = None) -> dict[str, Any]:
+    """The CLI's result object: a successful answer from ``reply``, or an ``is_error`` result."""
+    usage = reply.usage if reply else None
+    return {
+        "type": "result",
+        "subtype": "success",
+        "is_error": reply is None,
+        "api_error_status": status,
+        "duration_ms": 107,
+        "duration_api_ms": 32 if reply else 0,
+        "num_turns": 1,
+        "result": text,
+        "stop_reason": "end_turn" if reply else "stop_sequence",
+        "session_id": SESSION,
+        "total_cost_usd": 0.000037 if reply else 0,
+        "usage": cli_usage(usage.input_tokens, usage.output_tokens) if usage else cli_usage(0, 0),
+        "modelUsage": {FULL_MODEL: {"inputTokens": 11, "outputTokens": 7}} if reply else {},
+        "permission_denials": [],
+        "uuid": "4f1c7a52-8d3e-4b6a-a1f0-6e2d9c3b7a18",
+    }
+
+
+def stream_event(event: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "stream_event", "event": event, "session_id": SESSION, "parent_tool_use_id": None}
+
+
+def stream_lines(text: str, final: dict[str, Any], deltas: list[str]) -> list[dict[str, Any]]:
+    """``stream-json`` output (with ``--verbose --include-partial-messages``) ending in ``final``."""
+    lines: list[dict[str, Any]] = [
+        {"type": "system", "subtype": "init", "session_id": SESSION, "tools": [], "model": FULL_MODEL}
+    ]
+    message = {"id": "msg_kit", "type": "message", "role": "assistant", "model": FULL_MODEL, "content": []}
+    if deltas:
+        lines.append(stream_event({"type": "message_start", "message": message}))
+        lines.append(stream_event({"type": "content_block_start", "index": 0, "content_block": {"type": "text"}}))
+        for delta in deltas:
+            lines.append(
+                stream_event(
+                    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": delta}}
+                )
+            )
+    assistant = {**message, "content": [{"type": "text", "text": text}]}
+    lines.append({"type": "assistant", "message": assistant, "parent_tool_use_id": None, "session_id": SESSION})
+    if deltas:
+        lines.append(stream_event({"type": "content_block_stop", "index": 0}))
+        lines.append(stream_event({"type": "message_delta", "delta": {"stop_reason": "end_turn"}}))
+        lines.append(stream_event({"type": "message_stop"}))
+    return [*lines, final]
+
+
+def error_text(error: FakeError) -> tuple[str, int | None]:
+    """The result text and ``api_error_status`` the CLI reports for ``error.kind``."""
+    if error.kind in CLI_ERRORS:
+        return f"{CLI_ERRORS[error.kind]} {error.message}", None
+    status, kind, prefix = API_ERRORS[error.kind]
+    body = {"type": "error", "error": {"type": kind, "message": prefix + error.message}, "request_id": "req_kit"}
+    return f"API Error: {status} {json.dumps(body)}", status
+
+
+class TestClaudeCodeConformance(ProviderConformanceTests):
+    prefix = "claude-code"
+    model = MODEL
+    supports_native_structured_output = True
+    supports_streaming = True
+    supports_async = True
+    reports_retry_after = False
+    unsupported_error_kinds = {
+        "connection": "the CLI reports a failed API connection as an is_error result without a status "
+        "('API Error: Connection error.'), which the plugin maps to a non-retryable LLMSubprocessError",
+        "timeout": "the CLI reports an API read timeout as an is_error result without a status "
+        "('API Error: Request timed out.'), which the plugin maps to a non-retryable LLMSubprocessError "
+        "(a run killed at core's deadline is an LLMTimeoutError: test_claude_code.py)",
+    }
+
+    @pytest.fixture
+    def transport(self, tmp_path: Path) -> QueuedCLI:
+        return QueuedCLI(tmp_path / "fake-claude")
+
+    @pytest.fixture
+    def llm(self, observed: Observed, transport: QueuedCLI) -> Client:
+        """The kit's client, its provider's ``cli_path`` pointing at the fake CLI."""
+        return Client(
+            providers={self.prefix: {**self.provider_settings(), "cli_path": str(transport.path)}},
+            throttle={"max_attempts": 1},
+            plugins=[observed],
+        )
+
+    def fake_response(self, transport: QueuedCLI, reply: Reply) -> None:
+        transport.push("json", [result_line(reply.text, reply=reply)])
+
+    def fake_stream(self, transport: QueuedCLI, reply: Reply) -> None:
+        words = reply.text.split(" ")
+        deltas = [words[0], *(" " + w for w in words[1:])] if reply.text else []
+        transport.push("stream-json", stream_lines(reply.text, result_line(reply.text, reply=reply), deltas))
+
+    def fake_error(self, transport: QueuedCLI, error: FakeError) -> None:
+        text, status = error_text(error)
+        transport.push("json", [result_line(text, status=status)], exit_code=1)
+
+    def sent_payloads(self, transport: QueuedCLI) -> list[dict[str, Any]]:
+        return transport.received()
