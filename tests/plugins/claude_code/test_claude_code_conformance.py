@@ -139,13 +139,6 @@ class TestClaudeCodeConformance(ProviderConformanceTests):
     supports_streaming = True
     supports_async = True
     reports_retry_after = False
-    unsupported_error_kinds = {
-        "connection": "the CLI reports a failed API connection as an is_error result without a status "
-        "('API Error: Connection error.'), which the plugin maps to a non-retryable LLMSubprocessError",
-        "timeout": "the CLI reports an API read timeout as an is_error result without a status "
-        "('API Error: Request timed out.'), which the plugin maps to a non-retryable LLMSubprocessError "
-        "(a run killed at core's deadline is an LLMTimeoutError: test_claude_code.py)",
-    }
 
     @pytest.fixture
     def transport(self, tmp_path: Path) -> QueuedCLI:

@@ -7,6 +7,7 @@ from typing import Any
 from llmplex.errors import (
     LLMBadRequestError,
     LLMConfigurationError,
+    LLMConnectionError,
     LLMError,
     LLMQuotaExhaustedError,
     LLMRateLimitError,
@@ -49,6 +50,10 @@ def _from_result(error: CLIResultError) -> LLMError:
         return LLMServerError(message, **fields)
     if status is not None and status >= 400:
         return LLMBadRequestError(message, **fields)
+    if status is None and "connection error" in lowered:
+        return LLMConnectionError(f"the claude CLI could not reach the API: {message}", cause=error)
+    if status is None and "timed out" in lowered:
+        return LLMTimeoutError(f"the claude CLI's API request timed out: {message}", cause=error)
     return LLMSubprocessError(
         f"the claude CLI failed ({result.get('subtype')}): {message}",
         return_code=error.return_code,
