@@ -99,12 +99,15 @@ def test_explicit_declarations_are_validated_against_their_schema(
         },
         "handler": lookup,
     }
-    mock_backend.push(tool_calls=[call("lookup", {"sku": "abc"}, "x"), call("lookup", {"sku": "ABC"}, "y")])
+    mock_backend.push(
+        tool_calls=[call("lookup", {"sku": "abc"}, "x"), call("lookup", {"sku": "ABC"}, "y"), call("lookup", {}, "z")]
+    )
     mock_backend.push("done")
     client.complete("mock:m", "find ABC", tools=[declaration])
     results = {m["tool_call_id"]: m["content"] for m in tool_messages(mock_backend)}
     assert results["x"] == "Error: invalid arguments for 'lookup': sku: 'abc' does not match '^[A-Z]{3}$'"
     assert json.loads(results["y"]) == {"found": True, "sku": "ABC"}
+    assert results["z"] == "Error: invalid arguments for 'lookup': (arguments): 'sku' is a required property"
     assert seen == [{"sku": "ABC"}]
 
 

@@ -9,7 +9,7 @@ from typing import Any, Literal, get_args
 from llmplex.errors import LLMConfigurationError, LLMIncompleteError, LLMOutputParseError, LLMRefusalError
 from llmplex.provider import Capabilities
 from llmplex.structured.extract import extract_json
-from llmplex.structured.schema import OutputInvalidError, OutputSpec
+from llmplex.structured.schema import OutputInvalidError, OutputSpec, describe_errors
 from llmplex.types import Message, OutputSchema, Response, Tool
 
 __all__ = ["OutputPlan", "Strategy", "choose_strategy"]
@@ -129,7 +129,7 @@ class OutputPlan:
 
     def reask(self, response: Response, error: LLMOutputParseError) -> list[Message]:
         """The messages that show the model its invalid answer and ask again."""
-        problems = "; ".join(f"{e.get('path') or '(root)'}: {e.get('message')}" for e in error.validation_errors)
+        problems = describe_errors(error.validation_errors)
         feedback = f"Your answer was not a valid {self.name}: {problems}. Answer again, fixing these errors."
         call = next((c for c in response.tool_calls if c.name == self.name), None)
         if call is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,15 +14,28 @@ from typing_extensions import is_typeddict
 from llmplex.errors import LLMConfigurationError
 from llmplex.types import OutputSchema
 
-__all__ = ["OutputInvalidError", "OutputSpec", "output_spec", "request_output"]
+__all__ = [
+    "OutputInvalidError",
+    "OutputSpec",
+    "describe_errors",
+    "json_schema_validator",
+    "output_spec",
+    "pydantic_errors",
+    "request_output",
+]
 
 
 class OutputInvalidError(Exception):
-    """A value did not match the output schema; ``errors`` lists what was wrong."""
+    """A value did not match its schema (an output's, or a tool's parameters); ``errors`` lists what was wrong."""
 
     def __init__(self, errors: list[dict[str, Any]]) -> None:
-        super().__init__("; ".join(f"{e['path'] or '(root)'}: {e['message']}" for e in errors))
+        super().__init__(describe_errors(errors))
         self.errors = errors
+
+
+def describe_errors(errors: Sequence[Mapping[str, Any]], root: str = "(root)") -> str:
+    """``{"path", "message"}`` items as one line: ``path: message; ...`` (``root`` names the empty path)."""
+    return "; ".join(f"{e.get('path') or root}: {e.get('message')}" for e in errors)
 
 
 @dataclass(frozen=True)
@@ -38,13 +51,13 @@ def output_spec(output: Any) -> OutputSpec:
     if isinstance(output, OutputSpec):
         return output
     if isinstance(output, OutputSchema):
-        return OutputSpec(output, _json_schema_validator(output.json_schema))
+        return OutputSpec(output, json_schema_validator(output.json_schema))
     if isinstance(output, Mapping):
         schema = dict(output)
         _check_json_schema(schema)
         name = _safe_name(str(schema.get("title") or "output"))
         return OutputSpec(
-            OutputSchema(name=name, json_schema=schema, strict=is_strict(schema)), _json_schema_validator(schema)
+            OutputSchema(name=name, json_schema=schema, strict=is_strict(schema)), json_schema_validator(schema)
         )
     if isinstance(output, type) and (
         issubclass(output, BaseModel) or dataclasses.is_dataclass(output) or is_typeddict(output)
@@ -103,7 +116,8 @@ def _check_json_schema(schema: dict[str, Any]) -> None:
         raise LLMConfigurationError(f"output is not a valid JSON Schema: {exc.message}") from None
 
 
-def _json_schema_validator(schema: dict[str, Any]) -> Callable[[Any], Any]:
+def json_schema_validator(schema: Mapping[str, Any]) -> Callable[[Any], Any]:
+    """A function returning its argument when it matches ``schema``, raising OutputInvalidError otherwise."""
     from jsonschema.validators import validator_for
 
     validator = validator_for(schema)(schema)

@@ -19,7 +19,7 @@ import pydantic_core
 from pydantic import ValidationError
 
 from llmplex.engine.bridge import run_on_loop
-from llmplex.structured.schema import pydantic_errors
+from llmplex.structured.schema import OutputInvalidError, describe_errors, json_schema_validator, pydantic_errors
 from llmplex.tooling.context import ToolContext
 from llmplex.tooling.function_tool import FunctionHandler, context_parameter
 from llmplex.types import Message, Response, Tool, ToolCall
@@ -65,7 +65,7 @@ class ToolRunner:
         self.tools = {tool.name: tool for tool in tools}
         self.context = context
         self.on_outcome = on_outcome
-        self._validators: dict[str, Any] = {}
+        self._validators: dict[str, Callable[[Any], Any]] = {}
         self._context_params = {tool.name: _context_param(tool.handler) for tool in tools if tool.handler is not None}
 
     def should_run(self, response: Response) -> bool:
@@ -121,31 +121,25 @@ class ToolRunner:
         handler = tool.handler
         try:
             kwargs = self._validated(tool, handler, arguments)
-        except _InvalidArgumentsError as exc:
-            return _failed(call, arguments, f"invalid arguments for {call.name!r}: {exc}")
+        except OutputInvalidError as exc:
+            problems = describe_errors(exc.errors, root="(arguments)")
+            return _failed(call, arguments, f"invalid arguments for {call.name!r}: {problems}")
         context_param = self._context_params[tool.name]
         if context_param is not None:
             kwargs[context_param] = self.context
         return _Invocation(call, handler, arguments, kwargs, context_param is not None, _is_async(handler))
 
     def _validated(self, tool: Tool, handler: Callable[..., Any], arguments: dict[str, Any]) -> dict[str, Any]:
+        """The handler's keyword arguments; raises OutputInvalidError when ``arguments`` do not fit."""
         if isinstance(handler, FunctionHandler):
             try:
                 return handler.keyword_arguments(arguments)
             except ValidationError as exc:
-                raise _InvalidArgumentsError(_describe(pydantic_errors(exc))) from None
-        validator = self._validators.get(tool.name)
-        if validator is None:
-            from jsonschema.validators import validator_for
-
-            validator = self._validators[tool.name] = validator_for(tool.parameters)(tool.parameters)
-        errors = [
-            {"path": "/".join(str(p) for p in e.absolute_path), "message": e.message}
-            for e in validator.iter_errors(arguments)
-        ]
-        if errors:
-            raise _InvalidArgumentsError(_describe(errors))
-        return dict(arguments)
+                raise OutputInvalidError(pydantic_errors(exc)) from None
+        validate = self._validators.get(tool.name)
+        if validate is None:
+            validate = self._validators[tool.name] = json_schema_validator(tool.parameters)
+        return dict(validate(arguments))
 
     def _invoke(self, invocation: _Invocation) -> ToolOutcome:
         started = time.perf_counter()
@@ -184,14 +178,6 @@ class ToolRunner:
         for index, task in concurrent:
             results[index] = await task
         return [results[i] for i in range(len(invocations))]
-
-
-class _InvalidArgumentsError(Exception):
-    pass
-
-
-def _describe(errors: list[dict[str, Any]]) -> str:
-    return "; ".join(f"{e['path'] or '(arguments)'}: {e['message']}" for e in errors)
 
 
 def _context_param(handler: Callable[..., Any]) -> str | None:
