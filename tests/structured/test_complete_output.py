@@ -54,6 +54,18 @@ def test_mock_uses_a_forced_tool_call_by_default(client: llmplex.Client, mock_ba
     assert payload["output"] is None
 
 
+def test_tool_strategy_reads_a_text_answer_when_the_tool_is_not_called(
+    client: llmplex.Client, mock_backend: MockBackend
+) -> None:
+    mock_backend.push('The answer: {"name": "Paris"}')
+    mock_backend.push(f"```json\n{PARIS}\n```")
+    response = client.complete("mock:m", "Capital of France?", output=City, output_strategy="tool", output_retries=1)
+    assert response.output == City(name="Paris", country="France")
+    retry = mock_backend.calls[1]["messages"]
+    assert [m["role"] for m in retry] == ["user", "assistant", "user"]
+    assert "country: Field required" in retry[-1]["content"]
+
+
 def test_native_strategy_sends_the_schema(client: llmplex.Client, mock_backend: MockBackend) -> None:
     mock_backend.push(PARIS)
     response = client.complete("mock:m", "Capital of France?", output=City, output_strategy="native")

@@ -10,7 +10,7 @@ from llmplex.errors import LLMConfigurationError, LLMIncompleteError, LLMOutputP
 from llmplex.provider import Capabilities
 from llmplex.structured.extract import extract_json
 from llmplex.structured.schema import OutputInvalidError, OutputSpec, describe_errors
-from llmplex.types import Message, OutputSchema, Response, Tool
+from llmplex.types import Message, OutputSchema, Response, Tool, ToolCall
 
 __all__ = ["OutputPlan", "Strategy", "choose_strategy"]
 
@@ -81,9 +81,10 @@ class OutputPlan:
         if response.refusal is not None or response.finish_reason in ("refusal", "content_filter"):
             refusal = response.refusal or response.text or response.finish_reason
             raise LLMRefusalError(f"the model refused to answer: {refusal}", refusal=refusal, **where)
-        raw = self._raw_answer(response)
+        call = self._output_call(response)
+        raw = response.text if call is None else call.arguments
         try:
-            return self._parse(response, raw, where)
+            return self._parse(raw, call is None, where)
         except LLMOutputParseError:
             if response.finish_reason != "length":
                 raise
@@ -94,10 +95,16 @@ class OutputPlan:
             **where,
         )
 
-    def _parse(self, response: Response, raw: str, where: dict[str, Any]) -> Any:
-        """Decode and validate ``raw`` (a cut-off answer counts only when its value is whole and valid)."""
+    def _output_call(self, response: Response) -> ToolCall | None:
+        """The call of the output tool in ``response`` (only under the tool strategy); else the answer is text."""
+        if self.strategy != "tool":
+            return None
+        return next((c for c in response.tool_calls if c.name == self.name), None)
+
+    def _parse(self, raw: str, is_text: bool, where: dict[str, Any]) -> Any:
+        """Decode and validate ``raw``: JSON found in text, or a tool call's JSON arguments."""
         try:
-            data = extract_json(raw) if self._is_text(response) else json.loads(raw or "{}")
+            data = extract_json(raw) if is_text else json.loads(raw or "{}")
         except ValueError as exc:
             raise LLMOutputParseError(
                 f"the answer is not JSON ({exc}); expected a {self.name} value",
@@ -115,23 +122,11 @@ class OutputPlan:
                 **where,
             ) from None
 
-    def _output_call_arguments(self, response: Response) -> str | None:
-        call = next((c for c in response.tool_calls if c.name == self.name), None)
-        return None if call is None else call.arguments
-
-    def _is_text(self, response: Response) -> bool:
-        return self.strategy != "tool" or self._output_call_arguments(response) is None
-
-    def _raw_answer(self, response: Response) -> str:
-        if self._is_text(response):
-            return response.text
-        return self._output_call_arguments(response) or ""
-
     def reask(self, response: Response, error: LLMOutputParseError) -> list[Message]:
         """The messages that show the model its invalid answer and ask again."""
         problems = describe_errors(error.validation_errors)
         feedback = f"Your answer was not a valid {self.name}: {problems}. Answer again, fixing these errors."
-        call = next((c for c in response.tool_calls if c.name == self.name), None)
+        call = self._output_call(response)
         if call is not None:
             return [Message.assistant(response.text or None, (call,)), Message.tool(call.id, feedback, self.name)]
         return [Message.assistant(response.text or "(empty answer)"), Message.user(feedback)]
