@@ -18,18 +18,6 @@ from llmplex_anthropic.response import parse_message
 from llmplex_anthropic.settings import AnthropicSettings
 from llmplex_anthropic.streaming import parse_stream_event
 
-__all__ = [
-    "llmplex_acall",
-    "llmplex_astream",
-    "llmplex_call",
-    "llmplex_classify_error",
-    "llmplex_format",
-    "llmplex_parse",
-    "llmplex_parse_event",
-    "llmplex_register_providers",
-    "llmplex_stream",
-]
-
 
 @hookimpl
 def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None:

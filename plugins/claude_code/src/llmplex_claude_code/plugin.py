@@ -19,18 +19,6 @@ from llmplex_claude_code.errors import classify_error
 from llmplex_claude_code.parse import parse_line, parse_result
 from llmplex_claude_code.settings import ClaudeCodeSettings
 
-__all__ = [
-    "llmplex_acall",
-    "llmplex_astream",
-    "llmplex_call",
-    "llmplex_classify_error",
-    "llmplex_format",
-    "llmplex_parse",
-    "llmplex_parse_event",
-    "llmplex_register_providers",
-    "llmplex_stream",
-]
-
 
 @hookimpl
 def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None:

@@ -18,18 +18,6 @@ from llmplex_gemini.response import parse_response
 from llmplex_gemini.settings import GeminiSettings
 from llmplex_gemini.streaming import parse_chunk
 
-__all__ = [
-    "llmplex_acall",
-    "llmplex_astream",
-    "llmplex_call",
-    "llmplex_classify_error",
-    "llmplex_format",
-    "llmplex_parse",
-    "llmplex_parse_event",
-    "llmplex_register_providers",
-    "llmplex_stream",
-]
-
 
 @hookimpl
 def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None:

@@ -23,18 +23,6 @@ from llmplex_litellm.parse import parse_chunk, parse_response
 from llmplex_litellm.sdk import LiteLLMClient, create_client
 from llmplex_litellm.settings import LiteLLMSettings
 
-__all__ = [
-    "llmplex_acall",
-    "llmplex_astream",
-    "llmplex_call",
-    "llmplex_classify_error",
-    "llmplex_format",
-    "llmplex_parse",
-    "llmplex_parse_event",
-    "llmplex_register_providers",
-    "llmplex_stream",
-]
-
 
 @hookimpl
 def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None:
