@@ -9,7 +9,15 @@ import pytest
 from pydantic import BaseModel
 
 import llmplex
-from llmplex import Clock, LLMClient, LLMConfigurationError, LLMOutputParseError, LLMRateLimitError, LLMRequest
+from llmplex import (
+    Clock,
+    LLMClient,
+    LLMConfigurationError,
+    LLMError,
+    LLMOutputParseError,
+    LLMRateLimitError,
+    LLMRequest,
+)
 from llmplex.facade import RateLimitWarning
 from llmplex.providers.mock import MockBackend
 
@@ -130,6 +138,25 @@ async def test_batch_in_order_with_partial_failures(client: llmplex.Client, mock
     assert "_llm" not in world[1] or "move_chain" not in world[1]["_llm"]
 
 
+async def test_batch_turns_an_unexpected_exception_into_an_llm_error_in_place(
+    client: llmplex.Client, mock_backend: MockBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    acomplete = client.acomplete
+
+    async def buggy(model: str, prompt: str, **kwargs: Any) -> llmplex.Response:
+        if prompt == "boom":
+            raise ZeroDivisionError("a bug below the API")
+        return await acomplete(model, prompt, **kwargs)
+
+    monkeypatch.setattr(client, "acomplete", buggy)
+    llm = LLMClient("mock:sim", client=client, concurrency=1)
+    answer(mock_backend, "west")
+    results = await llm.create_batch([LLMRequest("x", "boom", Move), LLMRequest("x", "y", Move)])
+    assert isinstance(results[0], LLMError)
+    assert results[0].message == "the request failed unexpectedly: ZeroDivisionError: a bug below the API"
+    assert results[1] == Move(direction="west", steps=1)
+
+
 async def test_batch_runs_one_entitys_requests_in_order(client: llmplex.Client, mock_backend: MockBackend) -> None:
     world = agents("a1", "a2", "a3")
     llm = LLMClient("mock:sim", entities=world, default_depth=10, client=client, concurrency=8)
@@ -174,5 +201,7 @@ async def test_depth_override_on_a_provider_without_chains() -> None:
 def test_bad_arguments() -> None:
     with pytest.raises(LLMConfigurationError, match="default_depth must be a whole number >= 0"):
         LLMClient("mock:sim", default_depth=-1)
+    with pytest.raises(LLMConfigurationError, match="concurrency must be a whole number >= 1"):
+        LLMClient("mock:sim", concurrency=0)
     with pytest.raises(LLMConfigurationError, match="unknown provider 'nowhere'"):
         LLMClient("nowhere:x")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from llmplex.errors import LLMConfigurationError, LLMError
 from llmplex.types import Response
@@ -12,32 +12,45 @@ from llmplex.types import Response
 if TYPE_CHECKING:
     from llmplex.client import Client
 
-__all__ = ["BatchResult", "abatch", "batch", "run_one"]
+__all__ = ["DEFAULT_CONCURRENCY", "BatchResult", "abatch", "batch", "checked_concurrency", "settle"]
 
+T = TypeVar("T")
 BatchResult = Response | LLMError
 DEFAULT_CONCURRENCY = 32
 
 
-async def run_one(client: Client, item: Mapping[str, Any]) -> BatchResult:
-    """One batch item (``{"model", "prompt" or "messages", **complete kwargs}``) as a Response or the error."""
+async def settle(work: Awaitable[T]) -> T | LLMError:
+    """The result of ``work``, or the LLMError it raised (any other exception becomes one)."""
     try:
-        if not isinstance(item, Mapping):
-            raise LLMConfigurationError(
-                f"a batch request must be a dict of complete() arguments like "
-                f"{{'model': ..., 'prompt': ...}}, got {type(item).__name__}"
-            )
-        kwargs = dict(item)
-        model = kwargs.pop("model", None)
-        if "prompt" in kwargs and "messages" in kwargs:
-            raise LLMConfigurationError("a batch request has both 'prompt' and 'messages'; give one")
-        prompt = kwargs.pop("prompt", kwargs.pop("messages", None))
-        if prompt is None:
-            raise LLMConfigurationError("a batch request needs a 'prompt' (a string) or 'messages' (a list)")
-        return await client.acomplete(model, prompt, **kwargs)
+        return await work
     except LLMError as exc:
         return exc
-    except Exception as exc:  # every request ends as a Response or an LLMError
+    except Exception as exc:  # every request ends as a value or an LLMError
         return LLMError(f"the request failed unexpectedly: {type(exc).__name__}: {exc}", cause=exc)
+
+
+def checked_concurrency(concurrency: Any) -> int:
+    """``concurrency`` when it is a whole number >= 1; raises LLMConfigurationError otherwise."""
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise LLMConfigurationError(f"concurrency must be a whole number >= 1, got {concurrency!r}")
+    return concurrency
+
+
+async def _complete(client: Client, item: Mapping[str, Any]) -> Response:
+    """One batch item (``{"model", "prompt" or "messages", **complete kwargs}``) sent with ``client``."""
+    if not isinstance(item, Mapping):
+        raise LLMConfigurationError(
+            f"a batch request must be a dict of complete() arguments like "
+            f"{{'model': ..., 'prompt': ...}}, got {type(item).__name__}"
+        )
+    kwargs = dict(item)
+    model = kwargs.pop("model", None)
+    if "prompt" in kwargs and "messages" in kwargs:
+        raise LLMConfigurationError("a batch request has both 'prompt' and 'messages'; give one")
+    prompt = kwargs.pop("prompt", kwargs.pop("messages", None))
+    if prompt is None:
+        raise LLMConfigurationError("a batch request needs a 'prompt' (a string) or 'messages' (a list)")
+    return await client.acomplete(model, prompt, **kwargs)
 
 
 async def abatch(
@@ -54,8 +67,7 @@ async def abatch(
     ``concurrency`` requests are in flight at once. ``on_result(index, result)``
     is called as each one finishes (for progress or a journal).
     """
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise LLMConfigurationError(f"concurrency must be a whole number >= 1, got {concurrency!r}")
+    checked_concurrency(concurrency)
     if client is None:
         from llmplex import default_client
 
@@ -66,7 +78,7 @@ async def abatch(
 
     async def worker() -> None:
         for index, item in queue:
-            result = await run_one(client, item)
+            result = await settle(_complete(client, item))
             results[index] = result
             if on_result is not None:
                 on_result(index, result)
@@ -74,7 +86,7 @@ async def abatch(
     async with asyncio.TaskGroup() as group:
         for _ in range(min(concurrency, len(items))):
             group.create_task(worker())
-    return [result for result in results if result is not None]
+    return cast("list[BatchResult]", results)  # every worker filled its indexes
 
 
 def batch(

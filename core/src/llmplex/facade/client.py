@@ -16,7 +16,8 @@ from typing import Any
 
 import pydantic_core
 
-from llmplex.errors import LLMConfigurationError, LLMError, LLMRateLimitError
+from llmplex.batching.run import checked_concurrency, settle
+from llmplex.errors import LLMConfigurationError, LLMRateLimitError
 from llmplex.events import Event, Throttled
 from llmplex.facade.entities import (
     EntityIndex,
@@ -81,9 +82,7 @@ class LLMClient:
         self.route = self.client.route(model)
         self.entities = EntityIndex(entities, id_of or default_id_of)
         self.default_depth = _depth(default_depth, "default_depth")
-        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-            raise LLMConfigurationError(f"concurrency must be a whole number >= 1, got {concurrency!r}")
-        self.concurrency = concurrency
+        self.concurrency = checked_concurrency(concurrency)
         self.call_kwargs = call_kwargs
         if self.default_depth > 0:
             self._require_chains()
@@ -119,7 +118,7 @@ class LLMClient:
         async def run_group(indexes: list[int]) -> None:
             for index in indexes:
                 async with gate:
-                    results[index] = await self._settle(requests[index])
+                    results[index] = await settle(self._run(requests[index]))
 
         async with asyncio.TaskGroup() as group:
             for indexes in self._groups(requests):
@@ -143,14 +142,6 @@ class LLMClient:
             key: object = index if request.entity_key is None else split_entity_key(request.entity_key)[1]
             groups.setdefault(key, []).append(index)
         return list(groups.values())
-
-    async def _settle(self, request: LLMRequest) -> Any:
-        try:
-            return await self._run(request)
-        except LLMError as exc:
-            return exc
-        except Exception as exc:  # every request ends as a value or an LLMError
-            return LLMError(f"the request failed unexpectedly: {type(exc).__name__}: {exc}", cause=exc)
 
     async def _run(self, request: LLMRequest) -> Any:
         entity_id, entity, chain = self.entities.resolve(request.entity_key)
