@@ -17,7 +17,6 @@ __all__ = ["FileRequest", "read_requests"]
 class FileRequest:
     """One line: its ``id`` (echoed in the result), the complete() arguments, or why the line is invalid."""
 
-    line: int
     id: Any = None
     arguments: dict[str, Any] = field(default_factory=dict)
     error: LLMConfigurationError | None = None
@@ -46,12 +45,10 @@ def _parse_line(number: int, text: str, model: str | None) -> FileRequest:
     try:
         item = json.loads(text)
     except ValueError as exc:
-        return FileRequest(number, error=LLMConfigurationError(f"line {number} is not JSON: {exc}"))
+        return FileRequest(error=LLMConfigurationError(f"line {number} is not JSON: {exc}"))
     if not isinstance(item, dict):
-        return FileRequest(
-            number, error=LLMConfigurationError(f'line {number} must be a JSON object like {{"prompt": "..."}}')
-        )
+        return FileRequest(error=LLMConfigurationError(f'line {number} must be a JSON object like {{"prompt": "..."}}'))
     request_id = item.pop("id", None)
     if model is not None:
         item.setdefault("model", model)
-    return FileRequest(number, request_id, item)
+    return FileRequest(request_id, item)

@@ -17,7 +17,7 @@ import click
 from llmplex.batching.journal import Journal
 from llmplex.batching.records import error_record, result_record
 from llmplex.batching.requests_file import FileRequest, read_requests
-from llmplex.batching.run import BatchResult, abatch
+from llmplex.batching.run import DEFAULT_CONCURRENCY, BatchResult, abatch
 from llmplex.client import Client
 
 if TYPE_CHECKING:
@@ -33,7 +33,12 @@ _INTERRUPTED = 130
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Results JSONL.")
 @click.option("-m", "--model", help="provider:model for lines without their own 'model'.")
 @click.option(
-    "-c", "--concurrency", type=click.IntRange(min=1), default=32, show_default=True, help="Requests in flight."
+    "-c",
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=DEFAULT_CONCURRENCY,
+    show_default=True,
+    help="Requests in flight.",
 )
 @click.option("--resume", is_flag=True, help="Continue an interrupted run from its journal (OUTPUT.journal).")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: on a terminal).")
