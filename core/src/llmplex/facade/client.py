@@ -144,19 +144,19 @@ class LLMClient:
         return list(groups.values())
 
     async def _run(self, request: LLMRequest) -> Any:
-        entity_id, entity, chain = self.entities.resolve(request.entity_key)
         depth = self.default_depth if request.depth_override is None else _depth(request.depth_override, "depth")
-        chained = chain is not None and depth > 0
-        if chained:
+        if request.entity_key is None:
+            return (await self._ask(request, None)).output
+        entity_id, entity, chain = self.entities.resolve(request.entity_key)
+        if depth == 0:
+            chain = None  # independent requests: usage is still counted
+        elif chain is not None:
             self._require_chains()
-        if entity_id is None or entity is None:
-            response = await self._ask(request, None)
-            return response.output
         async with self._lock(entity_id):
-            previous = previous_response(entity, chain) if chained and chain is not None else None
+            previous = previous_response(entity, chain) if chain is not None else None
             response = await self._ask(request, previous)
             record_usage(entity, response.usage)
-            if chained and chain is not None and response.response_id:
+            if chain is not None and response.response_id:
                 for evicted in slide_chain(entity, chain, response.response_id, depth):
                     await self._delete(evicted)
         return response.output

@@ -39,10 +39,8 @@ class EntityIndex:
         if skipped:
             logger.warning("LLMClient skipped %d entities without an id", skipped)
 
-    def resolve(self, entity_key: str | None) -> tuple[str | None, dict[str, Any] | None, str | None]:
+    def resolve(self, entity_key: str) -> tuple[str, dict[str, Any], str | None]:
         """``(entity id, entity, chain name)`` for ``"chain:entity_id"`` or ``"entity_id"``."""
-        if entity_key is None:
-            return None, None, None
         chain, entity_id = split_entity_key(entity_key)
         entity = self.by_id.get(entity_id)
         if entity is None:
