@@ -23,19 +23,6 @@ from llmplex_llamacpp.local_clients import LocalClients
 from llmplex_llamacpp.model_files import DEFAULT_MODEL
 from llmplex_llamacpp.settings import LlamaCppSettings
 
-__all__ = [
-    "llmplex_acall",
-    "llmplex_astream",
-    "llmplex_call",
-    "llmplex_classify_error",
-    "llmplex_format",
-    "llmplex_parse",
-    "llmplex_parse_event",
-    "llmplex_register_providers",
-    "llmplex_stream",
-]
-
-
 @hookimpl
 def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None:
     """Register the ``llamacpp`` prefix."""

@@ -40,20 +40,6 @@ from llmplex_openai.clients import create_async_client, create_client, request_t
 from llmplex_openai.errors import classify_error
 from llmplex_openai.settings import OpenAISettings
 
-__all__ = [
-    "llmplex_acall",
-    "llmplex_astream",
-    "llmplex_call",
-    "llmplex_classify_error",
-    "llmplex_delete_response",
-    "llmplex_format",
-    "llmplex_parse",
-    "llmplex_parse_event",
-    "llmplex_register_providers",
-    "llmplex_stream",
-]
-
-
 @hookimpl
 def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None:
     """Register the ``openai`` prefix (config instances reuse it under their own prefix)."""
