@@ -10,23 +10,10 @@ import pytest
 from llmplex.client import Client
 from llmplex.testing import FakeError, Observed, ProviderConformanceTests, Reply
 from llmplex.testing.kit import SECRET
+from tests.conformance.openai_wire import calls_of, error_answer, usage_of
 from tests.contract import fixtures_openai as fx
 from tests.support.fault_server import FaultServer
 from tests.support.faults import Fault
-
-ERRORS: dict[str, tuple[int, str, str | None]] = {
-    "bad_request": (400, "invalid_request_error", None),
-    "authentication": (401, "invalid_request_error", "invalid_api_key"),
-    "not_found": (404, "invalid_request_error", "model_not_found"),
-    "rate_limit": (429, "tokens", "rate_limit_exceeded"),
-    "quota": (429, "insufficient_quota", "insufficient_quota"),
-    "server": (500, "server_error", None),
-    "overloaded": (503, "server_error", None),
-}
-
-
-def _usage(reply: Reply) -> fx.TokenUsage:
-    return fx.TokenUsage(input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens)
 
 
 class TestLiteLLMConformance(ProviderConformanceTests):
@@ -57,18 +44,15 @@ class TestLiteLLMConformance(ProviderConformanceTests):
 
     def fake_response(self, transport: FaultServer, reply: Reply) -> None:
         if not reply.tool_calls:
-            transport.enqueue(Fault.ok(reply.text, _usage(reply)))
+            transport.enqueue(Fault.ok(reply.text, usage_of(reply)))
             return
-        calls = [fx.FunctionCall(name=c.name, arguments=c.arguments, call_id=c.id) for c in reply.tool_calls]
-        transport.enqueue(Fault.json(200, fx.chat_completion_tool_calls(*calls, usage=_usage(reply))))
+        transport.enqueue(Fault.json(200, fx.chat_completion_tool_calls(*calls_of(reply), usage=usage_of(reply))))
 
     def fake_error(self, transport: FaultServer, error: FakeError) -> None:
         if error.kind in ("connection", "timeout"):
             transport.enqueue(Fault.reset())
             return
-        status, kind, code = ERRORS[error.kind]
-        headers = {"retry-after": f"{error.retry_after:g}"} if error.retry_after is not None else {}
-        transport.enqueue(Fault.json(status, fx.error_body(error.message, kind, code=code), headers))
+        transport.enqueue(Fault.json(*error_answer(error)))
 
     def sent_payloads(self, transport: FaultServer) -> Sequence[Any]:
         return [request.body for request in transport.requests]
