@@ -155,12 +155,14 @@ def test_non_zero_exit_is_a_subprocess_error_with_redacted_stderr(llm: llmplex.C
     assert API_KEY not in caught.value.stderr and API_KEY not in str(caught.value)
 
 
-def test_garbage_output_is_a_subprocess_error(llm: llmplex.Client, fake_cli: FakeCLI) -> None:
+async def test_garbage_output_is_a_subprocess_error_quoting_it(llm: llmplex.Client, fake_cli: FakeCLI) -> None:
     fake_cli.scenario("garbage")
-    with pytest.raises(LLMSubprocessError, match="not valid JSON"):
+    with pytest.raises(LLMSubprocessError, match="not valid JSON.*this is not json"):
         llm.complete("claude-code:haiku", "hi")
-    with pytest.raises(LLMSubprocessError, match="no result"):
+    with pytest.raises(LLMSubprocessError, match="no result.*this is not json"):
         list(llm.stream("claude-code:haiku", "hi"))
+    with pytest.raises(LLMSubprocessError, match="no result.*this is not json"):
+        [e async for e in llm.astream("claude-code:haiku", "hi")]
 
 
 def _assert_group_killed(fake_cli: FakeCLI) -> None:

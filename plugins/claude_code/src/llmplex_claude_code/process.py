@@ -10,14 +10,16 @@ import signal
 import subprocess
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 from llmplex_claude_code.failures import CLIExitError, CLIOutputError, CLIResultError, CLITimeoutError
 
-__all__ = ["Completed", "arun", "astream_lines", "check_result", "kill_group", "run", "stream_lines"]
+__all__ = ["Completed", "arun", "astream_lines", "check_result", "find_result", "kill_group", "run", "stream_lines"]
 
 _LINE_LIMIT = 64 * 1024 * 1024
+_PIPES: dict[str, Any] = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+"""All three streams piped (``asyncio.subprocess.PIPE`` is the same constant)."""
 
 
 @dataclass(frozen=True)
@@ -35,17 +37,21 @@ def kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+def _start(argv: Sequence[str], env: dict[str, str], cwd: str | None) -> subprocess.Popen[bytes]:
+    """The CLI with piped streams, leading its own process group."""
+    return subprocess.Popen(argv, **_PIPES, env=env, cwd=cwd, start_new_session=True)
+
+
+async def _astart(argv: Sequence[str], env: dict[str, str], cwd: str | None) -> asyncio.subprocess.Process:
+    """Async :func:`_start`; stdout lines may be as long as one stream-json event gets."""
+    return await asyncio.create_subprocess_exec(
+        *argv, **_PIPES, env=env, cwd=cwd, start_new_session=True, limit=_LINE_LIMIT
+    )
+
+
 def run(argv: Sequence[str], stdin: str, env: dict[str, str], cwd: str | None, timeout: float | None) -> Completed:
     """Run to completion with ``stdin`` as input."""
-    process = subprocess.Popen(
-        argv,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        cwd=cwd,
-        start_new_session=True,
-    )
+    process = _start(argv, env, cwd)
     try:
         out, err = process.communicate(stdin.encode(), timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -63,15 +69,7 @@ async def arun(
     argv: Sequence[str], stdin: str, env: dict[str, str], cwd: str | None, timeout: float | None
 ) -> Completed:
     """Async :func:`run` (``asyncio.create_subprocess_exec``)."""
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-        cwd=cwd,
-        start_new_session=True,
-    )
+    process = await _astart(argv, env, cwd)
     try:
         out, err = await asyncio.wait_for(process.communicate(stdin.encode()), timeout)
     except TimeoutError:
@@ -124,19 +122,36 @@ def _pipes(process: subprocess.Popen[bytes]) -> tuple[IO[bytes], IO[bytes], IO[b
     return process.stdin, process.stdout, process.stderr
 
 
+@dataclass
+class _StreamOutput:
+    """Sorts stream-json stdout: events pass on, the result waits for the exit status, other text is kept."""
+
+    result: dict[str, Any] | None = None
+    other: list[str] = field(default_factory=list)
+
+    def event(self, raw: bytes) -> dict[str, Any] | None:
+        """The event on this stdout line to pass on, if it is one."""
+        line = raw.decode(errors="replace").strip()
+        event = _json_object(line) if line else None
+        if event is None:
+            if line:
+                self.other.append(line)
+        elif event.get("type") == "result":
+            self.result = event
+        else:
+            return event
+        return None
+
+    def checked_result(self, return_code: int, stderr: str) -> dict[str, Any]:
+        """The result line once the process ended (see :func:`check_result`)."""
+        return check_result(self.result, Completed(return_code, "\n".join(self.other), stderr))
+
+
 def stream_lines(
     argv: Sequence[str], stdin: str, env: dict[str, str], cwd: str | None, timeout: float | None
 ) -> Iterator[dict[str, Any]]:
     """The JSON lines of ``--output-format stream-json``; the result line last, once the exit status is known."""
-    process = subprocess.Popen(
-        argv,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        cwd=cwd,
-        start_new_session=True,
-    )
+    process = _start(argv, env, cwd)
     stdin_pipe, stdout_pipe, stderr_pipe = _pipes(process)
     timed_out = threading.Event()
 
@@ -154,24 +169,16 @@ def stream_lines(
         with contextlib.suppress(BrokenPipeError):
             stdin_pipe.write(stdin.encode())
             stdin_pipe.close()
-        result, other = None, []
+        output = _StreamOutput()
         for raw in stdout_pipe:
-            line = raw.decode(errors="replace").strip()
-            event = _json_object(line) if line else None
-            if event is None:
-                other.append(line)
-            elif event.get("type") == "result":
-                result = event
-            else:
+            event = output.event(raw)
+            if event is not None:
                 yield event
         process.wait()
         drain.join()
         if timed_out.is_set():
             raise CLITimeoutError(timeout or 0.0)
-        completed = Completed(
-            process.returncode, "\n".join(filter(None, other)), b"".join(errors).decode("utf-8", "replace")
-        )
-        yield check_result(result, completed)
+        yield output.checked_result(process.returncode, b"".join(errors).decode(errors="replace"))
     finally:
         if timer is not None:
             timer.cancel()
@@ -184,16 +191,7 @@ async def astream_lines(
     argv: Sequence[str], stdin: str, env: dict[str, str], cwd: str | None, timeout: float | None
 ) -> AsyncIterator[dict[str, Any]]:
     """Async :func:`stream_lines`."""
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-        cwd=cwd,
-        start_new_session=True,
-        limit=_LINE_LIMIT,
-    )
+    process = await _astart(argv, env, cwd)
     if process.stdin is None or process.stdout is None or process.stderr is None:
         raise RuntimeError("the CLI process was started without pipes")
     loop = asyncio.get_running_loop()
@@ -204,7 +202,7 @@ async def astream_lines(
             process.stdin.write(stdin.encode())
             await process.stdin.drain()
             process.stdin.close()
-        result, other = None, []
+        output = _StreamOutput()
         while True:
             left = None if deadline is None else max(0.0, deadline - loop.time())
             try:
@@ -213,22 +211,15 @@ async def astream_lines(
                 raise CLITimeoutError(timeout or 0.0) from None
             if not raw:
                 break
-            line = raw.decode(errors="replace").strip()
-            event = _json_object(line) if line else None
-            if event is None:
-                other.append(line)
-            elif event.get("type") == "result":
-                result = event
-            else:
+            event = output.event(raw)
+            if event is not None:
                 yield event
         left = None if deadline is None else max(0.0, deadline - loop.time())
         try:
             await asyncio.wait_for(process.wait(), left)
         except TimeoutError:
             raise CLITimeoutError(timeout or 0.0) from None
-        stderr = (await drain).decode(errors="replace")
-        completed = Completed(process.returncode or 0, "\n".join(filter(None, other)), stderr)
-        yield check_result(result, completed)
+        yield output.checked_result(process.returncode or 0, (await drain).decode(errors="replace"))
     finally:
         if process.returncode is None:
             kill_group(process.pid)
