@@ -7,7 +7,7 @@ translation is the OpenAI plugin's, reused, not repeated.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from llmplex_openai import chat, transport
@@ -22,6 +22,7 @@ from llmplex_llamacpp.errors import LocalModelError
 from llmplex_llamacpp.local_clients import LocalClients
 from llmplex_llamacpp.model_files import DEFAULT_MODEL
 from llmplex_llamacpp.settings import LlamaCppSettings
+
 
 @hookimpl
 def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None:
@@ -47,43 +48,30 @@ def llmplex_format(request: Request, settings: LlamaCppSettings) -> dict[str, An
     return payload
 
 
-def _timeout(timeout: float | None, settings: LlamaCppSettings) -> float | None:
-    return request_timeout(timeout, settings.timeout)
-
-
 @hookimpl
 def llmplex_call(
     payload: dict[str, Any], settings: LlamaCppSettings, client: LocalClients, timeout: float | None
 ) -> Any:
-    """Send to the model's server, starting it on first use."""
-    return transport.send_chat(client.sync(payload["model"]), payload, _timeout(timeout, settings))
+    """Send to the model's server, starting it on first use.
+
+    With ``payload["stream"]`` the SDK returns its ``ChatCompletionChunk`` stream,
+    so this is ``llmplex_stream`` too.
+    """
+    return transport.send_chat(client.sync(payload["model"]), payload, request_timeout(timeout, settings.timeout))
 
 
 @hookimpl
 async def llmplex_acall(
     payload: dict[str, Any], settings: LlamaCppSettings, client: LocalClients, timeout: float | None
 ) -> Any:
-    """Async send; a server start runs in a worker thread."""
+    """Async send (``llmplex_astream`` too); a server start runs in a worker thread."""
     sdk = await asyncio.to_thread(client.async_, payload["model"])
-    return await transport.asend_chat(sdk, payload, _timeout(timeout, settings))
+    return await transport.asend_chat(sdk, payload, request_timeout(timeout, settings.timeout))
 
 
-@hookimpl
-def llmplex_stream(
-    payload: dict[str, Any], settings: LlamaCppSettings, client: LocalClients, timeout: float | None
-) -> Iterator[Any]:
-    """The SDK's ``ChatCompletionChunk`` stream."""
-    stream: Iterator[Any] = llmplex_call(payload, settings, client, timeout)
-    return stream
-
-
-@hookimpl
-async def llmplex_astream(
-    payload: dict[str, Any], settings: LlamaCppSettings, client: LocalClients, timeout: float | None
-) -> AsyncIterator[Any]:
-    """Async twin of :func:`llmplex_stream`."""
-    stream: AsyncIterator[Any] = await llmplex_acall(payload, settings, client, timeout)
-    return stream
+# Whether the SDK streams is the payload's own "stream", so one send serves both hooks.
+llmplex_stream = llmplex_call
+llmplex_astream = llmplex_acall
 
 
 @hookimpl

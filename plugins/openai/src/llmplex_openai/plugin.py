@@ -25,7 +25,7 @@ Reusable pieces, stable names, for plugins that talk to OpenAI-compatible server
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import openai
@@ -39,6 +39,7 @@ from llmplex_openai import chat, responses, transport
 from llmplex_openai.clients import create_async_client, create_client, request_timeout
 from llmplex_openai.errors import classify_error
 from llmplex_openai.settings import OpenAISettings
+
 
 @hookimpl
 def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None:
@@ -74,46 +75,29 @@ def llmplex_format(request: Request, settings: OpenAISettings) -> dict[str, Any]
     return responses.format_responses_request(request)
 
 
-def _send(payload: dict[str, Any], settings: OpenAISettings, client: OpenAI, timeout: float | None) -> Any:
-    send = transport.send_chat if settings.effective_api == "chat" else transport.send_responses
-    return send(client, payload, request_timeout(timeout, settings.timeout))
-
-
-def _asend(payload: dict[str, Any], settings: OpenAISettings, client: AsyncOpenAI, timeout: float | None) -> Any:
-    asend = transport.asend_chat if settings.effective_api == "chat" else transport.asend_responses
-    return asend(client, payload, request_timeout(timeout, settings.timeout))
-
-
 @hookimpl
 def llmplex_call(payload: dict[str, Any], settings: OpenAISettings, client: OpenAI, timeout: float | None) -> Any:
-    """Send synchronously; the SDK's exceptions propagate for :func:`llmplex_classify_error`."""
-    return _send(payload, settings, client, timeout)
+    """Send synchronously; the SDK's exceptions propagate for :func:`llmplex_classify_error`.
+
+    With ``payload["stream"]`` the SDK returns its stream of raw events
+    (``ChatCompletionChunk`` or Responses API events), so this is ``llmplex_stream`` too.
+    """
+    send = transport.send_chat if settings.effective_api == "chat" else transport.send_responses
+    return send(client, payload, request_timeout(timeout, settings.timeout))
 
 
 @hookimpl
 async def llmplex_acall(
     payload: dict[str, Any], settings: OpenAISettings, client: AsyncOpenAI, timeout: float | None
 ) -> Any:
-    """Send asynchronously."""
-    return await _asend(payload, settings, client, timeout)
+    """Async twin of :func:`llmplex_call` (``llmplex_astream`` too)."""
+    asend = transport.asend_chat if settings.effective_api == "chat" else transport.asend_responses
+    return await asend(client, payload, request_timeout(timeout, settings.timeout))
 
 
-@hookimpl
-def llmplex_stream(
-    payload: dict[str, Any], settings: OpenAISettings, client: OpenAI, timeout: float | None
-) -> Iterator[Any]:
-    """The SDK's stream of raw events (``ChatCompletionChunk`` or Responses API events)."""
-    stream: Iterator[Any] = _send(payload, settings, client, timeout)
-    return stream
-
-
-@hookimpl
-async def llmplex_astream(
-    payload: dict[str, Any], settings: OpenAISettings, client: AsyncOpenAI, timeout: float | None
-) -> AsyncIterator[Any]:
-    """Async twin of :func:`llmplex_stream`."""
-    stream: AsyncIterator[Any] = await _asend(payload, settings, client, timeout)
-    return stream
+# Whether the SDK streams is the payload's own "stream", so one send serves both hooks.
+llmplex_stream = llmplex_call
+llmplex_astream = llmplex_acall
 
 
 @hookimpl
