@@ -9,7 +9,6 @@ import httpx
 import pytest
 import respx
 
-from llmplex.client import Client
 from llmplex.testing import FakeError, ProviderConformanceTests, Reply
 from llmplex.testing.http import HTTPFake
 
@@ -53,10 +52,3 @@ class TestEchoConformance(ProviderConformanceTests):
 
     def sent_payloads(self, transport: HTTPFake) -> Sequence[Any]:
         return transport.bodies
-
-
-def test_local_mode_echoes_without_a_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
-    monkeypatch.chdir(tmp_path)
-    response = Client().complete("echo:echo-1", "hello from a stranger")
-    assert (response.text, response.provider, response.usage.output_tokens) == ("hello from a stranger", "echo", 4)

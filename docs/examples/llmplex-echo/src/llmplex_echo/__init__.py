@@ -2,14 +2,11 @@
 
 Wire format: ``POST {base_url}/v1/echo`` with ``{"model", "messages", "options"}``
 answers ``{"id", "model", "text", "usage": {"input_tokens", "output_tokens"}}``;
-failures are an HTTP status with ``{"error": {"type", "message"}}``. With
-``base_url = "local"`` (the default) the API is answered in-process: it echoes
-the last user message.
+failures are an HTTP status with ``{"error": {"type", "message"}}``.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -19,12 +16,10 @@ from pydantic import SecretStr
 from llmplex.errors import (
     LLMBadRequestError,
     LLMConfigurationError,
-    LLMConnectionError,
     LLMError,
     LLMQuotaExhaustedError,
     LLMRateLimitError,
     LLMServerError,
-    LLMTimeoutError,
 )
 from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo, ProviderSettings
@@ -37,25 +32,12 @@ class EchoSettings(ProviderSettings):
     env_vars = {"api_key": ("ECHO_API_KEY",), "base_url": ("ECHO_BASE_URL",)}
 
     api_key: SecretStr | None = None
-    base_url: str = "local"
-
-
-def _local_api(request: httpx.Request) -> httpx.Response:
-    body = json.loads(request.content)
-    text = next((m["content"] for m in reversed(body["messages"]) if m["role"] == "user"), "")
-    words = sum(len(m["content"].split()) for m in body["messages"])
-    usage = {"input_tokens": words, "output_tokens": len(text.split())}
-    return httpx.Response(200, json={"id": "echo-local", "model": body["model"], "text": text, "usage": usage})
+    base_url: str = "https://api.echo.example"
 
 
 def _client(settings: EchoSettings) -> httpx.Client:
-    local = settings.base_url == "local"
     key = settings.api_key.get_secret_value() if settings.api_key else None
-    return httpx.Client(
-        base_url="http://echo.invalid" if local else settings.base_url,
-        transport=httpx.MockTransport(_local_api) if local else None,
-        headers={"authorization": f"Bearer {key}"} if key else None,
-    )
+    return httpx.Client(base_url=settings.base_url, headers={"authorization": f"Bearer {key}"} if key else None)
 
 
 @hookimpl
@@ -98,11 +80,7 @@ def llmplex_parse(raw: dict[str, Any]) -> Response:
 
 @hookimpl
 def llmplex_classify_error(error: BaseException) -> LLMError | None:
-    """httpx failures and error statuses as the core taxonomy; anything else is left to core."""
-    if isinstance(error, httpx.TimeoutException):
-        return LLMTimeoutError("the echo API did not answer in time", cause=error)
-    if isinstance(error, httpx.TransportError):
-        return LLMConnectionError(f"cannot reach the echo API: {error}", cause=error)
+    """Error statuses as the core taxonomy; core's fallback maps httpx timeouts, connection failures and the rest."""
     if not isinstance(error, httpx.HTTPStatusError):
         return None
     answer, status = error.response, error.response.status_code
