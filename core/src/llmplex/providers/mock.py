@@ -138,12 +138,15 @@ def _echo(payload: Mapping[str, Any], response_id: str) -> dict[str, Any]:
     }
 
 
-def _raise_or_return(raw: dict[str, Any], delay: float, timeout: float | None, sleep: Callable[[float], None]) -> Any:
+def _wait(delay: float, timeout: float | None) -> float:
+    """How long an attempt waits for its answer: the scripted delay, cut short at ``timeout``."""
+    return delay if timeout is None else min(delay, timeout)
+
+
+def _outcome(raw: dict[str, Any], delay: float, timeout: float | None) -> dict[str, Any]:
+    """What the attempt gets once its wait is over: the answer, the scripted error, or a timeout."""
     if timeout is not None and delay > timeout:
-        sleep(timeout)
         raise TimeoutError(f"mock answer took longer than the {timeout:.3f}s timeout")
-    if delay:
-        sleep(delay)
     if "error" in raw:
         raise raw["error"]
     return raw
@@ -183,18 +186,17 @@ def llmplex_format(request: Request) -> dict[str, Any]:
 def llmplex_call(payload: dict[str, Any], client: MockBackend, timeout: float | None) -> Any:
     """Answer from the script or echo."""
     raw, delay = client.take(payload)
-    return _raise_or_return(raw, delay, timeout, time.sleep)
+    if delay:
+        time.sleep(_wait(delay, timeout))
+    return _outcome(raw, delay, timeout)
 
 
 @hookimpl
 async def llmplex_acall(payload: dict[str, Any], client: MockBackend, timeout: float | None) -> Any:
     """Async answer from the script or echo."""
     raw, delay = client.take(payload)
-    if timeout is not None and delay > timeout:
-        await asyncio.sleep(timeout)
-        raise TimeoutError(f"mock answer took longer than the {timeout:.3f}s timeout")
-    await asyncio.sleep(delay)
-    return _raise_or_return(raw, 0.0, None, time.sleep)
+    await asyncio.sleep(_wait(delay, timeout))
+    return _outcome(raw, delay, timeout)
 
 
 @hookimpl
@@ -217,8 +219,7 @@ def _chunks(raw: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
 @hookimpl
 def llmplex_stream(payload: dict[str, Any], client: MockBackend, timeout: float | None) -> Iterator[dict[str, Any]]:
     """The answer as word chunks, tool calls, then usage and finish reason."""
-    raw, delay = client.take(payload)
-    return _chunks(_raise_or_return(raw, delay, timeout, time.sleep))
+    return _chunks(llmplex_call(payload, client, timeout))
 
 
 @hookimpl
