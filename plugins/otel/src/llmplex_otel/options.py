@@ -10,7 +10,7 @@ from opentelemetry import metrics, trace
 from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
 from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider, TracerProvider
 
-__all__ = ["CAPTURE_CONTENT_ENV", "Options", "current", "instrument", "uninstrument"]
+__all__ = ["CAPTURE_CONTENT_ENV", "Options", "instrument", "uninstrument"]
 
 CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
@@ -43,11 +43,6 @@ def instrument(
 def uninstrument() -> None:
     """Back to the global providers and the environment variable."""
     instrument()
-
-
-def current() -> Options:
-    """The options in force."""
-    return _options
 
 
 def active_tracer_provider() -> TracerProvider | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 
 from opentelemetry.metrics import MeterProvider
@@ -13,38 +14,34 @@ from llmplex_otel import options
 from llmplex_otel.measures import MetricRecorder
 from llmplex_otel.spans import SpanRecorder
 
-__all__ = ["llmplex_event", "recorders"]
-
 _SCOPE = "llmplex_otel"
 _VERSION = "0.1.0"
 _lock = threading.Lock()
-_spans: tuple[TracerProvider, SpanRecorder] | None = None
-_metrics: tuple[MeterProvider, MetricRecorder] | None = None
+
+
+@functools.lru_cache(maxsize=1)
+def _span_recorder(provider: TracerProvider) -> SpanRecorder:
+    return SpanRecorder(provider.get_tracer(_SCOPE, _VERSION))
+
+
+@functools.lru_cache(maxsize=1)
+def _metric_recorder(provider: MeterProvider) -> MetricRecorder:
+    return MetricRecorder(provider.get_meter(_SCOPE, _VERSION))
 
 
 def recorders() -> tuple[SpanRecorder | None, MetricRecorder | None]:
-    """The recorders for the providers in force (``None`` where no provider is configured)."""
-    global _spans, _metrics
+    """The recorders of the providers in force (``None`` where no provider is configured).
+
+    One recorder per provider, kept while that provider stays in force: a recorder
+    holds the open spans of requests in flight.
+    """
     tracer_provider = options.active_tracer_provider()
     meter_provider = options.active_meter_provider()
-    if tracer_provider is None and meter_provider is None:
-        return None, None
     with _lock:
-        if tracer_provider is None:
-            span_recorder = None
-        elif _spans is not None and _spans[0] is tracer_provider:
-            span_recorder = _spans[1]
-        else:
-            span_recorder = SpanRecorder(tracer_provider.get_tracer(_SCOPE, _VERSION))
-            _spans = (tracer_provider, span_recorder)
-        if meter_provider is None:
-            metric_recorder = None
-        elif _metrics is not None and _metrics[0] is meter_provider:
-            metric_recorder = _metrics[1]
-        else:
-            metric_recorder = MetricRecorder(meter_provider.get_meter(_SCOPE, _VERSION))
-            _metrics = (meter_provider, metric_recorder)
-    return span_recorder, metric_recorder
+        return (
+            None if tracer_provider is None else _span_recorder(tracer_provider),
+            None if meter_provider is None else _metric_recorder(meter_provider),
+        )
 
 
 @hookimpl
