@@ -90,7 +90,13 @@ def test_billing_error_type_is_quota_exhausted_whatever_the_status(llm: llmplex.
 
 @pytest.mark.parametrize(
     ("headers", "wait"),
-    [({"retry-after": "17"}, 17.0), ({"retry-after-ms": "1500", "retry-after": "2"}, 1.5), ({}, None)],
+    [
+        ({"retry-after": "17"}, 17.0),
+        ({"retry-after-ms": "1500", "retry-after": "2"}, 1.5),
+        ({"retry-after": "Thu, 01 Jan 1970 00:00:00 GMT"}, 0.0),
+        ({"retry-after": "soon"}, None),
+        ({}, None),
+    ],
 )
 def test_rate_limit_keeps_the_requested_wait(
     llm: llmplex.Client, fake_http: FakeHTTP, headers: dict[str, str], wait: float | None

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import email.utils
-import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import anthropic
 
@@ -20,8 +18,9 @@ from llmplex.errors import (
     LLMServerError,
     LLMTimeoutError,
 )
+from llmplex.reliability.retry_after import requested_wait
 
-__all__ = ["classify_error", "retry_after_seconds"]
+__all__ = ["classify_error"]
 
 _KEPT_HEADERS = ("request-id", "retry-after", "retry-after-ms", "anthropic-organization-id", "x-should-retry")
 _KEPT_HEADER_PREFIXES = ("anthropic-ratelimit-",)
@@ -34,26 +33,13 @@ _STATUS_HINTS = {
 }
 
 
-def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
-    """The wait the server asked for: ``retry-after-ms``, else ``retry-after`` (seconds or an HTTP date)."""
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(float(millis) / 1000, 0.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        moment = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(moment.timestamp() - time.time(), 0.0)
+_Waiting = TypeVar("_Waiting", LLMRateLimitError, LLMServerError)
+
+
+def _with_requested_wait(error: _Waiting) -> _Waiting:
+    """``retry_after`` from the kept ``retry-after-ms`` / ``retry-after`` headers, read the way core reads them."""
+    error.retry_after = requested_wait(error)
+    return error
 
 
 def _kept_headers(headers: Mapping[str, str]) -> dict[str, str]:
@@ -101,9 +87,9 @@ def _status_error(error: anthropic.APIStatusError) -> LLMError:
     if error_type == "billing_error" or status == 402:
         return LLMQuotaExhaustedError(f"{described}; check the plan and billing of the account", **common)
     if error_type == "rate_limit_error" or status == 429:
-        return LLMRateLimitError(described, retry_after=retry_after_seconds(headers), **common)
+        return _with_requested_wait(LLMRateLimitError(described, **common))
     if error_type in _SERVER_ERROR_TYPES or status == 408 or (status >= 500 and status != 501):
-        return LLMServerError(described, retry_after=retry_after_seconds(headers), **common)
+        return _with_requested_wait(LLMServerError(described, **common))
     if status == 499:
         return LLMConnectionError(
             f"{described} (the connection closed before the answer)", cause=error, context=common["context"]
