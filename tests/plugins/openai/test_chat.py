@@ -39,6 +39,17 @@ def test_text_answer_with_system_prompt_usage_and_ids(llm: llmplex.Client, local
     ]
 
 
+def test_usage_without_token_details_as_llama_cpp_sends_it(llm: llmplex.Client, local_api: FakeAPI) -> None:
+    body = fx.chat_completion("Hi", usage=fx.TokenUsage(12, 3))
+    body["usage"] = {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}
+    local_api.reply(CHAT, body)
+
+    usage = llm.complete("local:gemma3", "hi").usage
+
+    assert (usage.input_tokens, usage.output_tokens, usage.total_tokens) == (12, 3, 15)
+    assert (usage.cached_tokens, usage.reasoning_tokens) == (0, 0)
+
+
 def test_only_set_options_reach_the_wire_and_max_tokens_keeps_its_name_for_other_servers(
     llm: llmplex.Client, local_api: FakeAPI
 ) -> None:

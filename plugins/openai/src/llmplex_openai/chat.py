@@ -9,14 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
-from openai.types.completion_usage import CompletionUsage
 
 from llmplex.errors import LLMConfigurationError, LLMServerError
-from llmplex.types import FinishReason, Message, Request, Response, StreamEvent, StreamState, Tool, ToolCall, Usage
+from llmplex.types import FinishReason, Message, Request, Response, StreamEvent, StreamState, Tool, ToolCall
 from llmplex_openai.outcomes import raise_for_outcome
 from llmplex_openai.schema import strict_json_schema
+from llmplex_openai.usage import core_usage
 
-__all__ = ["chat_usage", "format_chat_request", "parse_chat_event", "parse_chat_response"]
+__all__ = ["format_chat_request", "parse_chat_event", "parse_chat_response"]
 
 _FINISH: dict[str | None, FinishReason] = {
     "stop": "stop",
@@ -108,21 +108,6 @@ def _tool_choice(choice: str) -> Any:
 # --- response --------------------------------------------------------------------------
 
 
-def chat_usage(usage: CompletionUsage | None) -> Usage:
-    """Core usage from a ``CompletionUsage`` (cached and reasoning tokens included)."""
-    if usage is None:
-        return Usage()
-    prompt_details = usage.prompt_tokens_details
-    completion_details = usage.completion_tokens_details
-    return Usage(
-        input_tokens=usage.prompt_tokens or 0,
-        output_tokens=usage.completion_tokens or 0,
-        total_tokens=usage.total_tokens or 0,
-        cached_tokens=(prompt_details.cached_tokens or 0) if prompt_details else 0,
-        reasoning_tokens=(completion_details.reasoning_tokens or 0) if completion_details else 0,
-    )
-
-
 def parse_chat_response(raw: ChatCompletion, request: Request) -> Response:
     """Core response from a ``ChatCompletion`` (the first choice).
 
@@ -145,7 +130,7 @@ def parse_chat_response(raw: ChatCompletion, request: Request) -> Response:
         text=text,
         tool_calls=calls,
         finish_reason=finish,
-        usage=chat_usage(raw.usage),
+        usage=core_usage(raw.usage),
         model=raw.model or "",
         response_id=raw.id,
         raw=raw,
@@ -194,5 +179,5 @@ def parse_chat_event(chunk: ChatCompletionChunk, state: StreamState) -> list[Str
             raise_for_outcome(state.request, finish, "".join(state.data.get("text", ())), refusal)
             events.append(StreamEvent(type="finish", finish_reason=finish, response_id=rid))
     if chunk.usage is not None:
-        events.append(StreamEvent(type="usage", usage=chat_usage(chunk.usage), response_id=rid, model=model))
+        events.append(StreamEvent(type="usage", usage=core_usage(chunk.usage), response_id=rid, model=model))
     return events

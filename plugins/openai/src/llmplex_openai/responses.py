@@ -9,15 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 from openai.types.responses import Response as OpenAIResponse
-from openai.types.responses import ResponseUsage
 
 from llmplex.errors import LLMConfigurationError, LLMServerError
-from llmplex.types import FinishReason, Message, Request, Response, StreamEvent, StreamState, Tool, ToolCall, Usage
+from llmplex.types import FinishReason, Message, Request, Response, StreamEvent, StreamState, Tool, ToolCall
 from llmplex_openai.errors import error_from_api
 from llmplex_openai.outcomes import raise_for_outcome
 from llmplex_openai.schema import strict_json_schema
+from llmplex_openai.usage import core_usage
 
-__all__ = ["format_responses_request", "parse_responses_event", "parse_responses_response", "responses_usage"]
+__all__ = ["format_responses_request", "parse_responses_event", "parse_responses_response"]
 
 UNSUPPORTED_OPTIONS = ("seed", "stop", "presence_penalty", "frequency_penalty")
 _INCOMPLETE: dict[str | None, FinishReason] = {"max_output_tokens": "length", "content_filter": "content_filter"}
@@ -101,21 +101,6 @@ def _tool_choice(choice: str) -> Any:
 # --- response --------------------------------------------------------------------------
 
 
-def responses_usage(usage: ResponseUsage | None) -> Usage:
-    """Core usage from a ``ResponseUsage`` (cached and reasoning tokens included)."""
-    if usage is None:
-        return Usage()
-    input_details = usage.input_tokens_details
-    output_details = usage.output_tokens_details
-    return Usage(
-        input_tokens=usage.input_tokens or 0,
-        output_tokens=usage.output_tokens or 0,
-        total_tokens=usage.total_tokens or 0,
-        cached_tokens=(input_details.cached_tokens or 0) if input_details else 0,
-        reasoning_tokens=(output_details.reasoning_tokens or 0) if output_details else 0,
-    )
-
-
 def _finish_reason(raw: OpenAIResponse, has_calls: bool) -> FinishReason:
     if raw.status == "incomplete":
         details = raw.incomplete_details
@@ -162,7 +147,7 @@ def parse_responses_response(raw: OpenAIResponse, request: Request) -> Response:
         text=text,
         tool_calls=tuple(calls),
         finish_reason=finish,
-        usage=responses_usage(raw.usage),
+        usage=core_usage(raw.usage),
         model=raw.model or "",
         response_id=raw.id,
         raw=raw,
@@ -222,6 +207,6 @@ def _finished(raw: OpenAIResponse, state: StreamState) -> list[StreamEvent]:
     refusal = "".join(state.data.get("refusal", ())) or None
     raise_for_outcome(state.request, finish, "".join(state.data.get("text", ())), refusal)
     return [
-        StreamEvent(type="usage", usage=responses_usage(raw.usage), response_id=raw.id, model=raw.model),
+        StreamEvent(type="usage", usage=core_usage(raw.usage), response_id=raw.id, model=raw.model),
         StreamEvent(type="finish", finish_reason=finish, response_id=raw.id, model=raw.model),
     ]
