@@ -16,7 +16,7 @@ from llmplex.errors import (
     LLMServerError,
     LLMTimeoutError,
 )
-from llmplex.types import FinishReason, ToolCall, Usage
+from llmplex.types import ToolCall, Usage
 
 __all__ = ["ERROR_KINDS", "ErrorKind", "ExpectedError", "FakeError", "Reply"]
 
@@ -35,21 +35,13 @@ ErrorKind = Literal[
 
 @dataclass(frozen=True)
 class Reply:
-    """One successful answer, to be given in the provider's own wire shape.
-
-    ``finish_reason`` is ``"tool_calls"`` when there are tool calls, else ``"stop"``.
-    """
+    """One successful answer, to be given in the provider's own wire shape."""
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = field(default_factory=lambda: Usage(input_tokens=11, output_tokens=7))
     model: str = ""
     response_id: str = "resp_kit_1"
-
-    @property
-    def finish_reason(self) -> FinishReason:
-        """What the answer's finish reason means in core terms."""
-        return "tool_calls" if self.tool_calls else "stop"
 
 
 @dataclass(frozen=True)
