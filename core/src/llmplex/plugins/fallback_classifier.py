@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
-import socket
-
 from llmplex.errors import LLMConnectionError, LLMError, LLMTimeoutError
 from llmplex.hookspecs import hookimpl
-
-__all__ = ["llmplex_classify_error"]
 
 _TIMEOUT_NAMES = frozenset({"TimeoutException", "ReadTimeout", "ConnectTimeout", "PoolTimeout", "WriteTimeout"})
 _CONNECTION_NAMES = frozenset({"ConnectError", "RemoteProtocolError", "ReadError", "WriteError", "NetworkError"})
@@ -24,7 +19,7 @@ def llmplex_classify_error(error: BaseException) -> LLMError:
     if isinstance(error, LLMError):
         return error
     names = _mro_names(error)
-    if isinstance(error, (TimeoutError, asyncio.TimeoutError, socket.timeout)) or names & _TIMEOUT_NAMES:
+    if isinstance(error, TimeoutError) or names & _TIMEOUT_NAMES:
         return LLMTimeoutError(f"the request timed out ({type(error).__name__})", cause=error)
     if isinstance(error, ConnectionError) or names & _CONNECTION_NAMES:
         return LLMConnectionError(f"connection failed: {type(error).__name__}: {error}", cause=error)
