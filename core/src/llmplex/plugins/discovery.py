@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import entry_points
 
 __all__ = ["OBSERVER_GROUP", "PROVIDER_GROUP", "PluginEntry", "list_entries"]
 
@@ -19,7 +19,6 @@ class PluginEntry:
     module: str
     distribution: str
     version: str
-    entry_point: EntryPoint
 
     @property
     def label(self) -> str:
@@ -42,7 +41,6 @@ def list_entries(group: str) -> tuple[list[PluginEntry], list[tuple[PluginEntry,
                 module=ep.value.partition(":")[0],
                 distribution=dist.name if dist else "?",
                 version=dist.version if dist else "?",
-                entry_point=ep,
             )
         )
     found.sort(key=lambda e: (e.name, e.distribution))
