@@ -3,7 +3,8 @@
 Every builder's output is validated against the vendored OpenAPI spec in
 ``test_openapi_helper.py``, so these fixtures cannot drift from the real API.
 Chat Completions: ``chat_completion*``, ``chat_stream_*``. Responses API:
-``response*``, ``responses_stream_*``. Errors: ``error_body`` and shortcuts.
+``response*``, ``responses_stream_*`` (failed, incomplete, refused and erroring
+ones too). Errors: ``error_body`` and shortcuts.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ RESPONSE_ID = "resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b"
 MESSAGE_ID = "msg_67ccd2bf17f0819081ff3bb2cf6508e60bb6a6b452d3795b"
 FUNCTION_CALL_ID = "fc_67ca09c6bedc8190a7abfec07b1a1332096610f474011cc0"
 CALL_ID = "call_unLAR8MvFNptuiZK6K6HCy5k"
+_TEXT_PART = {"item_id": MESSAGE_ID, "output_index": 0, "content_index": 0}
 
 
 @dataclass(frozen=True)
@@ -159,6 +161,13 @@ def chat_stream_tool_call(
     return chunks + ([chat_usage_chunk(usage)] if usage is not None else [])
 
 
+def chat_stream_refusal(parts: list[str] | None = None) -> list[Json]:
+    """Chunks of a streamed refusal: ``delta.refusal`` fragments, finish, usage."""
+    chunks = [chat_chunk({"role": "assistant", "content": None, "refusal": ""})]
+    chunks += [chat_chunk({"refusal": part}) for part in (parts or ["I'm sorry, ", "I can't help with that."])]
+    return [*chunks, chat_chunk({}, finish_reason="stop"), chat_usage_chunk()]
+
+
 # --- Responses API ---------------------------------------------------------------------
 
 
@@ -271,19 +280,21 @@ def response_refusal(refusal: str = "I'm sorry, I can't help with that.") -> Jso
     return response(message_item(refusal_part(refusal)))
 
 
+def response_failed(code: str = "server_error", message: str = "The model failed to generate a response.") -> Json:
+    """A ``Response`` with status failed and its ``error``."""
+    return {**response(status="failed", usage=None), "output": [], "error": {"code": code, "message": message}}
+
+
 def responses_stream_text(parts: list[str] | None = None, *, usage: TokenUsage = TokenUsage()) -> list[Json]:
     """Events of a streamed text answer, from ``response.created`` to ``response.completed``."""
     parts = parts or ["Hello", "!", " How can I help?"]
     text = "".join(parts)
-    where = {"item_id": MESSAGE_ID, "output_index": 0, "content_index": 0}
     events: list[Json] = [
         {"type": "response.created", "response": _in_progress()},
         {"type": "response.in_progress", "response": _in_progress()},
-        {"type": "response.output_item.added", "output_index": 0, "item": message_item(status="in_progress")},
-        {"type": "response.content_part.added", **where, "part": output_text_part("")},
-        *({"type": "response.output_text.delta", **where, "delta": part, "logprobs": []} for part in parts),
-        {"type": "response.output_text.done", **where, "text": text, "logprobs": []},
-        {"type": "response.content_part.done", **where, "part": output_text_part(text)},
+        *_text_deltas(parts),
+        {"type": "response.output_text.done", **_TEXT_PART, "text": text, "logprobs": []},
+        {"type": "response.content_part.done", **_TEXT_PART, "part": output_text_part(text)},
         {"type": "response.output_item.done", "output_index": 0, "item": message_item(output_text_part(text))},
         {"type": "response.completed", "response": response_text(text, usage)},
     ]
@@ -309,6 +320,56 @@ def responses_stream_function_call(
         {"type": "response.completed", "response": response_function_call(call, usage=usage)},
     ]
     return _numbered(events)
+
+
+def responses_stream_incomplete(parts: list[str] | None = None, *, usage: TokenUsage = TokenUsage()) -> list[Json]:
+    """A streamed answer cut by ``max_output_tokens``: text deltas, then ``response.incomplete``."""
+    parts = parts or ['{"name": "Par', 'is", "coun']
+    events: list[Json] = [
+        {"type": "response.created", "response": _in_progress()},
+        *_text_deltas(parts),
+        {"type": "response.incomplete", "response": response_incomplete("".join(parts), usage)},
+    ]
+    return _numbered(events)
+
+
+def responses_stream_refusal(refusal: str = "I'm sorry, I can't help with that.") -> list[Json]:
+    """A streamed refusal: ``response.refusal.delta`` events, then ``response.completed``."""
+    events: list[Json] = [
+        {"type": "response.created", "response": _in_progress()},
+        {"type": "response.output_item.added", "output_index": 0, "item": message_item(status="in_progress")},
+        {"type": "response.refusal.delta", **_TEXT_PART, "delta": refusal},
+        {"type": "response.refusal.done", **_TEXT_PART, "refusal": refusal},
+        {"type": "response.completed", "response": response_refusal(refusal)},
+    ]
+    return _numbered(events)
+
+
+def responses_stream_error(code: str = "server_error", message: str = "The server had an error.") -> list[Json]:
+    """A stream that starts, then reports an ``error`` event."""
+    events: list[Json] = [
+        {"type": "response.created", "response": _in_progress()},
+        {"type": "error", "code": code, "message": message, "param": None},
+    ]
+    return _numbered(events)
+
+
+def responses_stream_failed(code: str = "server_error") -> list[Json]:
+    """A stream that ends in ``response.failed``."""
+    events: list[Json] = [
+        {"type": "response.created", "response": _in_progress()},
+        {"type": "response.failed", "response": response_failed(code)},
+    ]
+    return _numbered(events)
+
+
+def _text_deltas(parts: list[str]) -> list[Json]:
+    """A message item and its text part start, then one ``output_text.delta`` per part."""
+    return [
+        {"type": "response.output_item.added", "output_index": 0, "item": message_item(status="in_progress")},
+        {"type": "response.content_part.added", **_TEXT_PART, "part": output_text_part("")},
+        *({"type": "response.output_text.delta", **_TEXT_PART, "delta": part, "logprobs": []} for part in parts),
+    ]
 
 
 def _in_progress() -> Json:

@@ -2,14 +2,13 @@
 
 Requests go through the public API and the real SDK; respx captures the bytes on
 the wire. Chat Completions bodies are checked against ``CreateChatCompletionRequest``,
-Responses API bodies against ``CreateResponse``. The extra fixture builders are
-validated here too.
+Responses API bodies against ``CreateResponse``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -19,7 +18,6 @@ import respx
 import llmplex
 from llmplex import Message, ToolCall
 from tests.contract import fixtures_openai as fx
-from tests.contract import fixtures_openai_extra as fe
 from tests.contract.openapi import validate_openai
 
 LOCAL_URL = "http://127.0.0.1:8932/v1"
@@ -158,43 +156,3 @@ def test_responses_payload_with_previous_response_id(llm: llmplex.Client, wire: 
     _run(llm, "openai:gpt-4o-mini", {"prompt": "And then?", "previous_response_id": fx.RESPONSE_ID}, False)
 
     validate_openai("CreateResponse", _sent(wire))
-
-
-EXTRA_FIXTURES: list[tuple[str, Callable[[], Any]]] = [
-    ("Response", fe.response_failed),
-    ("CreateChatCompletionStreamResponse", fe.chat_stream_refusal),
-    ("ResponseStreamEvent", fe.responses_stream_incomplete),
-    ("ResponseStreamEvent", fe.responses_stream_refusal),
-    ("ResponseStreamEvent", fe.responses_stream_error),
-    ("ResponseStreamEvent", fe.responses_stream_failed),
-]
-
-
-@pytest.mark.parametrize(("schema", "build"), EXTRA_FIXTURES, ids=[b.__name__ for _, b in EXTRA_FIXTURES])
-def test_extra_fixture_matches_spec(schema: str, build: Callable[[], Any]) -> None:
-    built = build()
-    for payload in built if isinstance(built, list) else [built]:
-        validate_openai(schema, payload)
-
-
-def test_stream_fixture_events_match_their_own_event_schemas() -> None:
-    schema_of = {
-        "response.created": "ResponseCreatedEvent",
-        "response.output_item.added": "ResponseOutputItemAddedEvent",
-        "response.content_part.added": "ResponseContentPartAddedEvent",
-        "response.output_text.delta": "ResponseTextDeltaEvent",
-        "response.incomplete": "ResponseIncompleteEvent",
-        "response.refusal.delta": "ResponseRefusalDeltaEvent",
-        "response.refusal.done": "ResponseRefusalDoneEvent",
-        "response.completed": "ResponseCompletedEvent",
-        "error": "ResponseErrorEvent",
-        "response.failed": "ResponseFailedEvent",
-    }
-    events = (
-        fe.responses_stream_incomplete()
-        + fe.responses_stream_refusal()
-        + fe.responses_stream_error()
-        + fe.responses_stream_failed()
-    )
-    for event in events:
-        validate_openai(schema_of[event["type"]], event)

@@ -90,8 +90,14 @@ FIXTURES: list[tuple[str, Callable[[], Any]]] = [
     ("Response", fx.response_function_call),
     ("Response", fx.response_incomplete),
     ("Response", fx.response_refusal),
+    ("Response", fx.response_failed),
+    ("CreateChatCompletionStreamResponse", fx.chat_stream_refusal),
     ("ResponseStreamEvent", fx.responses_stream_text),
     ("ResponseStreamEvent", fx.responses_stream_function_call),
+    ("ResponseStreamEvent", fx.responses_stream_incomplete),
+    ("ResponseStreamEvent", fx.responses_stream_refusal),
+    ("ResponseStreamEvent", fx.responses_stream_error),
+    ("ResponseStreamEvent", fx.responses_stream_failed),
     ("ErrorResponse", lambda: ERRORS),
 ]
 
@@ -125,8 +131,20 @@ def test_stream_events_validate_against_their_own_event_schema() -> None:
         "response.function_call_arguments.delta": "ResponseFunctionCallArgumentsDeltaEvent",
         "response.function_call_arguments.done": "ResponseFunctionCallArgumentsDoneEvent",
         "response.completed": "ResponseCompletedEvent",
+        "response.incomplete": "ResponseIncompleteEvent",
+        "response.refusal.delta": "ResponseRefusalDeltaEvent",
+        "response.refusal.done": "ResponseRefusalDoneEvent",
+        "error": "ResponseErrorEvent",
+        "response.failed": "ResponseFailedEvent",
     }
-    events = fx.responses_stream_text() + fx.responses_stream_function_call()
+    events = (
+        fx.responses_stream_text()
+        + fx.responses_stream_function_call()
+        + fx.responses_stream_incomplete()
+        + fx.responses_stream_refusal()
+        + fx.responses_stream_error()
+        + fx.responses_stream_failed()
+    )
     for event in events:
         validate_openai(schema_of[event["type"]], event)
     assert {event["type"] for event in events} == set(schema_of)

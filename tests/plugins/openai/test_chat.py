@@ -9,7 +9,6 @@ import pytest
 import llmplex
 from llmplex import Message, ToolCall
 from tests.contract import fixtures_openai as fx
-from tests.contract import fixtures_openai_extra as fe
 from tests.plugins.openai.conftest import API_KEY, FakeAPI
 
 CHAT = "/chat/completions"
@@ -220,7 +219,7 @@ def test_stream_tool_call_pieces_assemble_into_one_call(llm: llmplex.Client, loc
 
 
 def test_stream_refusal_raises(llm: llmplex.Client, local_api: FakeAPI) -> None:
-    local_api.stream(CHAT, fe.chat_stream_refusal(["No, ", "sorry."]))
+    local_api.stream(CHAT, fx.chat_stream_refusal(["No, ", "sorry."]))
 
     with pytest.raises(llmplex.LLMRefusalError) as caught:
         list(llm.stream("local:m", "something bad"))

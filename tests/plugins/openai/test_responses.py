@@ -8,7 +8,6 @@ import pytest
 import llmplex
 from llmplex import Message, ToolCall
 from tests.contract import fixtures_openai as fx
-from tests.contract import fixtures_openai_extra as fe
 from tests.plugins.openai.conftest import API_KEY, FakeAPI
 
 RESPONSES = "/responses"
@@ -149,7 +148,7 @@ def test_refusal_raises_refusal_error(llm: llmplex.Client, openai_api: FakeAPI) 
 
 
 def test_failed_response_raises_the_error_it_carries(llm: llmplex.Client, openai_api: FakeAPI) -> None:
-    openai_api.reply(RESPONSES, fe.response_failed("server_error", "The model failed."))
+    openai_api.reply(RESPONSES, fx.response_failed("server_error", "The model failed."))
 
     with pytest.raises(llmplex.LLMServerError, match="The model failed"):
         llm.complete("openai:gpt-4o-mini", "hi")
@@ -238,7 +237,7 @@ async def test_async_stream_and_complete(llm: llmplex.Client, openai_api: FakeAP
 def test_stream_cut_structured_output_raises_incomplete_with_partial_text(
     llm: llmplex.Client, openai_api: FakeAPI
 ) -> None:
-    openai_api.stream(RESPONSES, fe.responses_stream_incomplete(['{"name": "Par', 'is", "coun']))
+    openai_api.stream(RESPONSES, fx.responses_stream_incomplete(['{"name": "Par', 'is", "coun']))
 
     with pytest.raises(llmplex.LLMIncompleteError) as caught:
         list(llm.stream("openai:gpt-4o-mini", "Capital?", output=llmplex.OutputSchema(name="City", json_schema=CITY)))
@@ -247,7 +246,7 @@ def test_stream_cut_structured_output_raises_incomplete_with_partial_text(
 
 
 def test_stream_refusal_raises(llm: llmplex.Client, openai_api: FakeAPI) -> None:
-    openai_api.stream(RESPONSES, fe.responses_stream_refusal("No."))
+    openai_api.stream(RESPONSES, fx.responses_stream_refusal("No."))
 
     with pytest.raises(llmplex.LLMRefusalError):
         list(llm.stream("openai:gpt-4o-mini", "something bad"))
@@ -256,9 +255,9 @@ def test_stream_refusal_raises(llm: llmplex.Client, openai_api: FakeAPI) -> None
 @pytest.mark.parametrize(
     ("events", "error"),
     [
-        (fe.responses_stream_error("rate_limit_exceeded", "Slow down."), llmplex.LLMRateLimitError),
-        (fe.responses_stream_error("server_error", "Oops."), llmplex.LLMServerError),
-        (fe.responses_stream_failed("invalid_prompt"), llmplex.LLMBadRequestError),
+        (fx.responses_stream_error("rate_limit_exceeded", "Slow down."), llmplex.LLMRateLimitError),
+        (fx.responses_stream_error("server_error", "Oops."), llmplex.LLMServerError),
+        (fx.responses_stream_failed("invalid_prompt"), llmplex.LLMBadRequestError),
     ],
 )
 def test_stream_errors_map_to_the_taxonomy(
