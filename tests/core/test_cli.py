@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -49,9 +50,13 @@ def test_complete_options_and_json() -> None:
     assert code == 0 and data["text"] == "a" and data["finish_reason"] == "length" and data["provider"] == "mock"
 
 
-def test_system_prompt_option_is_sent(tmp_path: Path) -> None:
-    code, out, _ = invoke("complete", "-m", "mock:echo", "--system", "be terse", "--json", "x")
+def test_system_prompt_option_is_sent(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.DEBUG, logger="llmplex"):
+        code, out, _ = invoke("complete", "-m", "mock:echo", "--system", "be terse", "--json", "x")
+    rendered = next(r for r in caplog.records if r.getMessage() == "prompt.rendered")
+    messages = rendered.llmplex["payload"]["messages"]  # type: ignore[attr-defined]
     assert code == 0 and json.loads(out)["text"] == "x"
+    assert messages == [{"role": "system", "content": "be terse"}, {"role": "user", "content": "x"}]
 
 
 def test_llm_error_is_one_line_with_its_own_exit_code() -> None:
@@ -105,3 +110,9 @@ def test_missing_config_file_names_the_option(tmp_path: Path) -> None:
     code, _, err = invoke("--config", str(tmp_path / "absent.toml"), "providers")
     assert code == 3
     assert "absent.toml does not exist (named by the config argument / --config)" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_debug_shows_the_traceback_of_a_config_error(tmp_path: Path) -> None:
+    code, _, err = invoke("--debug", "--config", str(tmp_path / "absent.toml"), "providers")
+    assert code == 3 and "Traceback" in err and "absent.toml does not exist" in err

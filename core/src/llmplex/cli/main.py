@@ -80,11 +80,7 @@ def cli(ctx: click.Context, config_path: Path | None, debug: bool) -> None:
     from llmplex.client import Client
 
     ctx.meta["llmplex.debug"] = debug
-    try:
-        ctx.obj = Client(config_path)
-    except LLMError as exc:
-        click.echo(f"error: {type(exc).__name__}: {exc}", err=True)
-        ctx.exit(exit_code_for(exc))
+    ctx.obj = Client(config_path)  # a config error is reported by _Group.invoke like any other LLMError
 
 
 cli.add_command(providers_command)
