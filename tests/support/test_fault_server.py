@@ -210,11 +210,9 @@ def test_retry_after_headers_reach_the_sdk_error(fault_server: FaultServer, sdk:
 @pytest.mark.parametrize(("call", "stream"), CALLS)
 def test_hang_times_out(fault_server: FaultServer, impatient_sdk: OpenAI, call: Call, stream: bool) -> None:
     fault_server.enqueue(Fault.hang(seconds=10))
-    started = time.monotonic()
     with pytest.raises(openai.APITimeoutError) as caught:
         call(impatient_sdk, stream)
     assert isinstance(caught.value.__cause__, httpx.ReadTimeout)
-    assert time.monotonic() - started < TIMEOUT + 1
     assert fault_server.request_count == 1
 
 
@@ -367,7 +365,7 @@ def test_stop_is_prompt_during_a_hang_and_with_idle_connections() -> None:
         time.sleep(0.01)
     started = time.monotonic()
     server.stop()
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 10  # not the hang's 60 s
     hanging.join(timeout=2)
     assert not hanging.is_alive()
     idle.close()
@@ -387,5 +385,7 @@ def test_lifetime_stops_a_forgotten_server() -> None:
             socket.create_connection(server.address, timeout=0.5).close()
         except ConnectionRefusedError:
             return
+        except ConnectionResetError:
+            pass  # caught in the listener's closing; the next connect is refused
         time.sleep(0.02)
     pytest.fail("the server still accepts connections after its lifetime")
