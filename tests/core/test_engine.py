@@ -8,8 +8,9 @@ import logging
 import pytest
 
 import llmplex
-from llmplex import Clock, LLMConfigurationError, LLMRateLimitError, ThrottlePolicy
+from llmplex import LLMConfigurationError, LLMRateLimitError, ThrottlePolicy
 from llmplex.providers.mock import MockBackend
+from tests.reliability.fakes import FakeTime
 
 
 def test_echo_with_usage_and_metadata(client: llmplex.Client) -> None:
@@ -82,25 +83,7 @@ def test_non_retryable_scripted_errors_surface_after_one_attempt(
     assert len(mock_backend.calls) == 1
 
 
-class FakeTime:
-    """A clock that advances only when slept on."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.sleeps: list[float] = []
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-
-    async def asleep(self, seconds: float) -> None:
-        self.sleep(seconds)
-
-    def clock(self, draw: float = 0.5) -> Clock:
-        return Clock(monotonic=lambda: self.now, sleep=self.sleep, asleep=self.asleep, random=lambda: draw)
-
-
-def test_retryable_errors_are_retried_with_backoff_then_succeed(mock_backend: MockBackend) -> None:
+def test_retryable_errors_are_retried_with_backoff_then_succeed() -> None:
     time = FakeTime()
     client = llmplex.Client(clock=time.clock())
     backend = client.provider_client("mock")
@@ -113,8 +96,8 @@ def test_retryable_errors_are_retried_with_backoff_then_succeed(mock_backend: Mo
 
 
 def test_retry_after_sets_the_minimum_wait_and_attempts_are_bounded() -> None:
-    time = FakeTime()
-    client = llmplex.Client(clock=time.clock(draw=0.0))
+    time = FakeTime(draw=0.0)
+    client = llmplex.Client(clock=time.clock())
     backend = client.provider_client("mock")
     for _ in range(3):
         backend.push_error(LLMRateLimitError("slow", retry_after=1.5))
@@ -199,7 +182,7 @@ def test_unexpected_provider_exceptions_become_llm_errors(client: llmplex.Client
     assert isinstance(info.value.__cause__, KeyError)
 
 
-def test_timeouts_and_connection_errors_are_classified_by_type(mock_backend: MockBackend) -> None:
+def test_timeouts_and_connection_errors_are_classified_by_type() -> None:
     client = llmplex.Client(throttle={"max_attempts": 1})
     backend = client.provider_client("mock")
     backend.push_error(TimeoutError("slow"))
