@@ -102,11 +102,14 @@ def test_resource_exhausted_keeps_the_retry_delay_and_quota_details(llm: llmplex
     assert caught.value.response_body == body
 
 
-def test_retry_after_header_when_there_is_no_retry_info(llm: llmplex.Client, fake_http: FakeHTTP) -> None:
-    fake_http.reply(503, json_body=error_body(503, "UNAVAILABLE", "Overloaded."), headers={"retry-after": "4"})
+@pytest.mark.parametrize(("retry_after", "wait"), [("4", 4.0), ("Thu, 01 Jan 1970 00:00:00 GMT", 0.0), ("soon", None)])
+def test_retry_after_header_when_there_is_no_retry_info(
+    llm: llmplex.Client, fake_http: FakeHTTP, retry_after: str, wait: float | None
+) -> None:
+    fake_http.reply(503, json_body=error_body(503, "UNAVAILABLE", "Overloaded."), headers={"retry-after": retry_after})
     with pytest.raises(LLMServerError) as caught:
         llm.complete(f"gemini:{MODEL}", "Hi")
-    assert caught.value.retry_after == 4.0
+    assert caught.value.retry_after == wait
 
 
 def test_server_errors_are_retried_by_core(monkeypatch: pytest.MonkeyPatch, fake_http: FakeHTTP) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from google.genai import errors
 
@@ -17,8 +17,9 @@ from llmplex.errors import (
     LLMRateLimitError,
     LLMServerError,
 )
+from llmplex.reliability.retry_after import requested_wait
 
-__all__ = ["classify_error", "retry_delay_seconds"]
+__all__ = ["classify_error"]
 
 _RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
 _ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
@@ -44,18 +45,19 @@ def _detail_entries(details: Any) -> list[Mapping[str, Any]]:
     return [e for e in entries if isinstance(e, Mapping)] if isinstance(entries, list) else []
 
 
-def retry_delay_seconds(details: Any, headers: Mapping[str, str]) -> float | None:
-    """The wait Google asked for: ``RetryInfo.retryDelay`` (``"37s"``), else a ``Retry-After`` header."""
+_Waiting = TypeVar("_Waiting", LLMRateLimitError, LLMServerError)
+
+
+def _with_requested_wait(error: _Waiting, details: Any) -> _Waiting:
+    """``retry_after``: ``RetryInfo.retryDelay`` (``"37s"``), else the kept ``Retry-After`` header as core reads it."""
     for entry in _detail_entries(details):
         if entry.get("@type") == _RETRY_INFO:
             match = _DURATION.match(str(entry.get("retryDelay", "")))
             if match:
-                return float(match.group(1))
-    value = headers.get("retry-after")
-    try:
-        return None if value is None else max(float(value), 0.0)
-    except ValueError:
-        return None
+                error.retry_after = float(match.group(1))
+                return error
+    error.retry_after = requested_wait(error)
+    return error
 
 
 def _reason(details: Any) -> str | None:
@@ -88,13 +90,13 @@ def classify_error(error: BaseException) -> LLMError | None:
     }
     described = f"Gemini API error {code} ({status or 'no status'}): {error.message or error.details}"
     if code == 429 or status == "RESOURCE_EXHAUSTED":
-        return LLMRateLimitError(described, retry_after=retry_delay_seconds(error.details, headers), **common)
+        return _with_requested_wait(LLMRateLimitError(described, **common), error.details)
     if "billing" in (error.message or "").lower():
         return LLMQuotaExhaustedError(f"{described}; check the billing of the Google Cloud project", **common)
     if code == 499 or status == "CANCELLED":
         return LLMConnectionError(f"{described} (the request was cancelled)", cause=error, context=context)
     if code == 408 or (code >= 500 and code != 501):
-        return LLMServerError(described, retry_after=retry_delay_seconds(error.details, headers), **common)
+        return _with_requested_wait(LLMServerError(described, **common), error.details)
     if isinstance(error, errors.ClientError) or code == 501:
         hint = _STATUS_HINTS.get(status or "")
         return LLMBadRequestError(f"{described}; {hint}" if hint else described, **common)
