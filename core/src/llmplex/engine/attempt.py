@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -61,8 +62,6 @@ class Attempt:
         if self.hooks.implements("acall"):
             return await self.hooks.acall(**self._send_args(payload, timeout, True))
         self._require("call")
-        import asyncio
-
         return await asyncio.to_thread(lambda: self.hooks.call(**self._send_args(payload, timeout, False)))
 
     def open_stream(self, payload: dict[str, Any], timeout: float | None) -> Iterator[Any]:
