@@ -312,6 +312,7 @@ def test_budget_exceeded_is_a_budget_error() -> None:
     error = classify_error(litellm.BudgetExceededError(current_cost=2.5, max_budget=2.0))
     assert isinstance(error, LLMBudgetExceededError) and not error.retryable
     assert classify_error(ValueError("not litellm's")) is None
+    assert classify_error(LLMConfigurationError("already typed")) is None, "core's fallback passes these through"
 
 
 # -- one environment with llmplex-openai ---------------------------------------------------

@@ -139,8 +139,6 @@ def _classify_litellm(error: BaseException, litellm: ModuleType) -> LLMError | N
 
 def classify_error(error: BaseException) -> LLMError | None:
     """The core error for a LiteLLM exception; ``None`` for anything else (core's fallback decides)."""
-    if isinstance(error, LLMError):
-        return error
     litellm = sys.modules.get("litellm")
     if litellm is None or not type(error).__module__.startswith(("litellm", "openai")):
         return None
