@@ -36,17 +36,17 @@ class Pipeline:
         attempts_before: int = 0,
         started: float | None = None,
     ) -> None:
-        self.attempt = Attempt(route)
+        self.runner = Attempt(route)
         self.route = route
         self.request = request
         self.plan = plan
         self.telemetry = telemetry
-        self.retrier = Retrier(request_id, self.attempt, plan, telemetry, attempts_before, started)
+        self.retrier = Retrier(request_id, self.runner, plan, telemetry, attempts_before, started)
 
     # -- shared steps --------------------------------------------------------------
 
     def _render(self) -> dict[str, Any]:
-        payload = self.attempt.format(self.request)
+        payload = self.runner.format(self.request)
         if self.telemetry.wants(PromptRendered):
             self.telemetry.emit(
                 PromptRendered, attempt=self.retrier.attempt, payload=redact(payload), **self.retrier.where()
@@ -88,8 +88,8 @@ class Pipeline:
             self.retrier.begin()
             try:
                 payload = self._render()
-                raw = self.attempt.send(payload, self.retrier.timeout("call"))
-                return self._finish(self.attempt.parse(raw, self.request))
+                raw = self.runner.send(payload, self.retrier.timeout("call"))
+                return self._finish(self.runner.parse(raw, self.request))
             except Exception as exc:
                 error, delay = self.retrier.failure(exc)
             if delay is None:
@@ -103,11 +103,11 @@ class Pipeline:
             self.retrier.begin()
             try:
                 payload = self._render()
-                sending = self.attempt.asend(payload, self.retrier.timeout("acall"))
+                sending = self.runner.asend(payload, self.retrier.timeout("acall"))
                 if deadline is not None:
                     sending = await_before(sending, deadline, self.retrier.deadline_error)
                 raw = await sending
-                return self._finish(self.attempt.parse(raw, self.request))
+                return self._finish(self.runner.parse(raw, self.request))
             except Exception as exc:
                 error, delay = self.retrier.failure(exc)
             if delay is None:
@@ -117,7 +117,7 @@ class Pipeline:
     # -- stream --------------------------------------------------------------------
 
     def _events(self, raw_event: Any, state: StreamState, assembler: StreamAssembler) -> list[StreamEvent]:
-        events = list(self.attempt.hooks.parse_event(raw_event=raw_event, state=state) or ())
+        events = list(self.runner.hooks.parse_event(raw_event=raw_event, state=state) or ())
         for event in events:
             assembler.add(event)
         return events
@@ -133,17 +133,17 @@ class Pipeline:
         return StreamEvent(type="response", response=response)
 
     def _streams_natively(self) -> bool:
-        return self.attempt.hooks.implements("stream") or self.attempt.hooks.implements("astream")
+        return self.runner.hooks.implements("stream") or self.runner.hooks.implements("astream")
 
     def _raw_events(self) -> Iterator[Any]:
         payload = self._render()
-        raw_events = self.attempt.open_stream(payload, self.retrier.timeout("stream"))
+        raw_events = self.runner.open_stream(payload, self.retrier.timeout("stream"))
         deadline = self.plan.deadline
         return raw_events if deadline is None else iterate_before(raw_events, deadline, self.retrier.deadline_error)
 
     async def _araw_events(self) -> AsyncIterator[Any]:
         payload = self._render()
-        opening = self.attempt.aopen_stream(payload, self.retrier.timeout("astream"))
+        opening = self.runner.aopen_stream(payload, self.retrier.timeout("astream"))
         deadline = self.plan.deadline
         if deadline is None:
             return await opening

@@ -42,21 +42,22 @@ class FailedAttempt(NamedTuple):
 class Retrier:
     """Decides, attempt by attempt, whether to send, wait, or give up; emits the events of each decision.
 
-    ``attempt`` counts attempts on this route; ``sent`` adds the attempts earlier
-    routes of the same call made (fallbacks), which is what errors and responses report.
+    ``runner`` is the route's :class:`Attempt` (sends, classifies); ``attempt`` counts
+    attempts on this route; ``sent`` adds the attempts earlier routes of the same
+    call made (fallbacks), which is what errors and responses report.
     """
 
     def __init__(
         self,
         request_id: str,
-        attempt: Attempt,
+        runner: Attempt,
         plan: RetryPlan,
         telemetry: Telemetry,
         attempts_before: int = 0,
         started: float | None = None,
     ) -> None:
         self.request_id = request_id
-        self.attempt_runner = attempt
+        self.runner = runner
         self.plan = plan
         self.telemetry = telemetry
         self.attempts_before = attempts_before
@@ -64,7 +65,7 @@ class Retrier:
         self.waited = 0.0
         self.started = plan.clock.monotonic() if started is None else started
         self.failures: list[FailedAttempt] = []
-        route = attempt.route
+        route = runner.route
         self._where = {"request_id": request_id, "provider": route.provider.name, "model": route.model}
 
     @property
@@ -81,7 +82,7 @@ class Retrier:
         deadline = self.plan.deadline
         if deadline is not None and deadline.expired:
             raise self._stopped(self.deadline_error())
-        route = self.attempt_runner.route
+        route = self.runner.route
         for index, tracker in enumerate(self.plan.budgets):
             try:
                 tracker.admit(route.provider.name, route.model)
@@ -105,14 +106,13 @@ class Retrier:
         deadline = self.plan.deadline
         if deadline is None:
             return None
-        runner = self.attempt_runner
-        if runner.hooks.implements(hook):
-            runner.provider.client(hook.startswith("a"))
+        if self.runner.hooks.implements(hook):
+            self.runner.provider.client(hook.startswith("a"))
         return deadline.remaining()
 
     def deadline_error(self, cause: LLMError | None = None) -> LLMDeadlineExceededError:
         """The error of a call whose deadline passed (``cause``: the timeout it turned into)."""
-        route = self.attempt_runner.route
+        route = self.runner.route
         sent = self.sent
         where = "before the request could be sent" if cause is None and not sent else "before an answer arrived"
         return LLMDeadlineExceededError(
@@ -129,11 +129,11 @@ class Retrier:
         if isinstance(exc, LLMDeadlineExceededError):
             error: LLMError = exc
         else:
-            error = self.attempt_runner.classify(exc)
+            error = self.runner.classify(exc)
             if deadline is not None and isinstance(error, LLMTimeoutError) and deadline.remaining() <= DEADLINE_SLACK:
                 error = self.deadline_error(cause=error)
         error.attempts = self.sent
-        self.failures.append(FailedAttempt(self.attempt_runner.route.spec, self.attempt, error))
+        self.failures.append(FailedAttempt(self.runner.route.spec, self.attempt, error))
         if not may_retry:
             error.context["gave_up"] = "the stream had already yielded events"
             return error, None
@@ -158,5 +158,5 @@ class Retrier:
         return self.plan.clock.monotonic() - self.started
 
     def _stopped(self, error: LLMError) -> LLMError:
-        self.failures.append(FailedAttempt(self.attempt_runner.route.spec, self.attempt + 1, error))
+        self.failures.append(FailedAttempt(self.runner.route.spec, self.attempt + 1, error))
         return error
