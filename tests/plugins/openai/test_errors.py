@@ -208,8 +208,9 @@ def test_length_finish_error_keeps_the_partial_text() -> None:
     assert classified.partial_text == '{"a": 1'
 
 
-def test_unknown_exceptions_are_left_to_core() -> None:
+def test_unknown_and_already_typed_exceptions_are_left_to_core() -> None:
     assert classify_error(RuntimeError("boom")) is None
+    assert classify_error(llmplex.LLMRefusalError("no", refusal="no")) is None
 
 
 def test_a_4xx_the_server_asks_to_retry_is_retryable() -> None:

@@ -129,8 +129,6 @@ def _partial_text(completion: Any) -> str:
 
 def classify_error(error: BaseException) -> LLMError | None:
     """The core error for ``error``, or ``None`` when it is not the SDK's (core's fallback decides)."""
-    if isinstance(error, LLMError):
-        return error
     if isinstance(error, openai.APIStatusError):
         return _from_status_error(error)
     if isinstance(error, openai.APITimeoutError):
