@@ -157,11 +157,11 @@ def test_non_zero_exit_is_a_subprocess_error_with_redacted_stderr(llm: llmplex.C
 
 async def test_garbage_output_is_a_subprocess_error_quoting_it(llm: llmplex.Client, fake_cli: FakeCLI) -> None:
     fake_cli.scenario("garbage")
-    with pytest.raises(LLMSubprocessError, match="not valid JSON.*this is not json"):
+    with pytest.raises(LLMSubprocessError, match=r"not valid JSON.*this is not json"):
         llm.complete("claude-code:haiku", "hi")
-    with pytest.raises(LLMSubprocessError, match="no result.*this is not json"):
+    with pytest.raises(LLMSubprocessError, match=r"no result.*this is not json"):
         list(llm.stream("claude-code:haiku", "hi"))
-    with pytest.raises(LLMSubprocessError, match="no result.*this is not json"):
+    with pytest.raises(LLMSubprocessError, match=r"no result.*this is not json"):
         [e async for e in llm.astream("claude-code:haiku", "hi")]
 
 
