@@ -186,6 +186,14 @@ async def test_batch_warns_with_the_rate_limit_count(client: llmplex.Client, moc
     assert all(isinstance(r, Move) for r in results)
 
 
+async def test_facades_sharing_a_client_leave_no_observers_behind(client: llmplex.Client) -> None:
+    await LLMClient("mock:sim", client=client).create_batch([])  # loads the mock plugin itself
+    plugins_before = len(client.host.pm.get_plugins())
+    for _ in range(3):
+        await LLMClient("mock:sim", client=client).create_batch([])
+    assert len(client.host.pm.get_plugins()) == plugins_before
+
+
 def test_chains_need_a_provider_that_supports_them() -> None:
     with pytest.raises(LLMConfigurationError, match="'good' does not declare response_chains"):
         LLMClient("good:model", default_depth=1)

@@ -86,8 +86,6 @@ class LLMClient:
         self.call_kwargs = call_kwargs
         if self.default_depth > 0:
             self._require_chains()
-        self._rate_limits = _RateLimitCounter()
-        self.client.host.register_observer(self._rate_limits)
         self._locks: dict[str, asyncio.Lock] = {}
         self._locks_loop: asyncio.AbstractEventLoop | None = None
 
@@ -112,7 +110,7 @@ class LLMClient:
         Warns (:class:`RateLimitWarning`) with the number of rate-limit hits.
         """
         results: list[Any] = [None] * len(requests)
-        hits_before = self._rate_limits.hits
+        counter = _RateLimitCounter()
         gate = asyncio.Semaphore(self.concurrency)
 
         async def run_group(indexes: list[int]) -> None:
@@ -120,10 +118,14 @@ class LLMClient:
                 async with gate:
                     results[index] = await settle(self._run(requests[index]))
 
-        async with asyncio.TaskGroup() as group:
-            for indexes in self._groups(requests):
-                group.create_task(run_group(indexes))
-        hits = self._rate_limits.hits - hits_before + sum(isinstance(r, LLMRateLimitError) for r in results)
+        self.client.host.register_observer(counter)  # for this batch only: observers must not pile up
+        try:
+            async with asyncio.TaskGroup() as group:
+                for indexes in self._groups(requests):
+                    group.create_task(run_group(indexes))
+        finally:
+            self.client.host.unregister_observer(counter)
+        hits = counter.hits + sum(isinstance(r, LLMRateLimitError) for r in results)
         if hits:
             message = (
                 f"{hits} rate-limit hits (HTTP 429) during a batch of {len(requests)} requests to {self.model}; "

@@ -165,6 +165,13 @@ class PluginHost:
             self._register(plugin, name or f"llmplex.observer:{id(plugin)}")
             self._hooks.clear()
 
+    def unregister_observer(self, plugin: object) -> None:
+        """Remove a plugin object added with :meth:`register_observer`."""
+        with self._lock:
+            self.pm.unregister(plugin)
+            self._listeners = None
+            self._hooks.clear()
+
     def hooks(self, name: str) -> ProviderHooks:
         """Pipeline hook callers for the loaded provider plugin ``name`` (cached)."""
         hooks = self._hooks.get(name)
