@@ -215,3 +215,13 @@ def test_bad_input_is_a_typed_error(client: llmplex.Client) -> None:
 def test_module_level_functions_use_the_default_client() -> None:
     assert llmplex.complete("mock:echo", "module level").text == "module level"
     assert llmplex.default_client() is llmplex.default_client()
+
+
+def test_a_proxy_failure_is_a_retryable_connection_error() -> None:
+    import httpx
+
+    client = llmplex.Client(throttle={"max_attempts": 1})
+    client.provider_client("mock").push_error(httpx.ProxyError("proxy refused the tunnel"))
+    with pytest.raises(llmplex.LLMConnectionError) as info:
+        client.complete("mock:m", "x")
+    assert info.value.retryable

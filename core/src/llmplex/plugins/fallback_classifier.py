@@ -6,7 +6,9 @@ from llmplex.errors import LLMConnectionError, LLMError, LLMTimeoutError
 from llmplex.hookspecs import hookimpl
 
 _TIMEOUT_NAMES = frozenset({"TimeoutException", "ReadTimeout", "ConnectTimeout", "PoolTimeout", "WriteTimeout"})
-_CONNECTION_NAMES = frozenset({"ConnectError", "RemoteProtocolError", "ReadError", "WriteError", "NetworkError"})
+_CONNECTION_NAMES = frozenset(
+    {"ConnectError", "RemoteProtocolError", "ReadError", "WriteError", "NetworkError", "ProxyError"}
+)
 
 
 def _mro_names(error: BaseException) -> set[str]:
