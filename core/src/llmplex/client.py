@@ -95,7 +95,7 @@ class Client:
             raise LLMConfigurationError(f"timeout must be a positive number of seconds, got {seconds!r}")
         return Deadline.after(seconds, self.clock) if seconds is not None else None
 
-    def _pipeline(self, model: str | None, prompt: PromptInput, stream: bool, args: CallArgs) -> Call:
+    def _call(self, model: str | None, prompt: PromptInput, stream: bool, args: CallArgs) -> Call:
         if not self._observers_ready:
             self.host.load_observers(self.config.disabled)
             self._observers_ready = True
@@ -120,21 +120,21 @@ class Client:
         """
         if _wants_conversation(kwargs):
             return self._conversation(model, prompt, kwargs).run()
-        return self._pipeline(model, prompt, False, kwargs).complete()
+        return self._call(model, prompt, False, kwargs).complete()
 
     async def acomplete(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Response:
         """Async :meth:`complete`."""
         if _wants_conversation(kwargs):
             return await self._conversation(model, prompt, kwargs).arun()
-        return await self._pipeline(model, prompt, False, kwargs).acomplete()
+        return await self._call(model, prompt, False, kwargs).acomplete()
 
     def stream(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Iterator[StreamEvent]:
         """Stream the answer: text deltas as they come, then a final ``response`` event."""
-        return self._pipeline(model, prompt, True, kwargs).stream()
+        return self._call(model, prompt, True, kwargs).stream()
 
     def astream(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> AsyncIterator[StreamEvent]:
         """Async :meth:`stream`: ``async for event in client.astream(...)``."""
-        return self._pipeline(model, prompt, True, kwargs).astream()
+        return self._call(model, prompt, True, kwargs).astream()
 
 
 def _wants_conversation(args: CallArgs) -> bool:

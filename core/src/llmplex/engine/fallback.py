@@ -138,6 +138,10 @@ class Call:
         self._next_fallback = 0
         self._failures: list[FailedAttempt] = []
 
+    def where(self) -> Mapping[str, str]:
+        """The fields every event of this call carries, for the model answering now."""
+        return self.pipeline.retrier.where()
+
     def complete(self) -> Response:
         """The answer of the first model that gives one."""
         while True:
@@ -221,7 +225,7 @@ class Call:
             failed_model=failed.route.spec,
             error_type=type(error).__name__,
             message=error.message,
-            **self.pipeline.retrier.where(),
+            **self.where(),
         )
 
     def _final(self, error: LLMError) -> LLMError:

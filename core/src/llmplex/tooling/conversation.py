@@ -141,7 +141,7 @@ class Conversation:
         usage = Usage()
         tool_rounds = parse_failures = 0
         while True:
-            call = self._current = self.client._pipeline(self.model, self.messages, False, self.round_args)
+            call = self._current = self.client._call(self.model, self.messages, False, self.round_args)
             response: Response = yield _Ask(call)
             usage += response.usage
             if self.runner.should_run(response):
@@ -183,7 +183,7 @@ class Conversation:
             result=redact(outcome.result),
             error=outcome.error,
             duration=outcome.duration,
-            **self._current.pipeline.retrier.where(),
+            **self._current.where(),
         )
 
 
