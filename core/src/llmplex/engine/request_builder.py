@@ -109,15 +109,12 @@ def build_tools(tools: Sequence[ToolInput] | None) -> tuple[Tool, ...]:
 @functools.lru_cache(maxsize=256)
 def _parameters_problem(schema_json: str) -> str | None:
     """Why a tool's parameters (as canonical JSON) are not a valid JSON Schema of an object, or ``None``."""
-    from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import validator_for
+    from llmplex.structured.schema import schema_problem
 
     schema = json.loads(schema_json)
-    try:
-        validator_for(schema).check_schema(schema)
-    except SchemaError as exc:
-        where = "/".join(str(part) for part in exc.absolute_path) or "the top level"
-        return f"not a valid JSON Schema at {where}: {exc.message}"
+    problem = schema_problem(schema)
+    if problem:
+        return problem
     if schema.get("type", "object") != "object":
         return f"the schema must describe an object (type 'object'), not type {schema['type']!r}"
     return None

@@ -22,6 +22,7 @@ __all__ = [
     "output_spec",
     "pydantic_errors",
     "request_output",
+    "schema_problem",
 ]
 
 
@@ -106,14 +107,23 @@ def _safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_\-]", "_", name)[:64] or "output"
 
 
-def _check_json_schema(schema: dict[str, Any]) -> None:
+def schema_problem(schema: dict[str, Any]) -> str | None:
+    """Why ``schema`` is not a valid JSON Schema (naming where), or ``None`` when it is."""
     from jsonschema.exceptions import SchemaError
     from jsonschema.validators import validator_for
 
     try:
         validator_for(schema).check_schema(schema)
     except SchemaError as exc:
-        raise LLMConfigurationError(f"output is not a valid JSON Schema: {exc.message}") from None
+        where = "/".join(str(part) for part in exc.absolute_path) or "the top level"
+        return f"not a valid JSON Schema at {where}: {exc.message}"
+    return None
+
+
+def _check_json_schema(schema: dict[str, Any]) -> None:
+    problem = schema_problem(schema)
+    if problem:
+        raise LLMConfigurationError(f"output is {problem}")
 
 
 def json_schema_validator(schema: Mapping[str, Any]) -> Callable[[Any], Any]:
