@@ -80,3 +80,9 @@ def test_response_repr_and_dump_leave_out_raw_payload() -> None:
 def test_values_are_frozen() -> None:
     with pytest.raises(Exception, match="frozen"):
         Message.user("x").content = "y"  # type: ignore[misc]
+
+
+def test_placeholder_keys_are_not_masked_everywhere() -> None:
+    register_secret("test")
+    error = errors.LLMConfigurationError("config file /tmp/pytest-of-root/test_x/llmplex.toml is not valid TOML")
+    assert "pytest-of-root/test_x" in str(error)

@@ -21,7 +21,8 @@ _KEY_SHAPES = re.compile(
     r"|((?i:bearer)\s+[A-Za-z0-9._\-]{8,})"
 )
 _SECRET_KEYS = re.compile(r"(?i)(api[_-]?key|authorization|secret|password|token)$")
-_MIN_SECRET_LENGTH = 4
+_MIN_SECRET_LENGTH = 8
+"""Shorter values are placeholders ("test", "none"), not keys: masking them would garble every message."""
 
 _lock = threading.Lock()
 _secrets: frozenset[str] = frozenset()
