@@ -83,7 +83,7 @@ def test_a_wait_past_the_deadline_is_not_started() -> None:
 
 def test_requested_wait_reads_headers_when_the_classifier_did_not() -> None:
     def wait(headers: dict[str, str]) -> float | None:
-        return requested_wait(LLMServerError("503", status_code=503, headers=headers), now=lambda: 1_700_000_000.0)
+        return requested_wait(None, headers, now=lambda: 1_700_000_000.0)
 
     assert wait({"Retry-After": "7"}) == 7.0
     assert wait({"retry-after-ms": "250"}) == 0.25
@@ -93,7 +93,14 @@ def test_requested_wait_reads_headers_when_the_classifier_did_not() -> None:
     assert wait({}) is None
     moment = datetime.fromtimestamp(1_700_000_000, UTC) + timedelta(seconds=42)
     assert wait({"Retry-After": format_datetime(moment, usegmt=True)}) == pytest.approx(42.0)
-    assert requested_wait(LLMRateLimitError("x", retry_after=1.5, headers={"retry-after": "9"})) == 1.5
+    assert requested_wait(1.5, {"retry-after": "9"}) == 1.5
+
+
+def test_rate_limit_and_server_errors_take_their_wait_from_the_headers() -> None:
+    assert LLMRateLimitError("x", headers={"retry-after-ms": "250"}).retry_after == 0.25
+    assert LLMServerError("503", status_code=503, headers={"Retry-After": "7"}).retry_after == 7.0
+    assert LLMRateLimitError("x", retry_after=1.5, headers={"retry-after": "9"}).retry_after == 1.5
+    assert LLMServerError("503", status_code=503).retry_after is None
 
 
 @pytest.mark.parametrize(

@@ -108,6 +108,14 @@ class LLMAPIError(LLMError):
         self.headers: dict[str, str] = {k: v for k, v in (headers or {}).items() if k.lower() != "authorization"}
 
 
+def _requested_wait(retry_after: float | None, headers: Mapping[str, str]) -> float | None:
+    if retry_after is None and not headers:
+        return None
+    from llmplex.reliability.retry_after import requested_wait
+
+    return requested_wait(retry_after, headers)
+
+
 class LLMRateLimitError(LLMAPIError):
     """429 Too Many Requests; ``retry_after`` is the wait the provider asked for, in seconds."""
 
@@ -115,7 +123,7 @@ class LLMRateLimitError(LLMAPIError):
 
     def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
-        self.retry_after = retry_after
+        self.retry_after = _requested_wait(retry_after, self.headers)
 
 
 class LLMQuotaExhaustedError(LLMAPIError):
@@ -129,7 +137,7 @@ class LLMServerError(LLMAPIError):
 
     def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
-        self.retry_after = retry_after
+        self.retry_after = _requested_wait(retry_after, self.headers)
 
 
 class LLMBadRequestError(LLMAPIError):

@@ -1,4 +1,4 @@
-"""The wait a provider asked for: ``retry_after`` on the error, else its ``retry-after-ms`` / ``Retry-After``."""
+"""The wait a provider asked for: an explicit value, else its ``retry-after-ms`` / ``Retry-After`` headers."""
 
 from __future__ import annotations
 
@@ -7,24 +7,22 @@ import time
 from collections.abc import Callable, Mapping
 from email.utils import parsedate_to_datetime
 
-from llmplex.errors import LLMError
-
 __all__ = ["requested_wait"]
 
 
-def requested_wait(error: LLMError, now: Callable[[], float] = time.time) -> float | None:
-    """Seconds the provider asked to wait before a retry, or ``None`` when it did not say.
+def requested_wait(
+    retry_after: object, headers: Mapping[str, str] | None, now: Callable[[], float] = time.time
+) -> float | None:
+    """Seconds a provider asked to wait before a retry, or ``None`` when it did not say.
 
-    A classifier that set ``error.retry_after`` wins; otherwise the response headers
-    kept on an :class:`~llmplex.errors.LLMAPIError` are read: ``retry-after-ms``
-    (milliseconds) first, then ``Retry-After`` as seconds or as an HTTP date.
+    An explicit ``retry_after`` (a classifier read it from the body) wins; otherwise
+    the response headers are read: ``retry-after-ms`` (milliseconds) first, then
+    ``Retry-After`` as seconds or as an HTTP date. Rate-limit and server errors call
+    this when they are built, so every plugin gets the same reading.
     """
-    explicit = getattr(error, "retry_after", None)
-    if explicit is not None:
-        return _non_negative(explicit)
-    headers: Mapping[str, str] | None = getattr(error, "headers", None)
-    if not headers:
-        return None
+    explicit = _non_negative(retry_after)
+    if explicit is not None or not headers:
+        return explicit
     lowered = {name.lower(): value for name, value in headers.items()}
     millis = _non_negative(lowered.get("retry-after-ms"))
     if millis is not None:

@@ -10,7 +10,6 @@ from typing import Any, NamedTuple
 
 from llmplex.config.schema import ThrottleConfig
 from llmplex.errors import LLMConfigurationError, LLMError
-from llmplex.reliability.retry_after import requested_wait
 
 __all__ = ["RetryDecision", "ThrottlePolicy"]
 
@@ -85,7 +84,7 @@ class ThrottlePolicy:
         if attempt >= self.max_attempts:
             return RetryDecision(None, f"max_attempts ({self.max_attempts}) reached")
         wait = draw * min(self.max_delay, self.base_delay * 2.0 ** (attempt - 1))
-        asked = requested_wait(error)
+        asked: float | None = getattr(error, "retry_after", None)
         if asked is not None and asked > wait:
             wait = asked
         if waited + wait > self.max_total_delay:

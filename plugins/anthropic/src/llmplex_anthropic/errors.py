@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 import anthropic
 
@@ -18,7 +18,6 @@ from llmplex.errors import (
     LLMServerError,
     LLMTimeoutError,
 )
-from llmplex.reliability.retry_after import requested_wait
 
 __all__ = ["classify_error"]
 
@@ -31,15 +30,6 @@ _STATUS_HINTS = {
     404: "not found: check the model name",
     413: "the request is too large: shorten the prompt or attachments",
 }
-
-
-_Waiting = TypeVar("_Waiting", LLMRateLimitError, LLMServerError)
-
-
-def _with_requested_wait(error: _Waiting) -> _Waiting:
-    """``retry_after`` from the kept ``retry-after-ms`` / ``retry-after`` headers, read the way core reads them."""
-    error.retry_after = requested_wait(error)
-    return error
 
 
 def _kept_headers(headers: Mapping[str, str]) -> dict[str, str]:
@@ -87,9 +77,9 @@ def _status_error(error: anthropic.APIStatusError) -> LLMError:
     if error_type == "billing_error" or status == 402:
         return LLMQuotaExhaustedError(f"{described}; check the plan and billing of the account", **common)
     if error_type == "rate_limit_error" or status == 429:
-        return _with_requested_wait(LLMRateLimitError(described, **common))
+        return LLMRateLimitError(described, **common)
     if error_type in _SERVER_ERROR_TYPES or status == 408 or (status >= 500 and status != 501):
-        return _with_requested_wait(LLMServerError(described, **common))
+        return LLMServerError(described, **common)
     if status == 499:
         return LLMConnectionError(
             f"{described} (the connection closed before the answer)", cause=error, context=common["context"]

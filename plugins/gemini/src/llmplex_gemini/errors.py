@@ -17,7 +17,6 @@ from llmplex.errors import (
     LLMRateLimitError,
     LLMServerError,
 )
-from llmplex.reliability.retry_after import requested_wait
 
 __all__ = ["classify_error"]
 
@@ -49,14 +48,14 @@ _Waiting = TypeVar("_Waiting", LLMRateLimitError, LLMServerError)
 
 
 def _with_requested_wait(error: _Waiting, details: Any) -> _Waiting:
-    """``retry_after``: ``RetryInfo.retryDelay`` (``"37s"``), else the kept ``Retry-After`` header as core reads it."""
+    """``retry_after`` from ``RetryInfo.retryDelay`` (``"37s"``) when the body has one; else the error already
+    took it from the ``Retry-After`` header."""
     for entry in _detail_entries(details):
         if entry.get("@type") == _RETRY_INFO:
             match = _DURATION.match(str(entry.get("retryDelay", "")))
             if match:
                 error.retry_after = float(match.group(1))
                 return error
-    error.retry_after = requested_wait(error)
     return error
 
 

@@ -25,7 +25,6 @@ from llmplex.errors import (
     LLMServerError,
     LLMTimeoutError,
 )
-from llmplex.reliability.retry_after import requested_wait
 
 __all__ = ["classify_error"]
 
@@ -69,9 +68,7 @@ def _by_status(error: BaseException, status: int | None) -> LLMError:
     if any(marker in f"{text} {fields['response_body']}".lower() for marker in _QUOTA_MARKERS):
         return LLMQuotaExhaustedError(f"quota or billing exhausted, retrying will not help: {text}", **fields)
     if status == 429:
-        error = LLMRateLimitError(text, **fields)
-        error.retry_after = requested_wait(error)
-        return error
+        return LLMRateLimitError(text, **fields)
     if status in (401, 403):
         return LLMConfigurationError(f"the provider rejected the credentials ({text}); {_KEY_HINT}", cause=error)
     if status == 402:
@@ -82,9 +79,7 @@ def _by_status(error: BaseException, status: int | None) -> LLMError:
 
 
 def _server_error(text: str, fields: dict[str, Any]) -> LLMServerError:
-    error = LLMServerError(text, **fields)
-    error.retry_after = requested_wait(error)
-    return error
+    return LLMServerError(text, **fields)
 
 
 def _transport_failure(error: BaseException) -> LLMError | None:

@@ -26,7 +26,6 @@ from llmplex.errors import (
     LLMServerError,
     LLMTimeoutError,
 )
-from llmplex.reliability.retry_after import requested_wait
 
 __all__ = ["classify_error", "error_from_api"]
 
@@ -69,9 +68,9 @@ def error_from_api(
     if code in _QUOTA_CODES or kind in _QUOTA_CODES:
         return LLMQuotaExhaustedError(f"{text} (quota or billing exhausted: retrying will not help)", **fields)
     if status == 429 or (status is None and (code in _RATE_CODES or kind in _RATE_CODES)):
-        return _with_retry_after(LLMRateLimitError(text, **fields))
+        return LLMRateLimitError(text, **fields)
     if (status is not None and status >= 500) or (status is None and not _is_client_side(code, kind)):
-        return _with_retry_after(LLMServerError(text, **fields))
+        return LLMServerError(text, **fields)
     if _is_context_overflow(code, kind, message):
         return LLMBadRequestError(
             f"the prompt does not fit the model's context window ({text}); shorten the messages or raise the limit",
@@ -80,12 +79,6 @@ def error_from_api(
     if status in (401, 403):
         return LLMBadRequestError(f"{text} (check the api_key / OPENAI_API_KEY of this provider)", **fields)
     return LLMBadRequestError(text, **fields)
-
-
-def _with_retry_after(error: LLMRateLimitError | LLMServerError) -> LLMRateLimitError | LLMServerError:
-    """Set ``retry_after`` from the kept ``retry-after-ms`` / ``Retry-After`` headers."""
-    error.retry_after = requested_wait(error)
-    return error
 
 
 def _is_client_side(code: str | None, kind: str | None) -> bool:
@@ -100,15 +93,13 @@ def _from_status_error(error: openai.APIStatusError) -> LLMError:
     message = _field(body, "message") or (body if isinstance(body, str) and body else error.message)
     headers = dict(error.response.headers)
     if headers.get("x-should-retry") == "true" and error.status_code < 500 and error.status_code != 429:
-        return _with_retry_after(
-            LLMServerError(
-                f"HTTP {error.status_code}: {message} (the server asked for a retry)",
-                status_code=error.status_code,
-                response_body=body,
-                request_id=error.request_id,
-                headers=headers,
-                cause=error,
-            )
+        return LLMServerError(
+            f"HTTP {error.status_code}: {message} (the server asked for a retry)",
+            status_code=error.status_code,
+            response_body=body,
+            request_id=error.request_id,
+            headers=headers,
+            cause=error,
         )
     return error_from_api(
         message,
