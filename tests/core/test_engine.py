@@ -225,3 +225,21 @@ def test_a_proxy_failure_is_a_retryable_connection_error() -> None:
     with pytest.raises(llmplex.LLMConnectionError) as info:
         client.complete("mock:m", "x")
     assert info.value.retryable
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "problem"),
+    [
+        ({"tools": [{"name": "lookup"}]}, "does not support tools"),
+        ({"previous_response_id": "resp_1"}, "keeps no stored responses"),
+    ],
+)
+def test_requests_needing_what_the_provider_lacks_are_refused_before_sending(
+    client: llmplex.Client, kwargs: dict[str, object], problem: str
+) -> None:
+    from llmplex_testplugins import recorder
+
+    recorder.EVENTS.clear()
+    with pytest.raises(LLMConfigurationError, match=problem):
+        client.complete("good:m", "hi", **kwargs)  # type: ignore[arg-type]  # good: no tools, no chains
+    assert [type(e).__name__ for e in recorder.EVENTS] == ["RequestStarted", "RequestFailed"]  # never rendered

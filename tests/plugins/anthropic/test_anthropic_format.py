@@ -171,11 +171,6 @@ def test_malformed_conversations_are_configuration_errors(messages: tuple[Messag
         format_request(Request(model=MODEL, messages=messages), SETTINGS)
 
 
-def test_previous_response_id_is_not_supported() -> None:
-    with pytest.raises(LLMConfigurationError, match="previous_response_id"):
-        format_request(Request(model=MODEL, messages=(Message.user("Hi"),), previous_response_id="r1"), SETTINGS)
-
-
 def test_the_contract_check_catches_keys_the_sdk_does_not_know() -> None:
     with pytest.raises(AssertionError, match="do not know"):
         check_create_params({"model": MODEL, "max_tokens": 5, "messages": [], "temprature": 1})

@@ -243,7 +243,7 @@ async def test_async_complete_and_stream(llm: llmplex.Client, local_api: FakeAPI
 def test_previous_response_id_is_refused_on_chat_before_sending(llm: llmplex.Client, local_api: FakeAPI) -> None:
     local_api.reply(CHAT, fx.chat_completion())
 
-    with pytest.raises(llmplex.LLMConfigurationError, match="Responses API"):
+    with pytest.raises(llmplex.LLMConfigurationError, match="keeps no stored responses"):
         llm.complete("local:m", "hi", previous_response_id="resp_1")
 
     assert local_api.requests == []

@@ -23,11 +23,26 @@ class Attempt:
         self.hooks = route.provider.hooks
 
     def format(self, request: Request) -> dict[str, Any]:
-        """The provider payload for ``request``."""
+        """The provider payload for ``request`` (refused first if it needs what the provider lacks)."""
+        if request.tools or request.previous_response_id is not None:
+            self._check_capabilities(request)
         payload = self.hooks.format(request=request, settings=self.provider.settings)
         if payload is None:
             raise LLMConfigurationError(f"provider {self.provider.name!r} does not implement llmplex_format")
         return payload  # type: ignore[no-any-return]
+
+    def _check_capabilities(self, request: Request) -> None:
+        capabilities = self.provider.capabilities
+        name = self.provider.name
+        if request.tools and not capabilities.tools:
+            raise LLMConfigurationError(
+                f"provider {name!r} does not support tools; drop tools=, or use a provider that calls tools"
+            )
+        if request.previous_response_id is not None and not capabilities.response_chains:
+            raise LLMConfigurationError(
+                f"provider {name!r} keeps no stored responses, so previous_response_id cannot continue one; "
+                "send the whole conversation instead"
+            )
 
     def classify(self, error: BaseException) -> LLMError:
         """The taxonomy error for anything raised while sending or parsing."""

@@ -29,11 +29,6 @@ def uses_native_output(model: str, settings: AnthropicSettings) -> bool:
 
 def format_request(request: Request, settings: AnthropicSettings) -> dict[str, Any]:
     """The Messages API payload: system on top, alternating turns, ``max_tokens`` always set."""
-    if request.previous_response_id is not None:
-        raise LLMConfigurationError(
-            "the Anthropic Messages API keeps no server-side conversation: drop previous_response_id "
-            "and send the earlier messages instead"
-        )
     system, turns = _conversation(request.messages)
     payload: dict[str, Any] = {
         "model": request.model,

@@ -24,7 +24,7 @@ def _render_prompt(turns: list[Message]) -> str:
 
 
 def _check(request: Request) -> None:
-    if request.tools or any(m.role == "tool" or m.tool_calls for m in request.messages):
+    if any(m.role == "tool" or m.tool_calls for m in request.messages):  # tools= itself is refused by core
         raise LLMConfigurationError(
             "claude-code does not take llmplex tools or tool messages (the CLI runs its own agent); "
             "use the anthropic: provider for tool calling"
@@ -40,8 +40,6 @@ def _check(request: Request) -> None:
             f"unknown provider_options {', '.join(unknown)} for claude-code; supported: "
             "args (a list of extra CLI arguments)"
         )
-    if request.previous_response_id is not None:
-        raise LLMConfigurationError("claude-code does not continue stored sessions; send the whole conversation")
     if not any(m.role == "user" for m in request.messages):
         raise LLMConfigurationError("claude-code needs at least one user message")
 

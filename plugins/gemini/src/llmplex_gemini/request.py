@@ -37,11 +37,6 @@ _FIRST_SIGNED_GENERATION = 3
 
 def format_request(request: Request, settings: GeminiSettings) -> dict[str, Any]:
     """The ``generate_content`` payload for ``request``."""
-    if request.previous_response_id is not None:
-        raise LLMConfigurationError(
-            "generateContent keeps no server-side conversation: drop previous_response_id "
-            "and send the earlier messages instead"
-        )
     model = settings.model or request.model
     system, contents = _conversation(request.messages, _needs_signature(model))
     config: dict[str, Any] = _options(request)

@@ -41,10 +41,6 @@ def format_request(request: Request) -> dict[str, Any]:
             f"provider_options {', '.join(reserved)} are not allowed for litellm: llmplex runs retries and "
             "fallbacks itself (throttle= and fallbacks in config) and sets the timeout from the deadline"
         )
-    if request.previous_response_id is not None:
-        raise LLMConfigurationError(
-            "litellm does not continue stored responses (previous_response_id); send the whole conversation instead"
-        )
     payload: dict[str, Any] = {"model": request.model, "messages": [_message(m) for m in request.messages]}
     options = request.config.set_options()
     if "stop" in options:

@@ -36,11 +36,6 @@ def format_chat_request(request: Request, *, max_tokens_key: str = "max_completi
     ``max_tokens_key`` names the field ``max_tokens`` goes to: ``max_completion_tokens``
     for OpenAI, ``max_tokens`` for servers that only know the older name.
     """
-    if request.previous_response_id is not None:
-        raise LLMConfigurationError(
-            "previous_response_id needs the Responses API; Chat Completions has no stored responses "
-            '(set api = "responses" for this provider, or send the whole conversation)'
-        )
     payload: dict[str, Any] = {
         "model": request.model,
         "messages": [_message(m, i) for i, m in enumerate(request.messages)],
