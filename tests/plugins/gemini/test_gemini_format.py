@@ -173,8 +173,3 @@ def test_unknown_provider_options_fail_the_contract_check() -> None:
 def test_malformed_conversations_are_configuration_errors(messages: tuple[Message, ...], match: str) -> None:
     with pytest.raises(LLMConfigurationError, match=match):
         format_request(Request(model=MODEL, messages=messages), SETTINGS)
-
-
-def test_previous_response_id_is_not_supported() -> None:
-    with pytest.raises(LLMConfigurationError, match="previous_response_id"):
-        format_request(Request(model=MODEL, messages=(Message.user("Hi"),), previous_response_id="r"), SETTINGS)
