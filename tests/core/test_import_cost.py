@@ -41,3 +41,23 @@ def test_every_lazy_name_is_exported_and_resolves() -> None:
 
     for name in llmplex.__all__:
         assert getattr(llmplex, name) is not None, name
+
+
+def test_the_three_name_lists_of_the_package_agree() -> None:
+    """``__init__`` lists each public name three times (typing imports, lazy map, ``__all__``): keep them equal."""
+    import ast
+    import inspect
+
+    import llmplex
+
+    tree = ast.parse(inspect.getsource(llmplex))
+    guarded = next(n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING")
+    typed = {
+        (alias.name, node.module)
+        for node in guarded.body
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("llmplex")
+        for alias in node.names
+    }
+    functions = {"acomplete", "astream", "complete", "default_client", "stream"}
+    assert set(llmplex.__all__) == set(llmplex._LAZY) | functions
+    assert {(name, module) for name, module in typed if name in llmplex._LAZY} == set(llmplex._LAZY.items())
