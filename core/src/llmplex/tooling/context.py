@@ -16,9 +16,10 @@ class ToolContext:
     """What a handler receives when it declares a parameter annotated ``ToolContext``.
 
     ``state`` is snapshotted before each tool runs and restored when the tool
-    raises, so a failed tool leaves no trace; ``resources`` (connections,
-    clients, ...) are shared as they are and never copied. Handlers that take
-    the context run one at a time, so each sees a consistent state.
+    raises or returns a result with no JSON form, so a failed tool leaves no
+    trace; ``resources`` (connections, clients, ...) are shared as they are and
+    never copied. Handlers that take the context run one at a time, so each
+    sees a consistent state.
     """
 
     state: dict[str, Any] = field(default_factory=dict)

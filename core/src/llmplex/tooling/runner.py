@@ -149,9 +149,10 @@ class ToolRunner:
                 if inspect.isawaitable(result):
                     awaitable = result
                     result = run_on_loop(lambda: awaitable)
+                content = _render(invocation.call.name, result)
         except Exception as exc:
             return _raised(invocation, exc, time.perf_counter() - started)
-        return _succeeded(invocation, result, time.perf_counter() - started)
+        return _succeeded(invocation, result, content, time.perf_counter() - started)
 
     async def _ainvoke(self, invocation: _Invocation, lock: asyncio.Lock) -> ToolOutcome:
         started = time.perf_counter()
@@ -162,9 +163,10 @@ class ToolRunner:
                     result = invocation.handler(**invocation.kwargs)
                     if inspect.isawaitable(result):
                         result = await result
+                    content = _render(invocation.call.name, result)
         except Exception as exc:
             return _raised(invocation, exc, time.perf_counter() - started)
-        return _succeeded(invocation, result, time.perf_counter() - started)
+        return _succeeded(invocation, result, content, time.perf_counter() - started)
 
     async def _gather(self, invocations: list[_Invocation]) -> list[ToolOutcome]:
         lock = asyncio.Lock()
@@ -190,10 +192,30 @@ def _is_async(handler: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(type(handler).__call__)
 
 
-def _render(result: Any) -> str:
-    if isinstance(result, str):
-        return result
-    return pydantic_core.to_json(result, fallback=str).decode()
+class _NotJSONError(Exception):
+    """A handler's result that cannot be sent to the model; raised inside its transaction so it rolls back."""
+
+
+def _render(name: str, result: Any) -> str:
+    """The text sent back for ``result``: a str as it is, anything else as JSON (never a ``str()`` guess)."""
+    unknown: list[str] = []
+
+    def refuse(value: Any) -> Any:
+        unknown.append(type(value).__qualname__)
+        raise TypeError(unknown[0])
+
+    try:
+        if isinstance(result, str):
+            result.encode("utf-8")
+            return result
+        return pydantic_core.to_json(result, fallback=refuse).decode()
+    except (pydantic_core.PydanticSerializationError, UnicodeEncodeError) as exc:
+        reason = str(exc).removeprefix("Error serializing to JSON: ")
+        detail = f"type {unknown[0]} has no JSON form" if unknown else f"{type(result).__qualname__}: {reason}"
+        raise _NotJSONError(
+            f"tool {name!r} returned a result that cannot be sent as JSON ({detail}); "
+            "return a str, or data made of dicts, lists, str, numbers, bools, None, dataclasses or pydantic models"
+        ) from None
 
 
 def _failed(call: ToolCall, arguments: Any, message: str) -> ToolOutcome:
@@ -201,13 +223,14 @@ def _failed(call: ToolCall, arguments: Any, message: str) -> ToolOutcome:
 
 
 def _raised(invocation: _Invocation, exc: Exception, duration: float) -> ToolOutcome:
-    message = f"tool {invocation.call.name!r} failed: {type(exc).__name__}: {exc}"
+    if isinstance(exc, _NotJSONError):
+        message = str(exc)
+    else:
+        message = f"tool {invocation.call.name!r} failed: {type(exc).__name__}: {exc}"
     return ToolOutcome(
         invocation.call, f"Error: {message}", arguments=invocation.arguments, error=message, duration=duration
     )
 
 
-def _succeeded(invocation: _Invocation, result: Any, duration: float) -> ToolOutcome:
-    return ToolOutcome(
-        invocation.call, _render(result), arguments=invocation.arguments, result=result, duration=duration
-    )
+def _succeeded(invocation: _Invocation, result: Any, content: str, duration: float) -> ToolOutcome:
+    return ToolOutcome(invocation.call, content, arguments=invocation.arguments, result=result, duration=duration)
