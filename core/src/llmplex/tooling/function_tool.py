@@ -79,6 +79,11 @@ def tool_from_function(fn: Callable[..., Any], *, name: str | None = None, descr
     try:
         arguments = create_model(f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
         schema = arguments.model_json_schema()
+    except KeyError as exc:  # pydantic's own $defs lookup: a json_schema_extra $ref to a model it never saw
+        raise LLMConfigurationError(
+            f"tool function {tool_name!r} has a parameter type whose JSON Schema has a $ref to nothing ({exc}); "
+            "define the referenced model or remove the reference"
+        ) from None
     except (TypeError, ValueError, ValidationError) as exc:
         raise LLMConfigurationError(
             f"tool function {tool_name!r} has a parameter type without JSON Schema: {exc}"

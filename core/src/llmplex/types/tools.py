@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = ["Tool"]
 
@@ -23,6 +23,18 @@ class Tool(BaseModel):
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     handler: Callable[..., Any] | None = Field(default=None, exclude=True, repr=False)
+
+    @model_validator(mode="after")
+    def _refs_resolve(self) -> Tool:
+        """Refuse a ``$ref`` to nothing now, not when the model first calls the tool."""
+        from llmplex.structured.schema import dangling_ref  # imported late: it sits above this layer
+
+        problem = dangling_ref(self.parameters)
+        if problem:
+            from llmplex.errors import LLMConfigurationError
+
+            raise LLMConfigurationError(f"tool {self.name!r} parameters are not usable: {problem}")
+        return self
 
     @classmethod
     def from_function(cls, fn: Callable[..., Any], *, name: str | None = None, description: str | None = None) -> Tool:
