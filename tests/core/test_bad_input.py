@@ -104,7 +104,7 @@ def test_valid_tools_and_messages_still_pass(client: llmplex.Client, mock_backen
     ("make", "message"),
     [
         (lambda: llmplex.Client(throttle={"max_attempts": "many"}), r"key 'throttle\.max_attempts'"),
-        (lambda: llmplex.Client(timeout=-1), r"key 'timeout': Input should be greater than 0"),
+        (lambda: llmplex.Client(timeout=-1), r"key 'timeout': expected a number greater than 0"),
         (lambda: llmplex.Client(fallbacks={"mock:a": ["mock:a"]}), "lists itself as its own fallback"),
         (lambda: llmplex.Client(budget=42), "budget must be an llmplex.Budget"),
         (lambda: llmplex.Deadline.after(-1), "a deadline needs a finite number of seconds >= 0, got -1"),

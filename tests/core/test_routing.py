@@ -78,7 +78,7 @@ def test_config_instances_share_one_plugin_with_own_settings() -> None:
 
 def test_instance_settings_are_validated_by_the_plugin_model() -> None:
     client = llmplex.Client(providers={"one": {"plugin": "good", "shout": "loud"}})
-    with pytest.raises(LLMConfigurationError, match=r"key 'providers\.one\.shout'.*found 'loud'"):
+    with pytest.raises(LLMConfigurationError, match=r"key 'providers\.one\.shout'.*found the string \"loud\""):
         client.route("one:m")
 
 

@@ -21,7 +21,7 @@ class ProviderSettings(BaseModel):
     a cloud key by accident.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     env_vars: ClassVar[Mapping[str, tuple[str, ...]]] = {}
 

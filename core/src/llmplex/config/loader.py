@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from llmplex.config.schema import Config
 from llmplex.config.sources import Layer, default_layers, file_layer
+from llmplex.config.wording import KEY_ERROR, describe, dotted_key, expected
 from llmplex.errors import LLMConfigurationError
 from llmplex.redaction import REDACTED
 
@@ -60,21 +61,48 @@ def _record_tree(value: Any, source: str, origins: Origins, path: tuple[str, ...
 def _shown(key: str, value: Any) -> str:
     if any(hint in key.lower() for hint in _SECRET_HINTS):
         return REDACTED
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return describe(value)
 
 
-def validation_message(error: ValidationError, origins: Origins, prefix: tuple[str, ...] = ()) -> str:
-    """One line per problem: source, dotted key, what was expected, what was found."""
-    lines = []
+def _key_path(loc: Sequence[str | int], data: Any) -> tuple[str | int, ...]:
+    """The keys of ``loc`` that exist in ``data``: pydantic adds union members' type names to it."""
+    path: list[str | int] = []
+    for part in loc:
+        inside = isinstance(data, Mapping) and part in data
+        inside = inside or (isinstance(data, (list, tuple)) and isinstance(part, int) and 0 <= part < len(data))
+        if not inside and path and not isinstance(data, Mapping):
+            continue  # a union member's type name, not a key
+        data = data[part] if inside else None  # else a key that is missing or not allowed: the path ends here
+        path.append(part)
+    return tuple(path)
+
+
+def validation_message(
+    error: ValidationError, origins: Origins, data: Mapping[str, Any], prefix: tuple[str, ...] = ()
+) -> str:
+    """One line per problem: source, dotted key, what was expected, what was found — in TOML terms.
+
+    ``data`` is what was validated; ``prefix`` is its own key path in the config.
+    """
+    problems: dict[tuple[str | int, ...], tuple[list[str], str]] = {}
     for problem in error.errors(include_url=False):
-        path = (*prefix, *(str(p) for p in problem["loc"]))
-        key = ".".join(path)
-        expected = problem["msg"]
+        ctx = problem.get("ctx") or {}
+        if problem["type"] == KEY_ERROR:
+            path, found_value = (*prefix, *ctx["key"]), ctx.get("found")
+        else:
+            path, found_value = (*prefix, *_key_path(problem["loc"], data)), problem.get("input")
+        key = dotted_key(path)
+        wanted = expected(problem)
         if problem["type"] == "extra_forbidden":
-            expected = "no such key (check the spelling; see `llmplex providers` for settings)"
-        found = "nothing" if problem["type"] == "missing" else _shown(key, problem.get("input"))
-        lines.append(f"{origins.source_of(path)}: key '{key}': {expected}; found {found}")
+            wanted = "no such key (check the spelling; see `llmplex providers` for settings)"
+        found = "nothing" if problem["type"] == "missing" else _shown(key, found_value)
+        wants, _ = problems.setdefault(path, ([], found))
+        if wanted not in wants:
+            wants.append(wanted)
+    lines = [
+        f"{origins.source_of(path)}: key '{dotted_key(path)}': {' or '.join(wants)}; found {found}"
+        for path, (wants, found) in problems.items()
+    ]
     return "invalid configuration:\n  " + "\n  ".join(lines)
 
 
@@ -108,7 +136,7 @@ def load_config(
     try:
         return Config.model_validate(merged), origins
     except ValidationError as exc:
-        raise LLMConfigurationError(validation_message(exc, origins)) from None
+        raise LLMConfigurationError(validation_message(exc, origins, merged)) from None
 
 
 def validate_settings(
@@ -118,4 +146,4 @@ def validate_settings(
     try:
         return model.model_validate(dict(data))
     except ValidationError as exc:
-        raise LLMConfigurationError(validation_message(exc, origins, prefix)) from None
+        raise LLMConfigurationError(validation_message(exc, origins, data, prefix)) from None

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from llmplex.config.wording import KEY_ERROR
 
 __all__ = ["DEFAULT_MODEL", "BudgetConfig", "Config", "ThrottleConfig", "ThrottleOverride"]
 
@@ -14,12 +17,12 @@ DEFAULT_MODEL = "llamacpp:gemma3-270m"
 class ThrottleOverride(BaseModel):
     """``[throttle.providers.<prefix>]``: the retry settings one provider instance changes."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     max_attempts: int | None = Field(default=None, ge=1)
-    base_delay: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    max_delay: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    max_total_delay: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    base_delay: float | None = Field(default=None, ge=0)
+    max_delay: float | None = Field(default=None, ge=0)
+    max_total_delay: float | None = Field(default=None, ge=0)
 
 
 class ThrottleConfig(BaseModel):
@@ -30,23 +33,19 @@ class ThrottleConfig(BaseModel):
     in ``[providers.<prefix>]`` because those tables belong to the plugins.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     max_attempts: int = Field(default=5, ge=1, description="Attempts per model, the first included.")
-    base_delay: float = Field(
-        default=0.5, ge=0, allow_inf_nan=False, description="Seconds; doubles each retry before jitter."
-    )
-    max_delay: float = Field(default=8.0, ge=0, allow_inf_nan=False, description="Upper bound of one wait, in seconds.")
-    max_total_delay: float = Field(
-        default=30.0, ge=0, allow_inf_nan=False, description="Upper bound of all waits together."
-    )
+    base_delay: float = Field(default=0.5, ge=0, description="Seconds; doubles each retry before jitter.")
+    max_delay: float = Field(default=8.0, ge=0, description="Upper bound of one wait, in seconds.")
+    max_total_delay: float = Field(default=30.0, ge=0, description="Upper bound of all waits together.")
     providers: dict[str, ThrottleOverride] = Field(default_factory=dict)
 
 
 class BudgetConfig(BaseModel):
     """``[budget]``: caps shared by every call of a Client (``None``: no cap)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     max_input_tokens: int | None = Field(default=None, ge=0)
     max_output_tokens: int | None = Field(default=None, ge=0)
@@ -61,7 +60,7 @@ class Config(BaseModel):
     declares a new instance of that plugin under its own prefix.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     default_model: str = DEFAULT_MODEL
     default_provider: str | None = None
@@ -78,22 +77,17 @@ class Config(BaseModel):
     timeout: float | None = Field(default=None, gt=0, description="Default per-request deadline in seconds.")
 
     @model_validator(mode="after")
-    def _check_provider_tables(self) -> Config:
+    def _check_tables(self) -> Config:
         for name, table in self.providers.items():
             plugin = table.get("plugin", name)
             if not isinstance(plugin, str) or not plugin:
-                raise ValueError(f"providers.{name}.plugin must be a plugin name such as 'openai'")
-        return self
-
-    @field_validator("fallbacks")
-    @classmethod
-    def _check_fallbacks(cls, fallbacks: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
-        for model, chain in fallbacks.items():
+                raise _key_error(("providers", name, "plugin"), 'expected a plugin name such as "openai"', plugin)
+        for model, chain in self.fallbacks.items():
             if not all(m.strip() for m in chain):
-                raise ValueError(f"the fallbacks of {model!r} must be model names like 'anthropic:claude-sonnet-4-5'")
+                raise _key_error(("fallbacks", model), 'expected model names like "anthropic:claude-sonnet-4-5"', chain)
             if model in chain:
-                raise ValueError(f"{model!r} lists itself as its own fallback")
-        return fallbacks
+                raise _key_error(("fallbacks", model), "the model lists itself as its own fallback", chain)
+        return self
 
     def is_enabled(self, prefix: str) -> str | None:
         """``None`` when ``prefix`` may be used, else the reason it may not."""
@@ -108,3 +102,8 @@ class Config(BaseModel):
     def plugin_of(self, prefix: str) -> str:
         """The plugin (entry-point name) that serves ``prefix``."""
         return str(self.providers.get(prefix, {}).get("plugin", prefix))
+
+
+def _key_error(key: tuple[str, ...], message: str, found: object) -> PydanticCustomError:
+    """A validator's problem with one key, worded by the loader like pydantic's own."""
+    return PydanticCustomError(KEY_ERROR, message, {"message": message, "key": key, "found": found})

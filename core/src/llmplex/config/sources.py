@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 import tomllib
 from collections.abc import Mapping
@@ -10,7 +11,7 @@ from typing import Any
 
 from llmplex.errors import LLMConfigurationError
 
-__all__ = ["ENV_PREFIX", "Layer", "default_layers", "env_layer", "file_layer", "user_config_path"]
+__all__ = ["ENV_PREFIX", "Layer", "default_layers", "env_layers", "file_layer", "user_config_path"]
 
 ENV_PREFIX = "LLMPLEX_"
 _LIST_KEYS = frozenset({"enabled", "disabled"})
@@ -28,9 +29,12 @@ def user_config_path() -> Path:
 
 
 def file_layer(path: Path, *, named_by: str | None = None) -> Layer | None:
-    """Read one TOML file; ``None`` when it is absent, unless ``named_by`` (who asked for it) is given."""
+    """Read one TOML file; ``None`` when it is absent, unless ``named_by`` (who asked for it) is given.
+
+    The file must be UTF-8; a UTF-8 byte-order mark at its start is accepted and ignored.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         if named_by:
             raise LLMConfigurationError(f"config file {path} does not exist (named by {named_by})") from None
@@ -38,25 +42,54 @@ def file_layer(path: Path, *, named_by: str | None = None) -> Layer | None:
     except OSError as exc:
         raise LLMConfigurationError(f"config file {path} cannot be read: {exc.strerror}") from None
     try:
-        return str(path), tomllib.loads(text)
+        return str(path), tomllib.loads(_text(path, data))
     except tomllib.TOMLDecodeError as exc:
         raise LLMConfigurationError(f"config file {path} is not valid TOML: {exc}") from None
 
 
-def env_layer(environ: Mapping[str, str]) -> Layer:
-    """``LLMPLEX_*`` variables: ``LLMPLEX_DEFAULT_MODEL``, ``LLMPLEX_DISABLED=a,b``,
-    and nested keys with ``__`` (``LLMPLEX_THROTTLE__MAX_ATTEMPTS=3``)."""
-    data: dict[str, Any] = {}
-    for name, value in environ.items():
+def _text(path: Path, data: bytes) -> str:
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        found = "UTF-32" if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)) else "UTF-16"
+        raise LLMConfigurationError(
+            f"config file {path} is {found} text; TOML files must be UTF-8: save it again as UTF-8"
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise LLMConfigurationError(
+            f"config file {path} is not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line} is not valid UTF-8); "
+            "TOML files must be UTF-8: save it again as UTF-8"
+        ) from None
+
+
+def env_layers(environ: Mapping[str, str]) -> list[Layer]:
+    """``LLMPLEX_*`` variables, one layer each so errors name the variable: ``LLMPLEX_DEFAULT_MODEL``,
+    ``LLMPLEX_DISABLED=a,b``, and nested keys with ``__`` (``LLMPLEX_THROTTLE__MAX_ATTEMPTS=3``)."""
+    layers: list[Layer] = []
+    set_by: dict[tuple[str, ...], str] = {}
+    for name in sorted(environ):
         if not name.startswith(ENV_PREFIX) or name in _NOT_CONFIG:
             continue
-        path = name[len(ENV_PREFIX) :].lower().split("__")
-        target = data
-        for part in path[:-1]:
-            target = target.setdefault(part, {})
-        leaf = path[-1]
-        target[leaf] = [v.strip() for v in value.split(",") if v.strip()] if leaf in _LIST_KEYS else value
-    return "environment (LLMPLEX_*)", data
+        path = tuple(name[len(ENV_PREFIX) :].lower().split("__"))
+        if not all(path):
+            raise LLMConfigurationError(
+                f"environment variable {name} does not name a config key: write LLMPLEX_KEY or LLMPLEX_TABLE__KEY"
+            )
+        clash = next((set_by[path[:end]] for end in range(1, len(path)) if path[:end] in set_by), None)
+        clash = clash or next((other for key, other in set_by.items() if key[: len(path)] == path), None)
+        if clash:
+            raise LLMConfigurationError(
+                f"environment variables {clash} and {name} conflict: one sets a value where the other "
+                "needs a table; unset one of them"
+            )
+        set_by[path] = name
+        value = environ[name]
+        leaf: Any = [v.strip() for v in value.split(",") if v.strip()] if path[-1] in _LIST_KEYS else value
+        for part in reversed(path):
+            leaf = {part: leaf}
+        layers.append((f"environment variable {name}", leaf))
+    return layers
 
 
 def default_layers(environ: Mapping[str, str], cwd: Path) -> list[Layer]:
@@ -68,5 +101,5 @@ def default_layers(environ: Mapping[str, str], cwd: Path) -> list[Layer]:
     explicit = environ.get("LLMPLEX_CONFIG")
     if explicit:
         layers.append(file_layer(Path(explicit), named_by="LLMPLEX_CONFIG"))
-    layers.append(env_layer(environ))
+    layers.extend(env_layers(environ))
     return [layer for layer in layers if layer is not None]
