@@ -67,12 +67,16 @@ def test_error_names_file_key_expected_and_found(isolated_config: Path) -> None:
 
 def test_unknown_key_is_named_with_its_source(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LLMPLEX_DEFAULT_MODLE", "mock:x")
-    with pytest.raises(LLMConfigurationError, match=r"environment variable LLMPLEX_DEFAULT_MODLE: key 'default_modle': no such key"):
+    with pytest.raises(
+        LLMConfigurationError, match=r"environment variable LLMPLEX_DEFAULT_MODLE: key 'default_modle': no such key"
+    ):
         load_config()
 
 
 def test_keyword_source_is_named() -> None:
-    with pytest.raises(LLMConfigurationError, match=r"keyword argument: key 'timeout'.*greater than 0.*found the integer -1"):
+    with pytest.raises(
+        LLMConfigurationError, match=r"keyword argument: key 'timeout'.*greater than 0.*found the integer -1"
+    ):
         llmplex.Client(timeout=-1)
 
 
