@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SecretStr
+
+from llmplex.redaction import redact, register_secret, register_url_secrets
 
 __all__ = ["Capabilities", "ProviderInfo", "ProviderSettings"]
 
@@ -19,11 +21,21 @@ class ProviderSettings(BaseModel):
     config leaves unset. Environment defaults apply to the provider's own prefix,
     not to extra instances declared in config, so a local server never receives
     a cloud key by accident.
+
+    Its ``repr`` masks secrets, credentials inside URLs included.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     env_vars: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+
+    def __repr_args__(self) -> Iterable[tuple[str | None, Any]]:
+        for name, value in super().__repr_args__():
+            yield name, redact(value)
+
+    def register_secrets(self) -> None:
+        """Register every secret these settings hold (``SecretStr`` values, credentials in URLs) for masking."""
+        _register_values(self.__dict__.values())
 
     def problems(self) -> list[str]:
         """What is missing before the provider can work (e.g. no API key); empty when ready."""
@@ -69,3 +81,15 @@ class ProviderInfo:
     create_client: Callable[[Any], Any] | None = None
     create_async_client: Callable[[Any], Any] | None = None
     description: str = ""
+
+
+def _register_values(values: Iterable[Any]) -> None:
+    for value in values:
+        if isinstance(value, SecretStr):
+            register_secret(value.get_secret_value())
+        elif isinstance(value, str):
+            register_url_secrets(value)
+        elif isinstance(value, Mapping):
+            _register_values(value.values())
+        elif isinstance(value, (list, tuple)):
+            _register_values(value)

@@ -1,19 +1,54 @@
-"""Scrub secrets from anything that may be shown: error messages, bodies, events, logs.
+"""Scrub secrets from anything that may be shown: error messages, bodies, URLs, events, logs.
 
-Two nets: every secret value core has seen in provider settings is registered
-with :func:`register_secret`, and well-known key shapes (``sk-...``, bearer
-tokens, Google ``AIza...`` keys) are masked even when core never saw them.
+Three nets: every secret value core has seen (provider settings, credentials
+inside a ``base_url``) is registered with :func:`register_secret`; well-known
+key shapes (``sk-...``, bearer tokens, Google ``AIza...`` keys) are masked even
+when core never saw them; and in any URL the credentials (``user:pass@``) and
+the values of query parameters with a secret name (:func:`is_secret_name`) are
+masked.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from typing import TypeVar
+from typing import Any, TypeVar
+from urllib.parse import unquote_plus, urlsplit
 
-__all__ = ["REDACTED", "redact", "register_secret"]
+__all__ = [
+    "REDACTED",
+    "SECRET_WORDS",
+    "is_secret_name",
+    "looks_like_key",
+    "mask_setting",
+    "redact",
+    "redact_headers",
+    "register_secret",
+    "register_url_secrets",
+]
 
 REDACTED = "***"
+
+SECRET_WORDS = frozenset(
+    {
+        "apikey",
+        "auth",
+        "authorization",
+        "cookie",
+        "credential",
+        "credentials",
+        "key",
+        "passphrase",
+        "passwd",
+        "password",
+        "pwd",
+        "secret",
+        "sig",
+        "signature",
+        "token",
+    }
+)
+"""A config key, URL query parameter or HTTP header is secret when one of its words is one of these."""
 
 _KEY_SHAPES = re.compile(
     r"(sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{8,})"
@@ -21,6 +56,11 @@ _KEY_SHAPES = re.compile(
     r"|((?i:bearer)\s+[A-Za-z0-9._\-]{8,})"
 )
 _SECRET_KEYS = re.compile(r"(?i)(api[_-]?key|authorization|secret|password|token)$")
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@?#'\"<>]+@")
+_QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-]+)=([^&#;\s'\"<>]*)")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+_KEY_RUN = re.compile(r"[A-Za-z0-9]{16,}")
 _MIN_SECRET_LENGTH = 8
 """Shorter values are placeholders ("test", "none"), not keys: masking them would garble every message."""
 
@@ -38,11 +78,39 @@ def register_secret(value: str | None) -> None:
             _secrets = _secrets | {value}
 
 
+def is_secret_name(name: str) -> bool:
+    """Whether a config key, query parameter or header named ``name`` holds a secret.
+
+    The name is split into words at ``_``, ``-``, ``.`` and camelCase humps
+    (``x-goog-api-key``, ``accessToken``, ``aws_secret_access_key``); it is secret
+    when a word is in :data:`SECRET_WORDS` (so ``max_tokens`` is not).
+    """
+    words = _NOT_ALNUM.split(_CAMEL.sub("_", name).lower())
+    return any(word in SECRET_WORDS for word in words) or "".join(words).endswith("apikey")
+
+
+def looks_like_key(text: str) -> bool:
+    """Whether ``text`` contains something shaped like a key: a known prefix, or 16+ letters and digits mixed."""
+    if _KEY_SHAPES.search(text):
+        return True
+    return any(not run.isalpha() and not run.isdigit() for run in _KEY_RUN.findall(text))
+
+
+def _mask_query(match: re.Match[str]) -> str:
+    separator, name, value = match.groups()
+    return f"{separator}{name}={REDACTED}" if value and is_secret_name(name) else match.group(0)
+
+
 def _redact_text(text: str) -> str:
     for secret in _secrets:
         if secret in text:
             text = text.replace(secret, REDACTED)
-    return _KEY_SHAPES.sub(REDACTED, text)
+    text = _KEY_SHAPES.sub(REDACTED, text)
+    if "://" in text:
+        text = _URL_USERINFO.sub(rf"\1{REDACTED}@", text)
+    if "=" in text:
+        text = _QUERY_PARAM.sub(_mask_query, text)
+    return text
 
 
 def redact(value: T) -> T:
@@ -57,3 +125,39 @@ def redact(value: T) -> T:
     if isinstance(value, (list, tuple)):
         return type(value)(redact(v) for v in value)
     return value
+
+
+def redact_headers(headers: Any) -> dict[str, str]:
+    """Headers as a plain dict: secret-named ones (``Authorization``, ``x-api-key``) masked whole, others redacted."""
+    return {str(name): REDACTED if is_secret_name(str(name)) else redact(str(value)) for name, value in headers.items()}
+
+
+def mask_setting(name: str, value: Any) -> Any:
+    """A config value as it may be shown in a message: masked under a secret name or when shaped like a key."""
+    if isinstance(value, dict):
+        return {k: mask_setting(str(k), v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(mask_setting(name, v) for v in value)
+    if isinstance(value, str):
+        return REDACTED if is_secret_name(name) or looks_like_key(value) else redact(value)
+    return value
+
+
+def register_url_secrets(url: str) -> None:
+    """Register the credentials in ``url``: its password (or its user name when alone) and secret query values."""
+    if "@" not in url and "=" not in url:
+        return
+    try:
+        parts = urlsplit(url)
+        username, password = parts.username, parts.password
+    except ValueError:
+        return
+    found = [password] if password else [username]
+    for pair in re.split("[&;]", parts.query):
+        name, _, value = pair.partition("=")
+        if is_secret_name(unquote_plus(name)):
+            found.append(value)
+    for value in found:
+        if value:
+            register_secret(value)
+            register_secret(unquote_plus(value))

@@ -10,15 +10,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import SecretStr
-
 from llmplex.config.loader import Origins, validate_settings
-from llmplex.config.schema import Config
+from llmplex.config.schema import Config, reveal_secrets
 from llmplex.errors import LLMConfigurationError
 from llmplex.plugins.hooks import ProviderHooks
 from llmplex.plugins.host import LoadedPlugin, PluginHost
 from llmplex.provider import Capabilities, ProviderInfo, ProviderSettings
-from llmplex.redaction import register_secret
 
 __all__ = ["KNOWN_DISTRIBUTIONS", "ProviderInstance", "Route", "Router"]
 
@@ -177,7 +174,9 @@ class Router:
         return ProviderInstance(prefix, plugin, info, settings, self.host)
 
     def _settings(self, prefix: str, info: ProviderInfo) -> ProviderSettings:
-        table = {k: v for k, v in self.config.providers.get(prefix, {}).items() if k not in _INSTANCE_KEYS}
+        table = reveal_secrets(self.config.providers.get(prefix, {}))
+        for key in _INSTANCE_KEYS:
+            table.pop(key, None)
         if prefix == info.name:
             for field_name, env_names in info.settings_model.env_vars.items():
                 if field_name in table:
@@ -189,9 +188,7 @@ class Router:
                         break
         settings = validate_settings(info.settings_model, table, self.origins, ("providers", prefix))
         assert isinstance(settings, ProviderSettings)
-        for value in settings.__dict__.values():
-            if isinstance(value, SecretStr):
-                register_secret(value.get_secret_value())
+        settings.register_secrets()
         return settings
 
     def _installed(self) -> str:

@@ -4,14 +4,39 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from llmplex.config.wording import KEY_ERROR
+from llmplex.redaction import is_secret_name, register_secret
 
-__all__ = ["DEFAULT_MODEL", "BudgetConfig", "Config", "ThrottleConfig", "ThrottleOverride"]
+__all__ = ["DEFAULT_MODEL", "BudgetConfig", "Config", "ThrottleConfig", "ThrottleOverride", "reveal_secrets"]
 
 DEFAULT_MODEL = "llamacpp:gemma3-270m"
+
+
+def _hide_secrets(table: dict[str, Any]) -> dict[str, Any]:
+    """``table`` with every string under a secret name (``api_key``, ``aws_secret_access_key``) as a ``SecretStr``."""
+    return {
+        key: SecretStr(value)
+        if isinstance(value, str) and is_secret_name(key)
+        else _hide_secrets(value)
+        if isinstance(value, dict)
+        else value
+        for key, value in table.items()
+    }
+
+
+def reveal_secrets(table: dict[str, Any]) -> dict[str, Any]:
+    """A provider table as its plugin's settings model reads it: plain strings again, each secret registered."""
+    revealed: dict[str, Any] = {}
+    for key, value in table.items():
+        if isinstance(value, SecretStr):
+            revealed[key] = value.get_secret_value()
+            register_secret(revealed[key])
+        else:
+            revealed[key] = reveal_secrets(value) if isinstance(value, dict) else value
+    return revealed
 
 
 class ThrottleOverride(BaseModel):
@@ -57,7 +82,10 @@ class Config(BaseModel):
     """Everything llmplex reads from files, environment and keyword arguments.
 
     ``providers`` maps a prefix to its settings; a table with ``plugin = "openai"``
-    declares a new instance of that plugin under its own prefix.
+    declares a new instance of that plugin under its own prefix. Strings under a
+    secret name (:func:`~llmplex.redaction.is_secret_name`: ``api_key``,
+    ``token``, ...) are kept as ``SecretStr``, so that no repr or dump of the
+    config shows them; :func:`reveal_secrets` hands them to the plugin's settings.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
@@ -75,6 +103,11 @@ class Config(BaseModel):
     throttle: ThrottleConfig = ThrottleConfig()
     budget: BudgetConfig | None = None
     timeout: float | None = Field(default=None, gt=0, description="Default per-request deadline in seconds.")
+
+    @field_validator("providers")
+    @classmethod
+    def _hide_provider_secrets(cls, providers: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        return {name: _hide_secrets(table) for name, table in providers.items()}
 
     @model_validator(mode="after")
     def _check_tables(self) -> Config:
