@@ -1,0 +1,124 @@
+"""weakincentives' provider adapters (v0.18.0 API) on llmplex: change the imports, keep the code.
+
+    # from weakincentives.adapters.openai import OpenAIAdapter, OpenAIClientConfig
+    # from weakincentives.prompt import MarkdownSection, Prompt, PromptTemplate
+    # from weakincentives.runtime import Session
+    from llmplex.compat.weakincentives import (
+        MarkdownSection, OpenAIAdapter, OpenAIClientConfig, Prompt, PromptTemplate, Session,
+    )
+
+Every name of the adapters, prompt, session, budget and deadline modules that
+``evaluate`` uses is here, flat. Requests go through llmplex's engine: its
+providers, config, retries, deadlines, budgets and events.
+"""
+
+from llmplex.compat.weakincentives.adapters import (
+    LITELLM_ADAPTER_NAME,
+    OPENAI_ADAPTER_NAME,
+    LiteLLMAdapter,
+    OpenAIAdapter,
+    ProviderAdapter,
+)
+from llmplex.compat.weakincentives.budget import (
+    Budget,
+    BudgetExceededDimension,
+    BudgetExceededError,
+    BudgetTracker,
+    Deadline,
+)
+from llmplex.compat.weakincentives.config import (
+    LiteLLMClientConfig,
+    LiteLLMModelConfig,
+    LLMConfig,
+    OpenAIClientConfig,
+    OpenAIModelConfig,
+)
+from llmplex.compat.weakincentives.errors import (
+    PROMPT_EVALUATION_PHASE_BUDGET,
+    PROMPT_EVALUATION_PHASE_REQUEST,
+    PROMPT_EVALUATION_PHASE_RESPONSE,
+    PROMPT_EVALUATION_PHASE_TOOL,
+    DeadlineExceededError,
+    InvalidValueError,
+    OutputParseError,
+    PromptEvaluationError,
+    PromptEvaluationPhase,
+    PromptRenderError,
+    PromptValidationError,
+    ThrottleDetails,
+    ThrottleError,
+    ThrottleKind,
+)
+from llmplex.compat.weakincentives.evaluation import PromptResponse
+from llmplex.compat.weakincentives.events import (
+    DispatchResult,
+    HandlerFailure,
+    InProcessDispatcher,
+    PromptExecuted,
+    PromptRendered,
+    TokenUsage,
+    ToolInvoked,
+)
+from llmplex.compat.weakincentives.prompt import (
+    MarkdownSection,
+    Prompt,
+    PromptTemplate,
+    RenderedPrompt,
+    Section,
+    StructuredOutputConfig,
+)
+from llmplex.compat.weakincentives.session import Session
+from llmplex.compat.weakincentives.throttle import ThrottlePolicy, new_throttle_policy
+from llmplex.compat.weakincentives.tools import Tool, ToolContext, ToolResult
+
+__all__ = [
+    "LITELLM_ADAPTER_NAME",
+    "OPENAI_ADAPTER_NAME",
+    "PROMPT_EVALUATION_PHASE_BUDGET",
+    "PROMPT_EVALUATION_PHASE_REQUEST",
+    "PROMPT_EVALUATION_PHASE_RESPONSE",
+    "PROMPT_EVALUATION_PHASE_TOOL",
+    "Budget",
+    "BudgetExceededDimension",
+    "BudgetExceededError",
+    "BudgetTracker",
+    "Deadline",
+    "DeadlineExceededError",
+    "DispatchResult",
+    "HandlerFailure",
+    "InProcessDispatcher",
+    "InvalidValueError",
+    "LLMConfig",
+    "LiteLLMAdapter",
+    "LiteLLMClientConfig",
+    "LiteLLMModelConfig",
+    "MarkdownSection",
+    "OpenAIAdapter",
+    "OpenAIClientConfig",
+    "OpenAIModelConfig",
+    "OutputParseError",
+    "Prompt",
+    "PromptEvaluationError",
+    "PromptEvaluationPhase",
+    "PromptExecuted",
+    "PromptRenderError",
+    "PromptRendered",
+    "PromptResponse",
+    "PromptTemplate",
+    "PromptValidationError",
+    "ProviderAdapter",
+    "RenderedPrompt",
+    "Section",
+    "Session",
+    "StructuredOutputConfig",
+    "ThrottleDetails",
+    "ThrottleError",
+    "ThrottleKind",
+    "ThrottlePolicy",
+    "TokenUsage",
+    "Tool",
+    "ToolContext",
+    "ToolInvoked",
+    "ToolResult",
+    "new_throttle_policy",
+]
