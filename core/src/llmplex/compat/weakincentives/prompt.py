@@ -50,6 +50,8 @@ class Section(Generic[ParamsT]):
     params_type: ClassVar[type[Any] | None] = None
 
     def __class_getitem__(cls, item: Any) -> Any:
+        if isinstance(item, TypeVar):
+            return cls  # a generic subclass being declared
         if isinstance(item, tuple):
             raise TypeError(f"{cls.__name__}[...] expects a single params dataclass")
         return type(cls.__name__, (cls,), {"params_type": item, "__module__": cls.__module__})
