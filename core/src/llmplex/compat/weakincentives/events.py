@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar, cast
 from uuid import UUID, uuid4
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
 logger = logging.getLogger("llmplex.compat.weakincentives")
 
 EventHandler = Callable[[object], None]
+E = TypeVar("E")
 
 
 @dataclass(frozen=True)
@@ -126,12 +127,12 @@ class InProcessDispatcher:
         self._handlers: dict[type[object], list[EventHandler]] = {}
         self._lock = threading.RLock()
 
-    def subscribe(self, event_type: type[object], handler: EventHandler) -> None:
+    def subscribe(self, event_type: type[E], handler: Callable[[E], None]) -> None:
         """Call ``handler(event)`` for every event of ``event_type``."""
         with self._lock:
-            self._handlers.setdefault(event_type, []).append(handler)
+            self._handlers.setdefault(event_type, []).append(cast(EventHandler, handler))
 
-    def unsubscribe(self, event_type: type[object], handler: EventHandler) -> bool:
+    def unsubscribe(self, event_type: type[E], handler: Callable[[E], None]) -> bool:
         """Stop delivering ``event_type`` to ``handler``; ``False`` if it was not subscribed."""
         with self._lock:
             handlers = self._handlers.get(event_type, [])
