@@ -14,7 +14,7 @@ from llmplex.testing import FakeError, ProviderConformanceTests, Reply
 
 _STATUS_ERRORS: dict[str, tuple[type[errors.LLMAPIError], int]] = {
     "bad_request": (errors.LLMBadRequestError, 400),
-    "authentication": (errors.LLMBadRequestError, 401),
+    "authentication": (errors.LLMAuthenticationError, 401),
     "not_found": (errors.LLMBadRequestError, 404),
     "rate_limit": (errors.LLMRateLimitError, 429),
     "quota": (errors.LLMQuotaExhaustedError, 429),

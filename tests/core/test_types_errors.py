@@ -25,7 +25,9 @@ def test_taxonomy_shape() -> None:
         errors.LLMBadRequestError,
     ]
     assert all(issubclass(c, errors.LLMAPIError) for c in api_errors)
-    assert not issubclass(errors.LLMQuotaExhaustedError, errors.LLMRateLimitError)
+    assert issubclass(errors.LLMQuotaExhaustedError, errors.LLMRateLimitError)  # issue 13: every 429 is a rate limit
+    assert issubclass(errors.LLMDeadlineExceededError, errors.LLMTimeoutError)  # issue 13
+    assert issubclass(errors.LLMAuthenticationError, (errors.LLMConfigurationError, errors.LLMAPIError))
 
 
 def test_error_carries_context_and_cause() -> None:

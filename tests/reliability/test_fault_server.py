@@ -9,7 +9,7 @@ policy says and are counted at the server (the SDK never retries); deadlines hol
 | 429 insufficient_quota           | LLMQuotaExhaustedError (not retryable) | same                      |
 | 500 / 502 / 503 / 529            | LLMServerError, status kept     | same                             |
 | 400 context_length_exceeded      | LLMBadRequestError (not retryable) | same                          |
-| 401 invalid_api_key              | LLMBadRequestError (not retryable) | same                          |
+| 401 invalid_api_key              | LLMAuthenticationError (not retryable) | same                      |
 | hang longer than the deadline    | LLMDeadlineExceededError at the deadline | same                    |
 | hang longer than the provider's own ``timeout`` setting | LLMTimeoutError | same                  |
 | connection reset                 | LLMConnectionError              | same                             |
@@ -34,6 +34,7 @@ import llmplex
 from llmplex import (
     BudgetTracker,
     Deadline,
+    LLMAuthenticationError,
     LLMBadRequestError,
     LLMConnectionError,
     LLMDeadlineExceededError,
@@ -107,7 +108,7 @@ FAULTS: list[tuple[str, Callable[[], Fault], type[LLMError], dict[str, Any]]] = 
     (
         "401 auth",
         lambda: Fault.json(401, fx.error_body("Incorrect API key provided: test.", "invalid_request_error")),
-        LLMBadRequestError,
+        LLMAuthenticationError,
         {"status_code": 401},
     ),
     ("connection reset", Fault.reset, LLMConnectionError, {}),

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     )
     from llmplex.errors import (
         LLMAPIError,
+        LLMAuthenticationError,
         LLMBadRequestError,
         LLMBudgetExceededError,
         LLMConfigurationError,
@@ -128,6 +129,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(
         [
             "LLMAPIError",
+            "LLMAuthenticationError",
             "LLMBadRequestError",
             "LLMBudgetExceededError",
             "LLMConfigurationError",
@@ -178,6 +180,7 @@ __all__ = [
     "Event",
     "FallbackUsed",
     "LLMAPIError",
+    "LLMAuthenticationError",
     "LLMBadRequestError",
     "LLMBudgetExceededError",
     "LLMClient",

@@ -14,6 +14,7 @@ from llmplex.redaction import redact
 
 __all__ = [
     "LLMAPIError",
+    "LLMAuthenticationError",
     "LLMBadRequestError",
     "LLMBudgetExceededError",
     "LLMConfigurationError",
@@ -126,8 +127,13 @@ class LLMRateLimitError(LLMAPIError):
         self.retry_after = _requested_wait(retry_after, self.headers)
 
 
-class LLMQuotaExhaustedError(LLMAPIError):
-    """Insufficient quota or billing problem: waiting will not help."""
+class LLMQuotaExhaustedError(LLMRateLimitError):
+    """Insufficient quota or billing problem: waiting will not help.
+
+    A rate-limit error (the provider's answer is often a 429) that is never retried.
+    """
+
+    retryable = False
 
 
 class LLMServerError(LLMAPIError):
@@ -141,7 +147,15 @@ class LLMServerError(LLMAPIError):
 
 
 class LLMBadRequestError(LLMAPIError):
-    """Any other 4xx: invalid parameters, context too long, authentication, not found."""
+    """Any other 4xx: invalid parameters, context too long, not found."""
+
+
+class LLMAuthenticationError(LLMConfigurationError, LLMAPIError):
+    """HTTP 401/403: the provider rejected the credentials (a missing, wrong or unauthorised key).
+
+    Both a configuration error (fix the key) and an API error (``status_code``,
+    ``response_body``); never retried.
+    """
 
 
 class LLMConnectionError(LLMError):
@@ -178,8 +192,13 @@ class LLMBudgetExceededError(LLMError):
         self.snapshot: dict[str, int] = dict(snapshot or {})
 
 
-class LLMDeadlineExceededError(LLMError):
-    """The wall-clock deadline was reached before the request could finish."""
+class LLMDeadlineExceededError(LLMTimeoutError):
+    """The wall-clock deadline was reached before the request could finish.
+
+    A timeout (``except LLMTimeoutError`` catches it) that is never retried: the time is spent.
+    """
+
+    retryable = False
 
 
 class LLMRefusalError(LLMError):

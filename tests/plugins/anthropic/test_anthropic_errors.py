@@ -7,6 +7,7 @@ import pytest
 
 import llmplex
 from llmplex.errors import (
+    LLMAuthenticationError,
     LLMBadRequestError,
     LLMConnectionError,
     LLMError,
@@ -33,9 +34,9 @@ def llm(monkeypatch: pytest.MonkeyPatch) -> llmplex.Client:
 # status, error.type, expected class, retryable — the documented error table plus SDK-only statuses
 CASES = [
     (400, "invalid_request_error", LLMBadRequestError, False),
-    (401, "authentication_error", LLMBadRequestError, False),
+    (401, "authentication_error", LLMAuthenticationError, False),
     (402, "billing_error", LLMQuotaExhaustedError, False),
-    (403, "permission_error", LLMBadRequestError, False),
+    (403, "permission_error", LLMAuthenticationError, False),
     (404, "not_found_error", LLMBadRequestError, False),
     (408, "timeout_error", LLMServerError, True),
     (408, "invalid_request_error", LLMServerError, True),

@@ -8,6 +8,7 @@ import pytest
 import llmplex
 from llmplex.errors import (
     LLMAPIError,
+    LLMAuthenticationError,
     LLMBadRequestError,
     LLMConnectionError,
     LLMError,
@@ -57,7 +58,7 @@ CASES = [
         LLMQuotaExhaustedError,
         False,
     ),
-    (403, "PERMISSION_DENIED", "Your API key doesn't have the required permissions.", LLMBadRequestError, False),
+    (403, "PERMISSION_DENIED", "Your API key doesn't have the required permissions.", LLMAuthenticationError, False),
     (404, "NOT_FOUND", "models/gemini-9 is not found for API version v1beta.", LLMBadRequestError, False),
     (429, "RESOURCE_EXHAUSTED", "You exceeded your current quota.", LLMRateLimitError, True),
     (500, "INTERNAL", "An internal error has occurred.", LLMServerError, True),
@@ -91,6 +92,23 @@ def test_status_errors(
     assert isinstance(error, LLMAPIError)
     assert error.status_code == code
     assert error.response_body == body
+
+
+def test_a_rejected_key_is_an_authentication_error(llm: llmplex.Client, fake_http: FakeHTTP) -> None:
+    """Gemini answers a bad key with 400 INVALID_ARGUMENT and ErrorInfo reason API_KEY_INVALID."""
+    details = [
+        {
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": "API_KEY_INVALID",
+            "domain": "googleapis.com",
+            "metadata": {"service": "generativelanguage.googleapis.com"},
+        }
+    ]
+    fake_http.reply(400, json_body=error_body(400, "INVALID_ARGUMENT", "API key not valid.", details))
+    with pytest.raises(LLMAuthenticationError, match="check GEMINI_API_KEY") as caught:
+        llm.complete(f"gemini:{MODEL}", "Hi")
+    assert isinstance(caught.value, llmplex.LLMConfigurationError)
+    assert (caught.value.status_code, caught.value.retryable) == (400, False)
 
 
 def test_resource_exhausted_keeps_the_retry_delay_and_quota_details(llm: llmplex.Client, fake_http: FakeHTTP) -> None:

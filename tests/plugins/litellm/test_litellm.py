@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 import llmplex
 from llmplex.errors import (
+    LLMAuthenticationError,
     LLMBadRequestError,
     LLMBudgetExceededError,
     LLMConfigurationError,
@@ -213,7 +214,7 @@ def test_core_retries_a_server_error(server: FaultServer) -> None:
         ),
         (
             Fault.json(401, fx.error_body(f"Incorrect API key provided: {API_KEY}", "invalid_request_error")),
-            LLMConfigurationError,
+            LLMAuthenticationError,
         ),
     ],
 )
@@ -281,7 +282,7 @@ def _litellm_errors() -> list[tuple[str, object, type[Exception]]]:
         ("unavailable", litellm.ServiceUnavailableError(message="down", **where), LLMServerError),
         ("timeout", litellm.Timeout(message="slow", **where), LLMTimeoutError),
         ("connection", litellm.APIConnectionError(message="refused", **where), LLMConnectionError),
-        ("auth", litellm.AuthenticationError(message="bad key", **where), LLMConfigurationError),
+        ("auth", litellm.AuthenticationError(message="bad key", **where), LLMAuthenticationError),
         ("not found", litellm.NotFoundError(message="no such model", **where), LLMBadRequestError),
         ("bad request", litellm.BadRequestError(message="bad", **where), LLMBadRequestError),
         ("unknown provider", litellm.LiteLLMUnknownProvider(model="nope/x"), LLMConfigurationError),

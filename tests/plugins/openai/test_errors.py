@@ -45,14 +45,15 @@ def test_retry_after_in_seconds_when_no_milliseconds(
     assert caught.value.retry_after == 2.0  # type: ignore[union-attr]
 
 
-def test_insufficient_quota_is_not_a_rate_limit(llm: llmplex.Client, openai_api: FakeAPI) -> None:
+def test_insufficient_quota_is_a_rate_limit_that_is_not_retried(llm: llmplex.Client, openai_api: FakeAPI) -> None:
     openai_api.reply(RESPONSES, fx.insufficient_quota_error(), status=429)
 
     with pytest.raises(llmplex.LLMQuotaExhaustedError) as caught:
         llm.complete("openai:gpt-4o-mini", "hi")
 
-    assert not isinstance(caught.value, llmplex.LLMRateLimitError)
+    assert isinstance(caught.value, llmplex.LLMRateLimitError)  # issue 13: every 429 is a rate-limit error
     assert not caught.value.retryable
+    assert len(openai_api.requests) == 1
     assert caught.value.status_code == 429
 
 
@@ -81,10 +82,12 @@ def test_server_errors_are_retryable(llm: llmplex.Client, local_api: FakeAPI, st
 def test_authentication_failures_point_at_the_key(llm: llmplex.Client, openai_api: FakeAPI, status: int) -> None:
     openai_api.reply(RESPONSES, fx.error_body("Incorrect API key provided.", "invalid_request_error"), status=status)
 
-    with pytest.raises(llmplex.LLMBadRequestError, match="api_key") as caught:
+    with pytest.raises(llmplex.LLMAuthenticationError, match="api_key") as caught:
         llm.complete("openai:gpt-4o-mini", "hi")
 
+    assert isinstance(caught.value, llmplex.LLMConfigurationError)
     assert caught.value.status_code == status
+    assert not caught.value.retryable
     assert "sk-test" not in str(caught.value)
 
 
@@ -158,8 +161,8 @@ def _completion(text: str) -> object:
 BAD = fx.error_body("Invalid value for 'model'.", "invalid_request_error", "model")
 SDK_ERRORS: list[tuple[BaseException, type[llmplex.LLMError]]] = [
     (_status_error(openai.BadRequestError, 400, BAD), llmplex.LLMBadRequestError),
-    (_status_error(openai.AuthenticationError, 401, BAD), llmplex.LLMBadRequestError),
-    (_status_error(openai.PermissionDeniedError, 403, BAD), llmplex.LLMBadRequestError),
+    (_status_error(openai.AuthenticationError, 401, BAD), llmplex.LLMAuthenticationError),
+    (_status_error(openai.PermissionDeniedError, 403, BAD), llmplex.LLMAuthenticationError),
     (_status_error(openai.NotFoundError, 404, BAD), llmplex.LLMBadRequestError),
     (_status_error(openai.ConflictError, 409, BAD), llmplex.LLMBadRequestError),
     (_status_error(openai.UnprocessableEntityError, 422, BAD), llmplex.LLMBadRequestError),

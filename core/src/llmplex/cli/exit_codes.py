@@ -6,15 +6,15 @@ from llmplex import errors
 
 __all__ = ["exit_code_for"]
 
+# First match wins: a subclass comes before its base (quota before rate limit).
 _CODES: tuple[tuple[type[errors.LLMError], int], ...] = (
-    (errors.LLMConfigurationError, 3),
-    (errors.LLMRateLimitError, 4),
+    (errors.LLMConfigurationError, 3),  # LLMAuthenticationError included: fix the key
     (errors.LLMQuotaExhaustedError, 5),
+    (errors.LLMRateLimitError, 4),
     (errors.LLMServerError, 6),
     (errors.LLMBadRequestError, 7),
     (errors.LLMConnectionError, 8),
-    (errors.LLMTimeoutError, 9),
-    (errors.LLMDeadlineExceededError, 9),
+    (errors.LLMTimeoutError, 9),  # LLMDeadlineExceededError included
     (errors.LLMBudgetExceededError, 10),
     (errors.LLMRefusalError, 11),
     (errors.LLMIncompleteError, 12),

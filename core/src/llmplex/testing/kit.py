@@ -368,7 +368,8 @@ class ProviderConformanceTests:
         if isinstance(error, LLMAPIError) and expected.has_status:
             assert error.status_code is not None
             assert 400 <= error.status_code < 600
-        if isinstance(error, LLMRateLimitError):
+        if kind == "rate_limit":
+            assert isinstance(error, LLMRateLimitError)
             reported = retry_after if self.reports_retry_after else None
             assert error.retry_after == reported, "Retry-After must be read into retry_after (None if not reported)"
         if self.secret:

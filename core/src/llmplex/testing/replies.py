@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from llmplex.errors import (
+    LLMAuthenticationError,
     LLMBadRequestError,
-    LLMConfigurationError,
     LLMConnectionError,
     LLMError,
     LLMQuotaExhaustedError,
@@ -74,7 +74,7 @@ class ExpectedError:
 
 ERROR_KINDS: Mapping[ErrorKind, ExpectedError] = {
     "bad_request": ExpectedError((LLMBadRequestError,), retryable=False, has_status=True),
-    "authentication": ExpectedError((LLMBadRequestError, LLMConfigurationError), retryable=False, has_status=False),
+    "authentication": ExpectedError((LLMAuthenticationError,), retryable=False, has_status=True),
     "not_found": ExpectedError((LLMBadRequestError,), retryable=False, has_status=True),
     "rate_limit": ExpectedError((LLMRateLimitError,), retryable=True, has_status=True),
     "quota": ExpectedError((LLMQuotaExhaustedError,), retryable=False, has_status=True),

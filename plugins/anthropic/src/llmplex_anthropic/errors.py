@@ -9,6 +9,7 @@ import anthropic
 
 from llmplex.errors import (
     LLMAPIError,
+    LLMAuthenticationError,
     LLMBadRequestError,
     LLMConfigurationError,
     LLMConnectionError,
@@ -85,4 +86,5 @@ def _status_error(error: anthropic.APIStatusError) -> LLMError:
             f"{described} (the connection closed before the answer)", cause=error, context=common["context"]
         )
     hint = _STATUS_HINTS.get(status)
-    return LLMBadRequestError(f"{described}; {hint}" if hint else described, **common)
+    kind = LLMAuthenticationError if status in (401, 403) else LLMBadRequestError
+    return kind(f"{described}; {hint}" if hint else described, **common)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from llmplex.errors import (
+    LLMAuthenticationError,
     LLMBadRequestError,
     LLMConfigurationError,
     LLMConnectionError,
@@ -40,7 +41,9 @@ def _from_result(error: CLIResultError) -> LLMError:
         "context": {"subtype": result.get("subtype"), "return_code": error.return_code},
         "cause": error,
     }
-    if status in (401, 403) or (status is None and any(m in lowered for m in _AUTH_MARKERS)):
+    if status in (401, 403):
+        return LLMAuthenticationError(f"the claude CLI is not authenticated ({message}); {_LOGIN_HINT}", **fields)
+    if status is None and any(m in lowered for m in _AUTH_MARKERS):  # the CLI's own login check: no API status
         return LLMConfigurationError(f"the claude CLI is not authenticated ({message}); {_LOGIN_HINT}", cause=error)
     if any(m in lowered for m in _QUOTA_MARKERS) and status in (None, 400, 402, 429):
         return LLMQuotaExhaustedError(f"{message} (retrying will not help)", **fields)

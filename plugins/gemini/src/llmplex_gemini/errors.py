@@ -10,6 +10,7 @@ from google.genai import errors
 
 from llmplex.errors import (
     LLMAPIError,
+    LLMAuthenticationError,
     LLMBadRequestError,
     LLMConnectionError,
     LLMError,
@@ -24,6 +25,7 @@ _RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
 _ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 _KEPT_HEADERS = ("retry-after", "x-goog-request-id", "server-timing")
+_AUTH_STATUSES = frozenset({"UNAUTHENTICATED", "PERMISSION_DENIED"})
 _STATUS_HINTS = {
     "INVALID_ARGUMENT": "check the request options and the model name",
     "PERMISSION_DENIED": "the API key may not use this model or project",
@@ -66,6 +68,11 @@ def _reason(details: Any) -> str | None:
     return None
 
 
+def _is_authentication(code: int, status: str | None, reason: str | None) -> bool:
+    """401/403, or the 400 ``INVALID_ARGUMENT`` Gemini answers for a bad key (reason ``API_KEY_INVALID``)."""
+    return code in (401, 403) or status in _AUTH_STATUSES or (reason or "").startswith("API_KEY_")
+
+
 def classify_error(error: BaseException) -> LLMError | None:
     """The taxonomy error for an SDK ``APIError``; ``None`` for anything else.
 
@@ -97,6 +104,9 @@ def classify_error(error: BaseException) -> LLMError | None:
     if code == 408 or (code >= 500 and code != 501):
         return _with_requested_wait(LLMServerError(described, **common), error.details)
     if isinstance(error, errors.ClientError) or code == 501:
+        if _is_authentication(code, status, context["reason"]):
+            rejected = _STATUS_HINTS["PERMISSION_DENIED" if status == "PERMISSION_DENIED" else "UNAUTHENTICATED"]
+            return LLMAuthenticationError(f"{described}; {rejected}", **common)
         hint = _STATUS_HINTS.get(status or "")
         return LLMBadRequestError(f"{described}; {hint}" if hint else described, **common)
     return LLMAPIError(described, **common)

@@ -14,6 +14,7 @@ from types import ModuleType
 from typing import Any
 
 from llmplex.errors import (
+    LLMAuthenticationError,
     LLMBadRequestError,
     LLMBudgetExceededError,
     LLMConfigurationError,
@@ -70,12 +71,18 @@ def _by_status(error: BaseException, status: int | None) -> LLMError:
     if status == 429:
         return LLMRateLimitError(text, **fields)
     if status in (401, 403):
-        return LLMConfigurationError(f"the provider rejected the credentials ({text}); {_KEY_HINT}", cause=error)
+        return _rejected_credentials(error)
     if status == 402:
         return LLMQuotaExhaustedError(f"payment required, retrying will not help: {text}", **fields)
     if status is not None and 400 <= status < 500 and status != 408:
         return LLMBadRequestError(text, **fields)
     return _server_error(text, fields)
+
+
+def _rejected_credentials(error: BaseException) -> LLMAuthenticationError:
+    fields = _api_fields(error)
+    fields["status_code"] = fields["status_code"] or 401
+    return LLMAuthenticationError(f"the provider rejected the credentials ({_message(error)}); {_KEY_HINT}", **fields)
 
 
 def _server_error(text: str, fields: dict[str, Any]) -> LLMServerError:
@@ -121,7 +128,7 @@ def _classify_litellm(error: BaseException, litellm: ModuleType) -> LLMError | N
     if isinstance(error, litellm.APIConnectionError):
         return LLMConnectionError(f"could not reach the provider: {text}", cause=error)
     if isinstance(error, litellm.AuthenticationError):
-        return LLMConfigurationError(f"the provider rejected the credentials ({text}); {_KEY_HINT}", cause=error)
+        return _rejected_credentials(error)
     if isinstance(error, litellm.RateLimitError):
         return _by_status(error, 429)
     if isinstance(error, (litellm.ServiceUnavailableError, litellm.InternalServerError, litellm.BadGatewayError)):

@@ -15,6 +15,7 @@ import openai
 
 from llmplex.errors import (
     LLMAPIError,
+    LLMAuthenticationError,
     LLMBadRequestError,
     LLMConfigurationError,
     LLMConnectionError,
@@ -77,7 +78,7 @@ def error_from_api(
             **fields,
         )
     if status in (401, 403):
-        return LLMBadRequestError(f"{text} (check the api_key / OPENAI_API_KEY of this provider)", **fields)
+        return LLMAuthenticationError(f"{text} (check the api_key / OPENAI_API_KEY of this provider)", **fields)
     return LLMBadRequestError(text, **fields)
 
 

@@ -14,6 +14,7 @@ import httpx
 from pydantic import SecretStr
 
 from llmplex.errors import (
+    LLMAuthenticationError,
     LLMBadRequestError,
     LLMConfigurationError,
     LLMError,
@@ -95,4 +96,6 @@ def llmplex_classify_error(error: BaseException) -> LLMError | None:
         return LLMRateLimitError(message, retry_after=retry_after, **facts)
     if status >= 500:
         return LLMServerError(message, retry_after=retry_after, **facts)
+    if status in (401, 403):
+        return LLMAuthenticationError(f"{message}; check ECHO_API_KEY", **facts)
     return LLMBadRequestError(message, **facts)

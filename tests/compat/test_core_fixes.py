@@ -1,0 +1,106 @@
+"""Issue 13, part A: the defects of llmplex itself that the seeds exposed, fixed in core and in every plugin.
+
+Each test names the fix it covers; the changelog (docs/changelog.md) lists the same fixes.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import llmplex
+from llmplex.cli.exit_codes import exit_code_for
+from llmplex.providers.mock import MockBackend
+from llmplex.testing.replies import ERROR_KINDS
+from tests.compat.conftest import FAULT_KEY
+from tests.contract import fixtures_openai as fx
+from tests.support.fault_server import Fault, FaultServer
+
+# -- LLMDeadlineExceededError is an LLMTimeoutError ---------------------------------------------------------------
+
+
+def test_fix_deadline_exceeded_is_caught_as_a_timeout(client: llmplex.Client, mock_backend: MockBackend) -> None:
+    """An expired deadline is a timeout for code that catches LLMTimeoutError, and it is not retried."""
+    mock_backend.push("late", delay=5)
+    started = time.monotonic()
+    with pytest.raises(llmplex.LLMTimeoutError) as caught:
+        client.complete("mock:echo", "hi", timeout=0.2)
+    assert time.monotonic() - started < 0.2 + 1.0
+    assert type(caught.value) is llmplex.LLMDeadlineExceededError
+    assert caught.value.retryable is False
+    assert len(mock_backend.calls) == 1
+
+
+def test_fix_a_plain_timeout_is_still_retried(client: llmplex.Client, mock_backend: MockBackend) -> None:
+    """The subclassing changes nothing for ordinary timeouts: they stay retryable."""
+    mock_backend.push_error(TimeoutError("slow"))
+    answer = client.complete("mock:echo", "hello there", throttle={"base_delay": 0})
+    assert answer.text == "hello there" and answer.attempts == 2
+
+
+# -- LLMQuotaExhaustedError is an LLMRateLimitError that is never retried ---------------------------------------
+
+
+def test_fix_quota_exhausted_is_a_rate_limit_error_sent_once(
+    fault_client: llmplex.Client, fault_server: FaultServer
+) -> None:
+    """Seed 000: every 429 is a rate-limit error; quota exhaustion still is not retried by core."""
+    fault_server.enqueue(Fault.quota())
+    with pytest.raises(llmplex.LLMRateLimitError) as caught:
+        fault_client.complete("fault:gpt-4o-mini", "hi")
+    assert type(caught.value) is llmplex.LLMQuotaExhaustedError
+    assert (caught.value.status_code, caught.value.retryable, caught.value.attempts) == (429, False, 1)
+    assert fault_server.request_count == 1
+
+
+def test_fix_an_ordinary_429_is_still_retried(fault_client: llmplex.Client, fault_server: FaultServer) -> None:
+    """A rate limit that is not quota exhaustion is retried as before."""
+    fault_server.enqueue(Fault.rate_limit(), Fault.ok("after the wait"))
+    assert fault_client.complete("fault:gpt-4o-mini", "hi").text == "after the wait"
+    assert fault_server.request_count == 2
+
+
+# -- LLMAuthenticationError: 401/403, a configuration error and an API error -------------------------------------
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_fix_rejected_credentials_raise_authentication_error(
+    fault_client: llmplex.Client, fault_server: FaultServer, status: int
+) -> None:
+    """401/403 become LLMAuthenticationError: catchable as LLMConfigurationError and LLMAPIError, with status."""
+    body = fx.error_body(f"Incorrect API key provided: {FAULT_KEY}.", "invalid_request_error", code="invalid_api_key")
+    fault_server.enqueue(Fault.json(status, body))
+    with pytest.raises(llmplex.LLMAuthenticationError) as caught:
+        fault_client.complete("fault:gpt-4o-mini", "hi")
+    error = caught.value
+    assert isinstance(error, llmplex.LLMConfigurationError) and isinstance(error, llmplex.LLMAPIError)
+    assert (error.status_code, error.retryable, error.attempts) == (status, False, 1)
+    assert "api_key" in str(error), "the message says what to fix"
+    assert FAULT_KEY not in str(error) and FAULT_KEY not in repr(error) and FAULT_KEY not in repr(error.response_body)
+    assert fault_server.request_count == 1
+
+
+def test_fix_the_conformance_kit_requires_authentication_error_of_every_plugin() -> None:
+    """Every plugin passes the kit, and the kit now asks for LLMAuthenticationError (with a status) on a 401."""
+    expected = ERROR_KINDS["authentication"]
+    assert expected.classes == (llmplex.LLMAuthenticationError,)
+    assert expected.has_status and not expected.retryable
+
+
+# -- the CLI's exit status follows the classes --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [
+        (llmplex.LLMAuthenticationError("x", status_code=401), 3),
+        (llmplex.LLMQuotaExhaustedError("x", status_code=429), 5),
+        (llmplex.LLMRateLimitError("x", status_code=429), 4),
+        (llmplex.LLMDeadlineExceededError("x"), 9),
+        (llmplex.LLMTimeoutError("x"), 9),
+    ],
+)
+def test_fix_exit_status_of_the_reparented_classes(error: llmplex.LLMError, status: int) -> None:
+    """A subclass keeps its own exit status (quota 5, not rate limit 4); authentication is configuration (3)."""
+    assert exit_code_for(error) == status
