@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import traceback
+import warnings
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from llmplex.cli.complete import complete_command
 from llmplex.cli.exit_codes import exit_code_for
 from llmplex.cli.providers import providers_command
 from llmplex.errors import LLMError
+from llmplex.plugins.host import describe_failure
 
 __all__ = ["cli", "main"]
 
@@ -45,7 +47,9 @@ class _Group(click.Group):
             return None
         try:
             loaded = entry.load()
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # sys.exit() in a plugin module is its failure, not the CLI's exit status
             return _broken_command(cmd_name, entry, exc)
         return loaded if isinstance(loaded, click.Command) else None
 
@@ -59,10 +63,10 @@ class _Group(click.Group):
             ctx.exit(exit_code_for(exc))
 
 
-def _broken_command(name: str, entry: EntryPoint, error: Exception) -> click.Command:
+def _broken_command(name: str, entry: EntryPoint, error: BaseException) -> click.Command:
     """A stand-in that lists as broken in help and fails with the reason when run."""
     dist = entry.dist.name if entry.dist else "its plugin"
-    message = f"command {name!r} from {dist} failed to load: {type(error).__name__}: {error}"
+    message = f"command {name!r} from {dist} failed to load: {describe_failure(error)}"
 
     def fail() -> None:
         raise click.ClickException(message)
@@ -88,6 +92,13 @@ cli.add_command(complete_command)
 cli.add_command(batch_command)
 
 
+def _one_line_warning(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None
+) -> str:
+    return f"warning: {message}\n"
+
+
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point: warnings (a broken plugin, a failing observer) print as one line each."""
+    warnings.formatwarning = _one_line_warning
     sys.exit(cli.main(standalone_mode=True))

@@ -19,11 +19,18 @@ from llmplex.plugins.discovery import OBSERVER_GROUP, PROVIDER_GROUP, PluginEntr
 from llmplex.plugins.hooks import ProviderHooks, bind_provider_hooks
 from llmplex.provider import ProviderInfo
 
-__all__ = ["BrokenPlugin", "LoadedPlugin", "PluginHost", "PluginLoadWarning"]
+__all__ = ["BrokenPlugin", "LoadedPlugin", "PluginHost", "PluginLoadWarning", "describe_failure"]
 
 
 class PluginLoadWarning(UserWarning):
     """A plugin failed to load; the other providers keep working."""
+
+
+def describe_failure(error: BaseException) -> str:
+    """``Type: message`` for a plugin's failure; ``sys.exit(4)`` reads ``SystemExit: sys.exit(4)``."""
+    if isinstance(error, SystemExit):
+        return f"SystemExit: the plugin called sys.exit({error.code!r})"
+    return f"{type(error).__name__}: {error}"
 
 
 @dataclass(frozen=True)
@@ -93,8 +100,10 @@ class PluginHost:
                 raise self._broken_error(name)
             try:
                 loaded = self._import_provider(entry)
-            except Exception as exc:  # a plugin's own failure must never escape as-is
-                self._mark_broken(entry, f"{type(exc).__name__}: {exc}")
+            except KeyboardInterrupt:
+                raise  # the user's Ctrl-C, not the plugin's failure
+            except BaseException as exc:  # a plugin's own failure, sys.exit() included, never escapes as-is
+                self._mark_broken(entry, describe_failure(exc))
                 raise self._broken_error(name) from exc
             self._loaded[name] = loaded
             self._hooks.clear()
@@ -107,7 +116,12 @@ class PluginHost:
             providers = same_module.providers
         else:
             self._register(module, f"{PROVIDER_GROUP}:{entry.name}")
-            providers = self._collect_providers(module)
+            try:
+                providers = self._collect_providers(module)
+            except BaseException:  # its hooks must not stay active for the other providers
+                self.pm.unregister(module)
+                self._listeners = None
+                raise
         if entry.name not in providers:
             registered = ", ".join(sorted(providers)) or "nothing"
             self.pm.unregister(module)
@@ -154,8 +168,10 @@ class PluginHost:
                     continue
                 try:
                     self._register(importlib.import_module(entry.module), f"{OBSERVER_GROUP}:{entry.name}")
-                except Exception as exc:
-                    self._mark_broken(entry, f"{type(exc).__name__}: {exc}")
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:  # as for providers: contained, reported
+                    self._mark_broken(entry, describe_failure(exc))
             self._hooks.clear()
             self._observers_loaded = True
 
@@ -192,13 +208,14 @@ class PluginHost:
         return self._listeners
 
     def emit(self, event: Any) -> None:
-        """Deliver ``event`` to every observer; an observer's failure is warned about, not raised."""
+        """Deliver ``event`` to every observer; an observer's failure (even ``sys.exit()``) is warned about,
+        not raised. Only ``KeyboardInterrupt`` passes through: it is the user's Ctrl-C."""
         try:
             self.pm.hook.llmplex_event(event=event)
-        except Exception as exc:
-            warnings.warn(
-                f"llmplex event observer failed: {type(exc).__name__}: {exc}", PluginLoadWarning, stacklevel=2
-            )
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            warnings.warn(f"llmplex event observer failed: {describe_failure(exc)}", PluginLoadWarning, stacklevel=2)
 
     # -- failures ----------------------------------------------------------------
 
