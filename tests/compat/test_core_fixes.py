@@ -104,3 +104,41 @@ def test_fix_the_conformance_kit_requires_authentication_error_of_every_plugin()
 def test_fix_exit_status_of_the_reparented_classes(error: llmplex.LLMError, status: int) -> None:
     """A subclass keeps its own exit status (quota 5, not rate limit 4); authentication is configuration (3)."""
     assert exit_code_for(error) == status
+
+
+# -- a bare prefix selects the provider's default model; GEMINI_MODEL chooses gemini's ---------------------------
+
+
+@pytest.fixture
+def gemini_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    monkeypatch.setenv("GEMINI_API_KEY", "AIzaSyTESTKEY_0123456789abcdefghij")
+    monkeypatch.delenv("GEMINI_MODEL", raising=False)
+    return monkeypatch
+
+
+def test_fix_bare_gemini_prefix_is_the_documented_default_model(gemini_env: pytest.MonkeyPatch) -> None:
+    """``gemini:`` alone routes to gemini-2.5-flash, the default docs/providers/gemini.md names."""
+    assert llmplex.Client().route("gemini:").spec == "gemini:gemini-2.5-flash"
+
+
+def test_fix_gemini_model_environment_variable_chooses_the_default(gemini_env: pytest.MonkeyPatch) -> None:
+    """``GEMINI_MODEL`` (seed 001's override) is the model of a bare ``gemini:``; a named model still wins."""
+    gemini_env.setenv("GEMINI_MODEL", "gemini-2.0-flash")
+    client = llmplex.Client()
+    assert client.route("gemini:").spec == "gemini:gemini-2.0-flash"
+    assert client.route("gemini:gemini-2.5-pro").spec == "gemini:gemini-2.5-pro"
+
+
+def test_fix_gemini_default_model_reaches_the_wire(gemini_env: pytest.MonkeyPatch) -> None:
+    """The chosen default is the model the request is formatted for (not only the route)."""
+    gemini_env.setenv("GEMINI_MODEL", "gemini-2.0-flash")
+    client = llmplex.Client()
+    route = client.route("gemini:")
+    request = llmplex.Request(model=route.model, messages=(llmplex.Message.user("hi"),))
+    payload = route.provider.hooks.format(request=request, settings=route.provider.settings)
+    assert payload["model"] == "gemini-2.0-flash"
+
+
+def test_fix_every_bare_prefix_has_a_default_model(client: llmplex.Client) -> None:
+    """The rule is core's: ``mock:`` alone is the mock's declared default (``echo``)."""
+    assert client.complete("mock:", "just the prefix").model == "echo"

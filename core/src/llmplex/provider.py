@@ -41,6 +41,11 @@ class ProviderSettings(BaseModel):
         """What is missing before the provider can work (e.g. no API key); empty when ready."""
         return []
 
+    def preferred_model(self, declared: str | None) -> str | None:
+        """The model a request naming only the prefix (``"gemini:"``) uses: the plugin's declared
+        default unless a setting of this instance (an environment variable) chooses another."""
+        return declared
+
     def capabilities(self, declared: Capabilities) -> Capabilities:
         """This instance's capabilities: the plugin's declared ones, narrowed by settings when they
         depend on them (an OpenAI-compatible Chat Completions server has no stored responses)."""

@@ -132,11 +132,24 @@ class Router:
                     f"(installed: {self._installed()}), define an alias, or set default_provider"
                 )
             prefix, name = self.config.default_provider, spec
+        if prefix and not name:
+            return self._default_route(spec, prefix)
         if not prefix or not name:
             raise LLMConfigurationError(
                 f"model {spec!r} must be 'provider:model' with both parts, e.g. 'openai:gpt-4o-mini'"
             )
         instance = self.instance(prefix)
+        return Route(instance, instance.info.model_aliases.get(name, name))
+
+    def _default_route(self, spec: str, prefix: str) -> Route:
+        """``"prefix:"`` alone: the provider's default model (its documented one, or what its settings choose)."""
+        instance = self.instance(prefix)
+        name = instance.settings.preferred_model(instance.info.default_model)
+        if not name:
+            raise LLMConfigurationError(
+                f"model {spec!r} names only the provider, and {prefix!r} has no default model: "
+                f"write it as '{prefix}:<model>'"
+            )
         return Route(instance, instance.info.model_aliases.get(name, name))
 
     def _expand_alias(self, model: str) -> str:
