@@ -25,19 +25,14 @@ class FakeCLI:
         self.path.chmod(self.path.stat().st_mode | stat.S_IXUSR)
         self.record = directory / "runs.jsonl"
         self.pids = directory / "pids.txt"
-        self._monkeypatch = monkeypatch
-        monkeypatch.setenv("FAKE_CLAUDE_RECORD", str(self.record))
-        monkeypatch.setenv("FAKE_CLAUDE_PIDS", str(self.pids))
         monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
 
-    def scenario(self, name: str, **env: str) -> None:
-        """Make the next runs behave as ``name`` (see fake_claude.py)."""
-        self._monkeypatch.setenv("FAKE_CLAUDE_SCENARIO", name)
-        for key, value in env.items():
-            self._monkeypatch.setenv(f"FAKE_CLAUDE_{key.upper()}", value)
+    def scenario(self, name: str, **settings: str) -> None:
+        """Make the next runs behave as ``name`` (see fake_claude.py), e.g. ``text=...``."""
+        (self.path.parent / "scenario.json").write_text(json.dumps({"scenario": name, **settings}))
 
     def runs(self) -> list[dict[str, Any]]:
-        """Every run so far: argv, stdin and environment."""
+        """Every run so far: argv, stdin and the whole environment it got."""
         if not self.record.exists():
             return []
         return [json.loads(line) for line in self.record.read_text().splitlines()]

@@ -3,8 +3,11 @@
 It reproduces what Claude Code 2.1.197 prints in print mode (recorded from the real
 CLI against a local Anthropic-API stub): one result object for `--output-format json`,
 and system / stream_event / assistant / result lines for `stream-json`, which
-requires `--verbose`. FAKE_CLAUDE_SCENARIO picks the behaviour; FAKE_CLAUDE_RECORD
-names a file that receives argv, stdin and the relevant environment.
+requires `--verbose`. Its settings come from files next to the executable, not
+from the environment (the provider scrubs the environment it passes on):
+``scenario.json`` picks the behaviour (``{"scenario": ..., "text": ..., "structured": ...}``),
+every run appends its argv, stdin and whole environment to ``runs.jsonl``, and the
+"slow" scenario writes its pids to ``pids.txt``.
 """
 
 import json
@@ -20,6 +23,15 @@ MODELS = {
     "opus": "claude-opus-4-1-20250805",
 }
 SESSION = "5ce037ca-0f57-47c5-a69c-c418b46286d4"
+HERE = os.path.dirname(os.path.realpath(__file__))
+
+
+def settings():
+    try:
+        with open(os.path.join(HERE, "scenario.json")) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return {}
 
 
 def option(argv, name, default=None):
@@ -112,12 +124,10 @@ def main():
         print("2.1.197 (Claude Code)")
         return 0
     prompt = sys.stdin.read()
-    record = os.environ.get("FAKE_CLAUDE_RECORD")
-    if record:
-        keys = ("CLAUDE_CODE_MAX_RETRIES", "ANTHROPIC_API_KEY", "CLAUDE_CODE_MAX_OUTPUT_TOKENS")
-        with open(record, "a") as f:
-            f.write(json.dumps({"argv": argv, "stdin": prompt, "env": {k: os.environ.get(k) for k in keys}}) + "\n")
-    scenario = os.environ.get("FAKE_CLAUDE_SCENARIO", "ok")
+    with open(os.path.join(HERE, "runs.jsonl"), "a") as f:
+        f.write(json.dumps({"argv": argv, "stdin": prompt, "env": dict(os.environ)}) + "\n")
+    config = settings()
+    scenario = config.get("scenario", "ok")
     output_format = option(argv, "--output-format", "text")
     if "-p" not in argv or output_format not in ("json", "stream-json"):
         print("the fake claude only knows print mode with json or stream-json output", file=sys.stderr)
@@ -126,7 +136,7 @@ def main():
         print("Error: When using --print, --output-format=stream-json requires --verbose", file=sys.stderr)
         return 1
     model = MODELS.get(option(argv, "--model", "sonnet"), option(argv, "--model"))
-    text = os.environ.get("FAKE_CLAUDE_TEXT", "Hello there")
+    text = config.get("text", "Hello there")
 
     if scenario == "crash":
         print(f"Error: unexpected failure (key in use: {os.environ.get('ANTHROPIC_API_KEY')})", file=sys.stderr)
@@ -136,7 +146,7 @@ def main():
         return 0
     if scenario == "slow":
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-        with open(os.environ["FAKE_CLAUDE_PIDS"], "w") as f:
+        with open(os.path.join(HERE, "pids.txt"), "w") as f:
             f.write(f"{os.getpid()} {child.pid}")
         time.sleep(60)
         return 0
@@ -155,7 +165,7 @@ def main():
         final = result(text, model, stop_reason="max_tokens")
     else:
         schema = option(argv, "--json-schema")
-        structured = json.loads(os.environ["FAKE_CLAUDE_STRUCTURED"]) if schema else None
+        structured = json.loads(config["structured"]) if schema else None
         final = result(text, model, structured=structured)
     if output_format == "json":
         line(final)

@@ -10,7 +10,7 @@ from typing import Any
 
 from llmplex.errors import LLMConfigurationError, LLMSubprocessError
 from llmplex_claude_code import process
-from llmplex_claude_code.command import build_argv, build_env
+from llmplex_claude_code.command import build_argv, build_env, check_command_line
 from llmplex_claude_code.settings import INSTALL_HINT, ClaudeCodeSettings
 
 __all__ = ["ClaudeCLI", "create_client"]
@@ -34,6 +34,7 @@ class ClaudeCLI:
             timeout=timeout,
             check=False,
             stdin=subprocess.DEVNULL,
+            env=build_env({}, self.settings),
         )
         found = _VERSION.search(done.stdout)
         if done.returncode != 0 or found is None:
@@ -46,7 +47,9 @@ class ClaudeCLI:
 
     def _invocation(self, payload: dict[str, Any]) -> tuple[list[str], str, dict[str, str], str | None]:
         argv = build_argv(self.path, payload, self.settings)
-        return argv, payload["prompt"], build_env(payload, self.settings), self.settings.cwd
+        env = build_env(payload, self.settings)
+        check_command_line(argv, env)
+        return argv, payload["prompt"], env, self.settings.cwd
 
     def run(self, payload: dict[str, Any], timeout: float | None) -> dict[str, Any]:
         """The successful result object of one ``--output-format json`` run."""

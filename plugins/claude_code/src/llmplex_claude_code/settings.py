@@ -22,6 +22,7 @@ class ClaudeCodeSettings(ProviderSettings):
     The CLI uses its own login (``claude`` then ``/login``) unless ``api_key`` (or
     ``ANTHROPIC_API_KEY``) is set. Claude Code's own tools are off unless listed
     in ``tools`` (e.g. ``["Read", "Grep"]``): a provider answers, it does not act.
+    The CLI gets a scrubbed environment; ``pass_env`` adds variables to it.
     """
 
     env_vars = {"cli_path": ("CLAUDE_CODE_CLI_PATH",), "api_key": ("ANTHROPIC_API_KEY",)}
@@ -31,6 +32,10 @@ class ClaudeCodeSettings(ProviderSettings):
     tools: tuple[str, ...] = Field(default=(), description="Claude Code tools to allow (default: none).")
     cwd: str | None = Field(default=None, description="Working directory of the CLI (default: the current one).")
     extra_args: tuple[str, ...] = Field(default=(), description="More CLI arguments, e.g. ['--effort', 'low'].")
+    pass_env: tuple[str, ...] = Field(
+        default=(),
+        description="More environment variables for the CLI: names or patterns, e.g. ['AWS_*'] for Bedrock.",
+    )
 
     def resolved_cli(self) -> str | None:
         """The path of the executable to run, or ``None`` when it cannot be found."""
