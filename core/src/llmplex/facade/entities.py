@@ -1,4 +1,4 @@
-"""The entities an LLMClient serves: plain dicts, found by id, with bookkeeping under ``entity["_llm"]``."""
+"""The entities an LLMClient serves: plain dicts, found by id, with bookkeeping under ``entity[key]`` (``"_llm"``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,15 @@ from typing import Any
 from llmplex.errors import LLMConfigurationError
 from llmplex.types import Usage
 
-__all__ = ["EntityIndex", "default_id_of", "previous_response", "record_usage", "slide_chain", "split_entity_key"]
+__all__ = [
+    "STATE_KEY",
+    "EntityIndex",
+    "default_id_of",
+    "previous_response",
+    "record_usage",
+    "slide_chain",
+    "split_entity_key",
+]
 
 logger = logging.getLogger("llmplex")
 
@@ -57,32 +65,44 @@ def split_entity_key(entity_key: str) -> tuple[str | None, str]:
     return (chain or None, entity_id) if sep else (None, entity_key)
 
 
-def _bookkeeping(entity: dict[str, Any]) -> dict[str, Any]:
-    data = entity.setdefault("_llm", {})
+STATE_KEY = "_llm"
+
+
+def _bookkeeping(entity: dict[str, Any], key: str) -> dict[str, Any]:
+    data = entity.setdefault(key, {})
     if not isinstance(data, dict):
         raise LLMConfigurationError(
-            f"entity['_llm'] must be a dict (llmplex keeps its records there), got {data!r:.60}"
+            f"entity[{key!r}] must be a dict (llmplex keeps its records there), got {data!r:.60}"
         )
     return data
 
 
-def previous_response(entity: dict[str, Any], chain: str) -> str | None:
+def _chain_ids(data: dict[str, Any], chain: str, key: str) -> list[Any]:
+    ids = data.get(f"{chain}_chain") or []
+    if not isinstance(ids, list):
+        raise LLMConfigurationError(
+            f"entity[{key!r}][{chain + '_chain'!r}] must be a list of response ids, got {ids!r:.60}"
+        )
+    return ids
+
+
+def previous_response(entity: dict[str, Any], chain: str, key: str) -> str | None:
     """The last response id of ``chain`` on ``entity``."""
-    ids = _bookkeeping(entity).get(f"{chain}_chain") or []
+    ids = _chain_ids(_bookkeeping(entity, key), chain, key)
     return str(ids[-1]) if ids else None
 
 
-def slide_chain(entity: dict[str, Any], chain: str, response_id: str, depth: int) -> list[str]:
+def slide_chain(entity: dict[str, Any], chain: str, response_id: str, depth: int, key: str) -> list[str]:
     """Append ``response_id`` to the chain, keep the last ``depth`` ids, return the evicted ones."""
-    data = _bookkeeping(entity)
-    ids = [*data.get(f"{chain}_chain", []), response_id]
+    data = _bookkeeping(entity, key)
+    ids = [*_chain_ids(data, chain, key), response_id]
     data[f"{chain}_chain"] = ids[-depth:]
     return ids[:-depth]
 
 
-def record_usage(entity: dict[str, Any], usage: Usage) -> None:
-    """Add one request's tokens to ``entity["_llm"]["usage"]``."""
-    totals = _bookkeeping(entity).setdefault(
+def record_usage(entity: dict[str, Any], usage: Usage, key: str) -> None:
+    """Add one request's tokens to ``entity[key]["usage"]``."""
+    totals = _bookkeeping(entity, key).setdefault(
         "usage", {"total_input_tokens": 0, "total_output_tokens": 0, "total_requests": 0}
     )
     totals["total_input_tokens"] = totals.get("total_input_tokens", 0) + usage.input_tokens
