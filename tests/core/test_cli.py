@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from llmplex.cli.main import cli
+from tests.support.cli import rich_tables
 
 
 def invoke(*args: str, input: str | None = None) -> tuple[int, str, str]:
@@ -19,20 +20,19 @@ def invoke(*args: str, input: str | None = None) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def test_providers_lists_mock_and_broken_plugins() -> None:
-    code, out, _ = invoke("providers")
+def test_providers_check_lists_mock_and_broken_plugins() -> None:
+    code, out, _ = invoke("providers", "--check")
+    rows = rich_tables(out)[0][1]
     assert code == 0
-    mock_line = next(line for line in out.splitlines() if "│ mock " in line)
-    assert "llmplex" in mock_line and "yes" in mock_line and "ok" in mock_line
-    assert "broken: RuntimeError: this plugin is broken on purpose" in out
+    assert rows["mock"][1:4] == ["llmplex", "0.1.0", "yes"] and rows["mock"][5] == "ok"
+    assert rows["broken"][5] == "broken: RuntimeError: this plugin is broken on purpose"
 
 
 def test_providers_shows_disabled_and_unconfigured(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LLMPLEX_DISABLED", "sentinel")
-    code, out, _ = invoke("providers")
-    sentinel = next(line for line in out.splitlines() if "│ sentinel " in line)
-    good = next(line for line in out.splitlines() if "│ good " in line)
-    assert code == 0 and "disabled" in sentinel and "no: api_key not set" in good
+    code, out, _ = invoke("providers", "--check")
+    rows = rich_tables(out)[0][1]
+    assert code == 0 and rows["sentinel"][5] == "disabled" and rows["good"][4] == "no: api_key not set (GOOD_API_KEY)"
 
 
 def test_complete_prints_the_answer() -> None:

@@ -64,15 +64,17 @@ def test_disabled_provider_is_never_imported() -> None:
             client.complete("sentinel:m", "x")
         except llmplex.LLMConfigurationError as exc:
             print("error:", exc)
-        from llmplex.cli.providers import provider_rows
-        row = next(r for r in provider_rows(client) if r.prefix == "sentinel")
+        from llmplex.cli.providers import check_rows
+        row = next(r for r in check_rows(client) if r.prefix == "sentinel")
         print("row:", row.enabled, row.status)
         print("imported:", "llmplex_testplugins.sentinel" in sys.modules)
         """,
         LLMPLEX_DISABLED="sentinel,broken",
     )
     assert "error: provider 'sentinel' is disabled" in result.stdout, result.stderr
-    assert "row: False disabled" in result.stdout
+    assert "row: no: provider 'sentinel' is disabled (listed in 'disabled' / LLMPLEX_DISABLED) disabled\n" in (
+        result.stdout
+    )
     assert "imported: False" in result.stdout
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
-__all__ = ["run_llmplex"]
+__all__ = ["modules_imported_by", "rich_tables", "run_llmplex"]
 
 LLMPLEX = Path(sys.executable).with_name("llmplex")
+SYSMODULES_HOOK = Path(__file__).with_name("sysmodules")
 
 
 def run_llmplex(
@@ -30,3 +32,41 @@ def run_llmplex(
         timeout=120,
         check=False,
     )
+
+
+def modules_imported_by(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """:func:`run_llmplex`, plus every module name in the child's ``sys.modules`` at exit."""
+    with tempfile.TemporaryDirectory() as folder:
+        dump = Path(folder) / "modules.txt"
+        pythonpath = os.pathsep.join(p for p in (str(SYSMODULES_HOOK), os.environ.get("PYTHONPATH")) if p)
+        result = run_llmplex(*args, cwd=cwd, env={"SYSMODULES_DUMP": str(dump), "PYTHONPATH": pythonpath})
+        assert dump.is_file(), f"the sys.modules dump was not written: {result.stderr[-2000:]}"
+        return result, set(dump.read_text(encoding="utf-8").splitlines())
+
+
+def rich_tables(output: str) -> list[tuple[str, dict[str, list[str]]]]:
+    """Tables drawn by rich as ``(title, {first cell: [every cell]})``; cells wrapped over lines are joined.
+
+    The title is the last non-empty line before the table's top border ("" when none).
+    """
+    tables: list[tuple[str, dict[str, list[str]]]] = []
+    last_text = ""
+    rows: dict[str, list[str]] | None = None
+    current: list[str] | None = None
+    for line in output.splitlines():
+        if line.startswith("┏"):
+            rows, current = {}, None
+            tables.append((last_text, rows))
+        elif line.startswith("│") and rows is not None:
+            cells = [cell.strip() for cell in line.strip().strip("│").split("│")]
+            if cells[0] or current is None:
+                current = rows.setdefault(cells[0], cells)
+            else:
+                for index, cell in enumerate(cells):
+                    if cell:
+                        current[index] = f"{current[index]} {cell}".strip()
+        elif line.startswith("└"):
+            rows, current = None, None
+        elif line.strip():
+            last_text = line.strip()
+    return tables

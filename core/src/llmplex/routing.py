@@ -177,8 +177,6 @@ class Router:
         if reason:
             raise LLMConfigurationError(f"{reason}; enable it in config to use it")
         plugin_name = self.config.plugin_of(prefix)
-        if plugin_name != prefix and plugin_name in self.config.disabled:
-            raise LLMConfigurationError(f"provider {prefix!r} uses plugin {plugin_name!r}, which is disabled")
         if plugin_name not in self.host.entries():
             raise self._unknown(prefix, plugin_name)
         plugin = self.host.load(plugin_name)

@@ -1,69 +1,186 @@
-"""``llmplex providers``: what is installed, enabled, configured — and what is broken."""
+"""``llmplex providers``: what is installed, enabled, configured — and, with ``--check``, what works.
+
+The listing reads entry-point metadata and the config only, so it imports no
+plugin and no provider SDK; ``--check`` imports every enabled plugin to show
+its status, capabilities and settings.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from llmplex.cli.settings_view import SettingRow, setting_rows
 from llmplex.client import Client
 from llmplex.errors import LLMError
 from llmplex.plugins.host import PluginLoadWarning
+from llmplex.provider import ProviderSettings
 
-__all__ = ["ProviderRow", "provider_rows", "providers_command"]
+if TYPE_CHECKING:
+    from rich.table import Table
+
+__all__ = ["CheckedRow", "ProviderRow", "check_rows", "provider_rows", "providers_command"]
+
+_CHECK_HINT = "`llmplex providers --check` imports each enabled plugin and shows its status, capabilities and settings."
 
 
 @dataclass(frozen=True)
 class ProviderRow:
-    """One line of the providers table."""
+    """One line of the listing, from metadata and config alone."""
+
+    prefix: str
+    plugin: str
+    distribution: str
+    version: str
+    entry_point: str
+    enabled: str
+    config: str
+
+
+@dataclass(frozen=True)
+class CheckedRow:
+    """One line of ``--check``, and the settings of the plugin that serves it (once it loaded)."""
 
     prefix: str
     distribution: str
     version: str
-    enabled: bool
+    enabled: str
     configured: str
     status: str
+    capabilities: str
+    settings: list[SettingRow]
 
 
 def provider_rows(client: Client) -> list[ProviderRow]:
-    """Inspect every installed provider and config instance (imports enabled plugins only)."""
-    host, config = client.host, client.config
+    """Every installed provider and config instance, without importing any plugin."""
+    host, config, origins = client.host, client.config, client.router.origins
     entries = host.entries()
-    prefixes = sorted(set(entries) | set(config.providers))
     rows = []
-    for prefix in prefixes:
-        entry = entries.get(config.plugin_of(prefix))
-        dist, version = (entry.distribution, entry.version) if entry else ("-", "-")
+    for prefix in sorted(set(entries) | set(config.providers)):
+        plugin = config.plugin_of(prefix)
+        entry = entries.get(plugin)
         reason = config.is_enabled(prefix)
-        if reason:
-            rows.append(ProviderRow(prefix, dist, version, False, "-", "disabled"))
+        notes = [origins.source_of(("providers", prefix))] if prefix in config.providers else []
+        instances = sorted(p for p in config.providers if p != prefix and config.plugin_of(p) == prefix)
+        if instances:
+            notes.append("instances: " + ", ".join(instances))
+        rows.append(
+            ProviderRow(
+                prefix=prefix,
+                plugin=plugin if entry else f"{plugin} (not installed)",
+                distribution=entry.distribution if entry else "-",
+                version=entry.version if entry else "-",
+                entry_point=entry.module if entry else "-",
+                enabled=f"no: {reason}" if reason else "yes",
+                config="; ".join(notes) or "-",
+            )
+        )
+    return rows
+
+
+def check_rows(client: Client) -> list[CheckedRow]:
+    """Every provider of :func:`provider_rows`, its enabled plugin imported: status, capabilities, settings."""
+    host, config, router = client.host, client.config, client.router
+    rows = []
+    for listed in provider_rows(client):
+        row = CheckedRow(listed.prefix, listed.distribution, listed.version, listed.enabled, "-", "disabled", "-", [])
+        if listed.enabled != "yes":
+            rows.append(row)
+            continue
+        plugin = config.plugin_of(listed.prefix)
+        broken = host.broken().get(plugin)
+        if broken is not None or plugin not in host.entries():
+            status = f"broken: {broken.error}" if broken else "error: its plugin is not installed"
+            rows.append(dataclasses.replace(row, status=status))
             continue
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PluginLoadWarning)  # the table shows the failure itself
-                instance = client.router.instance(prefix)
+                info = host.load(plugin).providers[plugin]
+        except LLMError:
+            rows.append(dataclasses.replace(row, status=f"broken: {host.broken()[plugin].error}"))
+            continue
+        own_prefix = listed.prefix == plugin
+        try:
+            instance = router.instance(listed.prefix)
         except LLMError as exc:
-            broken = host.broken().get(config.plugin_of(prefix))
-            status = f"broken: {broken.error}" if broken else f"error: {exc.message}"
-            rows.append(ProviderRow(prefix, dist, version, True, "-", status))
+            settings = setting_rows(info.settings_model, own_prefix=own_prefix)
+            rows.append(dataclasses.replace(row, status=f"error: {exc.message}", settings=settings))
             continue
         problems = instance.settings.problems()
-        configured = "yes" if not problems else "no: " + "; ".join(problems)
-        rows.append(ProviderRow(prefix, dist, version, True, configured, "ok"))
+        capabilities = dataclasses.asdict(instance.capabilities)
+        rows.append(
+            dataclasses.replace(
+                row,
+                configured="yes" if not problems else "no: " + "; ".join(problems),
+                status="ok",
+                capabilities=", ".join(name for name, on in capabilities.items() if on) or "-",
+                settings=setting_rows(
+                    info.settings_model,
+                    own_prefix=own_prefix,
+                    current=instance.settings,
+                    sources=_sources(client, listed.prefix, instance.settings),
+                ),
+            )
+        )
     return rows
 
 
+def _sources(client: Client, prefix: str, settings: ProviderSettings) -> dict[str, str]:
+    origins = client.router.origins
+    return {name: origins.source_of(("providers", prefix, name)) for name in settings.model_fields_set}
+
+
 @click.command("providers")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Import each enabled plugin (and its SDK): show its status (ok, or why it is broken), "
+    "whether it is configured, its capabilities, and every setting of its [providers.<prefix>] table "
+    "with type, default, environment variable and the value in use (secrets masked).",
+)
 @click.pass_obj
-def providers_command(client: Client) -> None:
-    """List installed providers: distribution, version, enabled, configured, status."""
+def providers_command(client: Client, check: bool) -> None:
+    """List installed providers and config instances: plugin, distribution, version, entry point, enabled, config.
+
+    The listing reads package metadata only: it imports no plugin and no provider SDK.
+    """
     from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(width=200)
+    if not check:
+        rows = [dataclasses.astuple(row) for row in provider_rows(client)]
+        console.print(_table(("prefix", "plugin", "distribution", "version", "entry point", "enabled", "config"), rows))
+        console.print(escape(_CHECK_HINT))
+        return
+    checked = check_rows(client)
+    headers = ("prefix", "distribution", "version", "enabled", "configured", "status", "capabilities")
+    console.print(_table(headers, [dataclasses.astuple(row)[: len(headers)] for row in checked]))
+    for row in checked:
+        if row.settings:
+            console.print()
+            console.print(
+                _table(
+                    ("setting", "type", "default", "environment", "value", "description"),
+                    [dataclasses.astuple(setting) for setting in row.settings],
+                    title=f"settings of `{row.prefix}` ([providers.{row.prefix}] in llmplex.toml)",
+                )
+            )
+
+
+def _table(headers: tuple[str, ...], rows: list[tuple[Any, ...]], title: str | None = None) -> Table:
+    """A rich table whose cells are plain text (no markup) and fold rather than get cut."""
+    from rich.markup import escape
     from rich.table import Table
 
-    table = Table("prefix", "distribution", "version", "enabled", "configured", "status")
-    for row in provider_rows(client):
-        table.add_row(
-            row.prefix, row.distribution, row.version, "yes" if row.enabled else "no", row.configured, row.status
-        )
-    Console(width=200).print(table)
+    table = Table(title=escape(title) if title else None, title_justify="left")
+    for header in headers:
+        table.add_column(header, overflow="fold")
+    for row in rows:
+        table.add_row(*(escape(str(cell)) for cell in row))
+    return table

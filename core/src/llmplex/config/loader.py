@@ -94,7 +94,7 @@ def validation_message(
         key = dotted_key(path)
         wanted = expected(problem)
         if problem["type"] == "extra_forbidden":
-            wanted = "no such key (check the spelling; see `llmplex providers` for settings)"
+            wanted = "no such key (check the spelling; `llmplex providers --check` lists every setting)"
         found = "nothing" if problem["type"] == "missing" else _shown(key, found_value)
         wants, _ = problems.setdefault(path, ([], found))
         if wanted not in wants:

@@ -123,13 +123,16 @@ class Config(BaseModel):
         return self
 
     def is_enabled(self, prefix: str) -> str | None:
-        """``None`` when ``prefix`` may be used, else the reason it may not."""
+        """``None`` when ``prefix`` may be used, else the reason it may not (its plugin's being disabled too)."""
         if prefix in self.disabled:
             return f"provider {prefix!r} is disabled (listed in 'disabled' / LLMPLEX_DISABLED)"
         if self.enabled is not None and prefix not in self.enabled:
             return (
                 f"provider {prefix!r} is not in the 'enabled' allow-list / LLMPLEX_ENABLED ({', '.join(self.enabled)})"
             )
+        plugin = self.plugin_of(prefix)
+        if plugin != prefix and plugin in self.disabled:
+            return f"provider {prefix!r} uses plugin {plugin!r}, which is disabled"
         return None
 
     def plugin_of(self, prefix: str) -> str:
