@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, SecretStr
 
 from llmplex.provider import ProviderSettings
-from llmplex.redaction import REDACTED, redact
+from llmplex.redaction import REDACTED, mask_setting
 
 __all__ = ["SettingRow", "setting_rows"]
 
@@ -53,7 +53,7 @@ def setting_rows(
         if current is None:
             value = ""
         elif name in current.model_fields_set:
-            value = _shown(getattr(current, name), secret)
+            value = _shown(name, getattr(current, name), secret)
             source = (sources or {}).get(name)
             value += f" ({source})" if source else ""
         else:
@@ -62,7 +62,7 @@ def setting_rows(
             SettingRow(
                 name=name,
                 type=_toml_type(properties.get(name, {})),
-                default=_shown(default, secret),
+                default=_shown(name, default, secret),
                 environment=", ".join(model.env_vars.get(name, ())) if own_prefix else "-",
                 value=value,
                 description=field.description or "",
@@ -76,21 +76,16 @@ def _is_secret(schema: Mapping[str, Any]) -> bool:
     return any(option.get("format") == "password" for option in [schema, *schema.get("anyOf", [])])
 
 
-def _shown(value: Any, secret: bool) -> str:
-    """A value as TOML would write it; unset is ``-``, a secret ``***``."""
+def _shown(name: str, value: Any, secret: bool) -> str:
+    """A value as TOML would write it; unset is ``-``; a secret, or anything under a secret name or shaped
+    like a key, is ``***``."""
     if value is None:
         return "-"
     if secret or isinstance(value, SecretStr):
         return REDACTED
     if isinstance(value, BaseModel):
         value = value.model_dump(mode="json")
-    if isinstance(value, tuple):
-        value = list(value)
-    try:
-        text = json.dumps(value, default=str, ensure_ascii=False)
-    except ValueError:  # a circular value
-        text = repr(value)
-    text = redact(text)
+    text = json.dumps(mask_setting(name, value), default=str, ensure_ascii=False)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
