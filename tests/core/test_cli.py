@@ -36,7 +36,7 @@ def test_providers_shows_disabled_and_unconfigured(monkeypatch: pytest.MonkeyPat
 
 
 def test_complete_prints_the_answer() -> None:
-    assert invoke("complete", "-m", "mock:echo", "hi") == (0, "hi\n", "")
+    assert invoke("complete", "-m", "mock:echo", "hi") == (0, "hi\n", "[answered by mock:echo]\n")
 
 
 def test_complete_reads_the_prompt_from_stdin() -> None:
@@ -79,7 +79,8 @@ def test_bad_option_syntax_is_a_usage_error() -> None:
 def test_config_file_option(tmp_path: Path) -> None:
     config = tmp_path / "c.toml"
     config.write_text('default_model = "mock:echo"\n')
-    assert invoke("--config", str(config), "complete", "default model") == (0, "default model\n", "")
+    code, out, _ = invoke("--config", str(config), "complete", "default model")
+    assert (code, out) == (0, "default model\n")
 
 
 def test_console_script_runs_as_a_real_process() -> None:

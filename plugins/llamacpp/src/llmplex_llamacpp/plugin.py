@@ -20,7 +20,7 @@ from llmplex.provider import Capabilities, ProviderInfo
 from llmplex.types import Request, Response, StreamEvent, StreamState
 from llmplex_llamacpp.errors import LocalModelError
 from llmplex_llamacpp.local_clients import LocalClients
-from llmplex_llamacpp.model_files import DEFAULT_MODEL
+from llmplex_llamacpp.model_files import DEFAULT_MODEL, model_label
 from llmplex_llamacpp.settings import LlamaCppSettings
 
 
@@ -76,14 +76,18 @@ llmplex_astream = llmplex_acall
 
 @hookimpl
 def llmplex_parse(raw: Any, request: Request) -> Response:
-    """A ``ChatCompletion`` as a core Response."""
-    return chat.parse_chat_response(raw, request)
+    """A ``ChatCompletion`` as a core Response, named by the model's short name, not the server's file path."""
+    return chat.parse_chat_response(raw, request).model_copy(update={"model": model_label(request.model)})
 
 
 @hookimpl
 def llmplex_parse_event(raw_event: Any, state: StreamState) -> list[StreamEvent]:
-    """One ``ChatCompletionChunk`` as core stream events."""
-    return chat.parse_chat_event(raw_event, state)
+    """One ``ChatCompletionChunk`` as core stream events (short model name too)."""
+    label = model_label(state.request.model)
+    return [
+        event.model_copy(update={"model": label}) if event.model else event
+        for event in chat.parse_chat_event(raw_event, state)
+    ]
 
 
 @hookimpl
