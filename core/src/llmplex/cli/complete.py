@@ -66,17 +66,17 @@ def complete_command(
         response = client.complete(model, prompt, **kwargs)
         click.echo(response.model_dump_json(indent=2))
         return
-    response = None
+    answer: Response | None = None
     for event in client.stream(model, prompt, **kwargs):
         if event.type == "text":
             click.echo(event.text, nl=False)
         elif event.type == "response" and event.response is not None:
-            response = event.response
-            for call in response.tool_calls:
+            answer = event.response
+            for call in answer.tool_calls:
                 click.echo(f"\n[tool call] {call.name}({call.arguments})", nl=False)
     click.echo()
-    if response is not None:
-        _label(response, max_tokens=options.get("max_tokens"))
+    if answer is not None:
+        _label(answer, max_tokens=options.get("max_tokens"))
 
 
 def _label(response: Response, max_tokens: Any) -> None:
