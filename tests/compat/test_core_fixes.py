@@ -142,3 +142,90 @@ def test_fix_gemini_default_model_reaches_the_wire(gemini_env: pytest.MonkeyPatc
 def test_fix_every_bare_prefix_has_a_default_model(client: llmplex.Client) -> None:
     """The rule is core's: ``mock:`` alone is the mock's declared default (``echo``)."""
     assert client.complete("mock:", "just the prefix").model == "echo"
+
+
+# -- tools as provider declarations: llmplex.tool_declarations ----------------------------------------------------
+
+ADD_TASK = {
+    "name": "add_task",
+    "description": "Create a new task.",
+    "parameters": {
+        "type": "object",
+        "properties": {"description": {"type": "string", "description": "Task description"}},
+        "required": ["description"],
+    },
+}
+
+
+def _wire_tools(payload: dict[str, object], prefix: str) -> object:
+    if prefix == "gemini":
+        return payload["config"]["tools"][0]["function_declarations"]  # type: ignore[index]
+    return payload["tools"]
+
+
+@pytest.fixture
+def keyed(monkeypatch: pytest.MonkeyPatch) -> llmplex.Client:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-4f9a8b7c6d5e4f3a2b1c")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-4f9a8b7c6d5e4f3a")
+    monkeypatch.setenv("GEMINI_API_KEY", "AIzaSyTESTKEY_0123456789abcdefghij")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    return llmplex.Client(providers={"local": {"plugin": "openai", "base_url": "http://127.0.0.1:9/v1"}})
+
+
+@pytest.mark.parametrize("prefix", ["openai", "local", "anthropic", "gemini", "litellm", "llamacpp", "mock"])
+def test_fix_tool_declarations_are_what_the_provider_sends(keyed: llmplex.Client, prefix: str) -> None:
+    """``tool_declarations(tools, provider)`` gives exactly the per-tool shape the plugin puts on the wire."""
+    declared = keyed.tool_declarations([ADD_TASK], prefix)
+    provider = keyed.router.instance(prefix)
+    request = llmplex.Request(
+        model="m", messages=(llmplex.Message.user("hi"),), tools=(llmplex.Tool.model_validate(ADD_TASK),)
+    )
+    payload = provider.hooks.format(request=request, settings=provider.settings)
+    assert declared == _wire_tools(payload, prefix)
+    assert "add_task" in repr(declared)
+
+
+def test_fix_tool_declarations_shapes_differ_per_provider(keyed: llmplex.Client) -> None:
+    """The documented shapes: Responses flat, Chat Completions nested, Anthropic input_schema, Gemini declarations."""
+    (responses,) = keyed.tool_declarations([ADD_TASK], "openai")
+    (chat,) = keyed.tool_declarations([ADD_TASK], "local:any-model")
+    (anthropic,) = keyed.tool_declarations([ADD_TASK], "anthropic")
+    (gemini,) = keyed.tool_declarations([ADD_TASK], "gemini")
+    assert responses["type"] == "function" and responses["name"] == "add_task"
+    assert chat == {"type": "function", "function": {**ADD_TASK}}
+    assert anthropic["input_schema"] == ADD_TASK["parameters"] and anthropic["name"] == "add_task"
+    assert gemini == {
+        "name": "add_task",
+        "description": ADD_TASK["description"],
+        "parameters_json_schema": ADD_TASK["parameters"],
+    }
+
+
+def test_fix_tool_declarations_take_functions_and_use_the_default_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The module-level function works on the default client and takes typed functions like ``complete``."""
+
+    def complete_task(task_id: str) -> str:
+        """Mark a task as completed."""
+        return task_id
+
+    (declared,) = llmplex.tool_declarations([complete_task], provider="mock")
+    assert declared["name"] == "complete_task"
+    assert declared["parameters"]["required"] == ["task_id"]
+
+
+@pytest.mark.parametrize(
+    ("provider", "problem"),
+    [("claude-code", "does not support tools"), ("nowhere", "unknown provider"), ("", "prefix")],
+)
+def test_fix_tool_declarations_for_a_provider_without_them_is_a_typed_error(
+    client: llmplex.Client, provider: str, problem: str
+) -> None:
+    """A provider without tools, an unknown one or an empty name: LLMConfigurationError saying which."""
+    with pytest.raises(llmplex.LLMConfigurationError, match=problem):
+        client.tool_declarations([ADD_TASK], provider)
+
+
+def test_fix_tool_declarations_reject_an_invalid_tool(client: llmplex.Client) -> None:
+    """An invalid tool is refused as in ``complete``: typed, naming the tool."""
+    with pytest.raises(llmplex.LLMConfigurationError, match="tools\\[0\\]"):
+        client.tool_declarations([{"name": "bad name!", "parameters": {}}], "mock")

@@ -18,7 +18,7 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
     ("empty model string", {"model": ""}, r"model must be a non-empty string like 'openai:gpt-4o-mini', got ''"),
     ("blank model string", {"model": "   "}, "model must be a non-empty string"),
     ("model that is not a string", {"model": 42}, "model must be a non-empty string.*got 42"),
-    ("provider with no model", {"model": "mock:"}, r"model 'mock:' must be 'provider:model' with both parts"),
+    ("prefix without default model", {"model": "good:"}, r"'good:' names only the provider, and 'good' has no default"),
     ("model with no provider", {"model": ":gpt-4o"}, r"model ':gpt-4o' must be 'provider:model' with both parts"),
     ("unknown provider", {"model": "nosuch:model"}, r"unknown provider 'nosuch'; installed providers: .*mock"),
     ("unknown option", {"temprature": 0.2}, r"unknown option 'temprature'; valid options: temperature, max_tokens"),

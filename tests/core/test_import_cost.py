@@ -58,6 +58,8 @@ def test_the_three_name_lists_of_the_package_agree() -> None:
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("llmplex")
         for alias in node.names
     }
-    functions = {"acomplete", "astream", "complete", "default_client", "stream"}
+    defined = (ast.FunctionDef, ast.AsyncFunctionDef)
+    functions = {n.name for n in tree.body if isinstance(n, defined) and not n.name.startswith("_")}
+    assert functions >= {"acomplete", "astream", "complete", "default_client", "stream", "tool_declarations"}
     assert set(llmplex.__all__) == set(llmplex._LAZY) | functions
     assert {(name, module) for name, module in typed if name in llmplex._LAZY} == set(llmplex._LAZY.items())

@@ -14,7 +14,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator
+    from collections.abc import AsyncIterator, Iterator, Sequence
     from typing import Unpack
 
     from llmplex.batching import (
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     )
     from llmplex.engine.request_builder import (
         PromptInput,
+        ToolInput,
     )
     from llmplex.errors import (
         LLMAPIError,
@@ -226,6 +227,7 @@ __all__ = [
     "default_client",
     "hookimpl",
     "stream",
+    "tool_declarations",
 ]
 
 _default: Client | None = None
@@ -275,3 +277,9 @@ def stream(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -
 def astream(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> AsyncIterator[StreamEvent]:
     """Async :func:`stream`."""
     return default_client().astream(model, prompt, **kwargs)
+
+
+def tool_declarations(tools: Sequence[ToolInput], provider: str) -> list[dict[str, Any]]:
+    """``tools`` in ``provider``'s wire shape (``provider="openai"|"anthropic"|"gemini"|...``); see
+    :meth:`Client.tool_declarations`."""
+    return default_client().tool_declarations(tools, provider)

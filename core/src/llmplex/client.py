@@ -11,14 +11,14 @@ from llmplex.config.loader import load_config
 from llmplex.config.schema import Config
 from llmplex.engine.call_args import CallArgs
 from llmplex.engine.fallback import Call, CallPlanner
-from llmplex.engine.request_builder import PromptInput, build_request
+from llmplex.engine.request_builder import PromptInput, ToolInput, build_request, build_tools
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMConfigurationError
 from llmplex.plugins.host import PluginHost
 from llmplex.reliability.budget import Budget, BudgetTracker
 from llmplex.reliability.clock import Clock
 from llmplex.reliability.deadline import Deadline
-from llmplex.routing import Route, Router
+from llmplex.routing import ProviderInstance, Route, Router
 from llmplex.types import OutputSchema, Request, Response, StreamEvent
 
 if TYPE_CHECKING:
@@ -86,6 +86,36 @@ class Client:
     def provider_client(self, prefix: str, asynchronous: bool = False) -> Any:
         """The SDK client (or the mock backend) a provider instance uses."""
         return self.router.instance(prefix).client(asynchronous)
+
+    def tool_declarations(self, tools: Sequence[ToolInput], provider: str) -> list[dict[str, Any]]:
+        """``tools`` declared in ``provider``'s own wire shape, one dict per tool, in order.
+
+        ``tools`` are what ``complete(tools=...)`` takes (``Tool`` objects,
+        ``{"name", "description", "parameters"}`` dicts, typed functions);
+        ``provider`` is a prefix (``"openai"``, ``"gemini"``, a config instance)
+        or a model string. The shape is the one the provider instance sends: an
+        ``openai`` instance speaking Chat Completions nests ``function``, one on
+        the Responses API does not.
+        """
+        instance = self._provider(provider)
+        built = build_tools(tools)
+        if not instance.capabilities.tools:
+            raise LLMConfigurationError(f"provider {instance.name!r} does not support tools, so it has no declarations")
+        if not instance.hooks.implements("tool_declarations"):
+            raise LLMConfigurationError(
+                f"provider {instance.name!r} (plugin {instance.plugin.entry.name!r}) does not implement "
+                "llmplex_tool_declarations; upgrade the plugin or build its tool declarations yourself"
+            )
+        declared = instance.hooks.tool_declarations(tools=built, settings=instance.settings)
+        return [dict(d) for d in declared]
+
+    def _provider(self, provider: str) -> ProviderInstance:
+        """The provider instance of a prefix, an alias or a model string."""
+        if not isinstance(provider, str) or not provider.strip():
+            raise LLMConfigurationError(f"provider must be a prefix such as 'openai', got {provider!r}")
+        if ":" in provider or provider in self.config.aliases:
+            return self.route(provider).provider
+        return self.router.instance(provider)
 
     def _deadline(self, timeout: float | None, deadline: Deadline | None) -> Deadline | None:
         if deadline is not None:

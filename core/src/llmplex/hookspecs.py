@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from llmplex.errors import LLMError
     from llmplex.events import Event
     from llmplex.provider import ProviderInfo, ProviderSettings
-    from llmplex.types import Request, Response, StreamEvent, StreamState
+    from llmplex.types import Request, Response, StreamEvent, StreamState, Tool
 
 PROJECT_NAME = "llmplex"
 
@@ -106,6 +106,17 @@ def llmplex_classify_error(error: BaseException, settings: ProviderSettings) -> 
 
     Return ``None`` for exceptions you do not recognise; core's fallback
     classifier (``trylast``) handles those.
+    """
+
+
+@hookspec(firstresult=True)
+def llmplex_tool_declarations(tools: Sequence[Tool], settings: ProviderSettings) -> list[dict[str, Any]]:
+    """Declare ``tools`` the way this provider's requests carry them: one plain dict per tool, in order.
+
+    Behind :func:`llmplex.tool_declarations`, for code that builds its own
+    provider requests. Return exactly what ``llmplex_format`` puts on the wire
+    for each tool (call the same function). Only a provider whose capabilities
+    include tools is asked.
     """
 
 

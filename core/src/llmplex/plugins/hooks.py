@@ -21,6 +21,7 @@ PIPELINE_HOOKS = (
     "llmplex_parse_event",
     "llmplex_classify_error",
     "llmplex_delete_response",
+    "llmplex_tool_declarations",
 )
 
 
@@ -37,6 +38,7 @@ class ProviderHooks:
     parse_event: Any
     classify_error: Any
     delete_response: Any
+    tool_declarations: Any
     implemented: frozenset[str]
 
     def implements(self, hook: str) -> bool:

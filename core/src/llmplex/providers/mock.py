@@ -29,7 +29,7 @@ from pydantic import SecretStr
 
 from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo, ProviderSettings
-from llmplex.types import Request, Response, StreamEvent, StreamState, ToolCall, Usage
+from llmplex.types import Request, Response, StreamEvent, StreamState, Tool, ToolCall, Usage
 
 __all__ = ["MockBackend", "MockSettings"]
 
@@ -173,13 +173,19 @@ def llmplex_format(request: Request) -> dict[str, Any]:
     return {
         "model": request.model,
         "messages": [m.model_dump(exclude_defaults=True) for m in request.messages],
-        "tools": [t.model_dump() for t in request.tools],
+        "tools": llmplex_tool_declarations(request.tools),
         "tool_choice": request.tool_choice,
         "output": request.output.model_dump() if request.output else None,
         "options": request.config.set_options(),
         "provider_options": request.provider_options,
         "previous_response_id": request.previous_response_id,
     }
+
+
+@hookimpl
+def llmplex_tool_declarations(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    """Each tool as its plain data: name, description, parameters."""
+    return [tool.model_dump() for tool in tools]
 
 
 @hookimpl

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
 import anthropic
@@ -10,10 +10,10 @@ import anthropic
 from llmplex.errors import LLMError
 from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo
-from llmplex.types import Request, Response, StreamEvent, StreamState
+from llmplex.types import Request, Response, StreamEvent, StreamState, Tool
 from llmplex_anthropic.clients import create_async_client, create_client
 from llmplex_anthropic.errors import classify_error
-from llmplex_anthropic.request import format_request
+from llmplex_anthropic.request import format_request, tool_declaration
 from llmplex_anthropic.response import parse_message
 from llmplex_anthropic.settings import AnthropicSettings
 from llmplex_anthropic.streaming import parse_stream_event
@@ -102,6 +102,12 @@ def llmplex_parse(raw: Any, request: Request) -> Response:
 def llmplex_parse_event(raw_event: Any, state: StreamState) -> list[StreamEvent]:
     """Core stream events for one raw SDK stream event."""
     return parse_stream_event(raw_event, state)
+
+
+@hookimpl
+def llmplex_tool_declarations(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    """Each tool as the Messages API declares it (``input_schema``)."""
+    return [tool_declaration(tool) for tool in tools]
 
 
 @hookimpl

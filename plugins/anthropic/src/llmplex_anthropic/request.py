@@ -10,7 +10,7 @@ from llmplex.errors import LLMConfigurationError
 from llmplex.types import Message, OutputSchema, Request, Tool
 from llmplex_anthropic.settings import AnthropicSettings
 
-__all__ = ["format_request", "uses_native_output"]
+__all__ = ["format_request", "tool_declaration", "uses_native_output"]
 
 _NO_NATIVE_OUTPUT = re.compile(r"^claude-(instant|2|3)|^claude-(sonnet|opus)-4(-[01])?(-\d{8})?$")
 """Models released before ``output_config.format``: structured output goes through a forced tool."""
@@ -127,7 +127,8 @@ def _arguments(arguments: str, index: int) -> dict[str, Any]:
 # -- tools and structured output ------------------------------------------------------
 
 
-def _tool(tool: Tool) -> dict[str, Any]:
+def tool_declaration(tool: Tool) -> dict[str, Any]:
+    """One tool as this API's request declares it."""
     declared: dict[str, Any] = {"name": tool.name, "input_schema": {"type": "object", **tool.parameters}}
     if tool.description:
         declared["description"] = tool.description
@@ -159,7 +160,7 @@ def _output_tool(output: OutputSchema, tools: tuple[Tool, ...]) -> dict[str, Any
 
 def _tools(request: Request, settings: AnthropicSettings) -> dict[str, Any]:
     wire: dict[str, Any] = {}
-    tools = [_tool(t) for t in request.tools]
+    tools = [tool_declaration(t) for t in request.tools]
     if request.tool_choice is not None:
         wire["tool_choice"] = _tool_choice(request.tool_choice, request.tools)
     output = request.output

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
 from google import genai
@@ -10,10 +10,10 @@ from google import genai
 from llmplex.errors import LLMError
 from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo
-from llmplex.types import Request, Response, StreamEvent, StreamState
+from llmplex.types import Request, Response, StreamEvent, StreamState, Tool
 from llmplex_gemini.clients import create_async_client, create_client, timeout_millis
 from llmplex_gemini.errors import classify_error
-from llmplex_gemini.request import format_request
+from llmplex_gemini.request import format_request, tool_declaration
 from llmplex_gemini.response import parse_response
 from llmplex_gemini.settings import GeminiSettings
 from llmplex_gemini.streaming import parse_chunk
@@ -90,6 +90,12 @@ def llmplex_parse(raw: Any, request: Request) -> Response:
 def llmplex_parse_event(raw_event: Any, state: StreamState) -> list[StreamEvent]:
     """Core stream events for one streamed chunk."""
     return parse_chunk(raw_event, state)
+
+
+@hookimpl
+def llmplex_tool_declarations(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    """Each tool as a ``FunctionDeclaration``, the items of ``tools[0].function_declarations``."""
+    return [tool_declaration(tool) for tool in tools]
 
 
 @hookimpl

@@ -15,7 +15,7 @@ from llmplex.errors import LLMConfigurationError
 from llmplex.types import Message, OutputSchema, Request, Tool
 from llmplex_gemini.settings import GeminiSettings
 
-__all__ = ["SKIP_SIGNATURE", "format_request"]
+__all__ = ["SKIP_SIGNATURE", "format_request", "tool_declaration"]
 
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 """Google's documented stand-in for a thought signature the conversation no longer has.
@@ -137,12 +137,15 @@ def _result(content: str) -> dict[str, Any]:
 # -- tools and structured output ------------------------------------------------------
 
 
+def tool_declaration(tool: Tool) -> dict[str, Any]:
+    """One tool as a ``FunctionDeclaration`` (the SDK's field names)."""
+    return {"name": tool.name, "description": tool.description, "parameters_json_schema": tool.parameters}
+
+
 def _tools(tools: tuple[Tool, ...], choice: str | None) -> dict[str, Any]:
     config: dict[str, Any] = {}
     if tools:
-        declarations = [
-            {"name": t.name, "description": t.description, "parameters_json_schema": t.parameters} for t in tools
-        ]
+        declarations = [tool_declaration(t) for t in tools]
         config["tools"] = [{"function_declarations": declarations}]
     if choice is not None:
         config["tool_config"] = {"function_calling_config": _calling_config(choice, tools)}

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from llmplex.errors import LLMConfigurationError
-from llmplex.types import Message, Request
+from llmplex.types import Message, Request, Tool
 from llmplex_litellm.settings import RESERVED_KWARGS
 
-__all__ = ["format_request"]
+__all__ = ["format_request", "tool_declaration"]
 
 
 def _message(message: Message) -> dict[str, Any]:
@@ -25,6 +25,14 @@ def _message(message: Message) -> dict[str, Any]:
     elif message.content is None:
         out["content"] = ""
     return out
+
+
+def tool_declaration(tool: Tool) -> dict[str, Any]:
+    """One tool in the OpenAI Chat Completions shape LiteLLM takes for every provider."""
+    return {
+        "type": "function",
+        "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+    }
 
 
 def _tool_choice(choice: str) -> Any:
@@ -47,10 +55,7 @@ def format_request(request: Request) -> dict[str, Any]:
         options["stop"] = list(options["stop"])
     payload.update(options)
     if request.tools:
-        payload["tools"] = [
-            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
-            for t in request.tools
-        ]
+        payload["tools"] = [tool_declaration(t) for t in request.tools]
     if request.tool_choice is not None:
         payload["tool_choice"] = _tool_choice(request.tool_choice)
     if request.output is not None:

@@ -10,15 +10,15 @@ Another instance is one config table away, e.g. an OpenAI-compatible server::
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
 from llmplex.errors import LLMError
 from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo
-from llmplex.types import Request, Response, StreamEvent, StreamState
+from llmplex.types import Request, Response, StreamEvent, StreamState, Tool
 from llmplex_litellm.errors import classify_error
-from llmplex_litellm.format import format_request
+from llmplex_litellm.format import format_request, tool_declaration
 from llmplex_litellm.parse import parse_chunk, parse_response
 from llmplex_litellm.sdk import LiteLLMClient, create_client
 from llmplex_litellm.settings import LiteLLMSettings
@@ -81,6 +81,12 @@ def llmplex_parse(raw: Any, request: Request) -> Response:
 def llmplex_parse_event(raw_event: Any, state: StreamState) -> list[StreamEvent]:
     """One ``ModelResponseStream`` chunk as core stream events."""
     return parse_chunk(raw_event, state)
+
+
+@hookimpl
+def llmplex_tool_declarations(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    """Each tool in the Chat Completions shape LiteLLM translates for its providers."""
+    return [tool_declaration(tool) for tool in tools]
 
 
 @hookimpl

@@ -7,7 +7,7 @@ translation is the OpenAI plugin's, reused, not repeated.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from llmplex_openai import chat, transport
@@ -17,7 +17,7 @@ from llmplex_openai.errors import classify_error
 from llmplex.errors import LLMConfigurationError, LLMError
 from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo
-from llmplex.types import Request, Response, StreamEvent, StreamState
+from llmplex.types import Request, Response, StreamEvent, StreamState, Tool
 from llmplex_llamacpp.errors import LocalModelError
 from llmplex_llamacpp.local_clients import LocalClients
 from llmplex_llamacpp.model_files import DEFAULT_MODEL, model_label
@@ -88,6 +88,12 @@ def llmplex_parse_event(raw_event: Any, state: StreamState) -> list[StreamEvent]
         event.model_copy(update={"model": label}) if event.model else event
         for event in chat.parse_chat_event(raw_event, state)
     ]
+
+
+@hookimpl
+def llmplex_tool_declarations(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    """Each tool as Chat Completions declares it."""
+    return [chat.tool_declaration(tool) for tool in tools]
 
 
 @hookimpl

@@ -16,7 +16,7 @@ from llmplex_openai.outcomes import raise_for_outcome
 from llmplex_openai.schema import strict_json_schema
 from llmplex_openai.usage import core_usage
 
-__all__ = ["format_chat_request", "parse_chat_event", "parse_chat_response"]
+__all__ = ["format_chat_request", "parse_chat_event", "parse_chat_response", "tool_declaration"]
 
 _FINISH: dict[str | None, FinishReason] = {
     "stop": "stop",
@@ -41,7 +41,7 @@ def format_chat_request(request: Request, *, max_tokens_key: str = "max_completi
         "messages": [_message(m, i) for i, m in enumerate(request.messages)],
     }
     if request.tools:
-        payload["tools"] = [_tool(t) for t in request.tools]
+        payload["tools"] = [tool_declaration(t) for t in request.tools]
     if request.tool_choice is not None:
         payload["tool_choice"] = _tool_choice(request.tool_choice)
     if request.output is not None:
@@ -87,7 +87,8 @@ def _message(message: Message, index: int) -> dict[str, Any]:
     return {"role": message.role, "content": message.content or ""}
 
 
-def _tool(tool: Tool) -> dict[str, Any]:
+def tool_declaration(tool: Tool) -> dict[str, Any]:
+    """One tool as this API's request declares it."""
     function: dict[str, Any] = {"name": tool.name, "parameters": tool.parameters}
     if tool.description:
         function["description"] = tool.description

@@ -15,6 +15,7 @@ Reusable pieces, stable names, for plugins that talk to OpenAI-compatible server
 - :func:`llmplex_openai.chat.format_chat_request` ``(request, *, max_tokens_key=...) -> dict``
 - :func:`llmplex_openai.chat.parse_chat_response` ``(raw: ChatCompletion, request) -> Response``
 - :func:`llmplex_openai.chat.parse_chat_event` ``(chunk: ChatCompletionChunk, state) -> list[StreamEvent]``
+- :func:`llmplex_openai.chat.tool_declaration` ``(tool) -> dict`` (and ``responses.tool_declaration``)
 - :func:`llmplex_openai.errors.classify_error` ``(error) -> LLMError | None``
 - :func:`llmplex_openai.transport.send_chat` / ``asend_chat`` ``(client, payload, timeout)``
   (a ``ChatCompletion``, or the chunk stream when ``payload["stream"]``)
@@ -25,7 +26,7 @@ Reusable pieces, stable names, for plugins that talk to OpenAI-compatible server
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import openai
@@ -34,7 +35,7 @@ from openai import AsyncOpenAI, OpenAI
 from llmplex.errors import LLMConfigurationError, LLMError
 from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo
-from llmplex.types import Request, Response, StreamEvent, StreamState
+from llmplex.types import Request, Response, StreamEvent, StreamState, Tool
 from llmplex_openai import chat, responses, transport
 from llmplex_openai.clients import create_async_client, create_client, request_timeout
 from llmplex_openai.errors import classify_error
@@ -114,6 +115,13 @@ def llmplex_parse_event(raw_event: Any, state: StreamState) -> list[StreamEvent]
     if isinstance(raw_event, openai.types.chat.ChatCompletionChunk):
         return chat.parse_chat_event(raw_event, state)
     return responses.parse_responses_event(raw_event, state)
+
+
+@hookimpl
+def llmplex_tool_declarations(tools: Sequence[Tool], settings: OpenAISettings) -> list[dict[str, Any]]:
+    """Each tool as the API this instance speaks declares it."""
+    declare = chat.tool_declaration if settings.effective_api == "chat" else responses.tool_declaration
+    return [declare(tool) for tool in tools]
 
 
 @hookimpl

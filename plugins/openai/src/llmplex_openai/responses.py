@@ -17,7 +17,7 @@ from llmplex_openai.outcomes import raise_for_outcome
 from llmplex_openai.schema import strict_json_schema
 from llmplex_openai.usage import core_usage
 
-__all__ = ["format_responses_request", "parse_responses_event", "parse_responses_response"]
+__all__ = ["format_responses_request", "parse_responses_event", "parse_responses_response", "tool_declaration"]
 
 UNSUPPORTED_OPTIONS = ("seed", "stop", "presence_penalty", "frequency_penalty")
 _INCOMPLETE: dict[str | None, FinishReason] = {"max_output_tokens": "length", "content_filter": "content_filter"}
@@ -41,7 +41,7 @@ def format_responses_request(request: Request) -> dict[str, Any]:
         )
     payload: dict[str, Any] = {"model": request.model, "input": _input(request.messages)}
     if request.tools:
-        payload["tools"] = [_tool(t) for t in request.tools]
+        payload["tools"] = [tool_declaration(t) for t in request.tools]
     if request.tool_choice is not None:
         payload["tool_choice"] = _tool_choice(request.tool_choice)
     if request.output is not None:
@@ -85,7 +85,8 @@ def _input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     return items
 
 
-def _tool(tool: Tool) -> dict[str, Any]:
+def tool_declaration(tool: Tool) -> dict[str, Any]:
+    """One tool as this API's request declares it."""
     spec: dict[str, Any] = {"type": "function", "name": tool.name, "parameters": tool.parameters, "strict": False}
     if tool.description:
         spec["description"] = tool.description
