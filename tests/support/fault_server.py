@@ -1,6 +1,7 @@
 """A local HTTP server speaking the OpenAI wire format that fails on demand.
 
-``POST /v1/chat/completions`` and ``POST /v1/responses`` answer from a script:
+``POST /v1/chat/completions`` and ``POST /v1/responses`` answer from a script
+(``DELETE /v1/responses/{id}`` always succeeds):
 queued faults are consumed in order; when the queue is empty a seeded random
 draw fails a fraction of requests; otherwise the default reply is sent. Every
 request is recorded (path, headers, JSON body, the fault applied) so tests can
@@ -34,7 +35,7 @@ from typing import Any
 
 from tests.contract import fixtures_openai as fx
 from tests.support.faults import MALFORMED_EVENT, MALFORMED_JSON, Fault
-from tests.support.openai_wire import ENDPOINTS, encode, success_body, success_events
+from tests.support.openai_wire import ENDPOINTS, RESPONSES_PATH, encode, success_body, success_events
 
 __all__ = ["Fault", "FaultServer", "RecordedRequest"]
 
@@ -236,6 +237,17 @@ class _Handler(BaseHTTPRequestHandler):
         fault = self.server.owner._next_fault("POST", self.path, headers, body, forced=unknown)
         request = body if isinstance(body, dict) else {}
         getattr(self, f"_reply_{fault.kind}")(fault, request)
+
+    def do_DELETE(self) -> None:
+        """``DELETE /v1/responses/{id}`` (a stored response) succeeds, is recorded, and consumes no queued fault."""
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        response_id = self.path.removeprefix(RESPONSES_PATH + "/")
+        if response_id == self.path or not response_id or "/" in response_id:
+            reply = Fault.json(404, fx.error_body(f"Unknown request URL: DELETE {self.path}.", "invalid_request_error"))
+        else:
+            reply = Fault.json(200, {"id": response_id, "object": "response", "deleted": True})
+        fault = self.server.owner._next_fault("DELETE", self.path, headers, None, forced=reply)
+        self._reply_json(fault, {})
 
     # --- replies, one per Fault.kind --------------------------------------------------
 

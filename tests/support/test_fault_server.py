@@ -310,6 +310,17 @@ def test_unknown_path_is_404_and_keeps_the_queue(fault_server: FaultServer) -> N
     assert fault_server.request_count == 1
 
 
+def test_deleting_a_stored_response_succeeds_and_keeps_the_queue(fault_server: FaultServer, sdk: OpenAI) -> None:
+    fault_server.enqueue(Fault.quota())
+    sdk.responses.delete("resp_123")  # raises unless the server answers 2xx
+    assert httpx.delete(f"{fault_server.url}/responses").status_code == 404
+    assert [(r.method, r.path) for r in fault_server.requests] == [
+        ("DELETE", "/v1/responses/resp_123"),
+        ("DELETE", "/v1/responses"),
+    ]
+    assert fault_server.pending == 1
+
+
 def _statuses(server: FaultServer, count: int) -> list[int]:
     with httpx.Client(base_url=server.url) as client:
         return [client.post("/chat/completions", json={"model": "m"}).status_code for _ in range(count)]

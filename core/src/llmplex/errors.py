@@ -208,6 +208,11 @@ class LLMRefusalError(LLMError):
         super().__init__(message, **kwargs)
         self.refusal = refusal
 
+    @property
+    def refusal_message(self) -> str | None:
+        """``refusal`` under util_llm's name for it."""
+        return self.refusal
+
 
 class LLMIncompleteError(LLMError):
     """The answer was cut short; ``reason`` says why and ``partial_text`` keeps what came."""

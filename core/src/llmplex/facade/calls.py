@@ -68,21 +68,21 @@ def checked_depth(value: Any, name: str) -> int:
 class EntityCalls(ABC):
     """Structured answers per entity; subclasses say how one request is sent (:meth:`_ask`).
 
-    ``entities`` are plain dicts, mutated in place under ``entity[state_key]``:
+    ``entities`` are plain dicts (or an index of them), mutated in place under ``entity[state_key]``:
     ``usage`` totals and each chain's response ids (``<chain>_chain``).
     ``concurrency`` bounds the requests in flight (``None``: no bound).
     """
 
     def __init__(
         self,
-        entities: Iterable[dict[str, Any]],
+        entities: Iterable[dict[str, Any]] | EntityIndex,
         default_depth: int,
         *,
         id_of: Callable[[dict[str, Any]], Any] | None,
         concurrency: int | None,
         state_key: str,
     ) -> None:
-        self.entities = EntityIndex(entities, id_of or default_id_of)
+        self.entities = entities if isinstance(entities, EntityIndex) else EntityIndex(entities, id_of or default_id_of)
         self.default_depth = checked_depth(default_depth, "default_depth")
         self.concurrency = None if concurrency is None else checked_concurrency(concurrency)
         self.state_key = state_key

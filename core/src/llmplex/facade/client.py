@@ -13,18 +13,17 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-import pydantic_core
-
 from llmplex.errors import LLMConfigurationError
 from llmplex.facade.calls import EntityCalls, RateLimitWarning
 from llmplex.facade.entities import STATE_KEY
-from llmplex.facade.request import LLMRequest
+from llmplex.facade.request import LLMRequest, input_text
 
 if TYPE_CHECKING:
     from llmplex.plugins.host import PluginHost
+    from llmplex.routing import Route
     from llmplex.types import Response
 
-__all__ = ["LLMClient", "RateLimitWarning"]
+__all__ = ["LLMClient", "RateLimitWarning", "delete_response"]
 
 logger = logging.getLogger("llmplex")
 
@@ -67,7 +66,7 @@ class LLMClient(EntityCalls):
     async def _ask(self, request: LLMRequest, previous_response_id: str | None) -> Response:
         return await self.client.acomplete(
             self.model,
-            _as_text(request.input_data),
+            input_text(request.input_data),
             system=request.instructions,
             output=request.schema,
             previous_response_id=previous_response_id,
@@ -88,26 +87,24 @@ class LLMClient(EntityCalls):
             )
 
     async def _delete(self, response_id: str) -> None:
-        """Delete an evicted response at the provider, when it supports deletion (failures are only logged)."""
-        provider = self.route.provider
-        if not provider.capabilities.delete_response:
-            return
-        try:
-            deleted = await asyncio.to_thread(
-                provider.hooks.delete_response,
-                response_id=response_id,
-                settings=provider.settings,
-                client=provider.client(False),
-            )
-            if inspect.isawaitable(deleted):
-                await deleted
-        except Exception as exc:
-            logger.warning(
-                "could not delete response %s at %s: %s: %s", response_id, provider.name, type(exc).__name__, exc
-            )
+        await delete_response(self.route, response_id)
 
 
-def _as_text(input_data: Any) -> str:
-    if isinstance(input_data, str):
-        return input_data
-    return pydantic_core.to_json(input_data, indent=2, fallback=str).decode()
+async def delete_response(route: Route, response_id: str) -> None:
+    """Delete a stored response at ``route``'s provider, when it supports deletion (failures are only logged)."""
+    provider = route.provider
+    if not provider.capabilities.delete_response:
+        return
+    try:
+        deleted = await asyncio.to_thread(
+            provider.hooks.delete_response,
+            response_id=response_id,
+            settings=provider.settings,
+            client=provider.client(False),
+        )
+        if inspect.isawaitable(deleted):
+            await deleted
+    except Exception as exc:
+        logger.warning(
+            "could not delete response %s at %s: %s: %s", response_id, provider.name, type(exc).__name__, exc
+        )

@@ -68,8 +68,9 @@ def split_entity_key(entity_key: str) -> tuple[str | None, str]:
 STATE_KEY = "_llm"
 
 
-def _bookkeeping(entity: dict[str, Any], key: str) -> dict[str, Any]:
-    data = entity.setdefault(key, {})
+def _bookkeeping(entity: dict[str, Any], key: str, create: bool = True) -> dict[str, Any]:
+    """``entity[key]``, created empty when missing (unless only reading: ``create=False``)."""
+    data = entity.setdefault(key, {}) if create else entity.get(key, {})
     if not isinstance(data, dict):
         raise LLMConfigurationError(
             f"entity[{key!r}] must be a dict (llmplex keeps its records there), got {data!r:.60}"
@@ -87,8 +88,8 @@ def _chain_ids(data: dict[str, Any], chain: str, key: str) -> list[Any]:
 
 
 def previous_response(entity: dict[str, Any], chain: str, key: str) -> str | None:
-    """The last response id of ``chain`` on ``entity``."""
-    ids = _chain_ids(_bookkeeping(entity, key), chain, key)
+    """The last response id of ``chain`` on ``entity`` (reading changes nothing)."""
+    ids = _chain_ids(_bookkeeping(entity, key, create=False), chain, key)
     return str(ids[-1]) if ids else None
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LLMRequest"]
+import pydantic_core
+
+__all__ = ["LLMRequest", "input_text"]
 
 
 @dataclass(frozen=True)
@@ -22,3 +24,10 @@ class LLMRequest:
     schema: Any
     entity_key: str | None = None
     depth_override: int | None = None
+
+
+def input_text(input_data: Any) -> str:
+    """A request's ``input_data`` as the user message: a string as it is, anything else as indented JSON."""
+    if isinstance(input_data, str):
+        return input_data
+    return pydantic_core.to_json(input_data, indent=2, fallback=str).decode()

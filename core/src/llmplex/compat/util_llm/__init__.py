@@ -1,0 +1,45 @@
+"""util_llm's LLM client (``src/utils/llm``) on llmplex: change the imports, keep the code.
+
+    # from src.utils.llm import LLMClient, LLMRequest
+    # from src.utils.llm_adapters.openai import OpenAIAdapter
+    # from src.utils.llm_errors import LLMError
+    from llmplex.compat.util_llm import LLMClient, LLMError, LLMRequest, OpenAIAdapter
+
+Requests go through llmplex's ``openai`` provider (Responses API) with its
+retries, deadlines and events; entity state stays under ``entity["_openai"]``.
+"""
+
+from llmplex.compat.util_llm.adapter import AdapterResponse, OpenAIAdapter, ResponseUsage
+from llmplex.compat.util_llm.client import LLMClient, ResponseChainManager
+from llmplex.errors import (
+    LLMAPIError,
+    LLMConfigurationError,
+    LLMConnectionError,
+    LLMError,
+    LLMIncompleteError,
+    LLMOutputParseError,
+    LLMRateLimitError,
+    LLMRefusalError,
+    LLMServerError,
+    LLMTimeoutError,
+)
+from llmplex.facade.request import LLMRequest
+
+__all__ = [
+    "AdapterResponse",
+    "LLMAPIError",
+    "LLMClient",
+    "LLMConfigurationError",
+    "LLMConnectionError",
+    "LLMError",
+    "LLMIncompleteError",
+    "LLMOutputParseError",
+    "LLMRateLimitError",
+    "LLMRefusalError",
+    "LLMRequest",
+    "LLMServerError",
+    "LLMTimeoutError",
+    "OpenAIAdapter",
+    "ResponseChainManager",
+    "ResponseUsage",
+]

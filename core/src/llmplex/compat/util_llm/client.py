@@ -1,0 +1,122 @@
+"""util_llm's ``LLMClient`` and ``ResponseChainManager`` on llmplex's entity facade.
+
+State lives where util_llm kept it, under ``entity["_openai"]``, so state files
+written by util_llm are read as they are: ``"<chain>_chain"`` lists (the last id
+continues the chain) and ``"usage"`` totals. As in util_llm, a request with an
+``entity_key`` continues the stored chain's last response whatever its depth
+(depth only says whether and how far the chain grows), and a key naming an
+unknown entity sends the request without a chain and records nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from llmplex.facade.calls import EntityCalls, Target
+from llmplex.facade.entities import EntityIndex, default_id_of, previous_response, slide_chain, split_entity_key
+from llmplex.facade.request import LLMRequest
+from llmplex.types import Response, Usage
+
+if TYPE_CHECKING:
+    from llmplex.plugins.host import PluginHost
+
+__all__ = ["STATE_KEY", "LLMClient", "ResponseChainManager"]
+
+logger = logging.getLogger("llmplex.compat.util_llm")
+
+STATE_KEY = "_openai"
+
+
+class ResponseChainManager:
+    """The response chains stored in entities (mutated in place), by ``"chain:entity_id"`` key.
+
+    ``entities`` maps each entity's ``identity.id`` to the entity; entities
+    without one are skipped.
+    """
+
+    def __init__(self, entities: Iterable[dict[str, Any]]) -> None:
+        self.index = EntityIndex(entities, default_id_of)
+        self.entities = self.index.by_id
+
+    def _parse_key(self, entity_key: str) -> tuple[str, str]:
+        """``"intention:bob"`` as ``("bob", "intention")``; a key without ``:`` has no chain (``""``)."""
+        chain, entity_id = split_entity_key(entity_key)
+        return entity_id, chain or ""
+
+    def get_previous(self, entity_key: str) -> str | None:
+        """The chain's last response id, or ``None`` (empty chain, unknown entity, no chain in the key)."""
+        entity_id, chain = self._parse_key(entity_key)
+        entity = self.entities.get(entity_id)
+        if entity is None or not chain:
+            return None
+        return previous_response(entity, chain, STATE_KEY)
+
+    def confirm(self, entity_key: str, response_id: str, depth: int) -> str | None:
+        """Append ``response_id`` to the chain, keeping at most ``depth`` ids; return the evicted id.
+
+        Depth 0 changes nothing. A stored chain longer than ``depth`` is cut to
+        ``depth`` at once; the oldest evicted id is returned.
+        """
+        entity_id, chain = self._parse_key(entity_key)
+        entity = self.entities.get(entity_id)
+        if depth == 0 or entity is None or not chain:
+            return None
+        evicted = slide_chain(entity, chain, response_id, depth, STATE_KEY)
+        return evicted[0] if evicted else None
+
+
+class LLMClient(EntityCalls):
+    """Structured answers per entity through one phase's adapter: ``LLMClient(adapter, entities, default_depth)``.
+
+    ``adapter`` is an :class:`~llmplex.compat.util_llm.OpenAIAdapter` or any
+    object with util_llm's ``execute`` and ``delete_response`` coroutines. A
+    batch runs every request at once (one entity's requests in order) and
+    returns each result or its LLMError in request order.
+    """
+
+    def __init__(self, adapter: Any, entities: list[dict[str, Any]], default_depth: int = 0) -> None:
+        self.adapter = adapter
+        self.chain_manager = ResponseChainManager(entities)
+        super().__init__(self.chain_manager.index, default_depth, id_of=None, concurrency=None, state_key=STATE_KEY)
+
+    async def _ask(self, request: LLMRequest, previous_response_id: str | None) -> Response:
+        answer = await self.adapter.execute(
+            instructions=request.instructions,
+            input_data=request.input_data,
+            schema=request.schema,
+            previous_response_id=previous_response_id,
+        )
+        usage = answer.usage
+        return Response(
+            output=answer.parsed,
+            response_id=answer.response_id or None,
+            usage=Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens),
+        )
+
+    async def _delete(self, response_id: str) -> None:
+        await self.adapter.delete_response(response_id)
+
+    def _require_chains(self) -> None:
+        """util_llm's adapter keeps every response (the Responses API stores them): nothing to check."""
+
+    def _host(self) -> PluginHost | None:
+        from llmplex.client import Client
+
+        client = getattr(self.adapter, "client", None)
+        return client.host if isinstance(client, Client) else None
+
+    def _target(self) -> str:
+        return str(getattr(self.adapter, "model", type(self.adapter).__name__))
+
+    def _entity(self, entity_key: str) -> Target | None:
+        chain, entity_id = split_entity_key(entity_key)
+        entity = self.chain_manager.entities.get(entity_id)
+        if entity is None:
+            logger.debug("entity_key %r names no known entity: sent without a chain", entity_key)
+            return None
+        return entity_id, entity, chain
+
+    def _previous(self, entity: dict[str, Any], chain: str | None, depth: int) -> str | None:
+        return previous_response(entity, chain, STATE_KEY) if chain is not None else None
