@@ -13,7 +13,7 @@ import llmplex
 from llmplex.cli.exit_codes import exit_code_for
 from llmplex.providers.mock import MockBackend
 from llmplex.testing.replies import ERROR_KINDS
-from tests.compat.conftest import FAULT_KEY
+from tests.compat.conftest import FAULT_KEY, fault_config
 from tests.contract import fixtures_openai as fx
 from tests.support.fault_server import Fault, FaultServer
 
@@ -229,3 +229,31 @@ def test_fix_tool_declarations_reject_an_invalid_tool(client: llmplex.Client) ->
     """An invalid tool is refused as in ``complete``: typed, naming the tool."""
     with pytest.raises(llmplex.LLMConfigurationError, match="tools\\[0\\]"):
         client.tool_declarations([{"name": "bad name!", "parameters": {}}], "mock")
+
+
+# -- the openai plugin speaks the Responses API on any base_url when told to --------------------------------------
+
+
+def test_fix_responses_api_on_a_non_openai_url_keeps_chains(fault_server: FaultServer) -> None:
+    """``api = "responses"`` on another URL: /v1/responses, and previous_response_id continues the chain."""
+    client = llmplex.Client(fault_config(fault_server, api="responses"))
+    first = client.complete("fault:gpt-4o-mini", "hi")
+    second = client.complete("fault:gpt-4o-mini", "and again", previous_response_id=first.response_id)
+    assert second.text
+    assert [r.path for r in fault_server.requests] == ["/v1/responses", "/v1/responses"]
+    assert fault_server.requests[1].body["previous_response_id"] == first.response_id
+
+
+def test_fix_openai_prefix_from_the_environment_alone_speaks_responses(
+    fault_server: FaultServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OPENAI_API_KEY + OPENAI_BASE_URL (what ``AsyncOpenAI()`` reads) plus LLMPLEX_PROVIDERS__OPENAI__API=responses."""
+    monkeypatch.setenv("OPENAI_API_KEY", FAULT_KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", fault_server.url)
+    monkeypatch.setenv("LLMPLEX_PROVIDERS__OPENAI__API", "responses")
+    client = llmplex.Client()
+    assert client.route("openai:gpt-4o-mini").provider.capabilities.response_chains
+    first = client.complete("openai:gpt-4o-mini", "hi")
+    client.complete("openai:gpt-4o-mini", "more", previous_response_id=first.response_id)
+    assert [r.path for r in fault_server.requests] == ["/v1/responses", "/v1/responses"]
+    assert fault_server.requests[0].headers["authorization"] == f"Bearer {FAULT_KEY}"
