@@ -10,16 +10,19 @@ import pytest
 import llmplex
 from llmplex import Budget, BudgetSnapshot, BudgetTracker, LLMBudgetExceededError, LLMConfigurationError
 from llmplex.providers.mock import MockBackend
+from llmplex.reliability.budget import Reservation
+from llmplex.reliability.estimate import Estimate
 from tests.reliability.fakes import FakeTime
 
 
-def test_tracker_admits_until_a_cap_is_reached_and_records_usage() -> None:
+def test_tracker_reserves_until_a_cap_is_reached_and_settles_to_usage() -> None:
     tracker = BudgetTracker(Budget(max_total_tokens=10))
-    tracker.admit()
-    tracker.record(llmplex.Usage(input_tokens=6, output_tokens=4))
+    held = tracker.try_reserve(Estimate(input_tokens=2, output_tokens=3))
+    assert isinstance(held, Reservation)
+    held.settle(llmplex.Usage(input_tokens=6, output_tokens=4))
     assert tracker.snapshot() == BudgetSnapshot(input_tokens=6, output_tokens=4, total_tokens=10, requests=1)
     with pytest.raises(LLMBudgetExceededError, match=r"10 total tokens used, max_total_tokens=10") as info:
-        tracker.admit("mock", "m")
+        tracker.try_reserve(Estimate(input_tokens=0, output_tokens=0), "mock", "m")
     assert info.value.snapshot == {"input_tokens": 6, "output_tokens": 4, "total_tokens": 10, "requests": 1}
     assert (info.value.provider, info.value.attempts, info.value.retryable) == ("mock", 0, False)
     assert tracker.snapshot().requests == 1  # a refused request is not counted

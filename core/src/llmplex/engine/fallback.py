@@ -114,6 +114,9 @@ class CallPlanner:
 class Call:
     """Runs one call to a Response, or raises the last model's error carrying every attempt's error.
 
+    However a model's attempt ends — an answer, an error, a cancelled task or an abandoned
+    stream — what it reserved on the budgets is settled before the call moves on.
+
     The raised error's ``attempts`` counts every attempt of the call, across
     fallbacks, and ``context["errors"]`` lists each failed attempt as a
     :class:`~llmplex.engine.retrier.FailedAttempt` (model, attempt, error).
@@ -145,42 +148,54 @@ class Call:
     def complete(self) -> Response:
         """The answer of the first model that gives one."""
         while True:
+            pipeline = self.pipeline
             try:
-                return self.pipeline.complete()
+                return pipeline.complete()
             except LLMError as error:
                 self._fall_back(error)
+            finally:
+                pipeline.retrier.close()
 
     async def acomplete(self) -> Response:
         """Async twin of :meth:`complete`."""
         while True:
+            pipeline = self.pipeline
             try:
-                return await self.pipeline.acomplete()
+                return await pipeline.acomplete()
             except LLMError as error:
                 self._fall_back(error)
+            finally:
+                pipeline.retrier.close()
 
     def stream(self) -> Iterator[StreamEvent]:
         """Stream events; a model that fails before its first event hands over to the next."""
         while True:
             yielded = False
+            pipeline = self.pipeline
             try:
-                for event in self.pipeline.stream():
+                for event in pipeline.stream():
                     yielded = True
                     yield event
                 return
             except LLMError as error:
                 self._fall_back(error, partial=yielded)
+            finally:
+                pipeline.retrier.close()
 
     async def astream(self) -> AsyncIterator[StreamEvent]:
         """Async twin of :meth:`stream`."""
         while True:
             yielded = False
+            pipeline = self.pipeline
             try:
-                async for event in self.pipeline.astream():
+                async for event in pipeline.astream():
                     yielded = True
                     yield event
                 return
             except LLMError as error:
                 self._fall_back(error, partial=yielded)
+            finally:
+                pipeline.retrier.close()
 
     def _fall_back(self, error: LLMError, partial: bool = False) -> None:
         """Switch to the next fallback, or raise ``error`` for good."""

@@ -41,7 +41,7 @@ class Pipeline:
         self.request = request
         self.plan = plan
         self.telemetry = telemetry
-        self.retrier = Retrier(request_id, self.runner, plan, telemetry, attempts_before, started)
+        self.retrier = Retrier(request_id, self.runner, plan, telemetry, attempts_before, started, request=request)
 
     # -- shared steps --------------------------------------------------------------
 
@@ -67,8 +67,7 @@ class Pipeline:
 
     def _account(self, response: Response) -> Response:
         """Record ``response``'s usage in the budgets and tell observers it arrived."""
-        for tracker in self.plan.budgets:
-            tracker.record(response.usage)
+        self.retrier.settle(response.usage)
         if self.telemetry.wants(PromptExecuted):
             self.telemetry.emit(
                 PromptExecuted,
@@ -100,7 +99,7 @@ class Pipeline:
         """Async twin of :meth:`complete`."""
         deadline = self.plan.deadline
         while True:
-            self.retrier.begin()
+            await self.retrier.abegin()
             try:
                 payload = self._render()
                 sending = self.runner.asend(payload, self.retrier.timeout("acall"))
@@ -180,7 +179,7 @@ class Pipeline:
                 yield event
             return
         while True:
-            self.retrier.begin(stream=True)
+            await self.retrier.abegin(stream=True)
             state = StreamState(self.request)
             assembler = StreamAssembler(self.route.provider.name, self.route.model)
             yielded = False

@@ -10,10 +10,11 @@ from llmplex.engine.attempt import Attempt
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMDeadlineExceededError, LLMError, LLMTimeoutError
 from llmplex.events import RequestStarted, Throttled
-from llmplex.reliability.budget import BudgetTracker
+from llmplex.reliability.budget import BudgetTracker, Reservation, areserve, reserve
 from llmplex.reliability.clock import Clock
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.throttle import ThrottlePolicy
+from llmplex.types import Request, Usage
 
 __all__ = ["FailedAttempt", "Retrier", "RetryPlan"]
 
@@ -55,8 +56,12 @@ class Retrier:
         telemetry: Telemetry,
         attempts_before: int = 0,
         started: float | None = None,
+        *,
+        request: Request,
     ) -> None:
         self.request_id = request_id
+        self.request = request
+        self._held: list[Reservation] = []
         self.runner = runner
         self.plan = plan
         self.telemetry = telemetry
@@ -78,19 +83,59 @@ class Retrier:
         return self._where
 
     def begin(self, stream: bool = False) -> None:
-        """Start the next attempt, or raise when out of time or budget."""
+        """Start the next attempt: reserve it on the budgets (waiting for room while other requests
+        hold it), or raise when out of time or budget."""
+        self._check_deadline()
+        if self.plan.budgets:
+            self.settle(None)
+            try:
+                held = reserve(self.plan.budgets, self.request, self.plan.deadline, *self._route_names())
+            except LLMError as error:
+                raise self._budget_stop(error) from None
+            self._keep(held)
+        self._started(stream)
+
+    async def abegin(self, stream: bool = False) -> None:
+        """Async :meth:`begin`: waiting for budget room does not block the event loop."""
+        self._check_deadline()
+        if self.plan.budgets:
+            self.settle(None)
+            try:
+                held = await areserve(self.plan.budgets, self.request, self.plan.deadline, *self._route_names())
+            except LLMError as error:
+                raise self._budget_stop(error) from None
+            self._keep(held)
+        self._started(stream)
+
+    def settle(self, usage: Usage | None) -> None:
+        """End this attempt's budget reservations with the usage it reported (``None``: unknown, failed)."""
+        held, self._held = self._held, []
+        for reservation in held:
+            reservation.settle(usage)
+
+    def close(self) -> None:
+        """Give back whatever is still reserved, unused: the call ended (returned, raised or was abandoned)."""
+        self.settle(None)
+
+    def _check_deadline(self) -> None:
         deadline = self.plan.deadline
         if deadline is not None and deadline.expired:
             raise self._stopped(self.deadline_error())
+
+    def _route_names(self) -> tuple[str, str]:
         route = self.runner.route
-        for index, tracker in enumerate(self.plan.budgets):
-            try:
-                tracker.admit(route.provider.name, route.model)
-            except LLMError as error:
-                for admitted in self.plan.budgets[:index]:
-                    admitted.release()
-                error.attempts = self.sent
-                raise self._stopped(error) from None
+        return route.provider.name, route.model
+
+    def _keep(self, held: list[Reservation] | None) -> None:
+        if held is None:
+            raise self._stopped(self.deadline_error())
+        self._held = held
+
+    def _budget_stop(self, error: LLMError) -> LLMError:
+        error.attempts = self.sent
+        return self._stopped(error)
+
+    def _started(self, stream: bool) -> None:
         self.attempt += 1
         if self.telemetry.wants(RequestStarted):  # skips building the event's fields when nobody listens
             self.telemetry.emit(RequestStarted, attempt=self.attempt, stream=stream, **self._where)
@@ -133,6 +178,7 @@ class Retrier:
             if deadline is not None and isinstance(error, LLMTimeoutError) and deadline.remaining() <= DEADLINE_SLACK:
                 error = self.deadline_error(cause=error)
         error.attempts = self.sent
+        self.settle(None)
         self.failures.append(FailedAttempt(self.runner.route.spec, self.attempt, error))
         if not may_retry:
             error.context["gave_up"] = "the stream had already yielded events"

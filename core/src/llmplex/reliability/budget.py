@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from llmplex.config.schema import BudgetConfig
 from llmplex.errors import LLMBudgetExceededError, LLMConfigurationError
-from llmplex.types import Usage
+from llmplex.reliability.deadline import Deadline
+from llmplex.reliability.estimate import Estimate, Estimator, estimate_input_tokens, estimate_request
+from llmplex.types import Request, Usage
 
-__all__ = ["Budget", "BudgetSnapshot", "BudgetTracker", "as_tracker"]
+__all__ = ["Budget", "BudgetSnapshot", "BudgetTracker", "Reservation", "areserve", "as_tracker", "reserve"]
 
 
 @dataclass(frozen=True)
@@ -53,38 +57,97 @@ class BudgetSnapshot:
         return asdict(self)
 
 
+class Reservation:
+    """One request's hold on a :class:`BudgetTracker`: made before sending, settled once, after."""
+
+    __slots__ = ("estimate", "settled", "tracker")
+
+    def __init__(self, tracker: BudgetTracker, estimate: Estimate) -> None:
+        self.tracker = tracker
+        self.estimate = estimate
+        self.settled = False
+
+    def settle(self, usage: Usage | None) -> None:
+        """Replace the estimate with the usage the provider reported (``None``: the attempt failed)."""
+        self.tracker._settle(self, usage, sent=True)
+
+    def cancel(self) -> None:
+        """Give the request back: it was not sent after all."""
+        self.tracker._settle(self, None, sent=False)
+
+
 class BudgetTracker:
     """Counts consumption against a :class:`Budget`; safe to share across threads and asyncio tasks.
 
-    Before each request is sent, :meth:`admit` fails with
-    :class:`~llmplex.errors.LLMBudgetExceededError` when a cap is already
-    reached (requests are reserved atomically, so ``max_requests`` is exact);
-    after each answer, :meth:`record` adds the usage the provider reported.
-    Calls that are already in flight may carry token totals past a cap: a
-    budget stops new requests, it never cuts an answer short.
+    Each request reserves an estimate before it is sent — its prompt (see
+    ``estimator``) plus its ``max_tokens`` — and settles to the usage the
+    provider reports after, so concurrency cannot overshoot a token cap by more
+    than one request. A request is admitted when its estimate fits beside the
+    usage and the reservations already made, or when nothing else is in flight;
+    otherwise it waits for in-flight requests to settle. Once recorded usage
+    reaches a cap, requests fail with
+    :class:`~llmplex.errors.LLMBudgetExceededError` before they are sent.
+    ``max_requests`` counts requests when they are admitted, so it is exact.
+
+    ``estimator`` returns the input tokens of a request (default:
+    :func:`~llmplex.reliability.estimate.estimate_input_tokens`, characters / 4).
     """
 
-    def __init__(self, budget: Budget | None = None) -> None:
+    def __init__(self, budget: Budget | None = None, *, estimator: Estimator = estimate_input_tokens) -> None:
         self.budget = budget or Budget()
+        self.estimator = estimator
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._version = 0
+        self._async_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._input = self._output = self._total = self._requests = 0
+        self._held_input = self._held_output = self._held_total = 0
+        self._in_flight = self._unbounded = 0
 
     def __repr__(self) -> str:
         return f"BudgetTracker({self.budget!r}, {self.snapshot()!r})"
 
+    @property
+    def counts_tokens(self) -> bool:
+        """Whether any token cap is set (only then are requests estimated)."""
+        budget = self.budget
+        return any(c is not None for c in (budget.max_input_tokens, budget.max_output_tokens, budget.max_total_tokens))
+
     def snapshot(self) -> BudgetSnapshot:
-        """What has been consumed so far."""
+        """What has been consumed so far (reported usage; reservations in flight are not counted)."""
         with self._lock:
             return BudgetSnapshot(self._input, self._output, self._total, self._requests)
 
-    def admit(self, provider: str | None = None, model: str | None = None) -> None:
-        """Reserve one request, or raise ``LLMBudgetExceededError`` when a cap is already reached."""
+    def record(self, usage: Usage) -> None:
+        """Add usage that no reservation accounts for (e.g. reported by another system)."""
+        with self._lock:
+            self._add(usage)
+            self._notify()
+
+    # -- reservations ----------------------------------------------------------------
+
+    def try_reserve(
+        self, estimate: Estimate, provider: str | None = None, model: str | None = None
+    ) -> Reservation | int:
+        """Reserve ``estimate`` for one request, or return the version to :meth:`wait` on when it must wait.
+
+        Raises ``LLMBudgetExceededError`` when a cap is already reached by recorded usage.
+        """
         budget = self.budget
         with self._lock:
             spent = self._spent_cap(budget)
             if spent is None:
+                if self._in_flight and not self._fits(budget, estimate):
+                    return self._version
                 self._requests += 1
-                return
+                self._in_flight += 1
+                self._held_input += estimate.input_tokens
+                if estimate.output_tokens is None:
+                    self._unbounded += 1
+                else:
+                    self._held_output += estimate.output_tokens
+                    self._held_total += estimate.input_tokens + estimate.output_tokens
+                return Reservation(self, estimate)
             snapshot = BudgetSnapshot(self._input, self._output, self._total, self._requests)
         name, used, cap = spent
         raise LLMBudgetExceededError(
@@ -97,17 +160,73 @@ class BudgetTracker:
             context={"budget": asdict(budget)},
         )
 
-    def release(self) -> None:
-        """Give back a request reserved by :meth:`admit` that was not sent after all."""
+    def wait(self, version: int, timeout: float | None) -> None:
+        """Block until a reservation settles after ``version`` was returned, or ``timeout`` seconds pass."""
         with self._lock:
-            self._requests -= 1
+            if self._version == version:
+                self._changed.wait(timeout)
 
-    def record(self, usage: Usage) -> None:
-        """Add the usage of one answer."""
+    async def await_change(self, version: int, timeout: float | None) -> None:
+        """Async :meth:`wait`: the event loop keeps running meanwhile."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
         with self._lock:
-            self._input += usage.input_tokens
-            self._output += usage.output_tokens
-            self._total += usage.total_tokens
+            if self._version != version:
+                return
+            self._async_waiters.append((loop, waiter))
+        try:
+            async with asyncio.timeout(timeout):
+                await waiter
+        except TimeoutError:
+            pass
+        finally:
+            with self._lock:
+                if (loop, waiter) in self._async_waiters:
+                    self._async_waiters.remove((loop, waiter))
+
+    def _fits(self, budget: Budget, estimate: Estimate) -> bool:
+        cap = budget.max_input_tokens
+        if cap is not None and self._input + self._held_input + estimate.input_tokens > cap:
+            return False
+        for cap, used, held, wanted in (
+            (budget.max_output_tokens, self._output, self._held_output, estimate.output_tokens),
+            (budget.max_total_tokens, self._total, self._held_total, estimate.total_tokens),
+        ):
+            if cap is not None and (wanted is None or self._unbounded or used + held + wanted > cap):
+                return False  # an answer without max_tokens could take all that is left: it runs alone
+        return True
+
+    def _settle(self, reservation: Reservation, usage: Usage | None, sent: bool) -> None:
+        with self._lock:
+            if reservation.settled:
+                return
+            reservation.settled = True
+            estimate = reservation.estimate
+            self._in_flight -= 1
+            self._held_input -= estimate.input_tokens
+            if estimate.output_tokens is None:
+                self._unbounded -= 1
+            else:
+                self._held_output -= estimate.output_tokens
+                self._held_total -= estimate.input_tokens + estimate.output_tokens
+            if not sent:
+                self._requests -= 1
+            if usage is not None:
+                self._add(usage)
+            self._notify()
+
+    def _add(self, usage: Usage) -> None:
+        self._input += usage.input_tokens
+        self._output += usage.output_tokens
+        self._total += usage.total_tokens
+
+    def _notify(self) -> None:
+        self._version += 1
+        self._changed.notify_all()
+        for loop, waiter in self._async_waiters:
+            with contextlib.suppress(RuntimeError):  # that loop is closed: its waiter is gone with it
+                loop.call_soon_threadsafe(_wake, waiter)
+        self._async_waiters.clear()
 
     def _spent_cap(self, budget: Budget) -> tuple[str, int, int] | None:
         for name, used, cap in (
@@ -119,6 +238,68 @@ class BudgetTracker:
             if cap is not None and used >= cap:
                 return name, used, cap
         return None
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+_NOTHING = Estimate(0, 0)
+
+
+def _try_all(
+    trackers: Sequence[BudgetTracker], request: Request, provider: str | None, model: str | None
+) -> list[Reservation] | tuple[BudgetTracker, int]:
+    """Reserve on every tracker, or give back what was reserved and say which tracker to wait on."""
+    held: list[Reservation] = []
+    estimates: dict[Estimator, Estimate] = {}
+    try:
+        for tracker in trackers:
+            estimate = _NOTHING
+            if tracker.counts_tokens:
+                estimate = estimates.get(tracker.estimator) or estimate_request(request, tracker.estimator)
+                estimates[tracker.estimator] = estimate
+            got = tracker.try_reserve(estimate, provider, model)
+            if not isinstance(got, Reservation):
+                for reservation in held:
+                    reservation.cancel()
+                return tracker, got
+            held.append(got)
+    except BaseException:
+        for reservation in held:
+            reservation.cancel()
+        raise
+    return held
+
+
+def reserve(
+    trackers: Sequence[BudgetTracker], request: Request, deadline: Deadline | None, provider: str, model: str
+) -> list[Reservation] | None:
+    """Reserve ``request`` on every tracker, waiting while in-flight requests hold the room it needs;
+    ``None`` when the deadline passed first. Raises ``LLMBudgetExceededError`` when a cap is reached."""
+    while True:
+        result = _try_all(trackers, request, provider, model)
+        if isinstance(result, list):
+            return result
+        remaining = None if deadline is None else deadline.remaining()
+        if remaining is not None and remaining <= 0:
+            return None
+        result[0].wait(result[1], remaining)
+
+
+async def areserve(
+    trackers: Sequence[BudgetTracker], request: Request, deadline: Deadline | None, provider: str, model: str
+) -> list[Reservation] | None:
+    """Async :func:`reserve`: waiting does not block the event loop."""
+    while True:
+        result = _try_all(trackers, request, provider, model)
+        if isinstance(result, list):
+            return result
+        remaining = None if deadline is None else deadline.remaining()
+        if remaining is not None and remaining <= 0:
+            return None
+        await result[0].await_change(result[1], remaining)
 
 
 def as_tracker(budget: Any) -> BudgetTracker | None:

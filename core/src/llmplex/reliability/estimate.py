@@ -1,0 +1,51 @@
+"""How many tokens a request may use, before it is sent: what a budget reserves."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from llmplex.types import Request
+
+__all__ = ["CHARS_PER_TOKEN", "Estimate", "Estimator", "estimate_input_tokens", "estimate_request"]
+
+CHARS_PER_TOKEN = 4
+"""The default prompt estimate: one token per 4 characters, rounded up (English text with common tokenizers)."""
+
+Estimator = Callable[[Request], int]
+"""Input tokens a request will use: ``BudgetTracker(estimator=...)`` replaces :func:`estimate_input_tokens`."""
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Tokens reserved for one request; ``output_tokens`` is ``None`` when nothing bounds the answer."""
+
+    input_tokens: int
+    output_tokens: int | None
+
+    @property
+    def total_tokens(self) -> int | None:
+        """Input plus output, or ``None`` when the output is unbounded."""
+        return None if self.output_tokens is None else self.input_tokens + self.output_tokens
+
+
+def estimate_input_tokens(request: Request) -> int:
+    """The characters of everything the prompt sends — message texts, tool calls, tool and output
+    schemas — divided by :data:`CHARS_PER_TOKEN`, rounded up."""
+    chars = 0
+    for message in request.messages:
+        chars += len(message.content or "")
+        for call in message.tool_calls:
+            chars += len(call.name) + len(call.arguments)
+    for tool in request.tools:
+        chars += len(tool.name) + len(tool.description) + len(json.dumps(tool.parameters))
+    if request.output is not None:
+        chars += len(json.dumps(request.output.json_schema))
+    return math.ceil(chars / CHARS_PER_TOKEN)
+
+
+def estimate_request(request: Request, estimator: Estimator = estimate_input_tokens) -> Estimate:
+    """The prompt's estimate and ``max_tokens`` (the most the answer may use, when set)."""
+    return Estimate(max(0, int(estimator(request))), request.config.max_tokens)
