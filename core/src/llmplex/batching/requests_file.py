@@ -35,17 +35,28 @@ def read_requests(path: Path, model: str | None) -> tuple[list[FileRequest], str
         raise LLMConfigurationError(f"cannot read requests file {path}: {exc.strerror or exc}") from None
     fingerprint = hashlib.sha256(data + b"\0" + (model or "").encode()).hexdigest()
     requests = []
-    for number, text in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
-        if text.strip():
-            requests.append(_parse_line(number, text, model))
+    # JSON Lines: split on newlines only (a JSON string may hold U+2028 and the like); a leading BOM is allowed
+    for number, raw in enumerate(data.removeprefix(b"\xef\xbb\xbf").split(b"\n"), start=1):
+        if raw.strip():
+            requests.append(_parse_line(number, raw, model))
     return requests, fingerprint
 
 
-def _parse_line(number: int, text: str, model: str | None) -> FileRequest:
+def _parse_line(number: int, raw: bytes, model: str | None) -> FileRequest:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return FileRequest(
+            error=LLMConfigurationError(
+                f"line {number} is not valid UTF-8 (byte {exc.start + 1} of the line); save the file as UTF-8"
+            )
+        )
     try:
         item = json.loads(text)
     except ValueError as exc:
         return FileRequest(error=LLMConfigurationError(f"line {number} is not JSON: {exc}"))
+    except RecursionError:
+        return FileRequest(error=LLMConfigurationError(f"line {number} is JSON nested too deeply to read"))
     if not isinstance(item, dict):
         return FileRequest(error=LLMConfigurationError(f'line {number} must be a JSON object like {{"prompt": "..."}}'))
     request_id = item.pop("id", None)

@@ -18,14 +18,14 @@ from llmplex.batching.journal import Journal
 from llmplex.batching.records import error_record, result_record
 from llmplex.batching.requests_file import FileRequest, read_requests
 from llmplex.batching.run import DEFAULT_CONCURRENCY, BatchResult, abatch
+from llmplex.cli.exit_codes import BATCH_ALL_FAILED, BATCH_INTERRUPTED, BATCH_SOME_FAILED
 from llmplex.client import Client
+from llmplex.errors import LLMConfigurationError, LLMError
 
 if TYPE_CHECKING:
     from rich.progress import Task
 
 __all__ = ["batch_command"]
-
-_INTERRUPTED = 130
 
 
 @click.command("batch")
@@ -57,8 +57,13 @@ def batch_command(
     Results keep the input order: {"index", "id"?, "ok": true, "response": {...}} or
     {"index", "id"?, "ok": false, "error": {"type", "message", ...}}. Finished
     requests go to OUTPUT.journal as they complete; after an interruption, run
-    the same command with --resume to finish without redoing them.
+    the same command with --resume to finish without redoing them. The exit
+    status is 0 when every request succeeded, 15 when some failed, 16 when all did.
     """
+    if not output.parent.is_dir():
+        raise LLMConfigurationError(
+            f"the output directory {output.parent} does not exist; create it or choose another --output"
+        )
     requests, fingerprint = read_requests(requests_file, model)
     journal = Journal.open(output.with_name(output.name + ".journal"), fingerprint, len(requests), resume=resume)
     pending = [i for i, r in enumerate(requests) if r.error is None and i not in journal.done]
@@ -81,15 +86,25 @@ def batch_command(
             "run the same command with --resume to finish",
             err=True,
         )
-        sys.exit(_INTERRUPTED)
-    _write_results(output, requests, journal.done)
+        sys.exit(BATCH_INTERRUPTED)
+    try:
+        _write_results(output, requests, journal.done)
+    except OSError as exc:
+        journal.close()
+        raise LLMError(
+            f"cannot write the results to {output}: {exc.strerror or exc}; every finished request is kept in "
+            f"{journal.path}: fix that and run the same command with --resume"
+        ) from None
     journal.remove()
-    _summary(requests, journal.done, len(pending), time.monotonic() - started)
+    failed = _summary(requests, journal.done, len(pending), time.monotonic() - started)
+    if failed:
+        sys.exit(BATCH_ALL_FAILED if failed == len(requests) else BATCH_SOME_FAILED)
 
 
 def _write_results(output: Path, requests: list[FileRequest], done: dict[int, dict[str, Any]]) -> None:
     temporary = output.with_name(output.name + ".tmp")
-    with temporary.open("w", encoding="utf-8") as file:
+    # a lone surrogate (from a model's JSON) can only sit in a JSON string, where "\\udXXX" is its escape
+    with temporary.open("w", encoding="utf-8", errors="backslashreplace") as file:
         for index, request in enumerate(requests):
             record = done[index] if request.error is None else {"ok": False, "error": error_record(request.error)}
             head: dict[str, Any] = {"index": index} if request.id is None else {"index": index, "id": request.id}
@@ -99,7 +114,8 @@ def _write_results(output: Path, requests: list[FileRequest], done: dict[int, di
     os.replace(temporary, output)
 
 
-def _summary(requests: list[FileRequest], done: dict[int, dict[str, Any]], ran: int, seconds: float) -> None:
+def _summary(requests: list[FileRequest], done: dict[int, dict[str, Any]], ran: int, seconds: float) -> int:
+    """Print the summary line; return how many requests failed."""
     failed = sum(1 for r in requests if r.error is not None) + sum(1 for rec in done.values() if not rec["ok"])
     rate = ran / seconds if seconds > 0 else 0.0
     click.echo(
@@ -107,6 +123,7 @@ def _summary(requests: list[FileRequest], done: dict[int, dict[str, Any]], ran: 
         f"ran {ran} in {seconds:.2f}s ({rate:.1f}/s)",
         err=True,
     )
+    return failed
 
 
 @contextmanager

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from llmplex import errors
 
-__all__ = ["exit_code_for"]
+__all__ = ["BATCH_ALL_FAILED", "BATCH_INTERRUPTED", "BATCH_SOME_FAILED", "exit_code_for"]
+
+BATCH_SOME_FAILED = 15
+"""``llmplex batch`` finished, and some of its requests failed (their errors are in the results)."""
+BATCH_ALL_FAILED = 16
+"""``llmplex batch`` finished, and every one of its requests failed."""
+BATCH_INTERRUPTED = 130
+"""``llmplex batch`` was interrupted (Ctrl-C); ``--resume`` finishes it."""
 
 # First match wins: a subclass comes before its base (quota before rate limit).
 _CODES: tuple[tuple[type[errors.LLMError], int], ...] = (

@@ -30,6 +30,8 @@ def _problems(error: ValidationError) -> str:
 
 def build_messages(prompt: PromptInput, system: str | None = None) -> tuple[Message, ...]:
     """A prompt string, one message, or a list of messages (``Message`` or dicts) as messages."""
+    if system is not None and not isinstance(system, str):
+        raise LLMConfigurationError(f"system must be a string (the system prompt), got {type(system).__name__}")
     if isinstance(prompt, str) and system is None:
         return (Message(role="user", content=prompt),)  # the commonest call: nothing else to check
     if isinstance(prompt, str):
@@ -138,6 +140,14 @@ def build_request(
     if tool_choice not in (None, "auto", "none", "required") and tool_choice not in {t.name for t in built_tools}:
         raise LLMConfigurationError(
             f"tool_choice {tool_choice!r} is neither 'auto', 'none', 'required' nor the name of a given tool"
+        )
+    if provider_options is not None and not isinstance(provider_options, Mapping):
+        raise LLMConfigurationError(
+            f"provider_options must be a mapping such as {{'user': 'u-1'}}, got {type(provider_options).__name__}"
+        )
+    if previous_response_id is not None and not isinstance(previous_response_id, str):
+        raise LLMConfigurationError(
+            f"previous_response_id must be a response id (a string), got {type(previous_response_id).__name__}"
         )
     return Request(
         model=model,
