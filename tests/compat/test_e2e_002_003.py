@@ -68,7 +68,11 @@ template = PromptTemplate[Review](
             title="Review",
             key="review",
             template="Review this code and report issues:\\n\\n${code}",
-            tools=[Tool[LookupParams, LookupResult](name="lookup_guideline", description="Find a guideline.", handler=lookup)],
+            tools=[
+                Tool[LookupParams, LookupResult](
+                    name="lookup_guideline", description="Find a guideline.", handler=lookup
+                )
+            ],
         ),
     ),
 )

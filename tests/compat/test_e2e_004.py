@@ -178,7 +178,7 @@ def test_a_util_llm_tick_runs_on_llmplex_by_swapping_imports(
     assert saved_bob["_openai"]["memory_chain"] == ["resp_legacy"]
     assert saved_bob["_openai"]["usage"]["total_requests"] == 1
     posts = [r.body for r in fault_server.requests if r.method == "POST"]
-    assert [p["previous_response_id"] if "previous_response_id" in p else None for p in posts] == [
+    assert [p.get("previous_response_id") for p in posts] == [
         None,
         None,
         None,
