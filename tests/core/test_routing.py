@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import llmplex
@@ -59,8 +61,10 @@ def test_unknown_prefix_lists_installed_and_install_command(client: llmplex.Clie
 @pytest.mark.parametrize("prefix", ["openai", "anthropic", "gemini", "litellm", "claude-code", "llamacpp"])
 def test_known_provider_not_installed_names_exact_pip_command(client: llmplex.Client, prefix: str) -> None:
     client.host.entries().pop(prefix, None)  # as on a machine where the distribution is not installed
-    with pytest.raises(LLMConfigurationError, match=f"pip install llmplex-{prefix}$"):
+    with pytest.raises(LLMConfigurationError, match=f"llmplex-{prefix}: .* pip install ./plugins/[a-z_]+$") as info:
         client.route(f"{prefix}:model")
+    folder = str(info.value).rsplit("./", 1)[1]
+    assert (Path(__file__).parents[2] / folder / "pyproject.toml").is_file(), "the folder named is in the repository"
 
 
 def test_config_instances_share_one_plugin_with_own_settings() -> None:

@@ -17,6 +17,7 @@ from llmplex import errors, events
 from llmplex.cli.exit_codes import _CODES, exit_code_for
 from llmplex.provider import ProviderSettings
 from llmplex.reliability.throttle import ThrottlePolicy
+from tests.docs.markdown import section
 from tests.docs.test_docs_coverage import DOCS, page, table_rows
 
 ROOT = DOCS.parent
@@ -110,8 +111,10 @@ def test_snippet_includes_are_intact(relative: str) -> None:
     """A formatter that reads ``--8<-- "file"`` as Python turns it into ``--8 < --"file"``, which includes nothing."""
     for line in page(relative).splitlines():
         if re.match(r"\s*--8\s*<\s*--", line):
-            match = re.fullmatch(r'--8<-- "([^"]+)"', line.strip())
+            match = re.fullmatch(r'--8<-- "([^":]+)(?::([\w-]+))?"', line.strip())
             assert match, (
                 f"docs/{relative}: broken snippet include {line.strip()!r}; wrap its block in <!-- fmt: off -->"
             )
             assert (ROOT / match.group(1)).is_file(), f"docs/{relative}: {match.group(1)} does not exist"
+            if match.group(2):
+                section(ROOT / match.group(1), match.group(2))  # the section exists

@@ -210,5 +210,10 @@ class Router:
         what = f"provider {prefix!r}" if prefix == plugin_name else f"plugin {plugin_name!r} (for provider {prefix!r})"
         hint = ""
         if plugin_name in KNOWN_DISTRIBUTIONS:
-            hint = f"; install it with: pip install {KNOWN_DISTRIBUTIONS[plugin_name]}"
+            distribution = KNOWN_DISTRIBUTIONS[plugin_name]
+            folder = distribution.removeprefix("llmplex-").replace("-", "_")
+            hint = (
+                f"; install its distribution {distribution}: in a clone of the llmplex repository, "
+                f"pip install ./plugins/{folder}"
+            )
         return LLMConfigurationError(f"unknown {what}; installed providers: {self._installed()}{hint}")
