@@ -314,3 +314,13 @@ async def test_a_corrupt_chain_in_a_state_file_is_a_clear_error(env: FaultServer
     (result,) = await LLMClient(adapter(), world, default_depth=2).create_batch([request("bob")])
     assert isinstance(result, LLMError) and "'intention_chain'" in str(result) and "list" in str(result)
     assert env.request_count == 0
+
+
+async def test_a_key_without_a_chain_name_counts_usage_only() -> None:
+    """Seed 004 § Entity Key Format, hostile input: ``"bob"`` (no ``chain:``) keeps no chain but counts usage."""
+    fake = FakeAdapter()
+    world = characters("bob")
+    await LLMClient(fake, world, default_depth=2).create_response("s", "c", IntentionResponse, entity_key="bob")
+    assert world[0]["_openai"] == {"usage": {"total_input_tokens": 10, "total_output_tokens": 2, "total_requests": 1}}
+    assert fake.calls[0]["previous_response_id"] is None
+    assert ResponseChainManager(world).get_previous("bob") is None
