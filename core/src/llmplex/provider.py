@@ -54,13 +54,19 @@ class ProviderSettings(BaseModel):
 
 @dataclass(frozen=True)
 class Capabilities:
-    """What a provider can do; core adapts its strategy to these flags."""
+    """What a provider can do; core adapts its strategy to these flags.
+
+    ``sampling_options`` names the ``LLMConfig`` options the provider takes
+    (``None``: all of them), so that code adapting other APIs can leave out the
+    ones it cannot take instead of failing.
+    """
 
     streaming: bool = True
     tools: bool = False
     native_structured_output: bool = False
     response_chains: bool = False
     delete_response: bool = False
+    sampling_options: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)

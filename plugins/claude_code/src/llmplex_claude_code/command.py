@@ -13,9 +13,10 @@ from llmplex_claude_code.environment import child_environment
 from llmplex_claude_code.options import option_args
 from llmplex_claude_code.settings import ClaudeCodeSettings
 
-__all__ = ["build_argv", "build_env", "check_command_line", "format_request"]
+__all__ = ["SUPPORTED_OPTIONS", "build_argv", "build_env", "check_command_line", "format_request"]
 
-_SUPPORTED_OPTIONS = ("max_tokens",)
+SUPPORTED_OPTIONS = ("max_tokens",)
+"""The sampling options the CLI has a flag for."""
 _ARGUMENT_LIMIT = 128 * 1024 - 1
 """Bytes in one argument (Linux's MAX_ARG_STRLEN, less the terminating NUL)."""
 
@@ -33,10 +34,10 @@ def _check(request: Request) -> None:
             "claude-code does not take llmplex tools or tool messages (the CLI runs its own agent); "
             "use the anthropic: provider for tool calling"
         )
-    unsupported = sorted(set(request.config.set_options()) - set(_SUPPORTED_OPTIONS))
+    unsupported = sorted(set(request.config.set_options()) - set(SUPPORTED_OPTIONS))
     if unsupported:
         raise LLMConfigurationError(
-            f"the claude CLI has no option for {', '.join(unsupported)}; supported: {', '.join(_SUPPORTED_OPTIONS)}"
+            f"the claude CLI has no option for {', '.join(unsupported)}; supported: {', '.join(SUPPORTED_OPTIONS)}"
         )
     if not any(m.role == "user" for m in request.messages):
         raise LLMConfigurationError("claude-code needs at least one user message")

@@ -14,7 +14,7 @@ from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo
 from llmplex.types import Request, Response, StreamEvent, StreamState
 from llmplex_claude_code.cli import ClaudeCLI, create_client
-from llmplex_claude_code.command import format_request
+from llmplex_claude_code.command import SUPPORTED_OPTIONS, format_request
 from llmplex_claude_code.errors import classify_error
 from llmplex_claude_code.parse import parse_line, parse_result
 from llmplex_claude_code.settings import ClaudeCodeSettings
@@ -27,7 +27,12 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
         ProviderInfo(
             name="claude-code",
             settings_model=ClaudeCodeSettings,
-            capabilities=Capabilities(streaming=True, tools=False, native_structured_output=True),
+            capabilities=Capabilities(
+                streaming=True,
+                tools=False,
+                native_structured_output=True,
+                sampling_options=frozenset(SUPPORTED_OPTIONS),
+            ),
             default_model="sonnet",
             create_client=create_client,
             description="The Claude Code CLI (claude -p) with its own login: claude-code:sonnet|opus|haiku.",

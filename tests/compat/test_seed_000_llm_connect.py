@@ -1,0 +1,539 @@
+"""Seed 000 (llm_connect, "Contract: Core — LLMAdapter Interface") on llmplex.compat.llm_connect.
+
+Every documented example and behaviour of the seed is a test here; each docstring names the seed
+section it covers. Providers: llmplex's mock, the fault-injecting OpenAI-wire server (as a config
+instance ``fault:`` in ./llmplex.toml, the way a user declares one), and the fake ``claude`` CLI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import llmplex
+from llmplex.compat import llm_connect as lc
+from tests.compat.conftest import FAULT_KEY
+from tests.contract import fixtures_openai as fx
+from tests.plugins.claude_code.conftest import FakeCLI
+from tests.support.fault_server import Fault, FaultServer
+
+MODEL = "fault:gpt-4o-mini"
+
+
+@pytest.fixture
+def fault_toml(fault_server: FaultServer, isolated_config: Path) -> FaultServer:
+    """./llmplex.toml declaring ``fault:`` (openai plugin on the fault server), one attempt per call."""
+    (isolated_config / "llmplex.toml").write_text(
+        f'[providers.fault]\nplugin = "openai"\nbase_url = "{fault_server.url}"\napi_key = "{FAULT_KEY}"\n'
+        'api = "chat"\n\n[throttle]\nmax_attempts = 1\n\n[aliases]\nfast = "fault:gpt-4o-mini"\n',
+        encoding="utf-8",
+    )
+    return fault_server
+
+
+@pytest.fixture
+def claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeCLI:
+    """The fake ``claude`` CLI, found through CLAUDE_CODE_CLI_PATH (what a user of the CLI sets)."""
+    directory = tmp_path / "bin"
+    directory.mkdir()
+    cli = FakeCLI(directory, monkeypatch)
+    monkeypatch.setenv("CLAUDE_CODE_CLI_PATH", str(cli.path))
+    monkeypatch.setenv("LLMPLEX_THROTTLE__MAX_ATTEMPTS", "1")
+    return cli
+
+
+def sent(server: FaultServer) -> list[dict[str, Any]]:
+    return [r.body for r in server.requests]
+
+
+# -- "LLMAdapter ABC" / "Interface" -------------------------------------------------------------------------------
+
+
+def test_interface_llm_adapter_is_an_abc_with_two_abstract_methods() -> None:
+    """Interface: ``execute_prompt`` and ``validate_config`` are abstract; a subclass must define both."""
+
+    class OnlyExecute(lc.LLMAdapter):
+        def execute_prompt(self, prompt: str, config: lc.RunConfig) -> lc.LLMResponse:
+            return lc.LLMResponse(content=prompt, model="m")
+
+    with pytest.raises(TypeError):
+        lc.LLMAdapter()  # type: ignore[abstract]
+    with pytest.raises(TypeError):
+        OnlyExecute()  # type: ignore[abstract]
+    assert lc.LLMAdapter.__abstractmethods__ == {"execute_prompt", "validate_config"}
+
+
+def test_interface_planned_async_execute_prompt_defaults_to_a_worker_thread() -> None:
+    """Planned addition (WP-0002 T07) and FR-3: the default ``async_execute_prompt`` runs ``execute_prompt``
+    in a thread executor, so a sync-only adapter is awaitable without blocking the loop."""
+    seen: dict[str, Any] = {}
+
+    class Upper(lc.LLMAdapter):
+        def execute_prompt(self, prompt: str, config: lc.RunConfig) -> lc.LLMResponse:
+            seen["thread"] = threading.get_ident()
+            return lc.LLMResponse(content=prompt.upper(), model="upper", metadata={"provider": "local"})
+
+        def validate_config(self, config: lc.RunConfig) -> bool:
+            return True
+
+    async def main() -> lc.LLMResponse:
+        seen["loop_thread"] = threading.get_ident()
+        return await Upper().async_execute_prompt("hi", lc.RunConfig())
+
+    assert asyncio.run(main()).content == "HI"
+    assert seen["thread"] != seen["loop_thread"]
+
+
+def test_interface_adapter_for_is_natively_async(fault_toml: FaultServer) -> None:
+    """Planned addition: an llmplex adapter's ``async_execute_prompt`` awaits llmplex directly (many at once)."""
+
+    async def main() -> list[lc.LLMResponse]:
+        adapter = lc.adapter_for(MODEL)
+        return await asyncio.gather(*(adapter.async_execute_prompt(f"q{i}", lc.RunConfig()) for i in range(5)))
+
+    answers = asyncio.run(main())
+    assert [a.content for a in answers] == ["Hello! How can I help?"] * 5
+    assert fault_toml.request_count == 5
+
+
+# -- "Invariants" 1-6 ----------------------------------------------------------------------------------------------
+
+
+def test_invariant_1_success_has_non_empty_content(fault_toml: FaultServer) -> None:
+    """Invariant 1: ``execute_prompt`` returns an LLMResponse with non-empty ``content`` on success."""
+    fault_toml.enqueue(Fault.ok("Paris."))
+    response = lc.adapter_for(MODEL).execute_prompt("Capital of France?", lc.RunConfig())
+    assert isinstance(response, lc.LLMResponse) and response.content == "Paris."
+
+
+@pytest.mark.parametrize(
+    ("call", "kind"),
+    [
+        (lambda: lc.adapter_for("mock:echo").execute_prompt(123, lc.RunConfig()), lc.LLMConfigurationError),  # type: ignore[arg-type]
+        (lambda: lc.adapter_for("mock:echo").execute_prompt("hi", {"temperature": 1}), lc.LLMConfigurationError),  # type: ignore[arg-type]
+        (lambda: lc.adapter_for("nosuch:model"), lc.LLMConfigurationError),
+        (lambda: lc.adapter_for(""), lc.LLMConfigurationError),
+        (lambda: lc.RunConfig(temperature="hot"), lc.LLMConfigurationError),  # type: ignore[arg-type]
+    ],
+    ids=["prompt not a string", "config not a RunConfig", "unknown provider", "empty model", "bad option"],
+)
+def test_invariant_2_every_failure_is_an_llm_error(call: Any, kind: type[lc.LLMError]) -> None:
+    """Invariant 2: any failure raises a subclass of ``LLMError``, never a bare exception (bad input included)."""
+    with pytest.raises(kind) as caught:
+        call()
+    assert isinstance(caught.value, lc.LLMError) and str(caught.value)
+
+
+def test_invariant_3_validate_config_is_side_effect_free_and_boolean(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Invariant 3: ``validate_config`` returns a bool and sends nothing; it says False when the key is missing."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    mock = lc.MockLLMAdapter()
+    config = lc.RunConfig()
+    assert mock.validate_config(config) is True
+    assert (mock.call_count, mock.backend.calls) == (0, [])
+    assert lc.adapter_for("openai:gpt-4o-mini").validate_config(config) is False
+    assert mock.validate_config("not a config") is False  # type: ignore[arg-type]
+
+
+def test_invariant_4_validate_config_is_advisory() -> None:
+    """Invariant 4: ``validate_config`` returning False does not stop ``execute_prompt`` (it is never consulted)."""
+
+    class Strict(lc.MockLLMAdapter):
+        def validate_config(self, config: lc.RunConfig) -> bool:
+            return False
+
+    adapter = Strict()
+    assert adapter.validate_config(lc.RunConfig()) is False
+    assert adapter.execute_prompt("still runs", lc.RunConfig()).content == "still runs"
+
+
+def test_invariant_5_adapters_do_not_mutate_the_config(fault_toml: FaultServer, claude: FakeCLI) -> None:
+    """Invariant 5 (and "Adapters MUST NOT mutate RunConfig fields"): every adapter leaves its config as it was."""
+    tracker = lc.BudgetTracker(max_tokens=10_000)
+    rich = lc.RunConfig(model_params={"top_p": 0.5, "user": "u-1", "metadata": {"a": [1]}}, budget_tracker=tracker)
+    plain = lc.RunConfig(model_params={"top_p": 0.5}, budget_tracker=tracker)  # the CLI takes no provider params
+    before = [copy.deepcopy({k: v for k, v in vars(c).items() if k != "budget_tracker"}) for c in (rich, plain)]
+    for adapter in (lc.MockLLMAdapter(), lc.adapter_for(MODEL)):
+        adapter.execute_prompt("hi", rich)
+    lc.ClaudeCodeAdapter("haiku").execute_prompt("hi", plain)
+    with pytest.raises(lc.LLMAPIError):
+        lc.ErrorLLMAdapter().execute_prompt("hi", rich)
+    assert [{k: v for k, v in vars(c).items() if k != "budget_tracker"} for c in (rich, plain)] == before
+    assert rich.budget_tracker is tracker and plain.budget_tracker is tracker
+
+
+def test_invariant_6_timeout_seconds_is_respected(fault_toml: FaultServer) -> None:
+    """Invariant 6: ``execute_prompt`` may be slow but respects ``config.timeout_seconds`` (a hanging server)."""
+    fault_toml.enqueue(Fault.hang(10))
+    started = time.monotonic()
+    with pytest.raises(lc.LLMTimeoutError):
+        lc.adapter_for(MODEL).execute_prompt("hi", lc.RunConfig(timeout_seconds=1))
+    assert time.monotonic() - started < 1 + 1.5
+
+
+# -- "Failure modes" -----------------------------------------------------------------------------------------------
+
+
+def test_failure_mode_missing_api_key_is_a_configuration_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Failure modes: missing API key -> ``LLMConfigurationError`` (before anything is sent)."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(lc.LLMConfigurationError, match="OPENAI_API_KEY"):
+        lc.adapter_for("openai:gpt-4o-mini").execute_prompt("hi", lc.RunConfig())
+
+
+def test_failure_mode_invalid_api_key_is_a_configuration_error_with_status(fault_toml: FaultServer) -> None:
+    """Failure modes: invalid API key (HTTP 401) -> ``LLMConfigurationError``, also an ``LLMAPIError`` with 401."""
+    fault_toml.enqueue(
+        Fault.json(401, fx.error_body(f"Incorrect API key provided: {FAULT_KEY}", "invalid_request_error"))
+    )
+    with pytest.raises(lc.LLMConfigurationError) as caught:
+        lc.adapter_for(MODEL).execute_prompt("hi", lc.RunConfig())
+    assert isinstance(caught.value, lc.LLMAPIError) and caught.value.status_code == 401
+    assert FAULT_KEY not in str(caught.value)
+
+
+@pytest.mark.parametrize("status", [400, 404, 422])
+def test_failure_mode_http_4xx_is_an_api_error_with_status_code(fault_toml: FaultServer, status: int) -> None:
+    """Failure modes: HTTP 4xx (non-429) -> ``LLMAPIError`` with ``.status_code`` (and ``.response_body``)."""
+    fault_toml.enqueue(Fault.json(status, fx.error_body("The model `gpt-9` does not exist", "invalid_request_error")))
+    with pytest.raises(lc.LLMAPIError) as caught:
+        lc.adapter_for(MODEL).execute_prompt("hi", lc.RunConfig())
+    assert not isinstance(caught.value, lc.LLMRateLimitError)
+    assert caught.value.status_code == status
+    assert caught.value.response_body["message"] == "The model `gpt-9` does not exist"
+
+
+@pytest.mark.parametrize("fault", [Fault.rate_limit(retry_after=7), Fault.quota()], ids=["rate limit", "quota"])
+def test_failure_mode_http_429_is_a_rate_limit_error(fault_toml: FaultServer, fault: Fault) -> None:
+    """Failure modes: HTTP 429 -> ``LLMRateLimitError`` (insufficient quota too), status 429."""
+    fault_toml.enqueue(fault)
+    with pytest.raises(lc.LLMRateLimitError) as caught:
+        lc.adapter_for(MODEL).execute_prompt("hi", lc.RunConfig())
+    assert isinstance(caught.value, lc.LLMAPIError) and caught.value.status_code == 429
+
+
+def test_failure_mode_rate_limits_are_retried_by_llmplex_first(fault_toml: FaultServer, isolated_config: Path) -> None:
+    """Failure modes: a 429 surfaces only after llmplex's own retries (Retry-After honoured), not before."""
+    (isolated_config / "llmplex.toml").write_text(
+        (isolated_config / "llmplex.toml").read_text().replace("max_attempts = 1", "max_attempts = 3")
+    )
+    fault_toml.enqueue(Fault.rate_limit(retry_after_ms=50), Fault.ok("after waiting"))
+    assert lc.adapter_for(MODEL).execute_prompt("hi", lc.RunConfig()).content == "after waiting"
+    assert fault_toml.request_count == 2
+
+
+def test_failure_mode_request_timeout_is_a_timeout_error(fault_toml: FaultServer) -> None:
+    """Failure modes: request timeout -> ``LLMTimeoutError`` (here the config's deadline on a silent server)."""
+    fault_toml.enqueue(Fault.hang(10))
+    with pytest.raises(lc.LLMTimeoutError):
+        asyncio.run(lc.adapter_for(MODEL).async_execute_prompt("hi", lc.RunConfig(timeout_seconds=1)))
+
+
+def test_failure_mode_cli_subprocess_failure_has_return_code_and_stderr(claude: FakeCLI) -> None:
+    """Failure modes: CLI subprocess failure -> ``LLMSubprocessError`` with ``.return_code`` and ``.stderr``."""
+    claude.scenario("crash")
+    with pytest.raises(lc.LLMSubprocessError) as caught:
+        lc.ClaudeCodeAdapter("haiku").execute_prompt("hi", lc.RunConfig())
+    assert caught.value.return_code == 2
+    assert "unexpected failure" in caught.value.stderr
+
+
+def test_failure_mode_budget_exceeded(fault_toml: FaultServer) -> None:
+    """Failure modes (WP-0002): token budget exceeded -> ``LLMBudgetExceededError``, raised before sending."""
+    tracker = lc.BudgetTracker(max_tokens=5)
+    config = lc.RunConfig(budget_tracker=tracker)
+    adapter = lc.adapter_for(MODEL)
+    fault_toml.enqueue(Fault.ok(usage=fx.TokenUsage(12, 5)))
+    adapter.execute_prompt("hi", config)
+    with pytest.raises(lc.LLMBudgetExceededError):
+        adapter.execute_prompt("again", config)
+    assert fault_toml.request_count == 1
+    assert tracker.used_tokens == 17 and tracker.remaining_tokens == 0
+
+
+# -- "Compatibility rules" -----------------------------------------------------------------------------------------
+
+
+def summarize(adapter: lc.LLMAdapter, text: str) -> str:
+    """Application code written against the ABC, as the seed's users write it."""
+    config = lc.RunConfig(max_tokens=50)
+    if not adapter.validate_config(config):
+        raise RuntimeError("adapter not ready")
+    return adapter.execute_prompt(f"Summarize: {text}", config).content
+
+
+def test_compatibility_code_accepting_llm_adapter_works_with_mock_adapter(fault_toml: FaultServer) -> None:
+    """Compatibility rules: any code that accepts ``LLMAdapter`` works with ``MockLLMAdapter`` (and real ones)."""
+    assert summarize(lc.MockLLMAdapter(), "the cat sat") == "Summarize: the cat sat"
+    assert summarize(lc.adapter_for(MODEL), "the cat sat") == "Hello! How can I help?"
+    assert isinstance(lc.MockLLMAdapter(), lc.LLMAdapter) and isinstance(lc.adapter_for("mock:echo"), lc.LLMAdapter)
+
+
+def test_compatibility_new_optional_methods_do_not_break_old_adapters() -> None:
+    """Compatibility rules: an adapter written before ``async_execute_prompt`` existed still works, and has it."""
+
+    class Legacy(lc.LLMAdapter):
+        def execute_prompt(self, prompt: str, config: lc.RunConfig) -> lc.LLMResponse:
+            return lc.LLMResponse(content="legacy", model="old", metadata={"provider": "legacy"})
+
+        def validate_config(self, config: lc.RunConfig) -> bool:
+            return True
+
+    assert asyncio.run(Legacy().async_execute_prompt("x", lc.RunConfig())).content == "legacy"
+
+
+# -- "RunConfig" ---------------------------------------------------------------------------------------------------
+
+
+def test_runconfig_fields_and_defaults() -> None:
+    """RunConfig: the seed's fields and defaults."""
+    config = lc.RunConfig()
+    assert (config.model_name, config.temperature, config.max_tokens, config.model_params) == ("gpt-4", 0.7, 2000, {})
+    assert (config.max_depth, config.skip_if_exists, config.timeout_seconds, config.budget_tracker) == (
+        3,
+        True,
+        300,
+        None,
+    )
+    assert lc.RunConfig().model_params is not config.model_params
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"model_name": ""},
+        {"model_name": "   "},
+        {"temperature": -0.1},
+        {"temperature": 2.01},
+        {"max_tokens": 0},
+        {"max_depth": -1},
+        {"timeout_seconds": 0},
+        {"model_params": ["not", "a", "dict"]},
+        {"budget_tracker": object()},
+    ],
+)
+def test_runconfig_invariants_are_checked(fields: dict[str, Any]) -> None:
+    """RunConfig invariants: non-empty model_name, 0 <= temperature <= 2, max_tokens > 0, max_depth >= 0,
+    timeout_seconds > 0; a violation is an ``LLMConfigurationError`` naming the field."""
+    with pytest.raises(lc.LLMConfigurationError, match=f"RunConfig.{next(iter(fields))}"):
+        lc.RunConfig(**fields)
+
+
+def test_runconfig_boundaries_are_valid() -> None:
+    """RunConfig invariants are inclusive where the seed says so (0.0 and 2.0, max_depth 0)."""
+    assert lc.RunConfig(temperature=0.0, max_depth=0).temperature == 0.0
+    assert lc.RunConfig(temperature=2.0, max_tokens=1, timeout_seconds=1).temperature == 2.0
+
+
+def test_runconfig_model_params_pass_through(fault_toml: FaultServer) -> None:
+    """RunConfig.model_params: provider-specific pass-through (options by llmplex name become options)."""
+    config = lc.RunConfig(temperature=0.2, max_tokens=64, model_params={"top_p": 0.9, "seed": 7, "user": "u-42"})
+    lc.adapter_for(MODEL).execute_prompt("hi", config)
+    (body,) = sent(fault_toml)
+    assert (body["temperature"], body["max_tokens"], body["top_p"], body["seed"], body["user"]) == (
+        0.2,
+        64,
+        0.9,
+        7,
+        "u-42",
+    )
+
+
+def test_runconfig_adapters_may_override_model_name(fault_toml: FaultServer) -> None:
+    """RunConfig.model_name: "adapters MAY override": the adapter's model is the one sent."""
+    lc.adapter_for(MODEL).execute_prompt("hi", lc.RunConfig(model_name="gpt-4"))
+    assert sent(fault_toml)[0]["model"] == "gpt-4o-mini"
+
+
+# -- "LLMResponse" -------------------------------------------------------------------------------------------------
+
+
+def test_llmresponse_fields_from_a_provider(fault_toml: FaultServer) -> None:
+    """LLMResponse: content, the model actually used, usage keys (ints >= 0), finish_reason "stop", provider."""
+    fault_toml.enqueue(Fault.ok("Hi!", usage=fx.TokenUsage(12, 3)))
+    response = lc.adapter_for(MODEL).execute_prompt("hi", lc.RunConfig())
+    assert response.content == "Hi!" and response.model
+    assert response.usage == {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}
+    assert response.finish_reason == "stop"
+    assert response.metadata["provider"] == "fault"
+
+
+def test_llmresponse_model_may_differ_from_the_requested_one() -> None:
+    """LLMResponse.model: the model actually used, which may differ from ``RunConfig.model_name``."""
+    adapter = lc.MockLLMAdapter()
+    adapter.backend.push("scripted", model="echo-2025-01-01")
+    assert adapter.execute_prompt("hi", lc.RunConfig(model_name="echo")).model == "echo-2025-01-01"
+
+
+def test_llmresponse_takes_its_fields_as_keywords() -> None:
+    """LLMResponse(...) by keywords (issue 13), with the seed's field names."""
+    response = lc.LLMResponse(
+        content="c", model="m", usage={"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3},
+        finish_reason="stop", metadata={"provider": "custom"},
+    )  # fmt: skip
+    assert (response.content, response.metadata["provider"], response.usage["total_tokens"]) == ("c", "custom", 3)
+
+
+def test_llmresponse_finish_reason_reports_truncation() -> None:
+    """LLMResponse.finish_reason is provider-reported: a cut answer says ``"length"``, not ``"stop"``."""
+    response = lc.MockLLMAdapter().execute_prompt("one two three four", lc.RunConfig(max_tokens=2))
+    assert (response.content, response.finish_reason) == ("one two", "length")
+
+
+# -- "LLMError Hierarchy" ------------------------------------------------------------------------------------------
+
+
+def test_error_hierarchy_shape() -> None:
+    """LLMError Hierarchy: the tree of the seed, and the classes are llmplex's own."""
+    assert issubclass(lc.LLMConfigurationError, lc.LLMError)
+    assert issubclass(lc.LLMAPIError, lc.LLMError)
+    assert issubclass(lc.LLMRateLimitError, lc.LLMAPIError)
+    for name in ("LLMTimeoutError", "LLMSubprocessError", "LLMBudgetExceededError"):
+        assert issubclass(getattr(lc, name), lc.LLMError)
+    assert lc.LLMError is llmplex.LLMError and lc.LLMRateLimitError is llmplex.LLMRateLimitError
+
+
+def test_error_hierarchy_attributes_cause_and_context() -> None:
+    """LLMError Hierarchy: .status_code/.response_body, .return_code/.stderr; every error has cause and context."""
+    cause = ValueError("root")
+    api = lc.LLMAPIError("bad", status_code=418, response_body={"e": 1}, cause=cause, context={"k": "v"})
+    sub = lc.LLMSubprocessError("cli", return_code=3, stderr="boom")
+    assert (api.status_code, api.response_body, api.cause, api.context, api.__cause__) == (
+        418,
+        {"e": 1},
+        cause,
+        {"k": "v"},
+        cause,
+    )
+    assert (sub.return_code, sub.stderr, sub.cause, sub.context) == (3, "boom", None, {})
+
+
+# -- "Mock adapters" -----------------------------------------------------------------------------------------------
+
+
+def test_mock_adapter_is_deterministic_without_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mock adapters: deterministic response without network I/O (sockets are blocked here)."""
+
+    def no_network(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the mock adapter opened a connection")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    adapter = lc.MockLLMAdapter()
+    first = adapter.execute_prompt("same prompt", lc.RunConfig())
+    second = adapter.execute_prompt("same prompt", lc.RunConfig())
+    assert first.content == second.content == "same prompt"
+    assert first.metadata["provider"] == "mock"
+
+
+def test_mock_adapter_counts_records_and_resets() -> None:
+    """Mock adapters: ``call_count`` increments, ``last_prompt``/``last_config`` are recorded, ``reset()`` clears."""
+    adapter = lc.MockLLMAdapter()
+    assert (adapter.call_count, adapter.last_prompt, adapter.last_config) == (0, None, None)
+    config = lc.RunConfig(max_tokens=5)
+    adapter.execute_prompt("one", lc.RunConfig())
+    asyncio.run(adapter.async_execute_prompt("two", config))
+    assert (adapter.call_count, adapter.last_prompt, adapter.last_config) == (2, "two", config)
+    adapter.reset()
+    assert (adapter.call_count, adapter.last_prompt, adapter.last_config, adapter.backend.calls) == (0, None, None, [])
+
+
+def test_mock_and_error_adapters_take_no_arguments() -> None:
+    """Mock adapters (issue 13): ``MockLLMAdapter()`` and ``ErrorLLMAdapter()`` take no arguments."""
+    assert isinstance(lc.MockLLMAdapter(), lc.LLMAdapter)
+    assert isinstance(lc.ErrorLLMAdapter(), lc.LLMAdapter)
+
+
+def test_error_adapter_fails_every_call_with_a_typed_error() -> None:
+    """Mock adapters: the error adapter raises an ``LLMError`` subclass on every call, sync and async, once each."""
+    adapter = lc.ErrorLLMAdapter()
+    for _ in range(2):
+        with pytest.raises(lc.LLMAPIError) as caught:
+            adapter.execute_prompt("hi", lc.RunConfig())
+        assert caught.value.status_code == 500 and caught.value.provider == "mock"
+    with pytest.raises(lc.LLMAPIError):
+        asyncio.run(adapter.async_execute_prompt("hi", lc.RunConfig()))
+    assert adapter.call_count == 3 and len(adapter.backend.calls) == 3
+
+
+def test_error_adapter_raises_the_error_it_is_given_without_retrying() -> None:
+    """Mock adapters: ``ErrorLLMAdapter(error)`` simulates a chosen failure (a rate limit: raised, not retried)."""
+    adapter = lc.ErrorLLMAdapter(lc.LLMRateLimitError("slow down", status_code=429, retry_after=30))
+    with pytest.raises(lc.LLMRateLimitError) as caught:
+        adapter.execute_prompt("hi", lc.RunConfig())
+    assert caught.value.retry_after == 30 and len(adapter.backend.calls) == 1
+
+
+# -- the commit's small print: FR-4 budget, FR-3 async --------------------------------------------------------------
+
+
+def test_fr4_budget_tracker_is_thread_safe_and_shared() -> None:
+    """FR-4: BudgetTracker (thread-safe), shared through ``RunConfig.budget_tracker``: usage adds up exactly."""
+    tracker = lc.BudgetTracker()
+    config = lc.RunConfig(budget_tracker=tracker)
+    adapter = lc.MockLLMAdapter()
+
+    def work() -> None:
+        for _ in range(10):
+            adapter.execute_prompt("two words", config)
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert tracker.used_tokens == 80 * 4 and tracker.remaining_tokens is None
+    assert tracker.snapshot().requests == 80
+
+
+def test_fr4_budget_is_enforced_in_all_adapters(fault_toml: FaultServer, claude: FakeCLI) -> None:
+    """FR-4: "enforcement in all adapters": an exhausted tracker stops mock, HTTP and CLI adapters before sending."""
+    tracker = lc.BudgetTracker(max_tokens=1)
+    config = lc.RunConfig(budget_tracker=tracker)
+    lc.MockLLMAdapter().execute_prompt("spend it", config)
+    for adapter in (lc.MockLLMAdapter(), lc.adapter_for(MODEL), lc.ClaudeCodeAdapter("haiku"), lc.ErrorLLMAdapter()):
+        with pytest.raises(lc.LLMBudgetExceededError):
+            adapter.execute_prompt("hi", config)
+    assert fault_toml.request_count == 0 and claude.runs() == []
+
+
+def test_fr3_claude_code_adapter_async(claude: FakeCLI) -> None:
+    """FR-3: ``async_execute_prompt`` of the ClaudeCodeAdapter (a subprocess run from the event loop)."""
+    claude.scenario("ok", text="from the CLI")
+    response = asyncio.run(lc.ClaudeCodeAdapter("haiku").async_execute_prompt("hi", lc.RunConfig()))
+    assert response.content == "from the CLI" and response.metadata["provider"] == "claude-code"
+
+
+# -- issue 13's rules where the seed is silent ---------------------------------------------------------------------
+
+
+def test_adapter_for_resolves_config_instances_and_aliases(fault_toml: FaultServer) -> None:
+    """adapter_for(model) resolves any llmplex model string: a config instance and an alias of it."""
+    assert lc.adapter_for("fault:gpt-4o-mini").execute_prompt("a", lc.RunConfig()).metadata["provider"] == "fault"
+    assert lc.adapter_for("fast").execute_prompt("b", lc.RunConfig()).content
+    assert fault_toml.request_count == 2
+
+
+def test_adapter_for_claude_code_drops_the_temperature_it_cannot_take(claude: FakeCLI) -> None:
+    """adapter_for("claude-code:...") is a ClaudeCodeAdapter; RunConfig's temperature 0.7 is dropped, not an error."""
+    adapter = lc.adapter_for("claude-code:haiku")
+    assert isinstance(adapter, lc.ClaudeCodeAdapter)
+    response = adapter.execute_prompt("hi", lc.RunConfig(temperature=0.7, max_tokens=100))
+    assert response.content == "Hello there"
+    (run,) = claude.runs()
+    assert "temperature" not in " ".join(run["argv"])
+
+
+def test_claude_code_adapter_without_a_model_uses_the_provider_default(claude: FakeCLI) -> None:
+    """ClaudeCodeAdapter(): the provider's default model (RunConfig.model_name "gpt-4" means nothing to the CLI)."""
+    assert lc.ClaudeCodeAdapter().execute_prompt("hi", lc.RunConfig()).content == "Hello there"
+    (run,) = claude.runs()
+    assert run["argv"][run["argv"].index("--model") + 1] == "sonnet"
