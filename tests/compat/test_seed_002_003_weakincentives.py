@@ -538,3 +538,20 @@ def test_one_adapter_serves_threads_concurrently(fault_server: FaultServer) -> N
     for thread in threads:
         thread.join(10)
     assert results == [Fault.ok().text] * 4 and fault_server.request_count == 4
+
+
+def test_wrong_arguments_are_configuration_errors_that_say_what_to_pass(fault_server: FaultServer) -> None:
+    """Seed 002 § Adapter Protocol, bad input: each evaluate argument's type is checked before anything is sent."""
+    adapter = openai_adapter(fault_server)
+    template = greeting().template
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"prompt": template, "session": Session()}, "Prompt"),
+        ({"prompt": greeting(), "session": object()}, "Session"),
+        ({"prompt": greeting(), "session": Session(), "deadline": llmplex.Deadline.after(5)}, "Deadline"),
+        ({"prompt": greeting(), "session": Session(), "budget": {"max_total_tokens": 5}}, "Budget"),
+    ]
+    for arguments, wanted in cases:
+        prompt = arguments.pop("prompt")
+        with pytest.raises(llmplex.LLMConfigurationError, match=wanted):
+            adapter.evaluate(prompt, **arguments)
+    assert fault_server.request_count == 0

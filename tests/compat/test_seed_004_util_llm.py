@@ -324,3 +324,12 @@ async def test_a_key_without_a_chain_name_counts_usage_only() -> None:
     assert world[0]["_openai"] == {"usage": {"total_input_tokens": 10, "total_output_tokens": 2, "total_requests": 1}}
     assert fake.calls[0]["previous_response_id"] is None
     assert ResponseChainManager(world).get_previous("bob") is None
+
+
+async def test_corrupt_usage_totals_are_a_clear_error() -> None:
+    """Seed 004 § Usage Accumulation, hostile input: totals that are not whole numbers name the key to fix."""
+    for usage in ("lots", {"total_requests": "3"}):
+        world = characters("bob")
+        world[0]["_openai"] = {"usage": usage}
+        with pytest.raises(LLMError, match=r"\['usage'\] must be a dict of whole-number totals"):
+            await LLMClient(FakeAdapter(), world).create_response("s", "c", IntentionResponse, "intention:bob")

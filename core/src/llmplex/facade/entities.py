@@ -103,9 +103,12 @@ def slide_chain(entity: dict[str, Any], chain: str, response_id: str, depth: int
 
 def record_usage(entity: dict[str, Any], usage: Usage, key: str) -> None:
     """Add one request's tokens to ``entity[key]["usage"]``."""
-    totals = _bookkeeping(entity, key).setdefault(
-        "usage", {"total_input_tokens": 0, "total_output_tokens": 0, "total_requests": 0}
-    )
-    totals["total_input_tokens"] = totals.get("total_input_tokens", 0) + usage.input_tokens
-    totals["total_output_tokens"] = totals.get("total_output_tokens", 0) + usage.output_tokens
-    totals["total_requests"] = totals.get("total_requests", 0) + 1
+    totals = _bookkeeping(entity, key).setdefault("usage", {})
+    added = {"total_input_tokens": usage.input_tokens, "total_output_tokens": usage.output_tokens, "total_requests": 1}
+    counts = totals.values() if isinstance(totals, dict) else [totals]
+    if not isinstance(totals, dict) or any(isinstance(v, bool) or not isinstance(v, int) for v in counts):
+        raise LLMConfigurationError(
+            f"entity[{key!r}]['usage'] must be a dict of whole-number totals, got {totals!r:.80}; fix or remove it"
+        )
+    for name, amount in added.items():
+        totals[name] = totals.get(name, 0) + amount

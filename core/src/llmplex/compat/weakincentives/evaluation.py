@@ -23,7 +23,7 @@ from llmplex.compat.weakincentives.errors import (
 from llmplex.compat.weakincentives.events import PromptExecuted, PromptRendered, TokenUsage
 from llmplex.compat.weakincentives.prompt import Prompt, RenderedPrompt
 from llmplex.compat.weakincentives.tools import Tool, ToolContext, run_tool
-from llmplex.errors import LLMError
+from llmplex.errors import LLMConfigurationError, LLMError
 from llmplex.reliability.deadline import Deadline as EngineDeadline
 
 if TYPE_CHECKING:
@@ -100,6 +100,23 @@ def _usage(response: Response) -> TokenUsage:
     return TokenUsage(usage.input_tokens, usage.output_tokens, usage.cached_tokens)
 
 
+def _check_arguments(prompt: Any, session: Any, deadline: Any, budget: Any, budget_tracker: Any) -> None:
+    """Wrong argument types are configuration errors that say what to pass."""
+    expected = (
+        ("prompt", prompt, Prompt, "a Prompt: Prompt(template).bind(params)"),
+        ("deadline", deadline, Deadline, "a Deadline(expires_at=...) from this module, or None"),
+        ("budget", budget, Budget, "a Budget(...) from this module, or None"),
+        ("budget_tracker", budget_tracker, BudgetTracker, "a BudgetTracker(budget) from this module, or None"),
+    )
+    for name, value, kind, wanted in expected:
+        if (value is not None or name == "prompt") and not isinstance(value, kind):
+            raise LLMConfigurationError(f"evaluate() {name} must be {wanted}, got {type(value).__name__}")
+    if not callable(getattr(getattr(session, "dispatcher", None), "dispatch", None)):
+        raise LLMConfigurationError(
+            f"evaluate() session must be a Session (with a dispatcher), got {type(session).__name__}"
+        )
+
+
 def evaluate_prompt(
     plan: CallPlan,
     adapter: Any,
@@ -110,6 +127,7 @@ def evaluate_prompt(
     budget_tracker: BudgetTracker | None,
 ) -> PromptResponse[OutputT]:
     """Evaluate ``prompt`` through ``plan``; every failure is a ``PromptEvaluationError``."""
+    _check_arguments(prompt, session, deadline, budget, budget_tracker)
     name = _prompt_name(prompt)
     tracker = budget_tracker if budget_tracker is not None else BudgetTracker(budget) if budget is not None else None
     budget_deadline = tracker.budget.deadline if tracker is not None else None
