@@ -555,3 +555,18 @@ def test_wrong_arguments_are_configuration_errors_that_say_what_to_pass(fault_se
         with pytest.raises(llmplex.LLMConfigurationError, match=wanted):
             adapter.evaluate(prompt, **arguments)
     assert fault_server.request_count == 0
+
+
+def test_organization_header_and_instruction_based_structured_output(fault_server: FaultServer) -> None:
+    """Seed 002 § OpenAI Adapter (organization) / seed 003 § OpenAI (use_native_response_format: False falls back
+    to output instructions in the prompt)."""
+    config = OpenAIClientConfig(api_key=KEY, base_url=fault_server.url, organization="org-compat")
+    fault_server.enqueue(Fault.ok(answer_json(answer="from instructions")))
+    adapter = openai_adapter(fault_server, client_config=config, use_native_response_format=False)
+    assert adapter.evaluate(structured(), session=Session()).output == StructuredAnswer("from instructions")
+    assert fault_server.requests[0].headers["openai-organization"] == "org-compat"
+    body = sent(fault_server)
+    assert "text" not in body
+    (system,) = body["input"]
+    assert system["content"].startswith("## 1. Task (task)\n\nAnswer the question.")
+    assert '"required":["answer"]' in system["content"]

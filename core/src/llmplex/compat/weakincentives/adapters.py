@@ -109,6 +109,8 @@ class OpenAIAdapter(_LLMplexAdapter):
     ``client_config`` supplies the key and endpoint (unset: ``OPENAI_API_KEY``,
     ``OPENAI_BASE_URL``); ``client`` may be an ``llmplex.Client`` to use
     instead. ``throttle_policy`` replaces the configured retry policy.
+    ``use_native_response_format=False`` asks for structured output through
+    instructions in the prompt instead of the API's JSON schema format.
     """
 
     def __init__(
@@ -120,6 +122,7 @@ class OpenAIAdapter(_LLMplexAdapter):
         client: Any = None,
         client_config: OpenAIClientConfig | None = None,
         throttle_policy: ThrottlePolicy | None = None,
+        use_native_response_format: bool = True,
     ) -> None:
         if client is not None and client_config is not None:
             raise InvalidValueError("client_config cannot be provided when an explicit client is supplied.")
@@ -129,7 +132,9 @@ class OpenAIAdapter(_LLMplexAdapter):
             adapter_name=OPENAI_ADAPTER_NAME,
             client=_client(client, "openai", settings),
             model=f"openai:{model}",
-            options=config.call_options(),
+            options=config.call_options()
+            if use_native_response_format
+            else {**config.call_options(), "output_strategy": "prompt"},
             provider_options=config.provider_options(),
             tool_choice=tool_choice,
             throttle=_throttle(throttle_policy),
