@@ -248,7 +248,10 @@ def __dir__() -> list[str]:
 
 
 def default_client() -> Client:
-    """The process-wide Client behind :func:`complete` and friends (config read on first use)."""
+    """The process-wide [`Client`][llmplex.client.Client] behind `complete()` and its siblings.
+
+    It is built on first use from the configuration files and `LLMPLEX_*` environment variables.
+    """
     global _default
     if _default is None:
         with _default_lock:
@@ -260,22 +263,33 @@ def default_client() -> Client:
 
 
 def complete(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Response:
-    """Send ``prompt`` to ``model`` on the default client; see :meth:`Client.complete`."""
+    """Send `prompt` to `model` and return the whole answer.
+
+    `model` is `"provider:model"`, an alias, or `None` for the configured default model;
+    `prompt` a string, a `Message` or a list of messages (dicts work too). The keywords are
+    [`CallArgs`][llmplex.engine.call_args.CallArgs]: sampling options, `system`, `output`,
+    `tools`, `timeout`, `fallbacks`, ... It is [`Client.complete`][llmplex.client.Client.complete]
+    on [`default_client()`][llmplex.default_client]; failures raise an `LLMError` subclass.
+    """
     return default_client().complete(model, prompt, **kwargs)
 
 
 async def acomplete(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Response:
-    """Async :func:`complete`."""
+    """[`complete()`][llmplex.complete] for async code: `r = await llmplex.acomplete(model, prompt)`."""
     return await default_client().acomplete(model, prompt, **kwargs)
 
 
 def stream(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Iterator[StreamEvent]:
-    """Stream from ``model`` on the default client; see :meth:`Client.stream`."""
+    """Send `prompt` to `model` and yield the answer as it arrives, as [`StreamEvent`][llmplex.types.StreamEvent]s.
+
+    Arguments as for [`complete()`][llmplex.complete]; the last event (`type == "response"`)
+    carries the whole `Response`. It is [`Client.stream`][llmplex.client.Client.stream] on the default client.
+    """
     return default_client().stream(model, prompt, **kwargs)
 
 
 def astream(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> AsyncIterator[StreamEvent]:
-    """Async :func:`stream`."""
+    """[`stream()`][llmplex.stream] for async code: `async for event in llmplex.astream(model, prompt)`."""
     return default_client().astream(model, prompt, **kwargs)
 
 

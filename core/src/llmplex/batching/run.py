@@ -62,7 +62,7 @@ async def abatch(
 ) -> list[BatchResult]:
     """Run every request; return a Response or an LLMError for each, in request order.
 
-    Each request is a dict of :meth:`~llmplex.Client.complete` arguments:
+    Each request is a dict of [`complete()`][llmplex.complete] arguments:
     ``{"model": "openai:gpt-4o-mini", "prompt": "hi", "temperature": 0}``. At most
     ``concurrency`` requests are in flight at once. ``on_result(index, result)``
     is called as each one finishes (for progress or a journal).
@@ -96,7 +96,7 @@ def batch(
     client: Client | None = None,
     on_result: Callable[[int, BatchResult], None] | None = None,
 ) -> list[BatchResult]:
-    """Sync :func:`abatch` (from code that is not already running an event loop)."""
+    """[`abatch()`][llmplex.abatch] for sync code (code that is not already running an event loop)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
