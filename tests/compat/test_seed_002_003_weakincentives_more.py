@@ -305,3 +305,20 @@ def test_a_disabled_provider_raises_an_actionable_request_error(monkeypatch: pyt
         LiteLLMAdapter(model="openai/x").evaluate(greeting(), session=Session())
     assert caught.value.phase == "request" and "disabled" in str(caught.value)
     assert isinstance(caught.value.cause, llmplex.LLMConfigurationError)
+
+
+def test_tools_with_unusable_params_are_refused_when_built() -> None:
+    """Seed 002 § Tool Execution (params are dataclasses with a schema), hostile input: a clear error up front."""
+
+    @dataclass
+    class Opaque:
+        handle: threading.Lock
+
+    with pytest.raises(wi.PromptValidationError, match="no JSON Schema"):
+        Tool[Opaque, ToolPayload](name="grab", description="x", handler=None)
+
+    def untyped(params: Missing, *, context: ToolContext) -> ToolResult[Any]:  # type: ignore[name-defined]  # noqa: F821
+        return ToolResult.error("never")
+
+    with pytest.raises(wi.PromptValidationError, match="cannot read the handler's params type"):
+        Tool(name="untyped", description="x", handler=untyped)

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, get_type_hints
 
 import pydantic_core
-from pydantic import TypeAdapter, ValidationError
+from pydantic import PydanticUserError, TypeAdapter, ValidationError
 
 from llmplex.compat.weakincentives.errors import PromptValidationError
 from llmplex.compat.weakincentives.events import ToolInvoked
@@ -111,6 +111,8 @@ class Tool(Generic[ParamsT, ResultT]):
 
     def __class_getitem__(cls, item: Any) -> Any:
         params = item[0] if isinstance(item, tuple) else item
+        if isinstance(params, TypeVar):
+            return cls  # a generic subclass being declared
         return type(cls.__name__, (cls,), {"_params_spec": params, "__module__": cls.__module__})
 
     def __init__(
@@ -130,8 +132,11 @@ class Tool(Generic[ParamsT, ResultT]):
         self.examples = tuple(examples)
         self.accepts_overrides = accepts_overrides
         self.params_type: type[Any] | None = self._resolve_params(handler)
-        self._adapter: TypeAdapter[Any] | None = None if self.params_type is None else TypeAdapter(self.params_type)
-        self.parameters = self._schema()
+        try:
+            self._adapter: TypeAdapter[Any] | None = None if self.params_type is None else TypeAdapter(self.params_type)
+            self.parameters = self._schema()
+        except PydanticUserError as exc:
+            raise PromptValidationError(f"tool {name!r} params have no JSON Schema: {exc}") from None
 
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r})"
@@ -139,7 +144,13 @@ class Tool(Generic[ParamsT, ResultT]):
     def _resolve_params(self, handler: Callable[..., Any] | None) -> type[Any] | None:
         spec = self._params_spec
         if spec is dataclasses.MISSING and handler is not None:
-            hints = get_type_hints(handler) if callable(handler) else {}
+            try:
+                hints = get_type_hints(handler)
+            except (NameError, TypeError) as exc:
+                raise PromptValidationError(
+                    f"tool {self.name!r}: cannot read the handler's params type ({exc}); "
+                    "write Tool[Params, Result](...)"
+                ) from None
             spec = next((hint for key, hint in hints.items() if key not in ("return", "context")), None)
         if spec is None or spec is type(None) or spec is dataclasses.MISSING:
             return None
