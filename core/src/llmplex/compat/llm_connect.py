@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import llmplex
+from llmplex.compat._sampling import options_for
 from llmplex.errors import (
     LLMAPIError,
     LLMBudgetExceededError,
@@ -195,10 +196,7 @@ class LLMPlexAdapter(LLMAdapter):
         params = dict(config.model_params)
         options = {"temperature": config.temperature, "max_tokens": config.max_tokens}
         options.update({name: params.pop(name) for name in list(params) if name in _OPTION_NAMES})
-        allowed = self.route.provider.capabilities.sampling_options
-        if allowed is not None:
-            options = {name: value for name, value in options.items() if name in allowed}
-        args: dict[str, Any] = {**options, "timeout": config.timeout_seconds}
+        args: dict[str, Any] = {**options_for(self.route, options), "timeout": config.timeout_seconds}
         if params:
             args["provider_options"] = params
         if config.budget_tracker is not None:
