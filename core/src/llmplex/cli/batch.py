@@ -19,6 +19,7 @@ from llmplex.batching.records import error_record, result_record
 from llmplex.batching.requests_file import FileRequest, read_requests
 from llmplex.batching.run import DEFAULT_CONCURRENCY, BatchResult, abatch
 from llmplex.cli.exit_codes import BATCH_ALL_FAILED, BATCH_INTERRUPTED, BATCH_SOME_FAILED
+from llmplex.cli.output import plain_console
 from llmplex.client import Client
 from llmplex.errors import LLMConfigurationError, LLMError
 
@@ -132,8 +133,14 @@ def _progress(show: bool, total: int, completed: int) -> Iterator[Callable[[], N
     if not show:
         yield lambda: None
         return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        TextColumn,
+        TimeRemainingColumn,
+    )
     from rich.text import Text
 
     class RateColumn(ProgressColumn):
@@ -141,7 +148,14 @@ def _progress(show: bool, total: int, completed: int) -> Iterator[Callable[[], N
             speed = task.finished_speed or task.speed
             return Text(f"{speed:.1f} req/s" if speed else "- req/s", style="progress.data.speed")
 
-    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), RateColumn(), "ETA", TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True)) as bar:
+    columns = (
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        MofNCompleteColumn(),
+        RateColumn(),
+        TextColumn("ETA", markup=False),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=plain_console(stderr=True)) as bar:
         task_id = bar.add_task("batch", total=total, completed=completed)
         yield lambda: bar.advance(task_id)

@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from llmplex.cli.output import plain_console
 from llmplex.cli.settings_view import SettingRow, setting_rows
 from llmplex.client import Client
+from llmplex.config.wording import dotted_key
 from llmplex.errors import LLMError
 from llmplex.plugins.host import PluginLoadWarning
 from llmplex.provider import ProviderSettings
@@ -149,14 +151,11 @@ def providers_command(client: Client, check: bool) -> None:
 
     The listing reads package metadata only: it imports no plugin and no provider SDK.
     """
-    from rich.console import Console
-    from rich.markup import escape
-
-    console = Console(width=200)
+    console = plain_console(width=200)
     if not check:
         rows = [dataclasses.astuple(row) for row in provider_rows(client)]
         console.print(_table(("prefix", "plugin", "distribution", "version", "entry point", "enabled", "config"), rows))
-        console.print(escape(_CHECK_HINT))
+        console.print(_CHECK_HINT)
         return
     checked = check_rows(client)
     headers = ("prefix", "distribution", "version", "enabled", "configured", "status", "capabilities")
@@ -168,19 +167,18 @@ def providers_command(client: Client, check: bool) -> None:
                 _table(
                     ("setting", "type", "default", "environment", "value", "description"),
                     [dataclasses.astuple(setting) for setting in row.settings],
-                    title=f"settings of `{row.prefix}` ([providers.{row.prefix}] in llmplex.toml)",
+                    title=f"settings of `{row.prefix}` ([{dotted_key(('providers', row.prefix))}] in llmplex.toml)",
                 )
             )
 
 
 def _table(headers: tuple[str, ...], rows: list[tuple[Any, ...]], title: str | None = None) -> Table:
-    """A rich table whose cells are plain text (no markup) and fold rather than get cut."""
-    from rich.markup import escape
+    """A rich table of plain text (printed by :func:`plain_console`) whose cells fold rather than get cut."""
     from rich.table import Table
 
-    table = Table(title=escape(title) if title else None, title_justify="left")
+    table = Table(title=title, title_justify="left")
     for header in headers:
         table.add_column(header, overflow="fold")
     for row in rows:
-        table.add_row(*(escape(str(cell)) for cell in row))
+        table.add_row(*(str(cell) for cell in row))
     return table
