@@ -53,7 +53,8 @@ def complete_command(
     if prompt is None:
         if sys.stdin.isatty():
             raise click.UsageError("give a PROMPT argument or pipe the prompt on standard input")
-        prompt = sys.stdin.read()
+        # bytes that are not UTF-8 become lone surrogates, which core refuses with a typed error
+        prompt = sys.stdin.buffer.read().decode("utf-8", errors="surrogateescape")
     given = dict(parse_option(o) for o in raw_options)
     options = {k: v for k, v in given.items() if k in LLMConfig.model_fields}
     provider_options = {k: v for k, v in given.items() if k not in LLMConfig.model_fields}

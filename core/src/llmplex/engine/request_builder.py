@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from llmplex.errors import LLMConfigurationError
+from llmplex.errors import LLMBadRequestError, LLMConfigurationError
 from llmplex.types import LLMConfig, Message, OutputSchema, Request, Tool
 
 __all__ = ["PromptInput", "ToolInput", "build_messages", "build_options", "build_request", "build_tools"]
@@ -29,11 +29,17 @@ def _problems(error: ValidationError) -> str:
 
 
 def build_messages(prompt: PromptInput, system: str | None = None) -> tuple[Message, ...]:
-    """A prompt string, one message, or a list of messages (``Message`` or dicts) as messages."""
+    """A prompt string, one message, or a list of messages (``Message`` or dicts) as messages.
+
+    Nothing empty is sent: a blank prompt, an empty list, or a user or system
+    message without text is an ``LLMConfigurationError``; text that is not valid
+    Unicode (a lone surrogate) is an ``LLMBadRequestError``.
+    """
     if system is not None and not isinstance(system, str):
         raise LLMConfigurationError(f"system must be a string (the system prompt), got {type(system).__name__}")
-    if isinstance(prompt, str) and system is None:
-        return (Message(role="user", content=prompt),)  # the commonest call: nothing else to check
+    if isinstance(prompt, str) and system is None:  # the commonest call: only the text to check
+        _check_text(prompt, "the prompt", "user")
+        return (Message(role="user", content=prompt),)
     if isinstance(prompt, str):
         items: Sequence[Any] = [Message(role="user", content=prompt)]
     elif isinstance(prompt, (Message, Mapping)):
@@ -44,29 +50,52 @@ def build_messages(prompt: PromptInput, system: str | None = None) -> tuple[Mess
         raise LLMConfigurationError(
             f"prompt must be a string, a Message, or a list of messages; got {type(prompt).__name__}"
         )
-    messages: list[Message] = [] if system is None else [Message(role="system", content=system)]
+    if not items:
+        raise LLMConfigurationError("no messages to send: the list of messages is empty; give a user message")
+    messages = [] if system is None else [(Message(role="system", content=system), "system")]
     for index, item in enumerate(items):
-        if isinstance(item, Message):
-            messages.append(item)
-            continue
-        unknown = sorted(set(item) - _MESSAGE_KEYS) if isinstance(item, Mapping) else []
-        if unknown:
-            raise LLMConfigurationError(
-                f"messages[{index}] has unknown key {', '.join(map(repr, unknown))}; "
-                f"a message has {', '.join(sorted(_MESSAGE_KEYS))}"
-            )
-        try:
-            messages.append(Message.model_validate(item))
-        except ValidationError as exc:
-            raise LLMConfigurationError(
-                f"messages[{index}] is not a valid message ({_problems(exc)}); "
-                "use {'role': 'user'|'assistant'|'system'|'tool', 'content': '...'}"
-            ) from None
-        if messages[-1].content is None and messages[-1].role in ("user", "system"):
-            raise LLMConfigurationError(f"messages[{index}] ({messages[-1].role}) has no content; give it 'content'")
-    if not messages:
-        raise LLMConfigurationError("no messages to send: give a prompt string or a non-empty list of messages")
-    return tuple(messages)
+        where = "the prompt" if isinstance(prompt, str) else f"messages[{index}]"
+        messages.append((_message(item, where), where))
+    for message, where in messages:
+        _check_text(message.content, where, message.role)
+        for call in message.tool_calls:
+            _check_text(call.arguments, f"{where} (tool call {call.name!r})", "tool")
+    return tuple(message for message, _ in messages)
+
+
+def _message(item: Any, where: str) -> Message:
+    if isinstance(item, Message):
+        return item
+    unknown = sorted(set(item) - _MESSAGE_KEYS) if isinstance(item, Mapping) else []
+    if unknown:
+        raise LLMConfigurationError(
+            f"{where} has unknown key {', '.join(map(repr, unknown))}; a message has {', '.join(sorted(_MESSAGE_KEYS))}"
+        )
+    try:
+        return Message.model_validate(item)
+    except ValidationError as exc:
+        raise LLMConfigurationError(
+            f"{where} is not a valid message ({_problems(exc)}); "
+            "use {'role': 'user'|'assistant'|'system'|'tool', 'content': '...'}"
+        ) from None
+
+
+def _check_text(text: str | None, where: str, role: str) -> None:
+    """A user or system turn must have text; any text must be valid Unicode (no lone surrogate)."""
+    if role in ("user", "system") and (not text or text.isspace()):
+        state = "has no content" if text is None else "is empty" if not text else "is only whitespace"
+        label = where if where in ("the prompt", "system") else f"{where} ({role})"
+        leave_out = ", or leave it out" if role == "system" else ""
+        raise LLMConfigurationError(f"{label} {state}; blank text is never sent: give it text{leave_out}")
+    if text is None or text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise LLMBadRequestError(
+            f"{where} is not valid Unicode: a lone surrogate U+{ord(text[exc.start]):04X} at character {exc.start} "
+            "(invalid UTF-8 bytes decoded with errors='surrogateescape' give these); fix the text's encoding"
+        ) from None
 
 
 def build_options(options: Mapping[str, Any]) -> LLMConfig:
