@@ -19,7 +19,7 @@ import pytest
 import llmplex
 from llmplex import LLMConfigurationError, hookimpl
 from llmplex.plugins.host import PluginLoadWarning
-from tests.support.cli import run_llmplex, squashed, table_rows
+from tests.support.cli import rich_tables, run_llmplex, squashed
 
 RATE_LIMITED = 4  # the CLI status a plugin's sys.exit(4) must not fake
 
@@ -58,7 +58,7 @@ def _providers_table(cwd: Path) -> str:
 
 def test_item_15_llmplex_providers_lists_exiting_plugins_as_broken(isolated_config: Path) -> None:
     table = _providers_table(isolated_config)
-    rows = {prefix: squashed(" ".join(cells)) for prefix, cells in table_rows(table).items()}
+    rows = {prefix: squashed(" ".join(cells)) for prefix, cells in rich_tables(table)[0][1].items()}
     for prefix, code in (("exits", 4), ("regexit", 5)):
         assert squashed(f"broken: SystemExit: the plugin called sys.exit({code})") in rows[prefix], table
     assert "broken:GeneratorExit" in rows["genexit"] and "broken:PluginAbort" in rows["baseexc"]

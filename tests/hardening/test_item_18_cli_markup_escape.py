@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.support.cli import run_llmplex, squashed, table_rows
+from tests.support.cli import rich_tables, run_llmplex, squashed
 
 CONFIG = """\
 [aliases]
@@ -46,7 +46,7 @@ def test_item_18_providers_listing_shows_prefixes_plugins_and_paths_as_written(t
     project = _project(tmp_path)
     result = run_llmplex("providers", cwd=project)
     assert result.returncode == 0, result.stderr
-    rows = table_rows(result.stdout)
+    rows = rich_tables(result.stdout)[0][1]
     assert {"[local]", "[bad]", "nope:ok:"} <= set(rows), sorted(rows)
     assert _has(rows["nope:ok:"][1], "[b]gone[/b] (not installed)"), rows["nope:ok:"]
     assert _has(rows["[local]"][-1], f"{project}/llmplex.toml"), rows["[local]"]
@@ -60,15 +60,14 @@ def test_item_18_providers_check_shows_settings_hints_and_errors_as_written(tmp_
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert not any(e in out for e in EMOJI), out
-    rows = table_rows(out.split("\n\n")[0])
+    tables = dict(rich_tables(out))
+    rows = rich_tables(out)[0][1]
     configured = rows["openai"][4]
     assert _has(configured, "api_key in its [providers.*] table"), configured  # the hint rich used to eat
     status = rows["[bad]"][5]
     assert _has(status, """key 'providers."[bad]".timeout': expected a number"""), status
     assert _has(status, 'found the string "[bold]slow[/bold] :fire:"'), status
-    assert 'settings of `[local]` ([providers."[local]"] in llmplex.toml)' in out
-    local = out[out.index("settings of `[local]`") :]
-    base_url = table_rows(local.split("\n\n")[0])["base_url"]
+    base_url = tables['settings of `[local]` ([providers."[local]"] in llmplex.toml)']["base_url"]
     assert _has(base_url[4], '"http://127.0.0.1:8080/v1/:thumbs_up:/[red]x[/red]"'), base_url
 
 

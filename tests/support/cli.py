@@ -8,7 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["modules_imported_by", "rich_tables", "run_llmplex"]
+__all__ = ["modules_imported_by", "rich_tables", "run_llmplex", "squashed"]
 
 LLMPLEX = Path(sys.executable).with_name("llmplex")
 SYSMODULES_HOOK = Path(__file__).with_name("sysmodules")
@@ -75,20 +75,3 @@ def rich_tables(output: str) -> list[tuple[str, dict[str, list[str]]]]:
 def squashed(text: str) -> str:
     """``text`` without any whitespace: compares table cells however rich folded them."""
     return "".join(text.split())
-
-
-def table_rows(table: str) -> dict[str, list[str]]:
-    """The cells of a rich table printed as text, by first column; a cell folded over several lines is
-    joined back together (compare with :func:`squashed`)."""
-    rows: dict[str, list[list[str]]] = {}
-    current: list[list[str]] | None = None
-    for line in table.splitlines():
-        if line.count("│") < 3:
-            continue
-        cells = [cell.strip() for cell in line.split("│")[1:-1]]
-        if cells[0]:
-            current = rows.setdefault(cells[0], [[] for _ in cells])
-        if current is not None:
-            for parts, cell in zip(current, cells, strict=True):
-                parts.append(cell)
-    return {key: [" ".join(p for p in parts if p) for parts in value] for key, value in rows.items()}
