@@ -14,6 +14,7 @@ from llmplex.engine.fallback import Call, CallPlanner
 from llmplex.engine.request_builder import PromptInput, ToolInput, build_request, build_tools
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMConfigurationError
+from llmplex.log_redaction import install_log_redaction
 from llmplex.plugins.host import PluginHost
 from llmplex.reliability.budget import Budget, BudgetTracker
 from llmplex.reliability.clock import Clock
@@ -53,6 +54,8 @@ class Client:
     in-process plugin objects (observers, pipeline wrappers). ``budget`` (a
     :class:`~llmplex.reliability.budget.Budget` or a shared ``BudgetTracker``)
     caps every call of this client, instead of the config's ``[budget]`` table.
+    Creating a client masks secrets in every log record of the process
+    (:mod:`llmplex.log_redaction`).
     """
 
     def __init__(
@@ -64,6 +67,7 @@ class Client:
         budget: Budget | BudgetTracker | Mapping[str, int | None] | None = None,
         **overrides: Any,
     ) -> None:
+        install_log_redaction()
         self.config, origins = load_config(config, overrides)
         self.host = PluginHost()
         self.router = Router(self.config, origins, self.host)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llmplex.redaction import redact
+from llmplex.redaction import redact, redact_headers
 
 __all__ = [
     "LLMAPIError",
@@ -89,7 +89,8 @@ class LLMAPIError(LLMError):
         status_code: the HTTP status, if there was one.
         response_body: the provider's error body (secrets redacted).
         request_id: the provider's request id, if it sent one.
-        headers: the response headers that matter for diagnosis.
+        headers: the response headers that matter for diagnosis (without secret-named ones
+            such as ``Authorization``; secrets in the others masked).
     """
 
     def __init__(
@@ -106,7 +107,7 @@ class LLMAPIError(LLMError):
         self.status_code = status_code
         self.response_body = redact(response_body)
         self.request_id = request_id
-        self.headers: dict[str, str] = {k: v for k, v in (headers or {}).items() if k.lower() != "authorization"}
+        self.headers: dict[str, str] = redact_headers(headers or {})
 
 
 def _requested_wait(retry_after: float | None, headers: Mapping[str, str]) -> float | None:

@@ -128,8 +128,8 @@ def redact(value: T) -> T:
 
 
 def redact_headers(headers: Any) -> dict[str, str]:
-    """Headers as a plain dict: secret-named ones (``Authorization``, ``x-api-key``) masked whole, others redacted."""
-    return {str(name): REDACTED if is_secret_name(str(name)) else redact(str(value)) for name, value in headers.items()}
+    """Headers as a plain dict without the secret-named ones (``Authorization``, ``x-api-key``), others redacted."""
+    return {str(name): redact(str(value)) for name, value in headers.items() if not is_secret_name(str(name))}
 
 
 def mask_setting(name: str, value: Any) -> Any:

@@ -9,6 +9,7 @@ from typing import Any
 from llmplex.engine.bridge import aiterate_in_thread, iterate_on_loop, run_on_loop
 from llmplex.errors import LLMConfigurationError, LLMError
 from llmplex.routing import Route
+from llmplex.scrubbing import scrub_error
 from llmplex.types import Request, Response
 
 __all__ = ["Attempt"]
@@ -45,8 +46,13 @@ class Attempt:
             )
 
     def classify(self, error: BaseException) -> LLMError:
-        """The taxonomy error for anything raised while sending or parsing."""
-        classified = self.hooks.classify_error(error=error, settings=self.provider.settings)
+        """The taxonomy error for anything raised while sending or parsing, with every secret in it masked.
+
+        Masking covers the whole chain and what each exception carries (an SDK
+        exception's body, headers and raw response), in place.
+        """
+        classified = scrub_error(self.hooks.classify_error(error=error, settings=self.provider.settings))
+        scrub_error(error)
         if classified.provider is None:
             classified.provider = self.provider.name
         if classified.model is None:
