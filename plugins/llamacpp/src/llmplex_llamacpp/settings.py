@@ -16,7 +16,7 @@ class LlamaCppSettings(ProviderSettings):
         n_ctx: the context window in tokens (prompt + answer).
         start_timeout: seconds to wait for a server to load its model.
         default_max_tokens: the answer length when a request sets no ``max_tokens``
-            (small base models rarely stop by themselves).
+            (a base model such as gemma3-270m rarely stops by itself).
         timeout: upper bound of one HTTP request in seconds (the deadline may shorten it).
     """
 
