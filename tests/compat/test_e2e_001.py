@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.compat.e2e import FakeGemini, output_of, run_program, swap_imports
+import pytest
+
+from tests.compat.e2e import run_program, swap_imports
+from tests.compat.fake_gemini import FakeGemini
 from tests.plugins.gemini.wire import error_body, function_call_part, response, text_part, usage
 
 KEY = "AIzaSyTESTKEY_0123456789abcdefghij"
@@ -82,14 +85,16 @@ main()
 '''
 
 
-def test_e2e_001_agent_runtime_program_runs_after_swapping_its_imports(tmp_path: Path) -> None:
+def test_e2e_001_agent_runtime_program_runs_after_swapping_its_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Seed 001 as its users write it: a tool-calling loop on GeminiAdapter, the app's TOOL_DECLARATIONS,
     RateLimitError -> REFUSAL:RATE_LIMITED; only the imports change."""
-    original = tmp_path / "original.py"
-    original.write_text(PROGRAM, encoding="utf-8")
-    env = {"GEMINI_API_KEY": KEY, "GOOGLE_API_KEY": "", "GEMINI_MODEL": "gemini-2.0-flash"}
-    failed = run_program(original, env)
-    assert failed.returncode != 0 and "No module named 'agent_runtime'" in failed.stderr
+    for name, value in {"GEMINI_API_KEY": KEY, "GEMINI_MODEL": "gemini-2.0-flash"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    with pytest.raises(AssertionError, match="No module named 'agent_runtime'"):
+        run_program(PROGRAM, tmp_path)
 
     retry_info = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.2s"}]
     limited = (429, error_body(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted.", retry_info))
@@ -103,9 +108,7 @@ def test_e2e_001_agent_runtime_program_runs_after_swapping_its_imports(tmp_path:
             ]
         )
         (tmp_path / "llmplex.toml").write_text(f'[providers.gemini]\nbase_url = "{gemini.url}"\n', encoding="utf-8")
-        swapped = tmp_path / "swapped.py"
-        swapped.write_text(swap_imports(PROGRAM, "agent_runtime", "llmplex.compat.agent_runtime"), encoding="utf-8")
-        out = output_of(run_program(swapped, env))
+        out = run_program(swap_imports(PROGRAM, r"agent_runtime(\.\w+)*", "llmplex.compat.agent_runtime"), tmp_path)
 
     assert out == {
         "reply": "Added 'buy milk' to your tasks.",
