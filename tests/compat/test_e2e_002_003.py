@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.compat.e2e import output_of, run_program, swap_imports
+from tests.compat.e2e import run_program, swap_imports
 from tests.contract import fixtures_openai as fx
 from tests.support.fault_server import Fault, FaultServer
 
@@ -121,9 +121,8 @@ def test_a_weakincentives_program_runs_on_llmplex_by_swapping_imports(
         Fault.ok(review, usage=fx.TokenUsage(input_tokens=200, output_tokens=20)),
         *[Fault.rate_limit(retry_after=0.01)] * 5,
     )
-    program = tmp_path / "program.py"
-    program.write_text(swap_imports(PROGRAM, "weakincentives", "llmplex.compat.weakincentives"), encoding="utf-8")
-    outcome = output_of(run_program(program, {}))
+    program = swap_imports(PROGRAM, r"weakincentives(\.\w+)*", "llmplex.compat.weakincentives")
+    outcome = run_program(program, tmp_path)
     assert outcome["output"] == ["needs work", ["g is undefined"]] and outcome["text"] is None
     evaluation_tokens = fx.TokenUsage().total_tokens + 220  # the tool round's answer and the final one
     assert outcome["log"] == [

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.compat.e2e import output_of, run_program, swap_imports
+from tests.compat.e2e import run_program, swap_imports
 from tests.contract import fixtures_openai as fx
 from tests.support.fault_server import Fault, FaultServer
 
@@ -168,9 +168,8 @@ def test_a_util_llm_tick_runs_on_llmplex_by_swapping_imports(
         *[reply(f"resp_r{n}", {"outcomes": [{"turn": n}]}) for n in range(3)],
         reply("resp_m", {"new_summary": "Bob rested."}),
     )
-    program = tmp_path / "program.py"
-    program.write_text(swap_imports(PROGRAM, "src.utils", "llmplex.compat.util_llm"), encoding="utf-8")
-    outcome = output_of(run_program(program, {}))
+    program = swap_imports(PROGRAM, r"src\.utils\.[\w.]+", "llmplex.compat.util_llm")
+    outcome = run_program(program, tmp_path)
     assert outcome == {"intentions": ["idle"], "outcomes": [[{"turn": 2}]], "summary": "Bob rested."}
     tavern = json.loads((tmp_path / "locations" / "tavern.json").read_text())
     assert tavern["_openai"]["resolution_chain"] == ["resp_r1", "resp_r2"]
