@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import inspect
 import socket
 import threading
 import time
@@ -278,6 +279,16 @@ def test_compatibility_code_accepting_llm_adapter_works_with_mock_adapter(fault_
     assert isinstance(lc.MockLLMAdapter(), lc.LLMAdapter) and isinstance(lc.adapter_for("mock:echo"), lc.LLMAdapter)
 
 
+@pytest.mark.parametrize("cls", [lc.LLMAdapter, lc.LLMPlexAdapter, lc.ClaudeCodeAdapter, lc.MockLLMAdapter])
+def test_compatibility_the_method_signatures_are_the_seeds(cls: type[lc.LLMAdapter]) -> None:
+    """Compatibility rules: ``execute_prompt(prompt, config)`` and ``validate_config(config)`` keep their
+    signatures (changing them would be a breaking Core change); ``async_execute_prompt`` mirrors the first."""
+    assert list(inspect.signature(cls.execute_prompt).parameters) == ["self", "prompt", "config"]
+    assert list(inspect.signature(cls.async_execute_prompt).parameters) == ["self", "prompt", "config"]
+    assert list(inspect.signature(cls.validate_config).parameters) == ["self", "config"]
+    assert inspect.iscoroutinefunction(cls.async_execute_prompt)
+
+
 def test_compatibility_new_optional_methods_do_not_break_old_adapters() -> None:
     """Compatibility rules: an adapter written before ``async_execute_prompt`` existed still works, and has it."""
 
@@ -462,6 +473,7 @@ def test_error_adapter_fails_every_call_with_a_typed_error() -> None:
     with pytest.raises(lc.LLMAPIError):
         asyncio.run(adapter.async_execute_prompt("hi", lc.RunConfig()))
     assert adapter.call_count == 3 and len(adapter.backend.calls) == 3
+    assert adapter.error.context == {} and adapter.error.provider is None, "each call raises its own copy"
 
 
 def test_error_adapter_raises_the_error_it_is_given_without_retrying() -> None:

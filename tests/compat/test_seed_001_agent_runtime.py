@@ -168,6 +168,13 @@ def test_protocol_generate_signature_and_defaults() -> None:
         assert list(inspect.signature(cls.get_tool_declarations).parameters) == ["self", "tools"]
 
 
+def test_protocol_every_adapter_meets_it() -> None:
+    """LLMAdapter Protocol: GeminiAdapter and adapter_for(...) adapters are LLMAdapters; a plain object is not."""
+    assert isinstance(ar.GeminiAdapter(KEY), ar.LLMAdapter)
+    assert isinstance(ar.adapter_for("mock:echo"), ar.LLMAdapter)
+    assert not isinstance(object(), ar.LLMAdapter)
+
+
 def test_protocol_generate_sends_temperature_and_max_tokens(gemini: FakeHTTP) -> None:
     """LLMAdapter Protocol, Args: temperature (0.0 = deterministic) and max_tokens reach the provider."""
     gemini.reply(json_body=response([text_part("a")]))

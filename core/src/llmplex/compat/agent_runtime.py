@@ -22,7 +22,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import llmplex
 from llmplex.compat._sampling import options_for
@@ -218,8 +218,9 @@ def get_tool_declarations(
 # -- the adapter -----------------------------------------------------------------------------------
 
 
+@runtime_checkable
 class LLMAdapter(Protocol):
-    """The contract every adapter meets."""
+    """The contract every adapter meets (``isinstance`` checks its two methods)."""
 
     async def generate(
         self,

@@ -284,7 +284,9 @@ class ErrorLLMAdapter(MockLLMAdapter):
         self.error = error or LLMAPIError("simulated provider failure (ErrorLLMAdapter)", status_code=500)
 
     def _call_args(self, config: RunConfig) -> dict[str, Any]:
-        self.backend.push_error(copy.copy(self.error))
+        failure = copy.copy(self.error)  # the engine fills in attempts and context: keep the template clean
+        failure.context = dict(self.error.context)
+        self.backend.push_error(failure)
         return {**super()._call_args(config), "throttle": {"max_attempts": 1}, "fallbacks": []}
 
 
