@@ -119,6 +119,19 @@ def test_item_24_a_cached_file_changed_after_verification_is_joined_again(fake_m
     assert prepared(fake_model).read_bytes() == b"".join(PIECES)
 
 
+def test_item_24_a_partial_file_left_by_a_killed_process_is_removed(fake_model: LocalModel, tmp_path: Path) -> None:
+    models = tmp_path / "cache" / "models"
+    models.mkdir(parents=True)
+    leftover = models / f"{fake_model.cache_file_name}.4242.partial"
+    leftover.write_bytes(b"half a model")
+    prepared(fake_model)
+    assert not leftover.exists()
+    assert sorted(p.name for p in models.iterdir() if not p.name.startswith(".")) == [
+        fake_model.cache_file_name,
+        fake_model.cache_file_name + ".verified",
+    ]
+
+
 def test_item_24_a_missing_part_package_says_what_to_install(fake_model: LocalModel, tmp_path: Path) -> None:
     (tmp_path / "site" / "fake_model_part3-1.0.dist-info" / "METADATA").unlink()  # uninstalled
     (tmp_path / "site" / "fake_model_part3-1.0.dist-info").rmdir()

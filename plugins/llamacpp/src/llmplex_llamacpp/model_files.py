@@ -101,6 +101,8 @@ def prepared(model: LocalModel) -> Path:
     with file_lock(target.parent / ".assemble.lock"):
         if _is_verified(target, model):
             return target
+        for stale in target.parent.glob(f"{target.name}.*.partial"):  # left by a process killed mid-join
+            stale.unlink(missing_ok=True)
         partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
         try:
             join_parts(parts, partial, sha256=model.sha256, size=model.size, progress=Progress(model.name, model.size))
