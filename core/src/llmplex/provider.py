@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, SecretStr
 
-from llmplex.redaction import redact, register_secret, register_url_secrets
+from llmplex.redaction import is_secret_name, redact, register_secret, register_url_secrets
 
 __all__ = ["Capabilities", "ProviderInfo", "ProviderSettings"]
 
@@ -34,7 +34,8 @@ class ProviderSettings(BaseModel):
             yield name, redact(value)
 
     def register_secrets(self) -> None:
-        """Register every secret these settings hold (``SecretStr`` values, credentials in URLs) for masking."""
+        """Register every secret these settings hold for masking: ``SecretStr`` values, credentials in URLs,
+        strings under secret names in nested tables (``completion_kwargs``)."""
         _register_values(self.__dict__.values())
 
     def problems(self) -> list[str]:
@@ -101,6 +102,9 @@ def _register_values(values: Iterable[Any]) -> None:
         elif isinstance(value, str):
             register_url_secrets(value)
         elif isinstance(value, Mapping):
+            for name, item in value.items():
+                if isinstance(item, str) and is_secret_name(str(name)):
+                    register_secret(item)
             _register_values(value.values())
         elif isinstance(value, (list, tuple)):
             _register_values(value)

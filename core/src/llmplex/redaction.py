@@ -25,6 +25,7 @@ __all__ = [
     "redact_headers",
     "register_secret",
     "register_url_secrets",
+    "url_credentials",
 ]
 
 REDACTED = "***"
@@ -143,21 +144,25 @@ def mask_setting(name: str, value: Any) -> Any:
     return value
 
 
-def register_url_secrets(url: str) -> None:
-    """Register the credentials in ``url``: its password (or its user name when alone) and secret query values."""
+def url_credentials(url: str) -> list[str]:
+    """The credentials in ``url``: its password (or its user name when alone) and the values of secret-named
+    query parameters, as written and decoded; empty for a URL without any (or text that is not a URL)."""
     if "@" not in url and "=" not in url:
-        return
+        return []
     try:
         parts = urlsplit(url)
         username, password = parts.username, parts.password
     except ValueError:
-        return
-    found = [password] if password else [username]
+        return []
+    found = [password] if password else [username] if username else []
     for pair in re.split("[&;]", parts.query):
         name, _, value = pair.partition("=")
         if is_secret_name(unquote_plus(name)):
             found.append(value)
-    for value in found:
-        if value:
-            register_secret(value)
-            register_secret(unquote_plus(value))
+    return sorted({form for value in found if value for form in (value, unquote_plus(value))})
+
+
+def register_url_secrets(url: str) -> None:
+    """Register the credentials in ``url`` (:func:`url_credentials`) for masking."""
+    for value in url_credentials(url):
+        register_secret(value)

@@ -21,6 +21,7 @@ from llmplex.config.wording import dotted_key
 from llmplex.errors import LLMError
 from llmplex.plugins.host import PluginLoadWarning
 from llmplex.provider import ProviderSettings
+from llmplex.redaction import redact
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -173,12 +174,13 @@ def providers_command(client: Client, check: bool) -> None:
 
 
 def _table(headers: tuple[str, ...], rows: list[tuple[Any, ...]], title: str | None = None) -> Table:
-    """A rich table of plain text (printed by :func:`plain_console`) whose cells fold rather than get cut."""
+    """A rich table of plain text (printed by :func:`plain_console`) whose cells fold rather than get cut;
+    secrets in any cell (a key in a ``base_url`` quoted by a problem or an error) are masked."""
     from rich.table import Table
 
     table = Table(title=title, title_justify="left")
     for header in headers:
         table.add_column(header, overflow="fold")
     for row in rows:
-        table.add_row(*(str(cell) for cell in row))
+        table.add_row(*(redact(str(cell)) for cell in row))
     return table

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 from pydantic_core import PydanticCustomError
 
 from llmplex.config.wording import KEY_ERROR
-from llmplex.redaction import is_secret_name, register_secret
+from llmplex.redaction import is_secret_name, url_credentials
 
 __all__ = ["DEFAULT_MODEL", "BudgetConfig", "Config", "ThrottleConfig", "ThrottleOverride", "reveal_secrets"]
 
@@ -17,10 +17,11 @@ DEFAULT_MODEL = "llamacpp:qwen2.5-coder-1.5b"
 
 
 def _hide_secrets(table: dict[str, Any]) -> dict[str, Any]:
-    """``table`` with every string under a secret name (``api_key``, ``aws_secret_access_key``) as a ``SecretStr``."""
+    """``table`` with every string under a secret name (``api_key``, ``aws_secret_access_key``), or that is a URL
+    carrying credentials (``?key=...``, ``user:pass@``), as a ``SecretStr``."""
     return {
         key: SecretStr(value)
-        if isinstance(value, str) and is_secret_name(key)
+        if isinstance(value, str) and (is_secret_name(key) or url_credentials(value))
         else _hide_secrets(value)
         if isinstance(value, dict)
         else value
@@ -29,15 +30,15 @@ def _hide_secrets(table: dict[str, Any]) -> dict[str, Any]:
 
 
 def reveal_secrets(table: dict[str, Any]) -> dict[str, Any]:
-    """A provider table as its plugin's settings model reads it: plain strings again, each secret registered."""
-    revealed: dict[str, Any] = {}
-    for key, value in table.items():
-        if isinstance(value, SecretStr):
-            revealed[key] = value.get_secret_value()
-            register_secret(revealed[key])
-        else:
-            revealed[key] = reveal_secrets(value) if isinstance(value, dict) else value
-    return revealed
+    """A provider table as its plugin's settings model reads it: plain strings again."""
+    return {
+        key: value.get_secret_value()
+        if isinstance(value, SecretStr)
+        else reveal_secrets(value)
+        if isinstance(value, dict)
+        else value
+        for key, value in table.items()
+    }
 
 
 class ThrottleOverride(BaseModel):
@@ -85,8 +86,9 @@ class Config(BaseModel):
     ``providers`` maps a prefix to its settings; a table with ``plugin = "openai"``
     declares a new instance of that plugin under its own prefix. Strings under a
     secret name (:func:`~llmplex.redaction.is_secret_name`: ``api_key``,
-    ``token``, ...) are kept as ``SecretStr``, so that no repr or dump of the
-    config shows them; :func:`reveal_secrets` hands them to the plugin's settings.
+    ``token``, ...), and URLs carrying credentials, are kept as ``SecretStr``, so
+    that no repr or dump of the config shows them; :func:`reveal_secrets` hands
+    them to the plugin's settings, which register them for masking.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)

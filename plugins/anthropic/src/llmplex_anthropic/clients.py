@@ -7,6 +7,7 @@ from typing import Any
 import anthropic
 
 from llmplex.errors import LLMConfigurationError
+from llmplex.urls import split_query
 from llmplex_anthropic.settings import AnthropicSettings
 
 __all__ = ["LOCAL_PLACEHOLDER_KEY", "create_async_client", "create_client"]
@@ -26,7 +27,9 @@ def _client_options(settings: AnthropicSettings) -> dict[str, Any]:
         )
     options: dict[str, Any] = {"api_key": key, "max_retries": 0}
     if settings.base_url is not None:
-        options["base_url"] = settings.base_url
+        options["base_url"], query = split_query(settings.base_url)
+        if query:
+            options["default_query"] = query  # a gateway's ?key=...: the SDK would append paths after it
     if settings.timeout is not None:
         options["timeout"] = settings.timeout
     return options

@@ -20,7 +20,7 @@ from llmplex.types import Request, Response, StreamEvent, StreamState, Tool
 from llmplex_litellm.errors import classify_error
 from llmplex_litellm.format import format_request, tool_declaration
 from llmplex_litellm.parse import parse_chunk, parse_response
-from llmplex_litellm.sdk import LiteLLMClient, create_client
+from llmplex_litellm.sdk import LiteLLMClient, create_async_client, create_client
 from llmplex_litellm.settings import LiteLLMSettings
 
 
@@ -34,6 +34,7 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
             capabilities=Capabilities(streaming=True, tools=True, native_structured_output=True),
             default_model="openai/gpt-4o-mini",
             create_client=create_client,
+            create_async_client=create_async_client,
             description="LiteLLM's 100+ providers: litellm:<provider>/<model> (LiteLLM imported on first use).",
         )
     )

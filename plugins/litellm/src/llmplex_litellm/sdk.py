@@ -8,9 +8,10 @@ from types import ModuleType
 from typing import Any
 
 from llmplex.errors import LLMConfigurationError
+from llmplex.urls import split_query
 from llmplex_litellm.settings import LiteLLMSettings
 
-__all__ = ["LiteLLMClient", "create_client", "load_litellm"]
+__all__ = ["LiteLLMClient", "create_async_client", "create_client", "load_litellm"]
 
 
 def load_litellm() -> ModuleType:
@@ -33,16 +34,24 @@ def load_litellm() -> ModuleType:
 
 @dataclass(frozen=True)
 class LiteLLMClient:
-    """The ``litellm`` module plus the instance's connection settings."""
+    """The ``litellm`` module plus the instance's connection settings.
+
+    ``query_client``: when ``api_base`` has a query string (a gateway's ``?key=...``),
+    the OpenAI SDK client that sends it as its default query, handed to LiteLLM's
+    OpenAI-compatible route (LiteLLM would glue paths after the query); ``None`` otherwise.
+    """
 
     litellm: ModuleType
     settings: LiteLLMSettings
+    query_client: Any = None
 
     def arguments(self, payload: dict[str, Any], timeout: float | None) -> dict[str, Any]:
         """Keyword arguments of ``completion``: settings, payload, then what llmplex owns."""
         kwargs: dict[str, Any] = {**self.settings.completion_kwargs, **payload}
         if self.settings.api_base is not None:
-            kwargs["api_base"] = self.settings.api_base
+            kwargs["api_base"] = split_query(self.settings.api_base)[0]
+        if self.query_client is not None:
+            kwargs["client"] = self._checked_query_client(str(payload.get("model", "")))
         if self.settings.api_key is not None:
             kwargs["api_key"] = self.settings.api_key.get_secret_value()
         kwargs.update(num_retries=0, max_retries=0)
@@ -53,6 +62,16 @@ class LiteLLMClient:
             kwargs["timeout"] = timeout
         return kwargs
 
+    def _checked_query_client(self, model: str) -> Any:
+        provider = self.litellm.get_llm_provider(model=model)[1]
+        if provider != "openai":
+            raise LLMConfigurationError(
+                f"api_base has query parameters, which LiteLLM can send only to OpenAI-compatible servers "
+                f"('litellm:openai/<model>'), not to {provider!r}; drop the query from api_base or use the "
+                "provider's own llmplex plugin"
+            )
+        return self.query_client
+
     def completion(self, payload: dict[str, Any], timeout: float | None) -> Any:
         """``litellm.completion``: a ``ModelResponse``, or a chunk stream when ``payload["stream"]``."""
         return self.litellm.completion(**self.arguments(payload, timeout))
@@ -62,6 +81,23 @@ class LiteLLMClient:
         return await self.litellm.acompletion(**self.arguments(payload, timeout))
 
 
+def _query_client(settings: LiteLLMSettings, asynchronous: bool) -> Any:
+    """An OpenAI SDK client sending ``api_base``'s query string with every request; ``None`` without a query."""
+    base, query = split_query(settings.api_base) if settings.api_base is not None else ("", {})
+    if not query:
+        return None
+    import openai
+
+    key = settings.api_key.get_secret_value() if settings.api_key is not None else None
+    factory = openai.AsyncOpenAI if asynchronous else openai.OpenAI
+    return factory(base_url=base, api_key=key, default_query=query, max_retries=0)
+
+
 def create_client(settings: LiteLLMSettings) -> LiteLLMClient:
     """Import LiteLLM (the first time) and bind it to ``settings``."""
-    return LiteLLMClient(load_litellm(), settings)
+    return LiteLLMClient(load_litellm(), settings, _query_client(settings, asynchronous=False))
+
+
+def create_async_client(settings: LiteLLMSettings) -> LiteLLMClient:
+    """:func:`create_client` for async calls (one per event loop, as core keeps them)."""
+    return LiteLLMClient(load_litellm(), settings, _query_client(settings, asynchronous=True))

@@ -11,6 +11,7 @@ from typing import Any
 from openai import AsyncOpenAI, OpenAI
 
 from llmplex.errors import LLMConfigurationError
+from llmplex.urls import split_query
 from llmplex_openai.settings import OpenAISettings
 
 __all__ = [
@@ -29,13 +30,16 @@ KEYLESS_PLACEHOLDER = "llmplex-no-key"
 def _options(
     base_url: str, api_key: str | None, organization: str | None, project: str | None, timeout: float | None
 ) -> dict[str, Any]:
+    root, query = split_query(base_url)
     options: dict[str, Any] = {
-        "base_url": base_url,
+        "base_url": root,
         "api_key": api_key or KEYLESS_PLACEHOLDER,
         "organization": organization,
         "project": project,
         "max_retries": 0,
     }
+    if query:
+        options["default_query"] = query
     if timeout is not None:
         options["timeout"] = timeout
     return options
@@ -56,7 +60,11 @@ def make_client(
     project: str | None = None,
     timeout: float | None = None,
 ) -> OpenAI:
-    """A sync SDK client for ``base_url`` with ``max_retries=0`` (a placeholder key when none is given)."""
+    """A sync SDK client for ``base_url`` with ``max_retries=0`` (a placeholder key when none is given).
+
+    A query string in ``base_url`` (``?key=...`` for some gateways) is sent with every
+    request as the SDK's ``default_query``.
+    """
     client = OpenAI(**_options(base_url, api_key, organization, project, timeout))
     _pin_identity(client, organization, project)
     return client
