@@ -94,8 +94,10 @@ if TYPE_CHECKING:
         ToolContext,
     )
     from llmplex.types import (
+        Embeddings,
         LLMConfig,
         Message,
+        ModelInfo,
         OutputSchema,
         Request,
         Response,
@@ -163,7 +165,19 @@ _LAZY: dict[str, str] = {
         "llmplex.events",
     ),
     **dict.fromkeys(
-        ["LLMConfig", "Message", "OutputSchema", "Request", "Response", "StreamEvent", "Tool", "ToolCall", "Usage"],
+        [
+            "Embeddings",
+            "LLMConfig",
+            "Message",
+            "ModelInfo",
+            "OutputSchema",
+            "Request",
+            "Response",
+            "StreamEvent",
+            "Tool",
+            "ToolCall",
+            "Usage",
+        ],
         "llmplex.types",
     ),
 }
@@ -178,6 +192,7 @@ __all__ = [
     "Clock",
     "Config",
     "Deadline",
+    "Embeddings",
     "Event",
     "FallbackUsed",
     "LLMAPIError",
@@ -201,6 +216,7 @@ __all__ = [
     "LLMTimeoutError",
     "LLMToolLoopError",
     "Message",
+    "ModelInfo",
     "OutputSchema",
     "PromptExecuted",
     "PromptRendered",
@@ -221,11 +237,14 @@ __all__ = [
     "Usage",
     "abatch",
     "acomplete",
+    "aembed",
     "astream",
     "batch",
     "complete",
     "default_client",
+    "embed",
     "hookimpl",
+    "models",
     "stream",
     "tool_declarations",
 ]
@@ -297,3 +316,22 @@ def tool_declarations(tools: Sequence[ToolInput], provider: str) -> list[dict[st
     """``tools`` in ``provider``'s wire shape (``provider="openai"|"anthropic"|"gemini"|...``); see
     :meth:`Client.tool_declarations`."""
     return default_client().tool_declarations(tools, provider)
+
+
+def embed(model: str | None, texts: str | Sequence[str], **kwargs: Any) -> Embeddings:
+    """One embedding vector per text, in order: [`Client.embed`][llmplex.client.Client.embed] on the default client.
+
+    `model` is `"provider:model"`, `"provider:"` for its default embedding model, or `None`
+    for the local llama.cpp embedding model (no key needed).
+    """
+    return default_client().embed(model, texts, **kwargs)
+
+
+async def aembed(model: str | None, texts: str | Sequence[str], **kwargs: Any) -> Embeddings:
+    """[`embed()`][llmplex.embed] for async code."""
+    return await default_client().aembed(model, texts, **kwargs)
+
+
+def models(provider: str) -> list[ModelInfo]:
+    """The models `provider` serves: [`Client.models`][llmplex.client.Client.models] on the default client."""
+    return default_client().models(provider)

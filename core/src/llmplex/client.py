@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any, Unpack
 from llmplex.config.loader import load_config
 from llmplex.config.schema import Config
 from llmplex.engine.call_args import CallArgs
+from llmplex.engine.embedding import EmbedRun, embedding_route, embedding_texts
 from llmplex.engine.fallback import Call, CallPlanner
+from llmplex.engine.models import ModelCatalog
 from llmplex.engine.request_builder import PromptInput, ToolInput, build_request, build_tools
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMConfigurationError
@@ -20,7 +22,7 @@ from llmplex.reliability.budget import Budget, BudgetTracker
 from llmplex.reliability.clock import Clock
 from llmplex.reliability.deadline import Deadline
 from llmplex.routing import ProviderInstance, Route, Router
-from llmplex.types import OutputSchema, Request, Response, StreamEvent
+from llmplex.types import Embeddings, ModelInfo, OutputSchema, Request, Response, StreamEvent
 
 if TYPE_CHECKING:
     from llmplex.tooling.conversation import Conversation
@@ -74,6 +76,7 @@ class Client:
         self.telemetry = Telemetry(self.host)
         self.clock = clock or Clock()
         self.calls = CallPlanner(self.config, self.router, self.telemetry, self.clock, budget)
+        self.catalog = ModelCatalog()
         self._observers_ready = False
         for plugin in plugins:
             self.host.register_observer(plugin)
@@ -129,10 +132,13 @@ class Client:
             raise LLMConfigurationError(f"timeout must be a positive number of seconds, got {seconds!r}")
         return Deadline.after(seconds, self.clock) if seconds is not None else None
 
-    def _call(self, model: str | None, prompt: PromptInput, stream: bool, args: CallArgs) -> Call:
+    def _ready(self) -> None:
         if not self._observers_ready:
             self.host.load_observers(self.config.disabled)
             self._observers_ready = True
+
+    def _call(self, model: str | None, prompt: PromptInput, stream: bool, args: CallArgs) -> Call:
+        self._ready()
         route = self.route(model)
         request = _build_request(route.model, prompt, stream, args)
         deadline = self._deadline(args.get("timeout"), args.get("deadline"))
@@ -169,6 +175,52 @@ class Client:
     def astream(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> AsyncIterator[StreamEvent]:
         """Async :meth:`stream`: ``async for event in client.astream(...)``."""
         return self._call(model, prompt, True, kwargs).astream()
+
+    # -- embeddings and models -------------------------------------------------------
+
+    def _embedding(self, model: str | None, texts: str | Sequence[str], args: dict[str, Any]) -> EmbedRun:
+        self._ready()
+        unknown = set(args) - {"dimensions", "batch_size", "timeout", "deadline", "throttle", "budget"}
+        if unknown:
+            raise LLMConfigurationError(
+                f"embed() got unknown keyword arguments {sorted(unknown)}; it takes dimensions, batch_size, "
+                "timeout, deadline, throttle and budget"
+            )
+        items = embedding_texts(texts)
+        route = embedding_route(self.router, model)
+        plan = self.calls.plan(route, self._deadline(args.get("timeout"), args.get("deadline")), args)  # type: ignore[arg-type]
+        return EmbedRun(
+            f"req-{next(_request_ids)}",
+            route,
+            items,
+            plan,
+            self.telemetry,
+            dimensions=args.get("dimensions"),
+            batch_size=args.get("batch_size"),
+        )
+
+    def embed(self, model: str | None, texts: str | Sequence[str], **kwargs: Any) -> Embeddings:
+        """One vector per text, in order (``model`` ``None``: the local llama.cpp embedding model).
+
+        ``"openai:"`` alone picks that provider's default embedding model.
+        Keyword arguments: ``dimensions`` (shorter vectors, where the provider
+        takes it), ``batch_size`` (texts per request; the provider's maximum
+        by default), and ``timeout``, ``deadline``, ``throttle``, ``budget`` as
+        for :meth:`complete`.
+        """
+        return self._embedding(model, texts, kwargs).run()
+
+    async def aembed(self, model: str | None, texts: str | Sequence[str], **kwargs: Any) -> Embeddings:
+        """Async :meth:`embed`."""
+        return await self._embedding(model, texts, kwargs).arun()
+
+    def models(self, provider: str, *, refresh: bool = False) -> list[ModelInfo]:
+        """The models ``provider`` (a prefix or config instance) serves, asked once per client and kept.
+
+        ``refresh=True`` asks again.
+        """
+        self._ready()
+        return self.catalog.models(self._provider(provider), refresh=refresh)
 
 
 def _wants_conversation(args: CallArgs) -> bool:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from llmplex.errors import LLMError
     from llmplex.events import Event
     from llmplex.provider import ProviderInfo, ProviderSettings
-    from llmplex.types import Request, Response, StreamEvent, StreamState, Tool
+    from llmplex.types import Embeddings, ModelInfo, Request, Response, StreamEvent, StreamState, Tool
 
 PROJECT_NAME = "llmplex"
 
@@ -123,6 +123,46 @@ def llmplex_tool_declarations(tools: Sequence[Tool], settings: ProviderSettings)
 @hookspec(firstresult=True)
 def llmplex_delete_response(response_id: str, settings: ProviderSettings, client: Any) -> bool:
     """Delete a stored response (response chains); return ``True`` when deleted."""
+
+
+@hookspec(firstresult=True)
+def llmplex_embed(
+    texts: Sequence[str],
+    model: str,
+    dimensions: int | None,
+    settings: ProviderSettings,
+    client: Any,
+    timeout: float | None,
+) -> Embeddings:
+    """Embed one batch of ``texts`` with ``model``; return one vector per text, in order.
+
+    Core splits long lists into batches of the provider's
+    ``Capabilities.embedding_batch_size``, retries, and refuses ``dimensions``
+    before calling when ``Capabilities.embedding_dimensions`` is false. Do not
+    retry: raise the SDK's exception and core classifies it.
+    """
+
+
+@hookspec(firstresult=True)
+def llmplex_aembed(
+    texts: Sequence[str],
+    model: str,
+    dimensions: int | None,
+    settings: ProviderSettings,
+    client: Any,
+    timeout: float | None,
+) -> Awaitable[Embeddings]:
+    """Async twin of :func:`llmplex_embed` (a provider implementing only one is bridged by core)."""
+
+
+@hookspec(firstresult=True)
+def llmplex_models(settings: ProviderSettings, client: Any) -> Sequence[ModelInfo]:
+    """The models this provider serves, as :class:`~llmplex.types.ModelInfo` (``client.models(provider)``).
+
+    Ask the provider where it can list them; fill what it does not say
+    (context window, max output) from what the plugin or genai-prices knows.
+    Raise the SDK's exception on failure and core classifies it.
+    """
 
 
 @hookspec

@@ -59,7 +59,9 @@ class Capabilities:
 
     ``sampling_options`` names the ``LLMConfig`` options the provider takes
     (``None``: all of them), so that code adapting other APIs can leave out the
-    ones it cannot take instead of failing.
+    ones it cannot take instead of failing. ``embeddings`` says the provider
+    implements ``llmplex_embed``; it takes at most ``embedding_batch_size``
+    texts per request, and a ``dimensions`` option when ``embedding_dimensions``.
     """
 
     streaming: bool = True
@@ -68,6 +70,9 @@ class Capabilities:
     response_chains: bool = False
     delete_response: bool = False
     sampling_options: frozenset[str] | None = None
+    embeddings: bool = False
+    embedding_dimensions: bool = False
+    embedding_batch_size: int = 100
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,7 @@ class ProviderInfo:
         capabilities: what the provider supports.
         model_aliases: short model names mapped to the provider's real names.
         default_model: the model used when a request names only the prefix.
+        default_embedding_model: the model ``embed`` uses when given only the prefix.
         create_client: builds the SDK client once per provider instance (sync).
         create_async_client: the async client; defaults to ``create_client``.
         description: one line for ``llmplex providers``.
@@ -90,6 +96,7 @@ class ProviderInfo:
     capabilities: Capabilities = field(default_factory=Capabilities)
     model_aliases: Mapping[str, str] = field(default_factory=dict)
     default_model: str | None = None
+    default_embedding_model: str | None = None
     create_client: Callable[[Any], Any] | None = None
     create_async_client: Callable[[Any], Any] | None = None
     description: str = ""

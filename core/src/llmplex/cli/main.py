@@ -12,7 +12,9 @@ import click
 
 from llmplex.cli.batch import batch_command
 from llmplex.cli.complete import complete_command
+from llmplex.cli.embed import embed_command
 from llmplex.cli.exit_codes import exit_code_for
+from llmplex.cli.models import models_command
 from llmplex.cli.providers import providers_command
 from llmplex.errors import LLMError
 from llmplex.plugins.host import describe_failure
@@ -90,6 +92,8 @@ def cli(ctx: click.Context, config_path: Path | None, debug: bool) -> None:
 cli.add_command(providers_command)
 cli.add_command(complete_command)
 cli.add_command(batch_command)
+cli.add_command(models_command)
+cli.add_command(embed_command)
 
 
 def _one_line_warning(

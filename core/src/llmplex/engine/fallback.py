@@ -73,6 +73,13 @@ class CallPlanner:
         self, request_id: str, model: str, route: Route, request: Request, deadline: Deadline | None, args: CallArgs
     ) -> Call:
         """The call of ``request`` (routed to ``route`` from ``model`` as written), ready to run."""
+        plan = self.plan(route, deadline, args)
+        throttle: ThrottleInput = args.get("throttle")
+        chain = self._fallbacks(model, route, args.get("fallbacks"))
+        return Call(self, request_id, route, request, plan, throttle, chain)
+
+    def plan(self, route: Route, deadline: Deadline | None, args: CallArgs) -> RetryPlan:
+        """How a call to ``route`` retries: its provider's policy with the call's throttle, deadline and budgets."""
         if deadline is not None and not isinstance(deadline, Deadline):
             raise LLMConfigurationError(
                 f"deadline must be an llmplex.Deadline such as Deadline.after(30), got {type(deadline).__name__} "
@@ -80,11 +87,8 @@ class CallPlanner:
             )
         throttle: ThrottleInput = args.get("throttle")
         if deadline is None and throttle is None and args.get("budget") is None:
-            plan = self._plain_plan(route.provider.name)
-        else:
-            plan = RetryPlan(self.policy(route.provider.name, throttle), deadline, self.clock, self._trackers(args))
-        chain = self._fallbacks(model, route, args.get("fallbacks"))
-        return Call(self, request_id, route, request, plan, throttle, chain)
+            return self._plain_plan(route.provider.name)
+        return RetryPlan(self.policy(route.provider.name, throttle), deadline, self.clock, self._trackers(args))
 
     def _plain_plan(self, prefix: str) -> RetryPlan:
         """The plan of every call to ``prefix`` with no deadline, throttle or budget of its own (built once)."""

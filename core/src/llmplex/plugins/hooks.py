@@ -22,6 +22,9 @@ PIPELINE_HOOKS = (
     "llmplex_classify_error",
     "llmplex_delete_response",
     "llmplex_tool_declarations",
+    "llmplex_embed",
+    "llmplex_aembed",
+    "llmplex_models",
 )
 
 
@@ -39,6 +42,9 @@ class ProviderHooks:
     classify_error: Any
     delete_response: Any
     tool_declarations: Any
+    embed: Any
+    aembed: Any
+    models: Any
     implemented: frozenset[str]
 
     def implements(self, hook: str) -> bool:

@@ -11,12 +11,15 @@ like any other, and it is what your own tests and the conformance kit use::
     backend.calls                       # every payload received
 
 With nothing scripted the model echoes the last user message; ``max_tokens``
-(counted in words) truncates it with finish_reason ``"length"``.
+(counted in words) truncates it with finish_reason ``"length"``. ``embed``
+answers each text with a deterministic vector (a scripted error still raises),
+and ``models`` lists ``echo`` and ``embed``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import threading
 import time
@@ -29,7 +32,17 @@ from pydantic import SecretStr
 
 from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo, ProviderSettings
-from llmplex.types import Request, Response, StreamEvent, StreamState, Tool, ToolCall, Usage
+from llmplex.types import (
+    Embeddings,
+    ModelInfo,
+    Request,
+    Response,
+    StreamEvent,
+    StreamState,
+    Tool,
+    ToolCall,
+    Usage,
+)
 
 __all__ = ["MockBackend", "MockSettings"]
 
@@ -88,6 +101,14 @@ class MockBackend:
             self._script.clear()
             self.calls.clear()
             self.deleted.clear()
+
+    def take_embedding(self, payload: dict[str, Any]) -> BaseException | None:
+        """Record an embedding request; return the scripted error its attempt raises, if one is next."""
+        with self._lock:
+            self.calls.append(payload)
+            if self._script and self._script[0].error is not None:
+                return self._script.popleft().error
+        return None
 
     def take(self, payload: dict[str, Any]) -> tuple[dict[str, Any], float]:
         """Record ``payload``; return the raw answer to give and the delay before it."""
@@ -159,8 +180,17 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
         ProviderInfo(
             name="mock",
             settings_model=MockSettings,
-            capabilities=Capabilities(streaming=True, tools=True, response_chains=True, delete_response=True),
+            capabilities=Capabilities(
+                streaming=True,
+                tools=True,
+                response_chains=True,
+                delete_response=True,
+                embeddings=True,
+                embedding_dimensions=True,
+                embedding_batch_size=8,
+            ),
             default_model="echo",
+            default_embedding_model="embed",
             create_client=lambda settings: MockBackend(),
             description="Deterministic echo and scripted answers for tests (built in).",
         )
@@ -277,4 +307,33 @@ def llmplex_parse_event(raw_event: dict[str, Any], state: StreamState) -> list[S
     return [
         StreamEvent(type="usage", usage=Usage(**raw_event["usage"]), response_id=rid),
         StreamEvent(type="finish", finish_reason=raw_event["finish_reason"], response_id=rid),
+    ]
+
+
+MOCK_EMBEDDING_DIMENSIONS = 8
+"""The length of the mock's vectors unless ``dimensions`` asks for fewer."""
+
+
+def _vector(text: str, dimensions: int) -> list[float]:
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return [(digest[i] - 127.5) / 127.5 for i in range(dimensions)]
+
+
+@hookimpl
+def llmplex_embed(texts: Sequence[str], model: str, dimensions: int | None, client: MockBackend) -> Embeddings:
+    """A deterministic vector per text (from its sha256), recorded as ``{"embed": texts, ...}``."""
+    error = client.take_embedding({"model": model, "embed": list(texts), "dimensions": dimensions})
+    if error is not None:
+        raise error
+    size = min(dimensions or MOCK_EMBEDDING_DIMENSIONS, MOCK_EMBEDDING_DIMENSIONS)
+    words = sum(len(_words(text)) for text in texts)
+    return Embeddings(vectors=[_vector(t, size) for t in texts], usage=Usage(input_tokens=words), model=model)
+
+
+@hookimpl
+def llmplex_models() -> list[ModelInfo]:
+    """The mock's two models."""
+    return [
+        ModelInfo(id="echo", input_parts=("text",), features=("chat", "tools", "streaming", "response_chains")),
+        ModelInfo(id="embed", input_parts=("text",), features=("embeddings",)),
     ]

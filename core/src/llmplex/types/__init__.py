@@ -1,6 +1,8 @@
 """Core value types shared by core and provider plugins."""
 
+from llmplex.types.embeddings import Embeddings
 from llmplex.types.messages import Message, Role, ToolCall
+from llmplex.types.models import ModelInfo
 from llmplex.types.request import LLMConfig, OutputSchema, Request, ToolChoice
 from llmplex.types.response import FinishReason, Response
 from llmplex.types.stream import StreamEvent, StreamState
@@ -8,9 +10,11 @@ from llmplex.types.tools import Tool
 from llmplex.types.usage import Usage
 
 __all__ = [
+    "Embeddings",
     "FinishReason",
     "LLMConfig",
     "Message",
+    "ModelInfo",
     "OutputSchema",
     "Request",
     "Response",
