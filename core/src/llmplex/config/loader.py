@@ -13,12 +13,9 @@ from llmplex.config.schema import Config
 from llmplex.config.sources import Layer, default_layers, file_layer
 from llmplex.config.wording import KEY_ERROR, describe, dotted_key, expected
 from llmplex.errors import LLMConfigurationError
-from llmplex.redaction import REDACTED
+from llmplex.redaction import REDACTED, is_secret_name, mask_setting
 
 __all__ = ["Origins", "load_config", "validate_settings", "validation_message"]
-
-_SECRET_HINTS = ("key", "secret", "token", "password")
-
 
 class Origins:
     """Which source set each key, so that errors can name the file."""
@@ -58,10 +55,13 @@ def _record_tree(value: Any, source: str, origins: Origins, path: tuple[str, ...
             _record_tree(sub, source, origins, (*path, key))
 
 
-def _shown(key: str, value: Any) -> str:
-    if any(hint in key.lower() for hint in _SECRET_HINTS):
+def _shown(path: Sequence[str | int], value: Any) -> str:
+    """What was found, masked (:func:`~llmplex.redaction.mask_setting`) under a secret-looking key anywhere on
+    ``path`` or when it looks like a key; credentials in a URL are masked either way."""
+    if any(isinstance(part, str) and is_secret_name(part) for part in path):
         return REDACTED
-    return describe(value)
+    masked = mask_setting(str(path[-1]) if path else "", value)
+    return REDACTED if masked == REDACTED else describe(masked)
 
 
 def _key_path(loc: Sequence[str | int], data: Any) -> tuple[str | int, ...]:
@@ -91,11 +91,10 @@ def validation_message(
             path, found_value = (*prefix, *ctx["key"]), ctx.get("found")
         else:
             path, found_value = (*prefix, *_key_path(problem["loc"], data)), problem.get("input")
-        key = dotted_key(path)
         wanted = expected(problem)
         if problem["type"] == "extra_forbidden":
             wanted = "no such key (check the spelling; `llmplex providers --check` lists every setting)"
-        found = "nothing" if problem["type"] == "missing" else _shown(key, found_value)
+        found = "nothing" if problem["type"] == "missing" else _shown(path, found_value)
         wants, _ = problems.setdefault(path, ([], found))
         if wanted not in wants:
             wants.append(wanted)
@@ -136,7 +135,8 @@ def load_config(
     try:
         return Config.model_validate(merged), origins
     except ValidationError as exc:
-        raise LLMConfigurationError(validation_message(exc, origins, merged)) from None
+        message = validation_message(exc, origins, merged)
+    raise LLMConfigurationError(message)  # outside the handler: no __context__ holding the raw values
 
 
 def validate_settings(
@@ -146,4 +146,5 @@ def validate_settings(
     try:
         return model.model_validate(dict(data))
     except ValidationError as exc:
-        raise LLMConfigurationError(validation_message(exc, origins, data, prefix)) from None
+        message = validation_message(exc, origins, data, prefix)
+    raise LLMConfigurationError(message)  # outside the handler: no __context__ holding the raw values

@@ -41,10 +41,13 @@ def file_layer(path: Path, *, named_by: str | None = None) -> Layer | None:
         return None
     except OSError as exc:
         raise LLMConfigurationError(f"config file {path} cannot be read: {exc.strerror}") from None
+    text = _text(path, data)
     try:
-        return str(path), tomllib.loads(_text(path, data))
+        return str(path), tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise LLMConfigurationError(f"config file {path} is not valid TOML: {exc}") from None
+        problem = str(exc)
+    # raised outside the handler, so that no __context__ keeps the document (and the keys in it)
+    raise LLMConfigurationError(f"config file {path} is not valid TOML: {problem}")
 
 
 def _text(path: Path, data: bytes) -> str:
@@ -56,11 +59,13 @@ def _text(path: Path, data: bytes) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise LLMConfigurationError(
-            f"config file {path} is not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line} is not valid UTF-8); "
-            "TOML files must be UTF-8: save it again as UTF-8"
-        ) from None
+        start = exc.start
+    line = data.count(b"\n", 0, start) + 1
+    # raised outside the handler, so that no __context__ keeps the file's bytes (and the keys in them)
+    raise LLMConfigurationError(
+        f"config file {path} is not UTF-8 text (byte 0x{data[start]:02x} on line {line} is not valid UTF-8); "
+        "TOML files must be UTF-8: save it again as UTF-8"
+    )
 
 
 def env_layers(environ: Mapping[str, str]) -> list[Layer]:
