@@ -17,6 +17,7 @@ from llmplex.redaction import REDACTED, is_secret_name, mask_setting
 
 __all__ = ["Origins", "load_config", "validate_settings", "validation_message"]
 
+
 class Origins:
     """Which source set each key, so that errors can name the file."""
 
