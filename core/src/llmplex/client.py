@@ -90,6 +90,16 @@ class Client:
         """Where ``model`` (or the default model) would go."""
         return self.router.resolve(self.config.default_model if model is None else model)
 
+    def build_request(
+        self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]
+    ) -> tuple[Route, Request]:
+        """Where ``model`` goes and the validated Request a call with these arguments sends; nothing is sent.
+
+        For code that sends requests another way, such as a provider's Batch API.
+        """
+        route = self.route(model)
+        return route, _build_request(route.model, prompt, False, kwargs)
+
     def provider_client(self, prefix: str, asynchronous: bool = False) -> Any:
         """The SDK client (or the mock backend) a provider instance uses."""
         return self.router.instance(prefix).client(asynchronous)

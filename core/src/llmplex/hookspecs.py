@@ -1,14 +1,15 @@
 """The plugin contract: every hook a provider or observer plugin may implement.
 
-Pipeline hooks (``format`` to ``classify_error``) are called only on the plugin
-of the provider a request resolved to, plus non-provider plugins that wrap them
+Pipeline hooks (``format`` to ``classify_error``, and the ``batch_*`` hooks of
+provider-native batches) are called only on the plugin of the provider a
+request resolved to, plus non-provider plugins that wrap them
 (``wrapper=True``) for caching, tracing or redaction. Implementations may take
 any subset of a hook's arguments, by name.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -17,7 +18,19 @@ if TYPE_CHECKING:
     from llmplex.errors import LLMError
     from llmplex.events import Event
     from llmplex.provider import ProviderInfo, ProviderSettings
-    from llmplex.types import Embeddings, ModelInfo, Request, Response, StreamEvent, StreamState, Tool
+    from llmplex.types import (
+        BatchLimits,
+        BatchOutcome,
+        BatchRequest,
+        BatchStatus,
+        Embeddings,
+        ModelInfo,
+        Request,
+        Response,
+        StreamEvent,
+        StreamState,
+        Tool,
+    )
 
 PROJECT_NAME = "llmplex"
 
@@ -162,6 +175,58 @@ def llmplex_models(settings: ProviderSettings, client: Any) -> Sequence[ModelInf
     Ask the provider where it can list them; fill what it does not say
     (context window, max output) from what the plugin or genai-prices knows.
     Raise the SDK's exception on failure and core classifies it.
+    """
+
+
+@hookspec(firstresult=True)
+def llmplex_batch_limits(settings: ProviderSettings) -> BatchLimits:
+    """How many requests and bytes one batch of this provider may hold (``llmplex batch --provider-batch``).
+
+    Core splits a job into batches within these limits. Optional: without it a
+    job goes out as one batch. Let settings override the provider's published
+    limits so that a test, or a smaller account, can use smaller ones.
+    """
+
+
+@hookspec(firstresult=True)
+def llmplex_batch_submit(requests: Sequence[BatchRequest], label: str, settings: ProviderSettings, client: Any) -> str:
+    """Send ``requests`` as one batch of the provider's Batch API; return the provider's batch id.
+
+    Each payload is what ``llmplex_format`` returned for its request. ``label``
+    names this submission uniquely (``llmplex-`` and hex digits); attach it to
+    the batch where the provider keeps such data (metadata, a file name), so that
+    :func:`llmplex_batch_find` can recover the batch. ``client`` is the sync SDK
+    client. Do not retry: raise the SDK's exception and core classifies it and
+    applies the provider's retry policy. A provider implementing ``batch_submit``,
+    ``batch_poll`` and ``batch_results`` supports ``--provider-batch``.
+    """
+
+
+@hookspec(firstresult=True)
+def llmplex_batch_find(label: str, settings: ProviderSettings, client: Any) -> str | None:
+    """The id of the batch submitted earlier under ``label``, or ``None`` when there is none.
+
+    Asked when a submission may have reached the provider without its id being
+    recorded (the run was killed during ``llmplex_batch_submit``, or the call failed
+    after the provider took it), before submitting again. Optional: without it
+    core submits again and warns that the batch may now exist twice.
+    """
+
+
+@hookspec(firstresult=True)
+def llmplex_batch_poll(batch_id: str, settings: ProviderSettings, client: Any) -> BatchStatus:
+    """Where batch ``batch_id`` stands: done or not, and the provider's own status and request counts."""
+
+
+@hookspec(firstresult=True)
+def llmplex_batch_results(batch_id: str, settings: ProviderSettings, client: Any) -> Iterable[BatchOutcome]:
+    """The outcome of each request of the finished batch ``batch_id``, in any order, matched by ``custom_id``.
+
+    A succeeded outcome carries the raw response that ``llmplex_parse`` reads (the
+    same object type as ``llmplex_call`` returns); an errored one the taxonomy
+    error of what the provider reported. Requests without an outcome become
+    errors in place. Called only once :func:`llmplex_batch_poll` said ``done``,
+    and again after an interruption: it must not consume the results.
     """
 
 

@@ -12,7 +12,7 @@ from llmplex.types import Response
 if TYPE_CHECKING:
     from llmplex.client import Client
 
-__all__ = ["DEFAULT_CONCURRENCY", "BatchResult", "abatch", "batch", "checked_concurrency", "settle"]
+__all__ = ["DEFAULT_CONCURRENCY", "BatchResult", "abatch", "batch", "checked_concurrency", "settle", "split_item"]
 
 T = TypeVar("T")
 BatchResult = Response | LLMError
@@ -36,8 +36,8 @@ def checked_concurrency(concurrency: Any) -> int:
     return concurrency
 
 
-async def _complete(client: Client, item: Mapping[str, Any]) -> Response:
-    """One batch item (``{"model", "prompt" or "messages", **complete kwargs}``) sent with ``client``."""
+def split_item(item: Mapping[str, Any]) -> tuple[str | None, Any, dict[str, Any]]:
+    """A batch item (``{"model", "prompt" or "messages", **complete kwargs}``) as model, prompt and keywords."""
     if not isinstance(item, Mapping):
         raise LLMConfigurationError(
             f"a batch request must be a dict of complete() arguments like "
@@ -50,6 +50,12 @@ async def _complete(client: Client, item: Mapping[str, Any]) -> Response:
     prompt = kwargs.pop("prompt", kwargs.pop("messages", None))
     if prompt is None:
         raise LLMConfigurationError("a batch request needs a 'prompt' (a string) or 'messages' (a list)")
+    return model, prompt, kwargs
+
+
+async def _complete(client: Client, item: Mapping[str, Any]) -> Response:
+    """One batch item sent with ``client``."""
+    model, prompt, kwargs = split_item(item)
     return await client.acomplete(model, prompt, **kwargs)
 
 

@@ -7,24 +7,22 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from llmplex.batching.journal import Journal
+from llmplex.batching.provider_run import ProviderBatchRun, check_online_resume
 from llmplex.batching.records import error_record, result_record
 from llmplex.batching.requests_file import FileRequest, read_requests
 from llmplex.batching.run import DEFAULT_CONCURRENCY, BatchResult, abatch
+from llmplex.cli.batch_progress import Mode, batch_progress
 from llmplex.cli.exit_codes import BATCH_ALL_FAILED, BATCH_INTERRUPTED, BATCH_SOME_FAILED
-from llmplex.cli.output import plain_console
 from llmplex.client import Client
 from llmplex.errors import LLMConfigurationError, LLMError
-
-if TYPE_CHECKING:
-    from rich.progress import Task
 
 __all__ = ["batch_command"]
 
@@ -43,6 +41,14 @@ __all__ = ["batch_command"]
 )
 @click.option("--resume", is_flag=True, help="Continue an interrupted run from its journal (OUTPUT.journal).")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: on a terminal).")
+@click.option(
+    "--provider-batch", is_flag=True, help="Send the requests through the providers' own Batch APIs (batch prices)."
+)
+@click.option(
+    "--poll-interval",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds between polls of provider batches (default: 5 s, growing to 60 s).",
+)
 @click.pass_obj
 def batch_command(
     client: Client,
@@ -52,42 +58,36 @@ def batch_command(
     concurrency: int,
     resume: bool,
     progress: bool | None,
+    provider_batch: bool,
+    poll_interval: float | None,
 ) -> None:
     """Run every request of REQUESTS_FILE (one JSON object per line) and write one result per line.
 
     Results keep the input order: {"index", "id"?, "ok": true, "response": {...}} or
     {"index", "id"?, "ok": false, "error": {"type", "message", ...}}. Finished
     requests go to OUTPUT.journal as they complete; after an interruption, run
-    the same command with --resume to finish without redoing them. The exit
+    the same command with --resume to finish without redoing them. With
+    --provider-batch the requests go through the providers' Batch APIs and the
+    journal keeps the batch ids, so --resume polls the same batches. The exit
     status is 0 when every request succeeded, 15 when some failed, 16 when all did.
     """
+    if poll_interval is not None and not provider_batch:
+        raise LLMConfigurationError("--poll-interval applies to provider batches only: add --provider-batch")
     if not output.parent.is_dir():
         raise LLMConfigurationError(
             f"the output directory {output.parent} does not exist; create it or choose another --output"
         )
     requests, fingerprint = read_requests(requests_file, model)
-    journal = Journal.open(output.with_name(output.name + ".journal"), fingerprint, len(requests), resume=resume)
-    pending = [i for i, r in enumerate(requests) if r.error is None and i not in journal.done]
-    show = sys.stderr.isatty() if progress is None else progress
+    journal_path = output.with_name(output.name + ".journal")
+    fresh = not journal_path.exists()
+    journal = Journal.open(journal_path, fingerprint, len(requests), resume=resume)
+    terminal = sys.stderr.isatty() if progress is None else progress
+    mode: Mode = "bar" if terminal else "lines" if progress is None else "off"
     started = time.monotonic()
-    try:
-        with _progress(show, len(requests), len(requests) - len(pending)) as advance:
-
-            def finished(position: int, result: BatchResult) -> None:
-                journal.record(pending[position], result_record(result))
-                advance()
-
-            asyncio.run(
-                abatch([requests[i].arguments for i in pending], concurrency, client=client, on_result=finished)
-            )
-    except KeyboardInterrupt:
-        journal.close()
-        click.echo(
-            f"interrupted: {len(journal.done)} of {len(requests)} requests finished; "
-            "run the same command with --resume to finish",
-            err=True,
-        )
-        sys.exit(BATCH_INTERRUPTED)
+    if provider_batch:
+        ran = _provider_batch(client, requests, journal, fresh, mode, poll_interval)
+    else:
+        ran = _online(client, requests, journal, mode, concurrency)
     try:
         _write_results(output, requests, journal.done)
     except OSError as exc:
@@ -97,9 +97,65 @@ def batch_command(
             f"{journal.path}: fix that and run the same command with --resume"
         ) from None
     journal.remove()
-    failed = _summary(requests, journal.done, len(pending), time.monotonic() - started)
+    failed = _summary(requests, journal.done, ran, time.monotonic() - started)
     if failed:
         sys.exit(BATCH_ALL_FAILED if failed == len(requests) else BATCH_SOME_FAILED)
+
+
+def _online(client: Client, requests: list[FileRequest], journal: Journal, mode: Mode, concurrency: int) -> int:
+    """Send the unfinished requests one by one, ``concurrency`` at a time; return how many ran."""
+    check_online_resume(journal)
+    pending = [i for i, r in enumerate(requests) if r.error is None and i not in journal.done]
+    completed = len(requests) - len(pending)
+    with _interruptible(journal, len(requests)), batch_progress(mode, len(requests), completed) as shown:
+
+        def finished(position: int, result: BatchResult) -> None:
+            journal.record(pending[position], result_record(result))
+            shown.advance()
+
+        asyncio.run(abatch([requests[i].arguments for i in pending], concurrency, client=client, on_result=finished))
+    return len(pending)
+
+
+def _provider_batch(
+    client: Client, requests: list[FileRequest], journal: Journal, fresh: bool, mode: Mode, poll_interval: float | None
+) -> int:
+    """Send the unfinished requests through the providers' Batch APIs and collect them; return how many ran."""
+    try:
+        run = ProviderBatchRun(client, journal, {i: r.arguments for i, r in enumerate(requests) if r.error is None})
+    except BaseException:
+        journal.remove() if fresh else journal.close()  # nothing was sent: a first run can start over as it was
+        raise
+    ran = len(run.rows) + len(run.failed)
+    with _interruptible(journal, len(requests), run), batch_progress(mode, len(requests), len(requests) - ran) as shown:
+        try:
+            run.run(poll_interval, shown.advance, shown.batch)
+        except LLMError as error:
+            journal.close()
+            if run.pending_batches:
+                error.message += (
+                    f". The provider batches {', '.join(run.pending_batches)} are kept: run the same command with "
+                    "--resume to go on collecting them (nothing is submitted twice)"
+                )
+            raise
+    return ran
+
+
+@contextmanager
+def _interruptible(journal: Journal, total: int, run: ProviderBatchRun | None = None) -> Iterator[None]:
+    """On Ctrl-C: keep the journal, say how to finish, and exit with status 130."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        journal.close()
+        waiting = run.pending_batches if run is not None else []
+        batches = f"; provider batches {', '.join(waiting)} keep running" if waiting else ""
+        click.echo(
+            f"interrupted: {len(journal.done)} of {total} requests finished{batches}; "
+            "run the same command with --resume to finish",
+            err=True,
+        )
+        sys.exit(BATCH_INTERRUPTED)
 
 
 def _write_results(output: Path, requests: list[FileRequest], done: dict[int, dict[str, Any]]) -> None:
@@ -125,37 +181,3 @@ def _summary(requests: list[FileRequest], done: dict[int, dict[str, Any]], ran: 
         err=True,
     )
     return failed
-
-
-@contextmanager
-def _progress(show: bool, total: int, completed: int) -> Iterator[Callable[[], None]]:
-    """Give ``advance()``: a rich bar with rate and ETA on stderr, or nothing when not shown."""
-    if not show:
-        yield lambda: None
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        ProgressColumn,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-    from rich.text import Text
-
-    class RateColumn(ProgressColumn):
-        def render(self, task: Task) -> Text:
-            speed = task.finished_speed or task.speed
-            return Text(f"{speed:.1f} req/s" if speed else "- req/s", style="progress.data.speed")
-
-    columns = (
-        TextColumn("{task.description}", markup=False),
-        BarColumn(),
-        MofNCompleteColumn(),
-        RateColumn(),
-        TextColumn("ETA", markup=False),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=plain_console(stderr=True)) as bar:
-        task_id = bar.add_task("batch", total=total, completed=completed)
-        yield lambda: bar.advance(task_id)

@@ -25,6 +25,11 @@ PIPELINE_HOOKS = (
     "llmplex_embed",
     "llmplex_aembed",
     "llmplex_models",
+    "llmplex_batch_limits",
+    "llmplex_batch_submit",
+    "llmplex_batch_find",
+    "llmplex_batch_poll",
+    "llmplex_batch_results",
 )
 
 
@@ -45,6 +50,11 @@ class ProviderHooks:
     embed: Any
     aembed: Any
     models: Any
+    batch_limits: Any
+    batch_submit: Any
+    batch_find: Any
+    batch_poll: Any
+    batch_results: Any
     implemented: frozenset[str]
 
     def implements(self, hook: str) -> bool:

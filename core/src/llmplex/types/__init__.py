@@ -1,5 +1,6 @@
 """Core value types shared by core and provider plugins."""
 
+from llmplex.types.batch import BatchLimits, BatchOutcome, BatchRequest, BatchStatus
 from llmplex.types.embeddings import Embeddings
 from llmplex.types.messages import Message, Role, ToolCall
 from llmplex.types.models import ModelInfo
@@ -10,6 +11,10 @@ from llmplex.types.tools import Tool
 from llmplex.types.usage import Usage
 
 __all__ = [
+    "BatchLimits",
+    "BatchOutcome",
+    "BatchRequest",
+    "BatchStatus",
     "Embeddings",
     "FinishReason",
     "LLMConfig",

@@ -1,0 +1,109 @@
+"""The rows of a provider-native batch: each request formatted for its provider, and its result read back."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from llmplex.batching.run import BatchResult, split_item
+from llmplex.engine.attempt import Attempt
+from llmplex.errors import LLMAPIError, LLMConfigurationError, LLMServerError, LLMTimeoutError
+from llmplex.types import BatchOutcome, BatchRequest, Request
+
+if TYPE_CHECKING:
+    from llmplex.client import Client
+    from llmplex.routing import Route
+
+__all__ = ["BATCH_HOOKS", "PreparedRow", "custom_id", "prepare_row", "require_batch_support"]
+
+BATCH_HOOKS = ("batch_submit", "batch_poll", "batch_results")
+"""The hooks a provider plugin implements to support ``--provider-batch``."""
+
+_CALL_ONLY = ("timeout", "deadline", "throttle", "budget", "fallbacks", "output_retries", "max_tool_rounds")
+"""Arguments about how llmplex runs a call online; a provider runs each batch request once, in its own window."""
+
+
+def custom_id(index: int) -> str:
+    """The id sent to the provider for the request on row ``index``: ids in the input may repeat or be missing."""
+    return f"r{index}"
+
+
+@dataclass(frozen=True)
+class PreparedRow:
+    """One request ready for its provider's Batch API."""
+
+    index: int
+    route: Route
+    request: Request
+    payload: dict[str, Any]
+
+    @property
+    def group(self) -> tuple[str, str]:
+        """Rows of one provider instance and model share batches (OpenAI takes one model per batch)."""
+        return self.route.provider.name, self.route.model
+
+    def batch_request(self) -> BatchRequest:
+        """The row as the ``llmplex_batch_submit`` hook gets it."""
+        return BatchRequest(custom_id(self.index), self.payload)
+
+    def size(self, overhead: int) -> int:
+        """Bytes the row counts for against a provider's batch size limit (see ``BatchLimits``)."""
+        return len(json.dumps(self.payload)) + overhead
+
+    def result(self, outcome: BatchOutcome, batch_id: str) -> BatchResult:
+        """The Response or typed error the provider's ``outcome`` stands for."""
+        attempt = Attempt(self.route)
+        provider, model = self.group
+        if outcome.kind == "succeeded":
+            try:
+                response = attempt.parse(outcome.raw, self.request)
+            except Exception as exc:  # a refusal, truncation, or a body the plugin cannot read
+                return attempt.classify(exc)
+            return response.model_copy(update={"provider": provider, "model": response.model or model, "attempts": 1})
+        if outcome.kind == "expired":
+            return LLMTimeoutError(
+                f"the provider's batch {batch_id} ended its processing window before this request ran (expired); "
+                "send it again",
+                provider=provider,
+                model=model,
+            )
+        if outcome.kind == "canceled":
+            message = f"the provider's batch {batch_id} was canceled before this request ran"
+            return LLMAPIError(message, provider=provider, model=model)
+        error = outcome.error or LLMServerError(f"the provider reported an error without details in batch {batch_id}")
+        error.provider = error.provider or provider
+        error.model = error.model or model
+        return error
+
+
+def prepare_row(client: Client, index: int, arguments: Mapping[str, Any]) -> PreparedRow:
+    """Route, build and format one request of the file; raises the LLMError that makes it fail in place."""
+    model, prompt, kwargs = split_item(arguments)
+    unusable = [name for name in _CALL_ONLY if kwargs.get(name) is not None]
+    if unusable:
+        raise LLMConfigurationError(
+            f"{', '.join(unusable)} cannot be used with --provider-batch: the provider runs each request once, "
+            "within its own batch window; remove it from the line, or run without --provider-batch"
+        )
+    if kwargs.get("output") is not None:
+        raise LLMConfigurationError(
+            "output cannot be used with --provider-batch yet: structured output is read and re-asked online; "
+            "run without --provider-batch, or ask for JSON through provider_options"
+        )
+    route, request = client.build_request(model, prompt, **kwargs)
+    return PreparedRow(index, route, request, Attempt(route).format(request))
+
+
+def require_batch_support(route: Route) -> None:
+    """Raise ``LLMConfigurationError`` naming the provider when its plugin has no Batch API hooks."""
+    hooks = route.provider.hooks
+    missing = [f"llmplex_{hook}" for hook in BATCH_HOOKS if not hooks.implements(hook)]
+    if missing:
+        provider = route.provider
+        raise LLMConfigurationError(
+            f"provider {provider.name!r} ({provider.plugin.entry.distribution}) has no provider-native batch: "
+            f"its plugin does not implement {', '.join(missing)}. Nothing was sent; run without --provider-batch "
+            "to send these requests one by one"
+        )
