@@ -24,6 +24,7 @@ __all__ = [
     "MODEL",
     "check_create_params",
     "check_message",
+    "check_params",
     "error_body",
     "message",
     "stream_body",
@@ -52,15 +53,19 @@ def _materialized(value: Any) -> Any:
     return value
 
 
-def check_create_params(payload: Mapping[str, Any], *, stream: bool = False) -> None:
-    """Fail unless ``payload`` is valid ``MessageCreateParams`` with no key the SDK types lack.
+def check_params(payload: Mapping[str, Any], kind: Any) -> None:
+    """Fail unless ``payload`` is valid for the SDK's TypedDict ``kind`` with no key the SDK types lack.
 
     Pydantic ignores unknown TypedDict keys, so the validated copy must equal the input.
     """
     body = json.loads(json.dumps(payload))
-    adapter = _adapter(MessageCreateParamsStreaming if stream else MessageCreateParamsNonStreaming)
-    validated = _materialized(adapter.validate_python(body))
+    validated = _materialized(_adapter(kind).validate_python(body))
     assert validated == body, f"keys or values the SDK types do not know:\n{validated}\n!=\n{body}"
+
+
+def check_create_params(payload: Mapping[str, Any], *, stream: bool = False) -> None:
+    """Fail unless ``payload`` is valid ``MessageCreateParams`` with no key the SDK types lack."""
+    check_params(payload, MessageCreateParamsStreaming if stream else MessageCreateParamsNonStreaming)
 
 
 def check_message(body: Mapping[str, Any]) -> Message:

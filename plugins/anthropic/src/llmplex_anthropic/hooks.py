@@ -10,7 +10,18 @@ import anthropic
 from llmplex.errors import LLMError
 from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo
-from llmplex.types import Request, Response, StreamEvent, StreamState, Tool
+from llmplex.types import (
+    BatchLimits,
+    BatchOutcome,
+    BatchRequest,
+    BatchStatus,
+    Request,
+    Response,
+    StreamEvent,
+    StreamState,
+    Tool,
+)
+from llmplex_anthropic import batch
 from llmplex_anthropic.clients import create_async_client, create_client
 from llmplex_anthropic.errors import classify_error
 from llmplex_anthropic.request import format_request, tool_declaration
@@ -114,3 +125,27 @@ def llmplex_tool_declarations(tools: Sequence[Tool]) -> list[dict[str, Any]]:
 def llmplex_classify_error(error: BaseException) -> LLMError | None:
     """Map SDK exceptions; ``None`` lets core's fallback handle the rest."""
     return classify_error(error)
+
+
+@hookimpl
+def llmplex_batch_limits(settings: AnthropicSettings) -> BatchLimits:
+    """``batch_max_requests`` and ``batch_max_bytes`` of the instance (Anthropic: 100,000 and 256 MB)."""
+    return batch.batch_limits(settings)
+
+
+@hookimpl
+def llmplex_batch_submit(requests: Sequence[BatchRequest], client: anthropic.Anthropic) -> str:
+    """Create a Message Batch of the requests."""
+    return batch.submit_batch(client, requests)
+
+
+@hookimpl
+def llmplex_batch_poll(batch_id: str, client: anthropic.Anthropic) -> BatchStatus:
+    """The batch's processing status and request counts."""
+    return batch.poll_batch(client, batch_id)
+
+
+@hookimpl
+def llmplex_batch_results(batch_id: str, client: anthropic.Anthropic) -> Iterator[BatchOutcome]:
+    """The batch's result lines."""
+    return batch.batch_results(client, batch_id)

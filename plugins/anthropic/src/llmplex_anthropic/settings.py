@@ -30,6 +30,8 @@ class AnthropicSettings(ProviderSettings):
     base_url: str | None = Field(default=None, description="Another Messages-compatible endpoint.")
     timeout: float | None = Field(default=None, gt=0, description="Seconds per call unless the deadline is sooner.")
     default_max_tokens: int = Field(default=DEFAULT_MAX_TOKENS, gt=0, description="max_tokens when a request has none.")
+    batch_max_requests: int = Field(default=100_000, gt=0, description="Requests per Message Batch (API: 100,000).")
+    batch_max_bytes: int = Field(default=256_000_000, gt=0, description="Bytes per Message Batch (Anthropic: 256 MB).")
     structured_output: StructuredOutputMode = Field(
         default="auto",
         description="native: output_config.format; tool: a forced tool; auto: native unless the model lacks it.",

@@ -22,11 +22,14 @@ Reusable pieces, stable names, for plugins that talk to OpenAI-compatible server
 - :func:`llmplex_openai.clients.make_client` / ``make_async_client`` ``(base_url, api_key=None, ...)``
   and :func:`llmplex_openai.clients.request_timeout`
 - the Responses API twins in :mod:`llmplex_openai.responses` and ``transport.send_responses``.
+
+Provider-native batches (``llmplex batch --provider-batch``) go through the Batch
+API of the instance's API: :mod:`llmplex_openai.batch`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import openai
@@ -35,8 +38,18 @@ from openai import AsyncOpenAI, OpenAI
 from llmplex.errors import LLMConfigurationError, LLMError
 from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo
-from llmplex.types import Request, Response, StreamEvent, StreamState, Tool
-from llmplex_openai import chat, responses, transport
+from llmplex.types import (
+    BatchLimits,
+    BatchOutcome,
+    BatchRequest,
+    BatchStatus,
+    Request,
+    Response,
+    StreamEvent,
+    StreamState,
+    Tool,
+)
+from llmplex_openai import batch, chat, responses, transport
 from llmplex_openai.clients import create_async_client, create_client, request_timeout
 from llmplex_openai.errors import classify_error
 from llmplex_openai.settings import OpenAISettings
@@ -142,3 +155,33 @@ def llmplex_delete_response(response_id: str, settings: OpenAISettings, client: 
     except openai.OpenAIError as exc:
         raise (classify_error(exc) or LLMError(str(exc))) from exc
     return True
+
+
+@hookimpl
+def llmplex_batch_limits(settings: OpenAISettings) -> BatchLimits:
+    """``batch_max_requests`` and ``batch_max_bytes`` of the instance (OpenAI: 50,000 and 200 MB)."""
+    return batch.batch_limits(settings)
+
+
+@hookimpl
+def llmplex_batch_submit(requests: Sequence[BatchRequest], label: str, settings: OpenAISettings, client: OpenAI) -> str:
+    """Upload the requests as a JSONL file (purpose ``batch``) and create a batch on the instance's API."""
+    return batch.submit_batch(client, requests, label, settings)
+
+
+@hookimpl
+def llmplex_batch_find(label: str, client: OpenAI) -> str | None:
+    """The batch whose metadata carries ``label``."""
+    return batch.find_batch(client, label)
+
+
+@hookimpl
+def llmplex_batch_poll(batch_id: str, client: OpenAI) -> BatchStatus:
+    """The batch's status and request counts."""
+    return batch.poll_batch(client, batch_id)
+
+
+@hookimpl
+def llmplex_batch_results(batch_id: str, client: OpenAI) -> Iterator[BatchOutcome]:
+    """The lines of the batch's output and error files."""
+    return batch.batch_results(client, batch_id)

@@ -45,6 +45,8 @@ class OpenAISettings(ProviderSettings):
         timeout: upper bound of one HTTP request in seconds (the call's deadline may shorten it).
         api: ``"responses"`` or ``"chat"`` (Chat Completions). Unset, it is
             ``"responses"`` for OpenAI itself and ``"chat"`` for any other ``base_url``.
+        batch_max_requests: requests per batch of ``--provider-batch`` (OpenAI: 50,000).
+        batch_max_bytes: bytes per batch input file (OpenAI: 200 MB).
     """
 
     env_vars = {
@@ -60,6 +62,8 @@ class OpenAISettings(ProviderSettings):
     project: str | None = None
     timeout: float | None = Field(default=None, gt=0)
     api: Api | None = None
+    batch_max_requests: int = Field(default=50_000, gt=0)
+    batch_max_bytes: int = Field(default=200_000_000, gt=0)
 
     @property
     def url(self) -> str:

@@ -1,0 +1,60 @@
+"""Anthropic's Message Batches API: create a batch of ``messages.create`` requests, poll it, read its results.
+
+Results come back as ``MessageBatchIndividualResponse`` lines in any order,
+matched by ``custom_id``. Message Batches carry no metadata, so a submission
+cannot be looked up again: llmplex warns when it must submit one again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import anthropic
+
+from llmplex.types import BatchLimits, BatchOutcome, BatchRequest, BatchStatus
+from llmplex_anthropic.errors import error_from_result
+from llmplex_anthropic.settings import AnthropicSettings
+
+__all__ = ["batch_limits", "batch_results", "poll_batch", "submit_batch"]
+
+
+def batch_limits(settings: AnthropicSettings) -> BatchLimits:
+    """The instance's limits: 100,000 requests and 256 MB per batch unless its settings say less."""
+    return BatchLimits(settings.batch_max_requests, settings.batch_max_bytes)
+
+
+def submit_batch(client: anthropic.Anthropic, requests: Sequence[BatchRequest]) -> str:
+    """Create one Message Batch of ``requests`` (``custom_id`` and ``params``); return its id."""
+    batch = client.messages.batches.create(
+        requests=[{"custom_id": r.custom_id, "params": dict(r.payload)} for r in requests]  # type: ignore[typeddict-item]
+    )
+    return batch.id
+
+
+def poll_batch(client: anthropic.Anthropic, batch_id: str) -> BatchStatus:
+    """The batch's ``processing_status`` and ``request_counts``; done once it has ``ended``."""
+    batch = client.messages.batches.retrieve(batch_id)
+    counts = batch.request_counts.model_dump()
+    total = sum(counts.values())
+    return BatchStatus(
+        done=batch.processing_status == "ended",
+        status=batch.processing_status,
+        counts=counts,
+        finished=total - counts.get("processing", 0),
+        total=total,
+    )
+
+
+def batch_results(client: anthropic.Anthropic, batch_id: str) -> Iterator[BatchOutcome]:
+    """Each result line: a ``Message``, the error it ended with, or that it expired or was canceled."""
+    for line in client.messages.batches.results(batch_id):
+        result = line.result
+        if result.type == "succeeded":
+            yield BatchOutcome(line.custom_id, "succeeded", raw=result.message)
+        elif result.type == "errored":
+            body = result.error
+            yield BatchOutcome(
+                line.custom_id, "errored", error=error_from_result(body.error.type, body.error.message, body.request_id)
+            )
+        else:
+            yield BatchOutcome(line.custom_id, result.type)

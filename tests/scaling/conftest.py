@@ -1,0 +1,56 @@
+"""Fixtures for provider-native batches: the fake Batch APIs, a config pointing at them, the CLI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from llmplex.cli.main import cli
+from tests.scaling.batch_server import BatchServer
+
+
+@pytest.fixture
+def batch_api() -> Iterator[BatchServer]:
+    """The fake OpenAI + Anthropic Batch APIs; every body they saw or sent must have kept the contract."""
+    with BatchServer() as fake:
+        yield fake
+    assert not fake.violations, "\n".join(fake.violations)
+
+
+def write_config(folder: Path, server: BatchServer, *, api: str = "chat", **limits: Any) -> None:
+    """``llmplex.toml`` in ``folder``: openai and anthropic on the fake, fast retries, ``limits`` per provider."""
+    lines = [
+        "[providers.openai]",
+        f'base_url = "{server.openai_url}"',
+        'api_key = "sk-test-batch-key"',
+        f'api = "{api}"',
+        *(f"{key} = {value}" for key, value in limits.get("openai", {}).items()),
+        "[providers.anthropic]",
+        f'base_url = "{server.anthropic_url}"',
+        'api_key = "sk-ant-test-batch-key"',
+        *(f"{key} = {value}" for key, value in limits.get("anthropic", {}).items()),
+        "[throttle]",
+        "base_delay = 0.01",
+        "max_delay = 0.05",
+    ]
+    (folder / "llmplex.toml").write_text("\n".join(lines) + "\n")
+
+
+def write_requests(path: Path, rows: list[dict[str, Any] | str]) -> None:
+    """A requests file: dicts as JSON lines, strings as they are."""
+    path.write_text("".join((row if isinstance(row, str) else json.dumps(row)) + "\n" for row in rows))
+
+
+def run_batch(*args: str) -> tuple[int, str]:
+    """``llmplex batch ARGS`` in this process: exit status and stderr."""
+    result = CliRunner().invoke(cli, ["batch", *args])
+    return result.exit_code, result.stderr
+
+
+def results(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]

@@ -1,0 +1,105 @@
+"""Issue 15 item 2: ``llmplex batch --provider-batch`` through Anthropic's Message Batches API (a local fake)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.plugins.anthropic import wire
+from tests.scaling.batch_server import BatchServer, Reply
+from tests.scaling.conftest import results, run_batch, write_config, write_requests
+
+MODEL = "anthropic:claude-haiku-4-5"
+
+
+def test_item_2_anthropic_results_in_input_order_with_failures_in_place(tmp_path: Path, batch_api: BatchServer) -> None:
+    write_config(tmp_path, batch_api)
+    prompts = [f"question {i}" for i in range(9)]
+    prompts[1] = "question 1 [error]"
+    prompts[4] = "question 4 [expire]"
+    prompts[6] = "question 6 [cancel]"
+    write_requests(tmp_path / "in.jsonl", [{"id": f"q{i}", "prompt": p} for i, p in enumerate(prompts)])
+
+    code, stderr = run_batch("in.jsonl", "-o", "out.jsonl", "-m", MODEL, "--provider-batch", "--poll-interval", "0.01")
+
+    assert code == 15, stderr
+    lines = results(tmp_path / "out.jsonl")
+    assert [line["id"] for line in lines] == [f"q{i}" for i in range(9)]
+    for i in (0, 2, 3, 5, 7, 8):
+        response = lines[i]["response"]
+        assert response["text"] == f"echo: question {i}"
+        assert response["provider"] == "anthropic" and response["model"] == "claude-haiku-4-5"
+        assert response["usage"]["input_tokens"] == len(f"question {i}") and response["usage"]["output_tokens"] == 3
+    assert lines[1]["error"]["type"] == "LLMBadRequestError"
+    assert "invalid_request_error" in lines[1]["error"]["message"]
+    assert lines[4]["error"]["type"] == "LLMTimeoutError" and lines[4]["error"]["retryable"] is True
+    assert lines[6]["error"]["type"] == "LLMAPIError" and "canceled" in lines[6]["error"]["message"]
+    assert batch_api.created["anthropic"] == 1
+    sent = batch_api.anthropic.requests
+    assert [item["custom_id"] for items in sent.values() for item in items] == [f"r{i}" for i in range(9)]
+
+
+def test_item_2_anthropic_duplicate_and_missing_ids_and_splitting(tmp_path: Path, batch_api: BatchServer) -> None:
+    write_config(tmp_path, batch_api, anthropic={"batch_max_requests": 2})
+    rows = [{"id": "dup", "prompt": "a"}, {"id": "dup", "prompt": "b"}, {"prompt": "c"}, {"id": "~!@", "prompt": "d"}]
+    write_requests(tmp_path / "in.jsonl", rows)
+
+    code, stderr = run_batch("in.jsonl", "-o", "out.jsonl", "-m", MODEL, "--provider-batch", "--poll-interval", "0.01")
+
+    assert code == 0, stderr
+    lines = results(tmp_path / "out.jsonl")
+    assert [(line.get("id"), line["response"]["text"]) for line in lines] == [
+        ("dup", "echo: a"),
+        ("dup", "echo: b"),
+        (None, "echo: c"),
+        ("~!@", "echo: d"),
+    ]
+    assert batch_api.created["anthropic"] == 2
+    assert [[i["custom_id"] for i in items] for items in batch_api.anthropic.requests.values()] == [
+        ["r0", "r1"],
+        ["r2", "r3"],
+    ]
+
+
+def test_item_2_anthropic_params_are_the_messages_payload(tmp_path: Path, batch_api: BatchServer) -> None:
+    write_config(tmp_path, batch_api)
+    write_requests(
+        tmp_path / "in.jsonl",
+        [{"messages": [{"role": "user", "content": "hi"}], "system": "Be terse.", "max_tokens": 50, "stop": ["\n"]}],
+    )
+
+    code, stderr = run_batch("in.jsonl", "-o", "out.jsonl", "-m", MODEL, "--provider-batch", "--poll-interval", "0.01")
+
+    assert code == 0, stderr
+    (item,) = next(iter(batch_api.anthropic.requests.values()))
+    assert item["params"] == {
+        "model": "claude-haiku-4-5",
+        "messages": [{"role": "user", "content": "hi"}],
+        "max_tokens": 50,
+        "stop_sequences": ["\n"],
+        "system": "Be terse.",
+    }
+
+
+@pytest.mark.parametrize("failures", [2, 5])
+def test_item_2_anthropic_overloaded_while_polling(tmp_path: Path, batch_api: BatchServer, failures: int) -> None:
+    write_config(tmp_path, batch_api)
+    write_requests(tmp_path / "in.jsonl", [{"prompt": "a"}])
+    batch_api.fail(
+        "GET /v1/messages/batches/", failures, Reply.json(wire.error_body("overloaded_error", "Overloaded"), 529)
+    )
+
+    code, stderr = run_batch("in.jsonl", "-o", "out.jsonl", "-m", MODEL, "--provider-batch", "--poll-interval", "0.01")
+
+    if failures < 5:  # retried by the core policy (5 attempts)
+        assert code == 0, stderr
+        assert results(tmp_path / "out.jsonl")[0]["response"]["text"] == "echo: a"
+        return
+    assert code == 6, stderr
+    assert "LLMServerError" in stderr and "529 (overloaded_error)" in stderr and "--resume" in stderr
+    code, stderr = run_batch(
+        "in.jsonl", "-o", "out.jsonl", "-m", MODEL, "--provider-batch", "--poll-interval", "0.01", "--resume"
+    )
+    assert code == 0, stderr
+    assert batch_api.created["anthropic"] == 1
