@@ -129,8 +129,15 @@ def redact(value: T) -> T:
             for k, v in value.items()
         }
     if isinstance(value, (list, tuple)):
-        return type(value)(redact(v) for v in value)
+        return _rebuild(value, [redact(v) for v in value])  # type: ignore[no-any-return]
     return value
+
+
+def _rebuild(value: list[Any] | tuple[Any, ...], items: list[Any]) -> Any:
+    """``items`` in a sequence of ``value``'s type: a NamedTuple takes them as arguments, not one iterable."""
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)(*items)
+    return type(value)(items)
 
 
 def redact_headers(headers: Any) -> dict[str, str]:
@@ -143,7 +150,7 @@ def mask_setting(name: str, value: Any) -> Any:
     if isinstance(value, dict):
         return {k: mask_setting(str(k), v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(mask_setting(name, v) for v in value)
+        return _rebuild(value, [mask_setting(name, v) for v in value])
     if isinstance(value, str):
         return REDACTED if is_secret_name(name) or looks_like_key(value) else redact(value)
     return value

@@ -66,7 +66,9 @@ class Pipeline:
         return self._account(response)
 
     def _account(self, response: Response) -> Response:
-        """Record ``response``'s usage in the budgets and tell observers it arrived."""
+        """Price ``response``'s usage, record it in the budgets and tell observers it arrived."""
+        usage = response.usage.priced(self.route.provider.info.name, response.model)
+        response = response.model_copy(update={"usage": usage})
         self.retrier.settle(response.usage)
         if self.telemetry.wants(PromptExecuted):
             self.telemetry.emit(

@@ -1,14 +1,24 @@
-"""Token accounting reported by a provider."""
+"""Token accounting reported by a provider, and what it cost."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from decimal import Decimal
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field, model_validator
+
+from llmplex.types.pricing import PriceKey, price_key, price_of
 
 __all__ = ["Usage"]
 
 
 class Usage(BaseModel):
-    """Tokens one response consumed; ``total_tokens`` defaults to input + output."""
+    """Tokens one response consumed; ``total_tokens`` defaults to input + output.
+
+    ``input_tokens`` counts every prompt token: the ``cached_tokens`` read from
+    the provider's prompt cache and the ``cache_write_tokens`` written to it
+    included. ``output_tokens`` counts ``reasoning_tokens`` too.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -16,7 +26,10 @@ class Usage(BaseModel):
     output_tokens: int = 0
     total_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0
     reasoning_tokens: int = 0
+    _priced_as: PriceKey | None = PrivateAttr(default=None)
+    _parts: tuple[Usage, ...] = PrivateAttr(default=())
 
     @model_validator(mode="after")
     def _fill_total(self) -> Usage:
@@ -24,11 +37,58 @@ class Usage(BaseModel):
             object.__setattr__(self, "total_tokens", self.input_tokens + self.output_tokens)
         return self
 
+    @computed_field(repr=False)  # type: ignore[prop-decorator]
+    @property
+    def cost_usd(self) -> Decimal | None:
+        """What these tokens cost in US dollars, from ``genai-prices``; ``None`` when the price is unknown.
+
+        Computed when first read (the price data loads then): a usage knows its
+        price once core has seen which provider and model answered.
+        """
+        if self._parts:
+            total = Decimal(0)
+            for part in self._parts:
+                cost = part.cost_usd
+                if cost is None:
+                    return None
+                total += cost
+            return total
+        if self._priced_as is None:
+            return None
+        return price_of(
+            self._priced_as,
+            self.input_tokens,
+            self.cached_tokens,
+            self.cache_write_tokens,
+            self.output_tokens,
+            self.reasoning_tokens,
+        )
+
+    def priced(self, plugin: str, model: str) -> Usage:
+        """This usage, priced as ``model`` answered by the llmplex plugin ``plugin``."""
+        usage = self.model_copy()
+        usage._priced_as = price_key(plugin, model)
+        usage._parts = ()
+        return usage
+
+    def __eq__(self, other: Any) -> bool:
+        """Usages are equal when their token counts are (what they are priced as is left out)."""
+        if not isinstance(other, Usage):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.__dict__.values()))
+
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
+        total = Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
             cached_tokens=self.cached_tokens + other.cached_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
+        parts = (p for u in (self, other) for p in (u._parts or (u,)))
+        total._parts = tuple(p for p in parts if p._priced_as is not None or p.total_tokens)
+        return total

@@ -44,13 +44,14 @@ USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cac
 
 
 def usage_counts(counts: Mapping[str, int | None], details: Any = None) -> Usage:
-    """Core usage: input counts cache reads and cache writes too; cached = cache reads."""
+    """Core usage: input counts cache reads and cache writes too; cached = cache reads, cache writes apart."""
     cache_read = counts.get("cache_read_input_tokens") or 0
     cache_creation = counts.get("cache_creation_input_tokens") or 0
     return Usage(
         input_tokens=(counts.get("input_tokens") or 0) + cache_read + cache_creation,
         output_tokens=counts.get("output_tokens") or 0,
         cached_tokens=cache_read,
+        cache_write_tokens=cache_creation,
         reasoning_tokens=getattr(details, "thinking_tokens", None) or 0,
     )
 

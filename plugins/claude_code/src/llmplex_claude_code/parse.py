@@ -38,10 +38,12 @@ def usage(result: dict[str, Any]) -> Usage:
     """Anthropic-style counts (cache reads and writes apart from input) as core Usage."""
     raw = result.get("usage") or {}
     cached = _int(raw.get("cache_read_input_tokens"))
+    written = _int(raw.get("cache_creation_input_tokens"))
     return Usage(
-        input_tokens=_int(raw.get("input_tokens")) + cached + _int(raw.get("cache_creation_input_tokens")),
+        input_tokens=_int(raw.get("input_tokens")) + cached + written,
         output_tokens=_int(raw.get("output_tokens")),
         cached_tokens=cached,
+        cache_write_tokens=written,
     )
 
 

@@ -45,6 +45,7 @@ def usage(raw: Any) -> Usage:
         output_tokens=_count(getattr(raw, "completion_tokens", 0)),
         total_tokens=_count(getattr(raw, "total_tokens", 0)),
         cached_tokens=_count(getattr(prompt_details, "cached_tokens", 0)),
+        cache_write_tokens=_count(getattr(raw, "cache_creation_input_tokens", 0)),
         reasoning_tokens=_count(getattr(completion_details, "reasoning_tokens", 0)),
     )
 

@@ -1,0 +1,96 @@
+"""What a response cost in US dollars, from the ``genai-prices`` package (imported on first use).
+
+A usage is priced from the llmplex *plugin* that answered and the model id:
+the plugin names the ``genai-prices`` provider (:data:`PRICE_PROVIDERS`);
+litellm's ``"provider/model"`` ids name it in the model id. A local model
+(llama.cpp) costs ``0``; a provider or model ``genai-prices`` does not know
+(the mock provider, a third-party plugin, a fine-tune) has no price: ``None``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from decimal import Decimal
+from functools import lru_cache
+from typing import Final
+
+__all__ = ["FREE", "LITELLM_PREFIXES", "PRICE_PROVIDERS", "PriceKey", "price_key", "price_of"]
+
+FREE: Final = "free"
+"""The price provider of plugins whose models run locally: every call costs ``Decimal(0)``."""
+
+PRICE_PROVIDERS: Final[dict[str, str | None]] = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "claude_code": "anthropic",
+    "gemini": "google",
+    "litellm": None,  # the provider is named in the model id: see LITELLM_PREFIXES
+    "llamacpp": FREE,
+}
+"""llmplex plugin name → ``genai-prices`` provider id (``None``: named by the model id)."""
+
+LITELLM_PREFIXES: Final[dict[str, str]] = {
+    "openai": "openai",
+    "text-completion-openai": "openai",
+    "anthropic": "anthropic",
+    "gemini": "google",
+    "vertex_ai": "google",
+    "mistral": "mistral",
+    "groq": "groq",
+    "deepseek": "deepseek",
+    "xai": "x-ai",
+    "bedrock": "aws",
+    "azure": "azure",
+    "cohere": "cohere",
+    "cohere_chat": "cohere",
+    "together_ai": "together",
+    "fireworks_ai": "fireworks",
+    "perplexity": "perplexity",
+    "openrouter": "openrouter",
+}
+"""litellm's provider prefix (``"gemini/gemini-2.5-flash"``) → ``genai-prices`` provider id."""
+
+PriceKey = tuple[str, str]
+"""``(genai-prices provider id or FREE, model id)``: what a usage is priced as."""
+
+
+def price_key(plugin: str, model: str) -> PriceKey | None:
+    """What ``model`` answered by ``plugin`` is priced as; ``None`` when it cannot be priced."""
+    if plugin == "litellm":
+        prefix, slash, name = model.partition("/")
+        provider = LITELLM_PREFIXES.get(prefix) if slash else None
+        return None if provider is None else (provider, name)
+    provider = PRICE_PROVIDERS.get(plugin)
+    if provider is None or not model:
+        return None
+    return provider, model.removeprefix("models/")
+
+
+@lru_cache(maxsize=4096)
+def price_of(
+    key: PriceKey,
+    input_tokens: int,
+    cached_tokens: int,
+    cache_write_tokens: int,
+    output_tokens: int,
+    reasoning_tokens: int,
+) -> Decimal | None:
+    """The price of these tokens (input counts cached reads and cache writes too); ``None``: unknown model."""
+    provider, model = key
+    if provider == FREE:
+        return Decimal(0)
+    import genai_prices  # 0.5 s of price data: loaded when a cost is first asked for
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        usage = genai_prices.Usage(
+            input_tokens=input_tokens,
+            cache_read_tokens=cached_tokens,
+            cache_write_tokens=cache_write_tokens,
+            output_tokens=output_tokens,
+            output_reasoning_tokens=reasoning_tokens,
+        )
+        try:
+            return genai_prices.calc_price(usage, model, provider_id=provider).total_price
+        except Exception:  # an unknown model (LookupError) or a price the data cannot compute: no price
+            return None

@@ -1,0 +1,28 @@
+"""Events carry usage and tool results through ``redact``: a NamedTuple in them must survive it (not crash)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from llmplex.redaction import REDACTED, mask_setting, redact, register_secret
+
+
+class Point(NamedTuple):
+    label: str
+    x: int
+
+
+def test_item_2_redact_rebuilds_a_namedtuple_with_secrets_masked() -> None:
+    register_secret("hunter2-secret-value")
+    value = {"points": [Point("key hunter2-secret-value", 1), Point("plain", 2)], "pair": (1, "a")}
+
+    masked = redact(value)
+
+    assert masked == {"points": [Point(f"key {REDACTED}", 1), Point("plain", 2)], "pair": (1, "a")}
+    assert type(masked["points"][0]) is Point
+
+
+def test_item_2_mask_setting_keeps_a_namedtuple() -> None:
+    masked = mask_setting("api_key", Point("sk-proj-abcdefghijklmnop", 3))
+    assert masked == Point(REDACTED, 3)
+    assert type(masked) is Point
