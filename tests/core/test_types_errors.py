@@ -68,7 +68,9 @@ def test_usage_total_defaults_to_sum_and_adds() -> None:
         "output_tokens": 5,
         "total_tokens": 9,
         "cached_tokens": 2,
+        "cache_write_tokens": 0,
         "reasoning_tokens": 0,
+        "cost_usd": None,
     }
 
 
