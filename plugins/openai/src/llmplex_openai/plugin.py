@@ -22,6 +22,7 @@ Reusable pieces, stable names, for plugins that talk to OpenAI-compatible server
 - :func:`llmplex_openai.clients.make_client` / ``make_async_client`` ``(base_url, api_key=None, ...)``
   and :func:`llmplex_openai.clients.request_timeout`
 - the Responses API twins in :mod:`llmplex_openai.responses` and ``transport.send_responses``.
+- :func:`llmplex_openai.embeddings.embed` / ``aembed`` and ``list_models`` (``/embeddings``, ``/models``).
 
 Provider-native batches (``llmplex batch --provider-batch``) go through the Batch
 API of the instance's API: :mod:`llmplex_openai.batch`.
@@ -43,16 +44,21 @@ from llmplex.types import (
     BatchOutcome,
     BatchRequest,
     BatchStatus,
+    Embeddings,
+    ModelInfo,
     Request,
     Response,
     StreamEvent,
     StreamState,
     Tool,
 )
-from llmplex_openai import batch, chat, responses, transport
+from llmplex_openai import batch, chat, embeddings, responses, transport
 from llmplex_openai.clients import create_async_client, create_client, request_timeout
 from llmplex_openai.errors import classify_error
 from llmplex_openai.settings import OpenAISettings
+
+EMBEDDING_BATCH_SIZE = 2048
+"""The most inputs one ``/embeddings`` request takes."""
 
 
 @hookimpl
@@ -68,8 +74,12 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
                 native_structured_output=True,
                 response_chains=True,
                 delete_response=True,
+                embeddings=True,
+                embedding_dimensions=True,
+                embedding_batch_size=EMBEDDING_BATCH_SIZE,
             ),
             default_model="gpt-4o-mini",
+            default_embedding_model="text-embedding-3-small",
             create_client=create_client,
             create_async_client=create_async_client,
             description="OpenAI (Responses or Chat Completions API) and OpenAI-compatible servers.",
@@ -185,3 +195,35 @@ def llmplex_batch_poll(batch_id: str, client: OpenAI) -> BatchStatus:
 def llmplex_batch_results(batch_id: str, client: OpenAI) -> Iterator[BatchOutcome]:
     """The lines of the batch's output and error files."""
     return batch.batch_results(client, batch_id)
+
+
+@hookimpl
+def llmplex_embed(
+    texts: Sequence[str],
+    model: str,
+    dimensions: int | None,
+    settings: OpenAISettings,
+    client: OpenAI,
+    timeout: float | None,
+) -> Embeddings:
+    """``POST /embeddings`` for one batch."""
+    return embeddings.embed(client, texts, model, dimensions, request_timeout(timeout, settings.timeout))
+
+
+@hookimpl
+async def llmplex_aembed(
+    texts: Sequence[str],
+    model: str,
+    dimensions: int | None,
+    settings: OpenAISettings,
+    client: AsyncOpenAI,
+    timeout: float | None,
+) -> Embeddings:
+    """Async twin of :func:`llmplex_embed`."""
+    return await embeddings.aembed(client, texts, model, dimensions, request_timeout(timeout, settings.timeout))
+
+
+@hookimpl
+def llmplex_models(client: OpenAI) -> list[ModelInfo]:
+    """``GET /models``: every model id the server lists."""
+    return embeddings.list_models(client)
