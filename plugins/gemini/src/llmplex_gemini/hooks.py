@@ -10,7 +10,8 @@ from google import genai
 from llmplex.errors import LLMError
 from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo
-from llmplex.types import Request, Response, StreamEvent, StreamState, Tool
+from llmplex.types import Embeddings, ModelInfo, Request, Response, StreamEvent, StreamState, Tool
+from llmplex_gemini import embeddings
 from llmplex_gemini.clients import create_async_client, create_client, timeout_millis
 from llmplex_gemini.errors import classify_error
 from llmplex_gemini.request import format_request, tool_declaration
@@ -26,8 +27,16 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
         ProviderInfo(
             name="gemini",
             settings_model=GeminiSettings,
-            capabilities=Capabilities(streaming=True, tools=True, native_structured_output=True),
+            capabilities=Capabilities(
+                streaming=True,
+                tools=True,
+                native_structured_output=True,
+                embeddings=True,
+                embedding_dimensions=True,
+                embedding_batch_size=embeddings.EMBEDDING_BATCH_SIZE,
+            ),
             default_model="gemini-2.5-flash",
+            default_embedding_model="gemini-embedding-001",
             create_client=create_client,
             create_async_client=create_async_client,
             description="Google Gemini (generateContent) on the official google-genai SDK.",
@@ -41,9 +50,13 @@ def llmplex_format(request: Request, settings: GeminiSettings) -> dict[str, Any]
     return format_request(request, settings)
 
 
+def _timeout(timeout: float | None, settings: GeminiSettings) -> float | None:
+    return min((t for t in (timeout, settings.timeout) if t is not None), default=None)
+
+
 def _with_timeout(payload: dict[str, Any], timeout: float | None, settings: GeminiSettings) -> dict[str, Any]:
     """The payload with a per-call timeout: the deadline's remaining seconds, capped by the configured one."""
-    chosen = min((t for t in (timeout, settings.timeout) if t is not None), default=None)
+    chosen = _timeout(timeout, settings)
     if chosen is None:
         return payload
     config = {**payload["config"], "http_options": {"timeout": timeout_millis(chosen)}}
@@ -102,3 +115,35 @@ def llmplex_tool_declarations(tools: Sequence[Tool]) -> list[dict[str, Any]]:
 def llmplex_classify_error(error: BaseException) -> LLMError | None:
     """Map SDK exceptions; ``None`` lets core's fallback handle the rest."""
     return classify_error(error)
+
+
+@hookimpl
+def llmplex_embed(
+    texts: Sequence[str],
+    model: str,
+    dimensions: int | None,
+    settings: GeminiSettings,
+    client: genai.Client,
+    timeout: float | None,
+) -> Embeddings:
+    """One ``embed_content`` call for a batch (``output_dimensionality`` from ``dimensions``)."""
+    return embeddings.embed(client, texts, model, dimensions, _timeout(timeout, settings))
+
+
+@hookimpl
+async def llmplex_aembed(
+    texts: Sequence[str],
+    model: str,
+    dimensions: int | None,
+    settings: GeminiSettings,
+    client: genai.Client,
+    timeout: float | None,
+) -> Embeddings:
+    """Async twin of :func:`llmplex_embed`."""
+    return await embeddings.aembed(client, texts, model, dimensions, _timeout(timeout, settings))
+
+
+@hookimpl
+def llmplex_models(client: genai.Client) -> list[ModelInfo]:
+    """``models.list``: ids with input/output token limits and supported methods."""
+    return embeddings.list_models(client)
