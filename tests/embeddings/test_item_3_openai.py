@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from decimal import Decimal
 from collections.abc import Iterator
 
 import httpx
@@ -70,6 +71,8 @@ def test_item_3_openai_batches_in_order_and_sums_usage(api: respx.MockRouter) ->
     assert [b["input"] for b in bodies(api)] == [texts[0:3], texts[3:6], texts[6:]]
     assert [v[0] for v in result.vectors] == [float(len(t)) for t in texts]
     assert result.usage.input_tokens == 14
+    # priced as the model that answered (text-embedding-3-small: $0.02 per million input tokens in genai-prices)
+    assert result.cost_usd == Decimal("0.02") * 14 / 1_000_000
 
 
 def test_item_3_openai_vectors_follow_their_index_not_the_reply_order(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -143,7 +143,9 @@ class EmbedRun:
             raise LLMServerError(
                 f"provider {self.route.provider.name!r} answered {got} embeddings for {len(batch)} texts"
             )
-        retrier.settle(result.usage)
+        usage = result.usage.priced(self.route.provider.info.name, result.model or self.route.model)
+        result = result.model_copy(update={"usage": usage})
+        retrier.settle(usage)
         if self.telemetry.wants(PromptExecuted):
             self.telemetry.emit(PromptExecuted, attempt=retrier.attempt, usage=result.usage, **retrier.where())
         return result

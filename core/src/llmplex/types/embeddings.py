@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,6 +32,11 @@ class Embeddings(BaseModel):
     def dimensions(self) -> int:
         """The length of each vector (0 when there is none)."""
         return len(self.vectors[0]) if self.vectors else 0
+
+    @property
+    def cost_usd(self) -> Decimal | None:
+        """What the call cost in US dollars (``usage.cost_usd``, from genai-prices); ``None`` when unknown."""
+        return self.usage.cost_usd
 
     def norms(self) -> list[float]:
         """The Euclidean norm of each vector."""
