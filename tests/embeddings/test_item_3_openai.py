@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from decimal import Decimal
 from collections.abc import Iterator
+from decimal import Decimal
 
 import httpx
 import pytest

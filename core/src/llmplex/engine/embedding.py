@@ -144,11 +144,11 @@ class EmbedRun:
                 f"provider {self.route.provider.name!r} answered {got} embeddings for {len(batch)} texts"
             )
         usage = result.usage.priced(self.route.provider.info.name, result.model or self.route.model)
-        result = result.model_copy(update={"usage": usage})
         retrier.settle(usage)
         if self.telemetry.wants(PromptExecuted):
-            self.telemetry.emit(PromptExecuted, attempt=retrier.attempt, usage=result.usage, **retrier.where())
-        return result
+            self.telemetry.emit(PromptExecuted, attempt=retrier.attempt, usage=usage, **retrier.where())
+        accepted: Embeddings = result.model_copy(update={"usage": usage})
+        return accepted
 
     def run(self) -> Embeddings:
         """Embed every batch, in order, synchronously."""
