@@ -25,8 +25,8 @@ def test_import_llmplex_imports_no_sdk_and_first_use_loads_the_plugin() -> None:
 
 
 def test_llmplex_providers_lists_anthropic_and_whether_it_has_a_key() -> None:
-    result = CliRunner().invoke(cli, ["providers"], env={"ANTHROPIC_API_KEY": ""})
+    result = CliRunner().invoke(cli, ["providers", "--check"], env={"ANTHROPIC_API_KEY": ""}, terminal_width=400)
     assert result.exit_code == 0, result.output
-    row = next(line for line in result.output.splitlines() if " anthropic " in f" {line} ")
+    row = next(line for line in result.output.splitlines() if "│ anthropic " in line)
     assert "llmplex-anthropic" in row
     assert "ANTHROPIC_API_KEY" in row

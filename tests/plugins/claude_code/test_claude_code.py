@@ -254,9 +254,9 @@ def test_version_detection(llm: llmplex.Client) -> None:
 
 def test_providers_command_shows_claude_code(fake_cli: FakeCLI, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLAUDE_CODE_CLI_PATH", str(fake_cli.path))
-    out = CliRunner().invoke(cli, ["providers"]).stdout
+    out = CliRunner().invoke(cli, ["providers", "--check"], terminal_width=400).stdout
     line = next(line for line in out.splitlines() if "│ claude-code " in line)
     assert "llmplex-claude-code" in line and "yes" in line
     monkeypatch.setenv("CLAUDE_CODE_CLI_PATH", "/nonexistent/claude")
-    out = CliRunner().invoke(cli, ["providers"], terminal_width=400).stdout
+    out = CliRunner().invoke(cli, ["providers", "--check"], terminal_width=400).stdout
     assert "claude CLI not found" in out
