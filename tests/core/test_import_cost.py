@@ -5,7 +5,18 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("pydantic", "openai", "anthropic", "google.genai", "litellm", "llmplex_testplugins", "llmplex.client", "rich")
+HEAVY = (
+    "pydantic",
+    "openai",
+    "anthropic",
+    "google.genai",
+    "litellm",
+    "llmplex_testplugins",
+    "llmplex.client",
+    "rich",
+    "limits",
+    "redis",
+)
 
 
 def test_import_llmplex_loads_nothing_heavy() -> None:
@@ -15,7 +26,7 @@ def test_import_llmplex_loads_nothing_heavy() -> None:
 
 
 def test_using_mock_imports_no_other_plugin_or_sdk() -> None:
-    others = ("openai", "anthropic", "google.genai", "litellm", "llmplex_testplugins.good")
+    others = ("openai", "anthropic", "google.genai", "litellm", "llmplex_testplugins.good", "limits", "redis")
     code = (
         f"import sys, llmplex; llmplex.complete('mock:echo', 'x'); print([m for m in {others!r} if m in sys.modules])"
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from llmplex import errors, hookspecs
-from llmplex.config.schema import BudgetConfig, Config, ThrottleConfig
+from llmplex.config.schema import BudgetConfig, Config, LimitsConfig, ThrottleConfig
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 HOOKSPECS = sorted(name for name, obj in vars(hookspecs).items() if name.startswith("llmplex_") and callable(obj))
@@ -85,7 +85,12 @@ def test_the_error_reference_renders_the_module() -> None:
 
 @pytest.mark.parametrize(
     ("model", "heading"),
-    [(Config, "# Configuration reference"), (ThrottleConfig, "## `[throttle]`"), (BudgetConfig, "## `[budget]`")],
+    [
+        (Config, "# Configuration reference"),
+        (ThrottleConfig, "## `[throttle]`"),
+        (BudgetConfig, "## `[budget]`"),
+        (LimitsConfig, "## `[limits]`"),
+    ],
 )
 def test_every_config_key_is_in_the_configuration_reference(model: type, heading: str) -> None:
     text = page("reference/configuration.md")

@@ -1,4 +1,5 @@
-"""Fixtures for provider-native batches: the fake Batch APIs, a config pointing at them, the CLI."""
+"""Fixtures of the scaling tests: the fake Batch APIs, a config pointing at them, the CLI (item 2); a real
+redis-server, the fault server and a clean memory storage (item 1)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,19 @@ from click.testing import CliRunner
 
 from llmplex.cli.main import cli
 from tests.scaling.batch_server import BatchServer
+from tests.support.fixtures import fault_server, redis_server, redis_session
+
+__all__ = ["batch_api", "fault_server", "fresh_memory_limits", "redis_server", "redis_session"]
+
+
+@pytest.fixture(autouse=True)
+def fresh_memory_limits() -> Iterator[None]:
+    """Every test starts with this process's memory:// windows empty (they are per process, not per Client)."""
+    from llmplex.reliability.storage import _memory
+
+    _memory().reset()
+    yield
+    _memory().reset()
 
 
 @pytest.fixture

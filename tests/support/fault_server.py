@@ -44,13 +44,14 @@ _STEP = 0.02  # seconds between stop checks while hanging or stalling
 
 @dataclass(frozen=True)
 class RecordedRequest:
-    """One HTTP request as the server received it, and the fault it was answered with."""
+    """One HTTP request as the server received it, when, and the fault it was answered with."""
 
     method: str
     path: str
     headers: dict[str, str]
     body: Any
     fault: Fault
+    received: float = 0.0  # time.time() when the request was read
 
 
 class FaultServer:
@@ -178,7 +179,7 @@ class FaultServer:
                 fault = self._rng.choice(self._random_faults)
             else:
                 fault = self.default
-            self._records.append(RecordedRequest(method, path, headers, body, fault))
+            self._records.append(RecordedRequest(method, path, headers, body, fault, time.time()))
             return fault
 
     def _track(self, connection: socket.socket, open_: bool) -> None:

@@ -87,6 +87,12 @@ if TYPE_CHECKING:
     from llmplex.reliability.deadline import (
         Deadline,
     )
+    from llmplex.reliability.shared_budget import (
+        SharedBudgetTracker,
+    )
+    from llmplex.reliability.storage import (
+        LimitsStorageWarning,
+    )
     from llmplex.reliability.throttle import (
         ThrottlePolicy,
     )
@@ -121,6 +127,8 @@ _LAZY: dict[str, str] = {
     "Budget": "llmplex.reliability.budget",
     "BudgetSnapshot": "llmplex.reliability.budget",
     "BudgetTracker": "llmplex.reliability.budget",
+    "SharedBudgetTracker": "llmplex.reliability.shared_budget",
+    "LimitsStorageWarning": "llmplex.reliability.storage",
     "Clock": "llmplex.reliability.clock",
     "Deadline": "llmplex.reliability.deadline",
     "ThrottlePolicy": "llmplex.reliability.throttle",
@@ -215,6 +223,7 @@ __all__ = [
     "LLMSubprocessError",
     "LLMTimeoutError",
     "LLMToolLoopError",
+    "LimitsStorageWarning",
     "Message",
     "ModelInfo",
     "OutputSchema",
@@ -226,6 +235,7 @@ __all__ = [
     "RequestFailed",
     "RequestStarted",
     "Response",
+    "SharedBudgetTracker",
     "StreamEvent",
     "ThrottleConfig",
     "ThrottlePolicy",

@@ -65,7 +65,10 @@ class PromptRendered(Event):
 
 @dataclass(frozen=True)
 class Throttled(Event):
-    """An attempt failed with a retryable error; core waits ``delay`` seconds before the next."""
+    """Core waits ``delay`` seconds before sending attempt ``attempt`` + 1 after a retryable error
+    (``reason``: the error's class), or before sending attempt ``attempt`` because a limit of the
+    provider instance holds it back (``reason``: ``rate_limit``, ``token_rate_limit``, or
+    ``max_concurrency`` with ``delay`` 0 when the wait lasts until a call in flight ends)."""
 
     log_name: ClassVar[str] = "prompt.throttled"
     log_level: ClassVar[int] = logging.INFO

@@ -54,6 +54,7 @@ SECRET_WORDS = frozenset(
 )
 """A config key, URL query parameter or HTTP header is secret when one of its words is one of these."""
 
+_LIMIT_WORDS = frozenset({"limit", "rate"})
 _KEY_SHAPES = re.compile(
     r"(sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{8,})"
     r"|(AIza[0-9A-Za-z_\-]{20,})"
@@ -87,9 +88,12 @@ def is_secret_name(name: str) -> bool:
 
     The name is split into words at ``_``, ``-``, ``.`` and camelCase humps
     (``x-goog-api-key``, ``accessToken``, ``aws_secret_access_key``); it is secret
-    when a word is in :data:`SECRET_WORDS` (so ``max_tokens`` is not).
+    when a word is in :data:`SECRET_WORDS` (so ``max_tokens`` is not) and none says it is a limit
+    (so ``token_rate_limit`` is not).
     """
     words = _NOT_ALNUM.split(_CAMEL.sub("_", name).lower())
+    if _LIMIT_WORDS.intersection(words):
+        return False  # a limit on tokens (token_rate_limit) counts them: it holds none
     return any(word in SECRET_WORDS for word in words) or "".join(words).endswith("apikey")
 
 

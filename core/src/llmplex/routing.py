@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llmplex.config.loader import Origins, validate_settings
-from llmplex.config.schema import Config, reveal_secrets
+from llmplex.config.schema import LIMIT_KEYS, Config, reveal_secrets
 from llmplex.errors import LLMConfigurationError
 from llmplex.plugins.hooks import ProviderHooks
 from llmplex.plugins.host import LoadedPlugin, PluginHost
@@ -27,7 +27,8 @@ KNOWN_DISTRIBUTIONS = {
     "claude-code": "llmplex-claude-code",
     "llamacpp": "llmplex-llamacpp",
 }
-_INSTANCE_KEYS = frozenset({"plugin"})
+_INSTANCE_KEYS = frozenset({"plugin", *LIMIT_KEYS})
+"""Keys of a provider table that core reads itself; the plugin's settings never see them."""
 _MAX_ALIAS_DEPTH = 8
 _MAX_CACHED_ROUTES = 1024
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -10,10 +10,22 @@ from pydantic_core import PydanticCustomError
 from llmplex.config.wording import KEY_ERROR
 from llmplex.redaction import is_secret_name, url_credentials
 
-__all__ = ["DEFAULT_MODEL", "BudgetConfig", "Config", "ThrottleConfig", "ThrottleOverride", "reveal_secrets"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "LIMIT_KEYS",
+    "BudgetConfig",
+    "Config",
+    "LimitsConfig",
+    "ThrottleConfig",
+    "ThrottleOverride",
+    "reveal_secrets",
+]
 
 DEFAULT_MODEL = "llamacpp:qwen2.5-coder-1.5b"
 """The model a call uses when it names none: the local, instruction-tuned default of llmplex-llamacpp."""
+
+LIMIT_KEYS = ("rate_limit", "token_rate_limit", "max_concurrency")
+"""Keys of a ``[providers.<prefix>]`` table that core reads (shared limits), never passed to the plugin."""
 
 
 def _hide_secrets(table: dict[str, Any]) -> dict[str, Any]:
@@ -78,6 +90,34 @@ class BudgetConfig(BaseModel):
     max_output_tokens: int | None = Field(default=None, ge=0)
     max_total_tokens: int | None = Field(default=None, ge=0)
     max_requests: int | None = Field(default=None, ge=0)
+    name: str = Field(
+        default="default",
+        min_length=1,
+        description="Key of the budget in a shared [limits] storage: processes using the same name share it.",
+    )
+
+
+class LimitsConfig(BaseModel):
+    """``[limits]``: where rate-limit windows and shared budgets are kept.
+
+    ``memory://`` (the default) keeps them in this process; ``redis://host:port/db``
+    shares them with every process and host using the same storage.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    storage: str = Field(default="memory://", description="A limits storage URL: memory:// or redis://host:port/db.")
+    on_storage_error: Literal["raise", "local"] = Field(
+        default="raise", description="raise: a call fails when the storage is unreachable; local: warn, per process."
+    )
+
+    @field_validator("storage")
+    @classmethod
+    def _known_scheme(cls, storage: str) -> str:
+        scheme = storage.partition("://")[0]
+        if not storage.partition("://")[1] or scheme not in ("memory", "redis", "rediss"):
+            raise ValueError('expected a storage URL such as "memory://" or "redis://127.0.0.1:6379/0"')
+        return storage
 
 
 class Config(BaseModel):
@@ -105,6 +145,7 @@ class Config(BaseModel):
     providers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     throttle: ThrottleConfig = ThrottleConfig()
     budget: BudgetConfig | None = None
+    limits: LimitsConfig = LimitsConfig()
     timeout: float | None = Field(default=None, gt=0, description="Default per-request deadline in seconds.")
 
     @field_validator("providers")
@@ -118,6 +159,7 @@ class Config(BaseModel):
             plugin = table.get("plugin", name)
             if not isinstance(plugin, str) or not plugin:
                 raise _key_error(("providers", name, "plugin"), 'expected a plugin name such as "openai"', plugin)
+            _check_limits(name, table)
         for model, chain in self.fallbacks.items():
             if not all(m.strip() for m in chain):
                 raise _key_error(("fallbacks", model), 'expected model names like "anthropic:claude-sonnet-4-5"', chain)
@@ -141,6 +183,32 @@ class Config(BaseModel):
     def plugin_of(self, prefix: str) -> str:
         """The plugin (entry-point name) that serves ``prefix``."""
         return str(self.providers.get(prefix, {}).get("plugin", prefix))
+
+
+def _check_limits(prefix: str, table: dict[str, Any]) -> None:
+    """The shared-limit keys of one provider table: rate strings in the ``limits`` syntax, a positive count."""
+    for key in ("rate_limit", "token_rate_limit"):
+        value = table.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not _parses(value):
+            raise _key_error(
+                ("providers", prefix, key),
+                'expected a rate such as "500/minute" or "10/second;500/minute" (the limits library\'s syntax)',
+                value,
+            )
+    value = table.get("max_concurrency")
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise _key_error(("providers", prefix, "max_concurrency"), "expected a whole number >= 1", value)
+
+
+def _parses(rate: str) -> bool:
+    from limits import parse_many  # imported only by a config that sets a rate
+
+    try:
+        return bool(parse_many(rate))
+    except ValueError:
+        return False
 
 
 def _key_error(key: tuple[str, ...], message: str, found: object) -> PydanticCustomError:

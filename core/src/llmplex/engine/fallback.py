@@ -25,6 +25,8 @@ from llmplex.events import FallbackUsed, RequestFailed
 from llmplex.reliability.budget import Budget, BudgetTracker, as_tracker
 from llmplex.reliability.clock import Clock
 from llmplex.reliability.deadline import Deadline
+from llmplex.reliability.rate_limits import ProviderLimits
+from llmplex.reliability.storage import MEMORY, store_for
 from llmplex.reliability.throttle import ThrottlePolicy
 from llmplex.routing import Route, Router
 from llmplex.types import Request, Response, StreamEvent
@@ -48,10 +50,30 @@ class CallPlanner:
         self.clock = clock
         if budget is None and config.budget is not None:
             budget = Budget.from_config(config.budget)
-        self.budget = as_tracker(budget)
+        self.budget = self._shared(budget) or as_tracker(budget)
         self._budgets: tuple[BudgetTracker, ...] = () if self.budget is None else (self.budget,)
         self._policies: dict[str, ThrottlePolicy] = {}
         self._plain_plans: dict[str, RetryPlan] = {}
+        self._limits: dict[str, ProviderLimits | None] = {}
+
+    def _shared(self, budget: BudgetInput) -> BudgetTracker | None:
+        """The client's budget kept in the ``[limits]`` storage, when that is shared (Redis)."""
+        if self.config.limits.storage == MEMORY or budget is None or isinstance(budget, BudgetTracker):
+            return None
+        from llmplex.reliability.shared_budget import SharedBudgetTracker
+
+        tracker = as_tracker(budget)
+        assert tracker is not None
+        name = self.config.budget.name if self.config.budget is not None else "default"
+        return SharedBudgetTracker(tracker.budget, storage=store_for(self.config.limits), name=name)
+
+    def limits(self, prefix: str) -> ProviderLimits | None:
+        """The limits of provider instance ``prefix`` (its table's ``rate_limit``, ``token_rate_limit``,
+        ``max_concurrency``), built once."""
+        if prefix not in self._limits:
+            table = self.config.providers.get(prefix, {})
+            self._limits[prefix] = ProviderLimits.from_table(prefix, table, store_for(self.config.limits))
+        return self._limits[prefix]
 
     def policy(self, prefix: str, throttle: ThrottleInput = None) -> ThrottlePolicy:
         """The retry policy for provider ``prefix``, with a call's ``throttle=`` applied."""
@@ -88,13 +110,15 @@ class CallPlanner:
         throttle: ThrottleInput = args.get("throttle")
         if deadline is None and throttle is None and args.get("budget") is None:
             return self._plain_plan(route.provider.name)
-        return RetryPlan(self.policy(route.provider.name, throttle), deadline, self.clock, self._trackers(args))
+        prefix = route.provider.name
+        return RetryPlan(self.policy(prefix, throttle), deadline, self.clock, self._trackers(args), self.limits(prefix))
 
     def _plain_plan(self, prefix: str) -> RetryPlan:
         """The plan of every call to ``prefix`` with no deadline, throttle or budget of its own (built once)."""
         plan = self._plain_plans.get(prefix)
         if plan is None:
-            plan = self._plain_plans[prefix] = RetryPlan(self.policy(prefix), None, self.clock, self._budgets)
+            plan = RetryPlan(self.policy(prefix), None, self.clock, self._budgets, self.limits(prefix))
+            self._plain_plans[prefix] = plan
         return plan
 
     def _trackers(self, args: CallArgs) -> tuple[BudgetTracker, ...]:
@@ -217,8 +241,13 @@ class Call:
         self._next_fallback += 1
         try:
             route = self.planner.router.resolve(spec)
+            prefix = route.provider.name
             plan = RetryPlan(
-                self.planner.policy(route.provider.name, self.throttle), deadline, self.plan.clock, self.plan.budgets
+                self.planner.policy(prefix, self.throttle),
+                deadline,
+                self.plan.clock,
+                self.plan.budgets,
+                self.planner.limits(prefix),
             )
         except LLMConfigurationError as problem:
             unusable = LLMConfigurationError(

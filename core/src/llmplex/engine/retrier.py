@@ -13,6 +13,7 @@ from llmplex.events import RequestStarted, Throttled
 from llmplex.reliability.budget import BudgetTracker, Reservation, areserve, reserve
 from llmplex.reliability.clock import Clock
 from llmplex.reliability.deadline import Deadline
+from llmplex.reliability.rate_limits import Permit, ProviderLimits
 from llmplex.reliability.throttle import ThrottlePolicy
 from llmplex.types import Request, Usage
 
@@ -30,6 +31,7 @@ class RetryPlan:
     deadline: Deadline | None
     clock: Clock
     budgets: tuple[BudgetTracker, ...] = ()
+    limits: ProviderLimits | None = None
 
 
 class FailedAttempt(NamedTuple):
@@ -62,6 +64,7 @@ class Retrier:
         self.request_id = request_id
         self.request = request
         self._held: list[Reservation] = []
+        self._permit: Permit | None = None
         self.runner = runner
         self.plan = plan
         self.telemetry = telemetry
@@ -84,34 +87,62 @@ class Retrier:
 
     def begin(self, stream: bool = False) -> None:
         """Start the next attempt: reserve it on the budgets (waiting for room while other requests
-        hold it), or raise when out of time or budget."""
+        hold it), wait for the provider's limits to admit it, or raise when out of time or budget."""
         self._check_deadline()
+        self.settle(None)
         if self.plan.budgets:
-            self.settle(None)
             try:
                 held = reserve(self.plan.budgets, self.request, self.plan.deadline, *self._route_names())
             except LLMError as error:
                 raise self._budget_stop(error) from None
             self._keep(held)
+        limits = self.plan.limits
+        if limits is not None:
+            try:
+                self._permit = limits.admit(self.request, self.plan.deadline, self.plan.clock, self._limited)
+            except LLMError as error:
+                raise self._not_admitted(error) from None
         self._started(stream)
 
     async def abegin(self, stream: bool = False) -> None:
-        """Async :meth:`begin`: waiting for budget room does not block the event loop."""
+        """Async :meth:`begin`: waiting for budget room or for the limits does not block the event loop."""
         self._check_deadline()
+        self.settle(None)
         if self.plan.budgets:
-            self.settle(None)
             try:
                 held = await areserve(self.plan.budgets, self.request, self.plan.deadline, *self._route_names())
             except LLMError as error:
                 raise self._budget_stop(error) from None
             self._keep(held)
+        limits = self.plan.limits
+        if limits is not None:
+            try:
+                self._permit = await limits.aadmit(self.request, self.plan.deadline, self.plan.clock, self._limited)
+            except LLMError as error:
+                raise self._not_admitted(error) from None
         self._started(stream)
 
     def settle(self, usage: Usage | None) -> None:
-        """End this attempt's budget reservations with the usage it reported (``None``: unknown, failed)."""
+        """End this attempt's budget reservations and limit permit with the usage it reported
+        (``None``: unknown, failed)."""
         held, self._held = self._held, []
         for reservation in held:
             reservation.settle(usage)
+        permit, self._permit = self._permit, None
+        if permit is not None:
+            permit.settle(usage)
+
+    def _limited(self, delay: float, limit: str) -> None:
+        """The provider's ``limit`` holds the next attempt back for ``delay`` seconds: say so."""
+        self.telemetry.emit(Throttled, attempt=self.attempt + 1, delay=delay, reason=limit, **self._where)
+
+    def _not_admitted(self, error: LLMError) -> LLMError:
+        """The limits refused the attempt: it was never sent, so the budgets get it back."""
+        held, self._held = self._held, []
+        for reservation in held:
+            reservation.cancel()
+        error.model = error.model or self.runner.route.model
+        return self._budget_stop(error)
 
     def close(self) -> None:
         """Give back whatever is still reserved, unused: the call ended (returned, raised or was abandoned)."""

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
@@ -13,6 +10,7 @@ from llmplex.config.schema import BudgetConfig
 from llmplex.errors import LLMBudgetExceededError, LLMConfigurationError
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.estimate import Estimate, Estimator, estimate_input_tokens, estimate_request
+from llmplex.reliability.signal import Changes
 from llmplex.types import Request, Usage
 
 __all__ = ["Budget", "BudgetSnapshot", "BudgetTracker", "Reservation", "areserve", "as_tracker", "reserve"]
@@ -40,7 +38,7 @@ class Budget:
     @classmethod
     def from_config(cls, config: BudgetConfig) -> Budget:
         """The budget a config's ``[budget]`` table describes."""
-        return cls(**config.model_dump())
+        return cls(**config.model_dump(exclude={"name"}))
 
 
 @dataclass(frozen=True)
@@ -96,10 +94,8 @@ class BudgetTracker:
     def __init__(self, budget: Budget | None = None, *, estimator: Estimator = estimate_input_tokens) -> None:
         self.budget = budget or Budget()
         self.estimator = estimator
-        self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
-        self._version = 0
-        self._async_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._changes = Changes()
+        self._lock = self._changes.lock
         self._input = self._output = self._total = self._requests = 0
         self._held_input = self._held_output = self._held_total = 0
         self._in_flight = self._unbounded = 0
@@ -135,10 +131,12 @@ class BudgetTracker:
         """
         budget = self.budget
         with self._lock:
-            spent = self._spent_cap(budget)
-            if spent is None:
-                if self._in_flight and not self._fits(budget, estimate):
-                    return self._version
+            spent = BudgetSnapshot(self._input, self._output, self._total, self._requests)
+            reached = cap_reached(budget, spent)
+            if reached is None:
+                held = (self._held_input, self._held_output, self._held_total)
+                if self._in_flight and not fits(budget, estimate, spent, held, self._unbounded):
+                    return self._changes.version
                 self._requests += 1
                 self._in_flight += 1
                 self._held_input += estimate.input_tokens
@@ -148,53 +146,15 @@ class BudgetTracker:
                     self._held_output += estimate.output_tokens
                     self._held_total += estimate.input_tokens + estimate.output_tokens
                 return Reservation(self, estimate)
-            snapshot = BudgetSnapshot(self._input, self._output, self._total, self._requests)
-        name, used, cap = spent
-        raise LLMBudgetExceededError(
-            f"budget exhausted before sending: {used} {name.removeprefix('max_').replace('_', ' ')} used, "
-            f"{name}={cap}; raise the cap or track with a new BudgetTracker",
-            provider=provider,
-            model=model,
-            attempts=0,
-            snapshot=snapshot.as_dict(),
-            context={"budget": asdict(budget)},
-        )
+        raise exhausted(budget, reached, spent, provider, model)
 
     def wait(self, version: int, timeout: float | None) -> None:
         """Block until a reservation settles after ``version`` was returned, or ``timeout`` seconds pass."""
-        with self._lock:
-            if self._version == version:
-                self._changed.wait(timeout)
+        self._changes.wait(version, timeout)
 
     async def await_change(self, version: int, timeout: float | None) -> None:
         """Async :meth:`wait`: the event loop keeps running meanwhile."""
-        loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[None] = loop.create_future()
-        with self._lock:
-            if self._version != version:
-                return
-            self._async_waiters.append((loop, waiter))
-        try:
-            async with asyncio.timeout(timeout):
-                await waiter
-        except TimeoutError:
-            pass
-        finally:
-            with self._lock:
-                if (loop, waiter) in self._async_waiters:
-                    self._async_waiters.remove((loop, waiter))
-
-    def _fits(self, budget: Budget, estimate: Estimate) -> bool:
-        cap = budget.max_input_tokens
-        if cap is not None and self._input + self._held_input + estimate.input_tokens > cap:
-            return False
-        for cap, used, held, wanted in (
-            (budget.max_output_tokens, self._output, self._held_output, estimate.output_tokens),
-            (budget.max_total_tokens, self._total, self._held_total, estimate.total_tokens),
-        ):
-            if cap is not None and (wanted is None or self._unbounded or used + held + wanted > cap):
-                return False  # an answer without max_tokens could take all that is left: it runs alone
-        return True
+        await self._changes.await_change(version, timeout)
 
     def _settle(self, reservation: Reservation, usage: Usage | None, sent: bool) -> None:
         with self._lock:
@@ -221,28 +181,51 @@ class BudgetTracker:
         self._total += usage.total_tokens
 
     def _notify(self) -> None:
-        self._version += 1
-        self._changed.notify_all()
-        for loop, waiter in self._async_waiters:
-            with contextlib.suppress(RuntimeError):  # that loop is closed: its waiter is gone with it
-                loop.call_soon_threadsafe(_wake, waiter)
-        self._async_waiters.clear()
-
-    def _spent_cap(self, budget: Budget) -> tuple[str, int, int] | None:
-        for name, used, cap in (
-            ("max_requests", self._requests, budget.max_requests),
-            ("max_input_tokens", self._input, budget.max_input_tokens),
-            ("max_output_tokens", self._output, budget.max_output_tokens),
-            ("max_total_tokens", self._total, budget.max_total_tokens),
-        ):
-            if cap is not None and used >= cap:
-                return name, used, cap
-        return None
+        self._changes.notify()
 
 
-def _wake(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
+def cap_reached(budget: Budget, spent: BudgetSnapshot) -> tuple[str, int, int] | None:
+    """The first cap that recorded usage has reached, as (name, used, cap), or ``None``."""
+    for name, used, cap in (
+        ("max_requests", spent.requests, budget.max_requests),
+        ("max_input_tokens", spent.input_tokens, budget.max_input_tokens),
+        ("max_output_tokens", spent.output_tokens, budget.max_output_tokens),
+        ("max_total_tokens", spent.total_tokens, budget.max_total_tokens),
+    ):
+        if cap is not None and used >= cap:
+            return name, used, cap
+    return None
+
+
+def fits(budget: Budget, estimate: Estimate, spent: BudgetSnapshot, held: tuple[int, int, int], unbounded: int) -> bool:
+    """Whether ``estimate`` fits beside recorded usage and the (input, output, total) tokens ``held`` by
+    reservations; ``unbounded`` counts reservations without ``max_tokens``."""
+    cap = budget.max_input_tokens
+    if cap is not None and spent.input_tokens + held[0] + estimate.input_tokens > cap:
+        return False
+    for cap, used, reserved, wanted in (
+        (budget.max_output_tokens, spent.output_tokens, held[1], estimate.output_tokens),
+        (budget.max_total_tokens, spent.total_tokens, held[2], estimate.total_tokens),
+    ):
+        if cap is not None and (wanted is None or unbounded or used + reserved + wanted > cap):
+            return False  # an answer without max_tokens could take all that is left: it runs alone
+    return True
+
+
+def exhausted(
+    budget: Budget, reached: tuple[str, int, int], spent: BudgetSnapshot, provider: str | None, model: str | None
+) -> LLMBudgetExceededError:
+    """The error of a request refused because cap ``reached`` is used up."""
+    name, used, cap = reached
+    return LLMBudgetExceededError(
+        f"budget exhausted before sending: {used} {name.removeprefix('max_').replace('_', ' ')} used, "
+        f"{name}={cap}; raise the cap or track with a new BudgetTracker",
+        provider=provider,
+        model=model,
+        attempts=0,
+        snapshot=spent.as_dict(),
+        context={"budget": asdict(budget)},
+    )
 
 
 _NOTHING = Estimate(0, 0)

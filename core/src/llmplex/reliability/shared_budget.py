@@ -1,0 +1,178 @@
+"""A budget kept in the ``[limits]`` storage, so that every process and host using it shares the caps."""
+
+from __future__ import annotations
+
+from llmplex.config.schema import LimitsConfig
+from llmplex.reliability.budget import (
+    Budget,
+    BudgetSnapshot,
+    BudgetTracker,
+    Reservation,
+    cap_reached,
+    exhausted,
+    fits,
+)
+from llmplex.reliability.estimate import Estimate, Estimator, estimate_input_tokens
+from llmplex.reliability.storage import LimitsStore, store_for
+from llmplex.types import Usage
+
+__all__ = ["BUDGET_TTL", "POLL_INTERVAL", "SharedBudgetTracker"]
+
+BUDGET_TTL = 30 * 24 * 3600
+"""Seconds a shared budget's counters live in the storage after they are first written: use a new name
+to start a budget again sooner."""
+
+POLL_INTERVAL = 0.05
+"""Seconds between looks at the storage while a request waits for other processes to free budget room."""
+
+_SPENT = ("input", "output", "total", "requests")
+_HELD = ("held_input", "held_output", "held_total")
+
+
+class SharedBudgetTracker(BudgetTracker):
+    """A :class:`~llmplex.reliability.budget.BudgetTracker` whose counts live in a ``limits`` storage.
+
+    Every tracker with the same ``name`` on the same storage (``"redis://host:port/db"``)
+    counts into the same budget, in any process or host; admission follows the
+    same rules as the in-process tracker. Each counter is changed with one
+    atomic increment of the storage: a request reserves first and gives its
+    reservation back when the caps turn out to be passed, so that N processes
+    together never pass ``max_requests`` and overshoot a token cap by at most
+    one request each. A request waiting for room looks again every
+    :data:`POLL_INTERVAL` seconds (at once when this process settles one).
+
+    A process killed while its requests are in flight leaves their
+    reservations held (and in-flight counted) until the counters expire
+    (:data:`BUDGET_TTL`); start a new budget under a new name.
+    """
+
+    def __init__(
+        self,
+        budget: Budget | None = None,
+        *,
+        storage: str | LimitsStore = "memory://",
+        name: str = "default",
+        estimator: Estimator = estimate_input_tokens,
+    ) -> None:
+        super().__init__(budget, estimator=estimator)
+        self.store = storage if isinstance(storage, LimitsStore) else store_for(LimitsConfig(storage=storage))
+        self.name = name
+        self._prefix = f"llmplex/budget/{name}/"
+
+    def __repr__(self) -> str:
+        return f"SharedBudgetTracker({self.budget!r}, name={self.name!r}, storage={self.store.shown!r})"
+
+    # -- the counters ----------------------------------------------------------------
+
+    def _add_to(self, counter: str, amount: int) -> int:
+        key = self._prefix + counter
+        return self.store.run(lambda storage: storage.incr(key, BUDGET_TTL, amount=amount))
+
+    def _read(self, *counters: str) -> list[int]:
+        keys = [self._prefix + c for c in counters]
+        return self.store.run(lambda storage: [int(storage.get(key)) for key in keys])
+
+    def snapshot(self) -> BudgetSnapshot:
+        """What every process sharing this budget has consumed (reported usage and requests admitted)."""
+        return BudgetSnapshot(*self._read(*_SPENT))
+
+    def record(self, usage: Usage) -> None:
+        """Add usage that no reservation accounts for."""
+        self._spend(usage)
+        with self._lock:
+            self._changes.notify()
+
+    def _spend(self, usage: Usage) -> None:
+        for counter, amount in (
+            ("input", usage.input_tokens),
+            ("output", usage.output_tokens),
+            ("total", usage.total_tokens),
+        ):
+            if amount:
+                self._add_to(counter, amount)
+
+    # -- reservations ----------------------------------------------------------------
+
+    def try_reserve(
+        self, estimate: Estimate, provider: str | None = None, model: str | None = None
+    ) -> Reservation | int:
+        """Reserve ``estimate`` in the shared counters, or return the version to :meth:`wait` on."""
+        budget = self.budget
+        version = self._changes.version
+        spent = self.snapshot()
+        reached = cap_reached(budget, spent)
+        if reached is not None:
+            raise exhausted(budget, reached, spent, provider, model)
+        changes: list[tuple[str, int]] = []
+        try:
+            requests = self._change(changes, "requests", 1)
+            if budget.max_requests is not None and requests > budget.max_requests:
+                self._undo(changes)
+                spent = BudgetSnapshot(spent.input_tokens, spent.output_tokens, spent.total_tokens, requests - 1)
+                raise exhausted(budget, ("max_requests", requests - 1, budget.max_requests), spent, provider, model)
+            wanted = _held(estimate)
+            unbounded = int(estimate.output_tokens is None)
+            if self.counts_tokens:
+                for counter, amount in (*zip(_HELD, wanted, strict=True), ("unbounded", unbounded)):
+                    self._change(changes, counter, amount)
+            # holds first, in-flight after: whoever is admitted alone has its hold seen by every later check
+            others = self._change(changes, "in_flight", 1) - 1
+            if self.counts_tokens and others:
+                *held, others_unbounded, spent_in, spent_out, spent_total, spent_requests = self._read(
+                    *_HELD, "unbounded", *_SPENT
+                )
+                others_held = (held[0] - wanted[0], held[1] - wanted[1], held[2] - wanted[2])
+                spent = BudgetSnapshot(spent_in, spent_out, spent_total, spent_requests)
+                if not fits(budget, estimate, spent, others_held, others_unbounded - unbounded):
+                    self._undo(changes)
+                    return version
+        except BaseException:
+            self._undo(changes)
+            raise
+        return Reservation(self, estimate)
+
+    def _change(self, changes: list[tuple[str, int]], counter: str, amount: int) -> int:
+        """Add ``amount`` to ``counter`` (remembered in ``changes`` to undo) and return its new value."""
+        if not amount:
+            return 0
+        value = self._add_to(counter, amount)
+        changes.append((counter, amount))
+        return value
+
+    def _undo(self, changes: list[tuple[str, int]]) -> None:
+        while changes:
+            counter, amount = changes.pop()
+            self._add_to(counter, -amount)
+
+    def _settle(self, reservation: Reservation, usage: Usage | None, sent: bool) -> None:
+        with self._lock:
+            if reservation.settled:
+                return
+            reservation.settled = True
+        estimate = reservation.estimate
+        if usage is not None:
+            self._spend(usage)  # before the hold is given back, so that no reader sees the tokens in neither
+        if self.counts_tokens:
+            for counter, amount in zip(_HELD, _held(estimate), strict=True):
+                if amount:
+                    self._add_to(counter, -amount)
+            if estimate.output_tokens is None:
+                self._add_to("unbounded", -1)
+        if not sent:
+            self._add_to("requests", -1)
+        self._add_to("in_flight", -1)
+        with self._lock:
+            self._changes.notify()
+
+    def wait(self, version: int, timeout: float | None) -> None:
+        """Wait for this process to settle a request, or :data:`POLL_INTERVAL` for the others'."""
+        super().wait(version, POLL_INTERVAL if timeout is None else min(timeout, POLL_INTERVAL))
+
+    async def await_change(self, version: int, timeout: float | None) -> None:
+        """Async :meth:`wait`."""
+        await super().await_change(version, POLL_INTERVAL if timeout is None else min(timeout, POLL_INTERVAL))
+
+
+def _held(estimate: Estimate) -> tuple[int, int, int]:
+    """The (input, output, total) tokens a reservation holds (an unbounded answer holds no output)."""
+    return estimate.input_tokens, estimate.output_tokens or 0, estimate.total_tokens or 0

@@ -1,0 +1,99 @@
+"""Run worker processes (``tests/scaling/worker.py``) together and read what they saw."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKER_TIMEOUT = 180.0
+
+
+@dataclass
+class Outcome:
+    """What all workers saw together."""
+
+    results: list[dict[str, Any]]
+    admitted: list[float]
+    throttled: list[str]
+
+    @property
+    def answered(self) -> int:
+        return sum(r["ok"] for r in self.results)
+
+    def errors(self) -> set[str]:
+        return {r["error"] for r in self.results if not r["ok"]}
+
+
+def openai_config(url: str, storage: str = "memory://", **limits: Any) -> dict[str, Any]:
+    """A config sending ``openai:`` to the fake server at ``url`` with these provider ``limits``."""
+    return {
+        "providers": {"openai": {"base_url": url, "api_key": "test-key", **limits}},
+        "limits": {"storage": storage},
+        "throttle": {"max_attempts": 1},
+    }
+
+
+def run_workers(tmp: Path, jobs: list[dict[str, Any]]) -> Outcome:
+    """Start one process per job; once all are warmed up, release them together; merge their reports."""
+    run = tmp / f"run-{len(list(tmp.glob('run-*')))}"
+    run.mkdir()
+    go = run / "go"
+    processes = []
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    for n, job in enumerate(jobs):
+        job_file = run / f"job-{n}.json"
+        files = {"ready": str(run / f"ready-{n}"), "go": str(go), "out": str(run / f"out-{n}.json")}
+        job_file.write_text(json.dumps({**job, **files}))
+        processes.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "tests.scaling.worker", str(job_file)],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            )
+        )
+    try:
+        _wait_until_ready(run, processes)
+    finally:
+        go.touch()
+    results: list[dict[str, Any]] = []
+    admitted: list[float] = []
+    throttled: list[str] = []
+    for n, process in enumerate(processes):
+        output, _ = process.communicate(timeout=WORKER_TIMEOUT)
+        assert process.returncode == 0, output.decode(errors="replace")
+        report = json.loads((run / f"out-{n}.json").read_text())
+        results += report["results"]
+        admitted += report["admitted"]
+        throttled += report["throttled"]
+    return Outcome(results, sorted(admitted), throttled)
+
+
+def _wait_until_ready(run: Path, processes: list[subprocess.Popen[bytes]]) -> None:
+    ends = time.monotonic() + WORKER_TIMEOUT
+    while len(list(run.glob("ready-*"))) < len(processes):
+        failed = [p for p in processes if p.poll() is not None]
+        if failed:
+            output = failed[0].stdout.read().decode(errors="replace") if failed[0].stdout else ""
+            raise AssertionError(f"a worker ended before the start: {output}")
+        assert time.monotonic() < ends, "the workers did not get ready in time"
+        time.sleep(0.01)
+
+
+def worst_window(times: list[float], seconds: float) -> int:
+    """The most of ``times`` inside any window ``seconds`` long (closed at both ends)."""
+    ordered = sorted(times)
+    most, first = 0, 0
+    for last, moment in enumerate(ordered):
+        while moment - ordered[first] > seconds:
+            first += 1
+        most = max(most, last - first + 1)
+    return most

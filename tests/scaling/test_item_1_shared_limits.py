@@ -1,0 +1,224 @@
+"""Issue 15 item 1, in one process: limits config, waits and their events, settlement, concurrency, storage errors."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+import warnings
+from typing import Any
+
+import pytest
+
+import llmplex
+from llmplex.reliability.storage import LimitsStorageWarning
+from tests.contract.fixtures_openai import TokenUsage
+from tests.reliability.fakes import Recorder
+from tests.support.fault_server import Fault, FaultServer
+from tests.support.redis_server import REDIS_MISSING, RedisServer, free_port
+
+MODEL = "openai:gpt-4o-mini"
+
+
+def client(server: FaultServer, storage: str = "memory://", **limits: Any) -> tuple[llmplex.Client, Recorder]:
+    recorder = Recorder()
+    config = {
+        "providers": {"openai": {"base_url": server.url, "api_key": "test-key", **limits}},
+        "limits": {"storage": storage},
+        "throttle": {"max_attempts": 1},
+    }
+    return llmplex.Client(config, plugins=[recorder]), recorder
+
+
+def test_item_1_redis_server_is_installed_for_these_tests() -> None:
+    assert shutil.which("redis-server"), REDIS_MISSING
+
+
+def test_item_1_a_wait_for_the_window_is_announced_by_a_throttled_event(fault_server: FaultServer) -> None:
+    llm, recorder = client(fault_server, rate_limit="2/second")
+    for _ in range(3):
+        llm.complete(MODEL, "hi")
+    (event,) = recorder.of(llmplex.Throttled)
+    assert event.reason == "rate_limit"
+    assert 0 < event.delay <= 1.0
+    assert event.attempt == 1 and event.provider == "openai"
+    assert fault_server.request_count == 3
+
+
+def test_item_1_a_wait_that_would_pass_the_deadline_is_raised_at_once(fault_server: FaultServer) -> None:
+    llm, recorder = client(fault_server, rate_limit="1/minute")
+    llm.complete(MODEL, "hi")
+    began = time.monotonic()
+    with pytest.raises(llmplex.LLMRateLimitError) as caught:
+        llm.complete(MODEL, "hi", timeout=5)
+    assert time.monotonic() - began < 1.0  # not after waiting out the 5 s deadline
+    error = caught.value
+    assert "providers.openai.rate_limit" in error.message and "deadline" in error.message
+    assert 55 < error.retry_after <= 60
+    assert (error.provider, error.model, error.attempts) == ("openai", "gpt-4o-mini", 0)
+    assert fault_server.request_count == 1
+    assert not recorder.of(llmplex.Throttled)
+
+
+def test_item_1_a_wait_that_would_pass_the_deadline_is_raised_at_once_async(fault_server: FaultServer) -> None:
+    llm, _ = client(fault_server, rate_limit="1/minute")
+
+    async def main() -> None:
+        await llm.acomplete(MODEL, "hi")
+        with pytest.raises(llmplex.LLMRateLimitError):
+            await llm.acomplete(MODEL, "hi", timeout=5)
+
+    began = time.monotonic()
+    asyncio.run(main())
+    assert time.monotonic() - began < 2.0
+    assert fault_server.request_count == 1
+
+
+def test_item_1_a_rate_limited_model_falls_back_to_the_next(fault_server: FaultServer) -> None:
+    llm, _ = client(fault_server, rate_limit="1/minute")
+    llm.complete(MODEL, "hi")
+    answer = llm.complete(MODEL, "hi", timeout=5, fallbacks=["mock:echo"])
+    assert answer.provider == "mock"
+
+
+def test_item_1_tokens_used_beyond_the_estimate_are_charged_after_the_answer(fault_server: FaultServer) -> None:
+    # estimate: 10 prompt tokens + max_tokens 10 = 20; each answer reports 40
+    fault_server.default = Fault.ok(usage=TokenUsage(10, 30))
+    llm, _ = client(fault_server, token_rate_limit="100/minute")
+    answered = 0
+    for _ in range(5):
+        try:
+            llm.complete(MODEL, "x" * 40, max_tokens=10, timeout=5)
+            answered += 1
+        except llmplex.LLMRateLimitError:
+            pass
+    # 20 + 20 extra, twice (80), then 20 fits (100) and its extra 20 is owed: the fourth needs 40
+    assert answered == 3
+
+
+def test_item_1_a_request_larger_than_the_token_window_is_a_configuration_error(fault_server: FaultServer) -> None:
+    llm, _ = client(fault_server, token_rate_limit="50/minute")
+    with pytest.raises(llmplex.LLMConfigurationError, match="token_rate_limit"):
+        llm.complete(MODEL, "x" * 400, max_tokens=10)
+    assert fault_server.request_count == 0
+
+
+def test_item_1_max_concurrency_caps_calls_in_flight(fault_server: FaultServer) -> None:
+    fault_server.default = Fault.hang(0.3)
+    fault_server.default = Fault.ok()
+    llm, recorder = client(fault_server, max_concurrency=2)
+    in_flight = most = 0
+
+    async def one() -> None:
+        nonlocal in_flight, most
+        await llm.acomplete(MODEL, "hi")
+
+    class Counter:
+        @llmplex.hookimpl
+        def llmplex_event(self, event: llmplex.Event) -> None:
+            nonlocal in_flight, most
+            if isinstance(event, llmplex.RequestStarted):
+                in_flight += 1
+                most = max(most, in_flight)
+            elif isinstance(event, llmplex.PromptExecuted):
+                in_flight -= 1
+
+    llm.host.register_observer(Counter())
+
+    async def main() -> None:
+        await asyncio.gather(*(one() for _ in range(8)))
+
+    asyncio.run(main())
+    assert most == 2
+    assert fault_server.request_count == 8
+    assert "max_concurrency" in {e.reason for e in recorder.of(llmplex.Throttled)}
+
+
+def test_item_1_limit_keys_are_checked_when_the_config_loads() -> None:
+    with pytest.raises(llmplex.LLMConfigurationError, match=r"providers\.openai\.rate_limit.*500/minute"):
+        llmplex.Client({"providers": {"openai": {"rate_limit": "lots"}}})
+    with pytest.raises(llmplex.LLMConfigurationError, match=r"providers\.openai\.max_concurrency"):
+        llmplex.Client({"providers": {"openai": {"max_concurrency": 0}}})
+    with pytest.raises(llmplex.LLMConfigurationError, match=r"limits\.storage"):
+        llmplex.Client({"limits": {"storage": "mongodb://x"}})
+    with pytest.raises(llmplex.LLMConfigurationError, match=r"limits\.on_storage_error"):
+        llmplex.Client({"limits": {"on_storage_error": "ignore"}})
+
+
+def test_item_1_the_token_rate_limit_is_shown_not_masked() -> None:
+    with pytest.raises(llmplex.LLMConfigurationError, match='"lots"'):
+        llmplex.Client({"providers": {"openai": {"token_rate_limit": "lots"}}})
+
+
+def test_item_1_unreachable_redis_is_a_connection_error_naming_the_url(fault_server: FaultServer) -> None:
+    url = f"redis://:hunter2-secret-pw@127.0.0.1:{free_port()}/0"
+    llm, _ = client(fault_server, url, rate_limit="5/minute")  # nothing is opened yet
+    with pytest.raises(llmplex.LLMConnectionError) as caught:
+        llm.complete(MODEL, "hi")
+    text = str(caught.value) + repr(caught.value) + repr(caught.value.context)
+    assert "redis://***@127.0.0.1" in text and "on_storage_error" in text
+    assert "hunter2" not in text
+    assert fault_server.request_count == 0
+
+
+def test_item_1_unreachable_redis_for_a_shared_budget_is_the_same_error(fault_server: FaultServer) -> None:
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    config = {
+        "providers": {"openai": {"base_url": fault_server.url, "api_key": "test-key"}},
+        "limits": {"storage": url},
+        "budget": {"max_requests": 3},
+    }
+    with pytest.raises(llmplex.LLMConnectionError, match=url.replace("/", r"\/").replace(".", r"\.")):
+        llmplex.Client(config).complete(MODEL, "hi")
+
+
+def test_item_1_on_storage_error_local_warns_and_limits_each_process(fault_server: FaultServer) -> None:
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    llm = llmplex.Client(
+        {
+            "providers": {"openai": {"base_url": fault_server.url, "api_key": "test-key", "rate_limit": "2/minute"}},
+            "limits": {"storage": url, "on_storage_error": "local"},
+        }
+    )
+    with pytest.warns(LimitsStorageWarning, match="per process"):
+        llm.complete(MODEL, "hi")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # warned once, not at every call
+        llm.complete(MODEL, "hi")
+        with pytest.raises(llmplex.LLMRateLimitError):
+            llm.complete(MODEL, "hi", timeout=2)
+    assert fault_server.request_count == 2
+
+
+def test_item_1_sync_and_async_calls_share_the_redis_window(
+    fault_server: FaultServer, redis_server: RedisServer
+) -> None:
+    llm, _ = client(fault_server, redis_server.url, rate_limit="3/minute")
+    llm.complete(MODEL, "hi")
+
+    async def main() -> list[Any]:
+        return await asyncio.gather(*(llm.acomplete(MODEL, "hi", timeout=5) for _ in range(4)), return_exceptions=True)
+
+    results = asyncio.run(main())
+    assert sum(isinstance(r, llmplex.Response) for r in results) == 2
+    assert all(isinstance(r, (llmplex.Response, llmplex.LLMRateLimitError)) for r in results)
+    other, _ = client(fault_server, redis_server.url, rate_limit="3/minute")  # another client, same window
+    with pytest.raises(llmplex.LLMRateLimitError):
+        other.complete(MODEL, "hi", timeout=5)
+
+
+def test_item_1_shared_budget_tracker_counts_for_every_tracker_of_its_name(redis_server: RedisServer) -> None:
+    from llmplex.reliability.shared_budget import SharedBudgetTracker
+
+    budget = llmplex.Budget(max_requests=2)
+    first = SharedBudgetTracker(budget, storage=redis_server.url, name="job")
+    second = SharedBudgetTracker(budget, storage=redis_server.url, name="job")
+    other = SharedBudgetTracker(budget, storage=redis_server.url, name="another-job")
+    llm = llmplex.Client()
+    llm.complete("mock:echo", "hi", budget=first)
+    llm.complete("mock:echo", "hi", budget=second)
+    with pytest.raises(llmplex.LLMBudgetExceededError):
+        llm.complete("mock:echo", "hi", budget=first)
+    llm.complete("mock:echo", "hi", budget=other)
+    assert first.snapshot().requests == second.snapshot().requests == 2
+    assert "job" in repr(first) and redis_server.url in repr(first)
