@@ -200,8 +200,8 @@ def _batch_problem(batch: Any, submissions: dict[str, Submission]) -> str | None
     submission = submissions.get(label) if isinstance(label, str) else None
     if submission is None:
         return f"its batch label {label!r:.80} names no submission on an earlier line"
-    if submission.batch_id is not None:
-        return f"the batch {label} already has the id {submission.batch_id!r} on an earlier line"
     if not isinstance(batch_id, str) or not batch_id or len(batch_id) > 512:
         return f"its batch id {batch_id!r:.80} is not the provider's id of a batch"
+    if submission.batch_id is not None:
+        return f"the batch {label} already has the id {submission.batch_id!r} on an earlier line"
     return None

@@ -158,13 +158,22 @@ class ProviderBatchRun:
                 rows = [self.rows[i] for i in submission.rows.values() if i in self.rows]
                 if submission.batch_id is None or not rows:
                     continue
-                state = self.calls(rows[0]).poll(submission.batch_id)
-                observer.status(submission.batch_id, state)
-                if state.done:
-                    self._collect(submission, submission.batch_id, state, observer)
+                try:
+                    self._check(submission, submission.batch_id, rows, observer)
+                except LLMBadRequestError as error:  # this batch cannot be read (an unknown id, ...): not worth waiting
+                    for row in rows:
+                        if row.index not in self.journal.done:
+                            self._record(row.index, error, observer)
             if not self._open():
                 return
             self.client.clock.sleep(next(waits))
+
+    def _check(self, submission: Submission, batch_id: str, rows: list[PreparedRow], observer: _Observer) -> None:
+        """Poll one batch; once it is done, collect its results."""
+        state = self.calls(rows[0]).poll(batch_id)
+        observer.status(batch_id, state)
+        if state.done:
+            self._collect(submission, batch_id, state, observer)
 
     def _collect(self, submission: Submission, batch_id: str, state: BatchStatus, observer: _Observer) -> None:
         """Journal the result of every row of a finished batch, in place of its row; a missing one as an error."""

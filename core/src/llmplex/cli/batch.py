@@ -133,7 +133,7 @@ def _provider_batch(
         except LLMError as error:
             journal.close()
             if run.pending_batches:
-                error.message += (
+                error.message = error.message.rstrip(". ") + (
                     f". The provider batches {', '.join(run.pending_batches)} are kept: run the same command with "
                     "--resume to go on collecting them (nothing is submitted twice)"
                 )

@@ -17,6 +17,9 @@ from llmplex_anthropic.settings import AnthropicSettings
 
 __all__ = ["batch_limits", "batch_results", "poll_batch", "submit_batch"]
 
+_COUNTS = ("processing", "succeeded", "errored", "canceled", "expired")
+"""The ``request_counts`` of a Message Batch, in the order progress shows them."""
+
 
 def batch_limits(settings: AnthropicSettings) -> BatchLimits:
     """The instance's limits: 100,000 requests and 256 MB per batch unless its settings say less."""
@@ -34,7 +37,7 @@ def submit_batch(client: anthropic.Anthropic, requests: Sequence[BatchRequest]) 
 def poll_batch(client: anthropic.Anthropic, batch_id: str) -> BatchStatus:
     """The batch's ``processing_status`` and ``request_counts``; done once it has ``ended``."""
     batch = client.messages.batches.retrieve(batch_id)
-    counts = batch.request_counts.model_dump()
+    counts = {name: getattr(batch.request_counts, name) for name in _COUNTS}
     total = sum(counts.values())
     return BatchStatus(
         done=batch.processing_status == "ended",
