@@ -23,7 +23,8 @@ def test_tracker_reserves_until_a_cap_is_reached_and_settles_to_usage() -> None:
     assert tracker.snapshot() == BudgetSnapshot(input_tokens=6, output_tokens=4, total_tokens=10, requests=1)
     with pytest.raises(LLMBudgetExceededError, match=r"10 total tokens used, max_total_tokens=10") as info:
         tracker.try_reserve(Estimate(input_tokens=0, output_tokens=0), "mock", "m")
-    assert info.value.snapshot == {"input_tokens": 6, "output_tokens": 4, "total_tokens": 10, "requests": 1}
+    snapshot = {"input_tokens": 6, "output_tokens": 4, "total_tokens": 10, "requests": 1, "cost_usd": 0}
+    assert info.value.snapshot == snapshot
     assert (info.value.provider, info.value.attempts, info.value.retryable) == ("mock", 0, False)
     assert tracker.snapshot().requests == 1  # a refused request is not counted
 

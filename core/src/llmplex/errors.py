@@ -188,9 +188,9 @@ class LLMSubprocessError(LLMError):
 class LLMBudgetExceededError(LLMError):
     """A token or request budget cap was reached; ``snapshot`` shows consumption."""
 
-    def __init__(self, message: str, *, snapshot: Mapping[str, int] | None = None, **kwargs: Any) -> None:
+    def __init__(self, message: str, *, snapshot: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
-        self.snapshot: dict[str, int] = dict(snapshot or {})
+        self.snapshot: dict[str, Any] = dict(snapshot or {})
 
 
 class LLMDeadlineExceededError(LLMTimeoutError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
@@ -90,6 +91,7 @@ class BudgetConfig(BaseModel):
     max_output_tokens: int | None = Field(default=None, ge=0)
     max_total_tokens: int | None = Field(default=None, ge=0)
     max_requests: int | None = Field(default=None, ge=0)
+    max_cost_usd: Decimal | None = Field(default=None, ge=0)
     name: str = Field(
         default="default",
         min_length=1,

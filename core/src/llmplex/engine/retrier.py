@@ -153,9 +153,9 @@ class Retrier:
         if deadline is not None and deadline.expired:
             raise self._stopped(self.deadline_error())
 
-    def _route_names(self) -> tuple[str, str]:
+    def _route_names(self) -> tuple[str, str, str]:
         route = self.runner.route
-        return route.provider.name, route.model
+        return route.provider.name, route.model, route.provider.info.name
 
     def _keep(self, held: list[Reservation] | None) -> None:
         if held is None:

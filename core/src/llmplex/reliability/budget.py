@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
+from decimal import Decimal
 from typing import Any
 
 from llmplex.config.schema import BudgetConfig
@@ -12,6 +13,7 @@ from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.estimate import Estimate, Estimator, estimate_input_tokens, estimate_request
 from llmplex.reliability.signal import Changes
 from llmplex.types import Request, Usage
+from llmplex.types.pricing import price_key, price_of
 
 __all__ = ["Budget", "BudgetSnapshot", "BudgetTracker", "Reservation", "areserve", "as_tracker", "reserve"]
 
@@ -21,18 +23,24 @@ class Budget:
     """Caps on consumption; ``None`` means no cap.
 
     Tokens are counted from the usage providers report; ``max_requests`` counts
-    requests sent to providers, retries and fallbacks included.
+    requests sent to providers, retries and fallbacks included; ``max_cost_usd``
+    caps the US dollars spent (:attr:`Usage.cost_usd <llmplex.types.Usage.cost_usd>`):
+    under it, a call to a model whose price is unknown is refused.
     """
 
     max_input_tokens: int | None = None
     max_output_tokens: int | None = None
     max_total_tokens: int | None = None
     max_requests: int | None = None
+    max_cost_usd: Decimal | None = None
 
     def __post_init__(self) -> None:
         for item in fields(self):
             value = getattr(self, item.name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            if item.name == "max_cost_usd":
+                if value is not None:
+                    object.__setattr__(self, item.name, _dollars(value))
+            elif value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise LLMConfigurationError(f"budget {item.name} must be a whole number >= 0 or None, got {value!r}")
 
     @classmethod
@@ -41,16 +49,29 @@ class Budget:
         return cls(**config.model_dump(exclude={"name"}))
 
 
+def _dollars(value: Any) -> Decimal:
+    """A ``max_cost_usd`` as a Decimal (floats through their shortest repr, so 0.1 stays 0.1)."""
+    if not isinstance(value, bool) and isinstance(value, (int, float, str, Decimal)):
+        try:
+            dollars = Decimal(repr(value) if isinstance(value, float) else value)
+        except ArithmeticError:
+            dollars = Decimal("NaN")
+        if dollars.is_finite() and dollars >= 0:
+            return dollars
+    raise LLMConfigurationError(f"budget max_cost_usd must be a number of US dollars >= 0 or None, got {value!r}")
+
+
 @dataclass(frozen=True)
 class BudgetSnapshot:
-    """Consumption so far: tokens from recorded usage and requests started."""
+    """Consumption so far: tokens and dollars from recorded usage, and requests started."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     total_tokens: int = 0
     requests: int = 0
+    cost_usd: Decimal = Decimal(0)
 
-    def as_dict(self) -> dict[str, int]:
+    def as_dict(self) -> dict[str, Any]:
         """The snapshot as a plain dict."""
         return asdict(self)
 
@@ -98,6 +119,7 @@ class BudgetTracker:
         self._lock = self._changes.lock
         self._input = self._output = self._total = self._requests = 0
         self._held_input = self._held_output = self._held_total = 0
+        self._cost = self._held_cost = Decimal(0)
         self._in_flight = self._unbounded = 0
 
     def __repr__(self) -> str:
@@ -105,14 +127,18 @@ class BudgetTracker:
 
     @property
     def counts_tokens(self) -> bool:
-        """Whether any token cap is set (only then are requests estimated)."""
+        """Whether any token or cost cap is set (only then are requests estimated)."""
         budget = self.budget
-        return any(c is not None for c in (budget.max_input_tokens, budget.max_output_tokens, budget.max_total_tokens))
+        caps = (budget.max_input_tokens, budget.max_output_tokens, budget.max_total_tokens, budget.max_cost_usd)
+        return any(c is not None for c in caps)
 
     def snapshot(self) -> BudgetSnapshot:
         """What has been consumed so far (reported usage; reservations in flight are not counted)."""
         with self._lock:
-            return BudgetSnapshot(self._input, self._output, self._total, self._requests)
+            return self._spent()
+
+    def _spent(self) -> BudgetSnapshot:
+        return BudgetSnapshot(self._input, self._output, self._total, self._requests, self._cost)
 
     def record(self, usage: Usage) -> None:
         """Add usage that no reservation accounts for (e.g. reported by another system)."""
@@ -131,11 +157,11 @@ class BudgetTracker:
         """
         budget = self.budget
         with self._lock:
-            spent = BudgetSnapshot(self._input, self._output, self._total, self._requests)
+            spent = self._spent()
             reached = cap_reached(budget, spent)
             if reached is None:
                 held = (self._held_input, self._held_output, self._held_total)
-                if self._in_flight and not fits(budget, estimate, spent, held, self._unbounded):
+                if self._in_flight and not fits(budget, estimate, spent, held, self._unbounded, self._held_cost):
                     return self._changes.version
                 self._requests += 1
                 self._in_flight += 1
@@ -145,6 +171,7 @@ class BudgetTracker:
                 else:
                     self._held_output += estimate.output_tokens
                     self._held_total += estimate.input_tokens + estimate.output_tokens
+                self._held_cost += estimate.cost_usd or 0
                 return Reservation(self, estimate)
         raise exhausted(budget, reached, spent, provider, model)
 
@@ -169,6 +196,7 @@ class BudgetTracker:
             else:
                 self._held_output -= estimate.output_tokens
                 self._held_total -= estimate.input_tokens + estimate.output_tokens
+            self._held_cost -= estimate.cost_usd or 0
             if not sent:
                 self._requests -= 1
             if usage is not None:
@@ -179,27 +207,37 @@ class BudgetTracker:
         self._input += usage.input_tokens
         self._output += usage.output_tokens
         self._total += usage.total_tokens
+        if self.budget.max_cost_usd is not None:  # only then is the cost worth computing
+            self._cost += usage.cost_usd or 0
 
     def _notify(self) -> None:
         self._changes.notify()
 
 
-def cap_reached(budget: Budget, spent: BudgetSnapshot) -> tuple[str, int, int] | None:
+def cap_reached(budget: Budget, spent: BudgetSnapshot) -> tuple[str, int | Decimal, int | Decimal] | None:
     """The first cap that recorded usage has reached, as (name, used, cap), or ``None``."""
     for name, used, cap in (
         ("max_requests", spent.requests, budget.max_requests),
         ("max_input_tokens", spent.input_tokens, budget.max_input_tokens),
         ("max_output_tokens", spent.output_tokens, budget.max_output_tokens),
         ("max_total_tokens", spent.total_tokens, budget.max_total_tokens),
+        ("max_cost_usd", spent.cost_usd, budget.max_cost_usd),
     ):
         if cap is not None and used >= cap:
             return name, used, cap
     return None
 
 
-def fits(budget: Budget, estimate: Estimate, spent: BudgetSnapshot, held: tuple[int, int, int], unbounded: int) -> bool:
-    """Whether ``estimate`` fits beside recorded usage and the (input, output, total) tokens ``held`` by
-    reservations; ``unbounded`` counts reservations without ``max_tokens``."""
+def fits(
+    budget: Budget,
+    estimate: Estimate,
+    spent: BudgetSnapshot,
+    held: tuple[int, int, int],
+    unbounded: int,
+    held_cost: Decimal = Decimal(0),
+) -> bool:
+    """Whether ``estimate`` fits beside recorded usage and the (input, output, total) tokens and the
+    ``held_cost`` dollars held by reservations; ``unbounded`` counts reservations without ``max_tokens``."""
     cap = budget.max_input_tokens
     if cap is not None and spent.input_tokens + held[0] + estimate.input_tokens > cap:
         return False
@@ -209,11 +247,18 @@ def fits(budget: Budget, estimate: Estimate, spent: BudgetSnapshot, held: tuple[
     ):
         if cap is not None and (wanted is None or unbounded or used + reserved + wanted > cap):
             return False  # an answer without max_tokens could take all that is left: it runs alone
-    return True
+    cap_usd, wanted_usd = budget.max_cost_usd, estimate.cost_usd
+    if cap_usd is None:
+        return True
+    return wanted_usd is not None and not unbounded and spent.cost_usd + held_cost + wanted_usd <= cap_usd
 
 
 def exhausted(
-    budget: Budget, reached: tuple[str, int, int], spent: BudgetSnapshot, provider: str | None, model: str | None
+    budget: Budget,
+    reached: tuple[str, int | Decimal, int | Decimal],
+    spent: BudgetSnapshot,
+    provider: str | None,
+    model: str | None,
 ) -> LLMBudgetExceededError:
     """The error of a request refused because cap ``reached`` is used up."""
     name, used, cap = reached
@@ -231,8 +276,29 @@ def exhausted(
 _NOTHING = Estimate(0, 0)
 
 
+def _priced(estimate: Estimate, plugin: str | None, provider: str | None, model: str | None) -> Estimate:
+    """``estimate`` with its cost at the model's price; a model without a known price cannot be capped."""
+    key = price_key(plugin or "", model or "")
+    unit = None if key is None else price_of(key, 1, 0, 0, 1, 0)
+    if key is None or unit is None:
+        raise LLMConfigurationError(
+            f"budget max_cost_usd is set but the price of {provider}:{model} is unknown to genai-prices, "
+            "so its cost cannot be capped; use a priced model, drop max_cost_usd, or cap tokens instead",
+            provider=provider,
+            model=model,
+            attempts=0,
+        )
+    if estimate.output_tokens is None:
+        return estimate  # an unbounded answer has no cost bound: it runs alone
+    return replace(estimate, cost_usd=price_of(key, estimate.input_tokens, 0, 0, estimate.output_tokens, 0))
+
+
 def _try_all(
-    trackers: Sequence[BudgetTracker], request: Request, provider: str | None, model: str | None
+    trackers: Sequence[BudgetTracker],
+    request: Request,
+    provider: str | None,
+    model: str | None,
+    plugin: str | None = None,
 ) -> list[Reservation] | tuple[BudgetTracker, int]:
     """Reserve on every tracker, or give back what was reserved and say which tracker to wait on."""
     held: list[Reservation] = []
@@ -243,6 +309,8 @@ def _try_all(
             if tracker.counts_tokens:
                 estimate = estimates.get(tracker.estimator) or estimate_request(request, tracker.estimator)
                 estimates[tracker.estimator] = estimate
+            if tracker.budget.max_cost_usd is not None:
+                estimate = _priced(estimate, plugin, provider, model)
             got = tracker.try_reserve(estimate, provider, model)
             if not isinstance(got, Reservation):
                 for reservation in held:
@@ -257,12 +325,18 @@ def _try_all(
 
 
 def reserve(
-    trackers: Sequence[BudgetTracker], request: Request, deadline: Deadline | None, provider: str, model: str
+    trackers: Sequence[BudgetTracker],
+    request: Request,
+    deadline: Deadline | None,
+    provider: str,
+    model: str,
+    plugin: str | None = None,
 ) -> list[Reservation] | None:
     """Reserve ``request`` on every tracker, waiting while in-flight requests hold the room it needs;
-    ``None`` when the deadline passed first. Raises ``LLMBudgetExceededError`` when a cap is reached."""
+    ``None`` when the deadline passed first. Raises ``LLMBudgetExceededError`` when a cap is reached.
+    ``plugin`` (the provider's plugin) prices the request under a cost cap."""
     while True:
-        result = _try_all(trackers, request, provider, model)
+        result = _try_all(trackers, request, provider, model, plugin)
         if isinstance(result, list):
             return result
         remaining = None if deadline is None else deadline.remaining()
@@ -272,11 +346,16 @@ def reserve(
 
 
 async def areserve(
-    trackers: Sequence[BudgetTracker], request: Request, deadline: Deadline | None, provider: str, model: str
+    trackers: Sequence[BudgetTracker],
+    request: Request,
+    deadline: Deadline | None,
+    provider: str,
+    model: str,
+    plugin: str | None = None,
 ) -> list[Reservation] | None:
     """Async :func:`reserve`: waiting does not block the event loop."""
     while True:
-        result = _try_all(trackers, request, provider, model)
+        result = _try_all(trackers, request, provider, model, plugin)
         if isinstance(result, list):
             return result
         remaining = None if deadline is None else deadline.remaining()

@@ -6,6 +6,7 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 
 from llmplex.types import Request
 
@@ -20,10 +21,15 @@ Estimator = Callable[[Request], int]
 
 @dataclass(frozen=True)
 class Estimate:
-    """Tokens reserved for one request; ``output_tokens`` is ``None`` when nothing bounds the answer."""
+    """Tokens reserved for one request; ``output_tokens`` is ``None`` when nothing bounds the answer.
+
+    ``cost_usd`` is what those tokens cost at the model's price (reserved under a
+    cost cap; ``None`` when the answer is unbounded or no cost cap is set).
+    """
 
     input_tokens: int
     output_tokens: int | None
+    cost_usd: Decimal | None = None
 
     @property
     def total_tokens(self) -> int | None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from decimal import Decimal
+
 from llmplex.config.schema import LimitsConfig
 from llmplex.reliability.budget import (
     Budget,
@@ -25,8 +28,18 @@ to start a budget again sooner."""
 POLL_INTERVAL = 0.05
 """Seconds between looks at the storage while a request waits for other processes to free budget room."""
 
-_SPENT = ("input", "output", "total", "requests")
+_SPENT = ("input", "output", "total", "requests", "cost_nano_usd")
 _HELD = ("held_input", "held_output", "held_total")
+_NANO = Decimal(10) ** 9
+"""Dollars are counted in whole nano-dollars (the storage's counters are integers), rounded up."""
+
+
+def _nano(dollars: Decimal | None) -> int:
+    return math.ceil((dollars or 0) * _NANO)
+
+
+def _snapshot(input_tokens: int, output: int, total: int, requests: int, cost_nano_usd: int) -> BudgetSnapshot:
+    return BudgetSnapshot(input_tokens, output, total, requests, Decimal(cost_nano_usd) / _NANO)
 
 
 class SharedBudgetTracker(BudgetTracker):
@@ -74,7 +87,7 @@ class SharedBudgetTracker(BudgetTracker):
 
     def snapshot(self) -> BudgetSnapshot:
         """What every process sharing this budget has consumed (reported usage and requests admitted)."""
-        return BudgetSnapshot(*self._read(*_SPENT))
+        return _snapshot(*self._read(*_SPENT))
 
     def record(self, usage: Usage) -> None:
         """Add usage that no reservation accounts for."""
@@ -87,6 +100,7 @@ class SharedBudgetTracker(BudgetTracker):
             ("input", usage.input_tokens),
             ("output", usage.output_tokens),
             ("total", usage.total_tokens),
+            ("cost_nano_usd", _nano(usage.cost_usd) if self.budget.max_cost_usd is not None else 0),
         ):
             if amount:
                 self._add_to(counter, amount)
@@ -108,22 +122,27 @@ class SharedBudgetTracker(BudgetTracker):
             requests = self._change(changes, "requests", 1)
             if budget.max_requests is not None and requests > budget.max_requests:
                 self._undo(changes)
-                spent = BudgetSnapshot(spent.input_tokens, spent.output_tokens, spent.total_tokens, requests - 1)
+                spent = BudgetSnapshot(
+                    spent.input_tokens, spent.output_tokens, spent.total_tokens, requests - 1, spent.cost_usd
+                )
                 raise exhausted(budget, ("max_requests", requests - 1, budget.max_requests), spent, provider, model)
             wanted = _held(estimate)
             unbounded = int(estimate.output_tokens is None)
+            wanted_cost = _nano(estimate.cost_usd)
             if self.counts_tokens:
-                for counter, amount in (*zip(_HELD, wanted, strict=True), ("unbounded", unbounded)):
+                held_counters = (*zip(_HELD, wanted, strict=True), ("unbounded", unbounded), ("held_cost", wanted_cost))
+                for counter, amount in held_counters:
                     self._change(changes, counter, amount)
             # holds first, in-flight after: whoever is admitted alone has its hold seen by every later check
             others = self._change(changes, "in_flight", 1) - 1
             if self.counts_tokens and others:
-                *held, others_unbounded, spent_in, spent_out, spent_total, spent_requests = self._read(
-                    *_HELD, "unbounded", *_SPENT
+                *held, others_unbounded, held_cost, spent_in, spent_out, spent_total, spent_requests, spent_cost = (
+                    self._read(*_HELD, "unbounded", "held_cost", *_SPENT)
                 )
                 others_held = (held[0] - wanted[0], held[1] - wanted[1], held[2] - wanted[2])
-                spent = BudgetSnapshot(spent_in, spent_out, spent_total, spent_requests)
-                if not fits(budget, estimate, spent, others_held, others_unbounded - unbounded):
+                spent = _snapshot(spent_in, spent_out, spent_total, spent_requests, spent_cost)
+                others_cost = Decimal(held_cost - wanted_cost) / _NANO
+                if not fits(budget, estimate, spent, others_held, others_unbounded - unbounded, others_cost):
                     self._undo(changes)
                     return version
         except BaseException:
@@ -158,6 +177,8 @@ class SharedBudgetTracker(BudgetTracker):
                     self._add_to(counter, -amount)
             if estimate.output_tokens is None:
                 self._add_to("unbounded", -1)
+            if estimate.cost_usd:
+                self._add_to("held_cost", -_nano(estimate.cost_usd))
         if not sent:
             self._add_to("requests", -1)
         self._add_to("in_flight", -1)
