@@ -20,10 +20,10 @@ class MetricRecorder:
 
     def __init__(self, meter: Meter) -> None:
         self.tokens: Histogram = meter.create_histogram(
-            "gen_ai.client.token.usage", unit="{token}", description="Tokens used by one answer, by token type."
+            attr.TOKEN_USAGE_METRIC, unit="{token}", description="Tokens used by one answer, by token type."
         )
         self.duration: Histogram = meter.create_histogram(
-            "gen_ai.client.operation.duration", unit="s", description="Seconds from the first attempt to the outcome."
+            attr.DURATION_METRIC, unit="s", description="Seconds from the first attempt to the outcome."
         )
         self._started: dict[str, float] = {}
         self._lock = threading.Lock()
@@ -37,8 +37,8 @@ class MetricRecorder:
         elif isinstance(event, PromptExecuted):
             self._duration(event, None)
             labels = {**self._labels(event), attr.RESPONSE_MODEL: event.model}
-            self.tokens.record(event.usage.input_tokens, {**labels, attr.TOKEN_TYPE: "input"})
-            self.tokens.record(event.usage.output_tokens, {**labels, attr.TOKEN_TYPE: "output"})
+            self.tokens.record(event.usage.input_tokens, {**labels, attr.TOKEN_TYPE: attr.INPUT})
+            self.tokens.record(event.usage.output_tokens, {**labels, attr.TOKEN_TYPE: attr.OUTPUT})
         elif isinstance(event, RequestFailed):
             self._duration(event, event.error_type)
 

@@ -120,8 +120,7 @@ class SpanRecorder:
     def _executed(self, event: PromptExecuted) -> None:
         answer: dict[str, Any] = {
             attr.RESPONSE_MODEL: event.model,
-            attr.INPUT_TOKENS: event.usage.input_tokens,
-            attr.OUTPUT_TOKENS: event.usage.output_tokens,
+            **attr.usage_attributes(event.usage),
             attr.FINISH_REASONS: (event.finish_reason,) if event.finish_reason else (),
         }
         request = self._request(event)
