@@ -15,6 +15,7 @@ from llmplex.types import (
     BatchOutcome,
     BatchRequest,
     BatchStatus,
+    ModelInfo,
     Request,
     Response,
     StreamEvent,
@@ -149,3 +150,17 @@ def llmplex_batch_poll(batch_id: str, client: anthropic.Anthropic) -> BatchStatu
 def llmplex_batch_results(batch_id: str, client: anthropic.Anthropic) -> Iterator[BatchOutcome]:
     """The batch's result lines."""
     return batch.batch_results(client, batch_id)
+
+
+@hookimpl
+def llmplex_models(client: anthropic.Anthropic) -> list[ModelInfo]:
+    """``GET /v1/models`` (every page): ids, display names and, where the API gives them, token limits."""
+    return [
+        ModelInfo(
+            id=model.id,
+            context_window=getattr(model, "max_input_tokens", None),
+            max_output_tokens=getattr(model, "max_tokens", None),
+            description=model.display_name or "",
+        )
+        for model in client.models.list()
+    ]

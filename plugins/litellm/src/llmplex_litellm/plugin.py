@@ -16,7 +16,8 @@ from typing import Any
 from llmplex.errors import LLMError
 from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo
-from llmplex.types import Request, Response, StreamEvent, StreamState, Tool
+from llmplex.types import Embeddings, ModelInfo, Request, Response, StreamEvent, StreamState, Tool
+from llmplex_litellm import embeddings
 from llmplex_litellm.errors import classify_error
 from llmplex_litellm.format import format_request, tool_declaration
 from llmplex_litellm.parse import parse_chunk, parse_response
@@ -31,8 +32,16 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
         ProviderInfo(
             name="litellm",
             settings_model=LiteLLMSettings,
-            capabilities=Capabilities(streaming=True, tools=True, native_structured_output=True),
+            capabilities=Capabilities(
+                streaming=True,
+                tools=True,
+                native_structured_output=True,
+                embeddings=True,
+                embedding_dimensions=True,
+                embedding_batch_size=embeddings.EMBEDDING_BATCH_SIZE,
+            ),
             default_model="openai/gpt-4o-mini",
+            default_embedding_model="openai/text-embedding-3-small",
             create_client=create_client,
             create_async_client=create_async_client,
             description="LiteLLM's 100+ providers: litellm:<provider>/<model> (LiteLLM imported on first use).",
@@ -94,3 +103,27 @@ def llmplex_tool_declarations(tools: Sequence[Tool]) -> list[dict[str, Any]]:
 def llmplex_classify_error(error: BaseException) -> LLMError | None:
     """LiteLLM's exceptions in the core taxonomy; ``None`` for anything else."""
     return classify_error(error)
+
+
+@hookimpl
+def llmplex_embed(
+    texts: Sequence[str], model: str, dimensions: int | None, client: LiteLLMClient, timeout: float | None
+) -> Embeddings:
+    """``litellm.embedding`` for one batch (``dimensions`` where LiteLLM's provider takes it)."""
+    raw = client.embedding(embeddings.embedding_payload(texts, model, dimensions), timeout)
+    return embeddings.parse_embeddings(raw, model)
+
+
+@hookimpl
+async def llmplex_aembed(
+    texts: Sequence[str], model: str, dimensions: int | None, client: LiteLLMClient, timeout: float | None
+) -> Embeddings:
+    """``litellm.aembedding``."""
+    raw = await client.aembedding(embeddings.embedding_payload(texts, model, dimensions), timeout)
+    return embeddings.parse_embeddings(raw, model)
+
+
+@hookimpl
+def llmplex_models(client: LiteLLMClient) -> list[ModelInfo]:
+    """LiteLLM's ``model_cost`` map: context window, max output, mode and supports_* flags per model."""
+    return embeddings.list_models(client.litellm.model_cost)

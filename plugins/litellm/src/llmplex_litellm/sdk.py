@@ -19,7 +19,8 @@ def load_litellm() -> ModuleType:
 
     Without ``LITELLM_LOCAL_MODEL_COST_MAP`` LiteLLM downloads its price table at
     import (seconds of retries when offline); llmplex defaults it to the bundled
-    table. Set the variable to ``False`` yourself to keep the download.
+    table. Set the variable to ``False`` yourself to keep the download. LiteLLM's
+    ``DEFAULT_MAX_RETRIES`` is set to 0: retries happen once, in core.
     """
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     try:
@@ -29,6 +30,9 @@ def load_litellm() -> ModuleType:
             f"the litellm package cannot be imported ({exc}); install it with: pip install llmplex-litellm"
         ) from exc
     litellm.suppress_debug_info = True
+    # Some LiteLLM routes (OpenAI embeddings) read `max_retries or DEFAULT_MAX_RETRIES`, so the
+    # max_retries=0 llmplex passes would become 2 SDK retries under core's own: make the default 0.
+    litellm.DEFAULT_MAX_RETRIES = 0
     return litellm
 
 
@@ -79,6 +83,14 @@ class LiteLLMClient:
     async def acompletion(self, payload: dict[str, Any], timeout: float | None) -> Any:
         """``litellm.acompletion``: a ``ModelResponse``, or an async chunk stream."""
         return await self.litellm.acompletion(**self.arguments(payload, timeout))
+
+    def embedding(self, payload: dict[str, Any], timeout: float | None) -> Any:
+        """``litellm.embedding`` (``model``, ``input``, ``dimensions``): an ``EmbeddingResponse``."""
+        return self.litellm.embedding(**self.arguments(payload, timeout))
+
+    async def aembedding(self, payload: dict[str, Any], timeout: float | None) -> Any:
+        """``litellm.aembedding``."""
+        return await self.litellm.aembedding(**self.arguments(payload, timeout))
 
 
 def _query_client(settings: LiteLLMSettings, asynchronous: bool) -> Any:
