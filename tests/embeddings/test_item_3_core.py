@@ -138,3 +138,10 @@ def test_item_3_cli_embed_prints_json_vectors_and_norms(tmp_path: Path) -> None:
     assert norms["dimensions"] == 8 and len(norms["norms"]) == 1 and norms["norms"][0] > 0
     bad = run_llmplex("embed", "-m", "mock:", " ", cwd=tmp_path)
     assert bad.returncode != 0 and "texts[0] is blank" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_item_3_a_model_is_required_and_llamacpp_makes_no_embeddings_yet(client: Client) -> None:
+    with pytest.raises(LLMConfigurationError, match="embed\\(\\) needs a model"):
+        client.embed(None, "hi")
+    with pytest.raises(LLMConfigurationError, match="does not make embeddings"):
+        client.embed("llamacpp:qwen2.5-coder-1.5b", "hi")

@@ -331,8 +331,7 @@ def tool_declarations(tools: Sequence[ToolInput], provider: str) -> list[dict[st
 def embed(model: str | None, texts: str | Sequence[str], **kwargs: Any) -> Embeddings:
     """One embedding vector per text, in order: [`Client.embed`][llmplex.client.Client.embed] on the default client.
 
-    `model` is `"provider:model"`, `"provider:"` for its default embedding model, or `None`
-    for the local llama.cpp embedding model (no key needed).
+    `model` is `"provider:model"` or `"provider:"` for that provider's default embedding model.
     """
     return default_client().embed(model, texts, **kwargs)
 

@@ -210,7 +210,7 @@ class Client:
         )
 
     def embed(self, model: str | None, texts: str | Sequence[str], **kwargs: Any) -> Embeddings:
-        """One vector per text, in order (``model`` ``None``: the local llama.cpp embedding model).
+        """One vector per text, in order, from ``model`` (``"provider:model"``).
 
         ``"openai:"`` alone picks that provider's default embedding model.
         Keyword arguments: ``dimensions`` (shorter vectors, where the provider

@@ -13,13 +13,11 @@ __all__ = ["embed_command"]
 
 @click.command("embed")
 @click.argument("texts", nargs=-1, required=True)
-@click.option("-m", "--model", help="provider:model, or provider: for its default (default: the local model).")
+@click.option("-m", "--model", required=True, help="provider:model, or provider: for its default embedding model.")
 @click.option("--dimensions", type=int, help="Ask for shorter vectors (providers that take it).")
 @click.option("--norms", is_flag=True, help="Print each vector's dimensions and norm instead of the vector.")
 @click.pass_obj
-def embed_command(
-    client: Client, texts: tuple[str, ...], model: str | None, dimensions: int | None, norms: bool
-) -> None:
+def embed_command(client: Client, texts: tuple[str, ...], model: str, dimensions: int | None, norms: bool) -> None:
     """Embed each TEXT and print a JSON object: model, provider, usage and one vector per text, in order."""
     result = client.embed(model, list(texts), dimensions=dimensions)
     out: dict[str, object] = {

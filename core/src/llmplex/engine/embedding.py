@@ -16,15 +16,17 @@ from llmplex.reliability.guard import await_before
 from llmplex.routing import Route, Router
 from llmplex.types import Embeddings, LLMConfig, Message, Request, Usage
 
-__all__ = ["DEFAULT_EMBEDDING_PROVIDER", "EmbedRun", "embedding_route", "embedding_texts"]
-
-DEFAULT_EMBEDDING_PROVIDER = "llamacpp"
-"""Where ``embed(None, ...)`` goes: the local model, which needs no key."""
+__all__ = ["EmbedRun", "embedding_route", "embedding_texts"]
 
 
 def embedding_route(router: Router, model: str | None) -> Route:
-    """The route of ``model``; ``"prefix:"`` alone (or ``None``) is that provider's default embedding model."""
-    written = f"{DEFAULT_EMBEDDING_PROVIDER}:" if model is None else model
+    """The route of ``model``; ``"prefix:"`` alone is that provider's default embedding model."""
+    if model is None:
+        raise LLMConfigurationError(
+            "embed() needs a model: 'openai:text-embedding-3-small', 'gemini:' (its default embedding model) "
+            "or 'litellm:<provider>/<model>'; there is no keyless local embedding model yet"
+        )
+    written = model
     if isinstance(written, str) and written.endswith(":") and written.count(":") == 1:
         instance = router.instance(written[:-1])
         name = instance.info.default_embedding_model
@@ -41,8 +43,7 @@ def embedding_route(router: Router, model: str | None) -> Route:
         route.provider.hooks.implements("embed") or route.provider.hooks.implements("aembed")
     ):
         raise LLMConfigurationError(
-            f"provider {route.provider.name!r} does not make embeddings; use one that does "
-            "(openai, gemini, litellm, llamacpp)"
+            f"provider {route.provider.name!r} does not make embeddings; use one that does (openai, gemini, litellm)"
         )
     return route
 

@@ -17,7 +17,7 @@ from llmplex_openai.errors import classify_error
 from llmplex.errors import LLMConfigurationError, LLMError
 from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo
-from llmplex.types import Request, Response, StreamEvent, StreamState, Tool
+from llmplex.types import ModelInfo, Request, Response, StreamEvent, StreamState, Tool
 from llmplex_llamacpp.catalogue import DEFAULT_MODEL, MODELS
 from llmplex_llamacpp.errors import LocalModelError
 from llmplex_llamacpp.local_clients import LocalClients
@@ -103,3 +103,19 @@ def llmplex_classify_error(error: BaseException) -> LLMError | None:
     if isinstance(error, LocalModelError):
         return LLMConfigurationError(str(error), cause=error)
     return classify_error(error)
+
+
+@hookimpl
+def llmplex_models(settings: LlamaCppSettings) -> list[ModelInfo]:
+    """The local models it serves by name, the default first; the context is the server's ``n_ctx``."""
+    return [
+        ModelInfo(
+            id=model.name,
+            context_window=settings.n_ctx,
+            input_parts=("text",),
+            features=("chat", "tools", "streaming") if model.instruct else ("completion",),
+            description=f"{model.size / 1e6:.0f} MB GGUF, {model.licence}"
+            + (", the default" if model.name == DEFAULT_MODEL else ""),
+        )
+        for model in MODELS
+    ]
