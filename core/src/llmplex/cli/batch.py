@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,10 @@ from llmplex.batching.requests_file import FileRequest, read_requests
 from llmplex.batching.run import DEFAULT_CONCURRENCY, BatchResult, abatch
 from llmplex.cli.batch_progress import Mode, batch_progress
 from llmplex.cli.exit_codes import BATCH_ALL_FAILED, BATCH_INTERRUPTED, BATCH_SOME_FAILED
+from llmplex.cli.usage_line import usage_line
 from llmplex.client import Client
 from llmplex.errors import LLMConfigurationError, LLMError
+from llmplex.types import Usage
 
 __all__ = ["batch_command"]
 
@@ -180,4 +183,14 @@ def _summary(requests: list[FileRequest], done: dict[int, dict[str, Any]], ran: 
         f"ran {ran} in {seconds:.2f}s ({rate:.1f}/s)",
         err=True,
     )
+    click.echo(_spent([rec["response"].get("usage") or {} for rec in done.values() if rec["ok"]]), err=True)
     return failed
+
+
+def _spent(usages: list[dict[str, Any]]) -> str:
+    """The tokens and cost of every answer of the batch (from the journal's records), as one line."""
+    total = sum((Usage.model_validate(u) for u in usages), Usage())
+    costs = [u.get("cost_usd") for u in usages]
+    known = [Decimal(str(c)) for c in costs if c is not None]
+    cost = sum(known, Decimal(0)) if known or not usages else None
+    return usage_line(total, cost, unpriced=len(costs) - len(known) if known else 0)

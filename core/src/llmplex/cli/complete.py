@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from llmplex.cli.usage_line import usage_line
 from llmplex.client import Client
 from llmplex.types import LLMConfig, Response
 
@@ -33,6 +34,7 @@ def parse_option(text: str) -> tuple[str, Any]:
 @click.option("--temperature", type=float, help="Sampling temperature.")
 @click.option("-o", "--option", "raw_options", multiple=True, help="key=value option (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole Response as JSON instead of streaming.")
+@click.option("--usage", "show_usage", is_flag=True, help="Print the tokens used and their cost on stderr.")
 @click.pass_obj
 def complete_command(
     client: Client,
@@ -43,12 +45,14 @@ def complete_command(
     temperature: float | None,
     raw_options: tuple[str, ...],
     as_json: bool,
+    show_usage: bool,
 ) -> None:
     """Send PROMPT (or standard input) to a model and print the answer as it arrives.
 
     Standard output is the answer alone; standard error then names the model that
     answered and says when max_tokens cut the answer. With --json, standard output
     is the whole Response (model and finish_reason included) and nothing is added.
+    With --usage, standard error ends with the tokens used and their cost in US dollars.
     """
     if prompt is None:
         if sys.stdin.isatty():
@@ -66,6 +70,8 @@ def complete_command(
     if as_json:
         response = client.complete(model, prompt, **kwargs)
         click.echo(response.model_dump_json(indent=2))
+        if show_usage:
+            click.echo(usage_line(response.usage, response.usage.cost_usd), err=True)
         return
     answer: Response | None = None
     for event in client.stream(model, prompt, **kwargs):
@@ -78,6 +84,8 @@ def complete_command(
     click.echo()
     if answer is not None:
         _label(answer, max_tokens=options.get("max_tokens"))
+        if show_usage:
+            click.echo(usage_line(answer.usage, answer.usage.cost_usd), err=True)
 
 
 def _label(response: Response, max_tokens: Any) -> None:
