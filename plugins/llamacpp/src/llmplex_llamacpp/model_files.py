@@ -10,6 +10,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from llmplex.cache.stores import CACHE_DIR_ENV, cache_dir
+
 from .assembly import Progress, join_parts
 from .catalogue import DEFAULT_MODEL, MODEL_NAMES, SMALL_MODEL, LocalModel, Part, find
 from .errors import LocalModelError, LocalModelIntegrityError
@@ -25,19 +27,6 @@ __all__ = [
     "model_label",
     "resolve_model",
 ]
-
-CACHE_DIR_ENV = "LLMPLEX_CACHE_DIR"
-"""Environment variable that overrides the cache directory (models, logs, state)."""
-
-
-def cache_dir() -> Path:
-    """The llmplex cache directory: `$LLMPLEX_CACHE_DIR` or the user cache dir."""
-    override = os.environ.get(CACHE_DIR_ENV)
-    if override:
-        return Path(override).expanduser()
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("llmplex"))
 
 
 @contextlib.contextmanager
