@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from llmplex import errors, hookspecs
-from llmplex.config.schema import BudgetConfig, Config, LimitsConfig, ThrottleConfig
+from llmplex.config.schema import BudgetConfig, CacheConfig, Config, LimitsConfig, ThrottleConfig
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 HOOKSPECS = sorted(name for name, obj in vars(hookspecs).items() if name.startswith("llmplex_") and callable(obj))
@@ -90,6 +90,7 @@ def test_the_error_reference_renders_the_module() -> None:
         (ThrottleConfig, "## `[throttle]`"),
         (BudgetConfig, "## `[budget]`"),
         (LimitsConfig, "## `[limits]`"),
+        (CacheConfig, "## `[cache]`"),
     ],
 )
 def test_every_config_key_is_in_the_configuration_reference(model: type, heading: str) -> None:

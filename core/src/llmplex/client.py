@@ -42,6 +42,8 @@ _CONTROL_ARGS = frozenset(
         "throttle",
         "budget",
         "fallbacks",
+        "cache",
+        "cache_key",
     }
 )
 _CONVERSATION_ARGS = frozenset({"output", "output_retries", "output_strategy", "max_tool_rounds", "tool_context"})
@@ -80,6 +82,10 @@ class Client:
         self._observers_ready = False
         for plugin in plugins:
             self.host.register_observer(plugin)
+        if self.config.cache is not None:
+            from llmplex.cache import ResponseCache
+
+            self.host.register_observer(ResponseCache.from_config(self.config.cache), name="llmplex.cache")
 
     def __repr__(self) -> str:
         return f"Client(default_model={self.config.default_model!r})"
@@ -256,6 +262,8 @@ def _build_request(model: str, prompt: PromptInput, stream: bool, args: CallArgs
         previous_response_id=args.get("previous_response_id"),
         stream=stream,
         output=_request_output(args.get("output")),
+        cache=args.get("cache"),
+        cache_key=args.get("cache_key"),
         options={
             k: v for k, v in args.items() if k not in _CONTROL_ARGS and k not in _CONVERSATION_ARGS and v is not None
         },

@@ -79,13 +79,14 @@ class Throttled(Event):
 
 @dataclass(frozen=True)
 class PromptExecuted(Event):
-    """An answer arrived."""
+    """An answer arrived; ``cached`` when the response cache served it and nothing was sent."""
 
     log_name: ClassVar[str] = "prompt.call.end"
 
     usage: Usage = field(default_factory=Usage)
     latency: float = 0.0
     finish_reason: str = ""
+    cached: bool = False
 
 
 @dataclass(frozen=True)

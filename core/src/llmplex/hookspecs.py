@@ -61,18 +61,22 @@ def llmplex_format(request: Request, settings: ProviderSettings) -> dict[str, An
 
 
 @hookspec(firstresult=True)
-def llmplex_call(payload: dict[str, Any], settings: ProviderSettings, client: Any, timeout: float | None) -> Any:
+def llmplex_call(
+    payload: dict[str, Any], settings: ProviderSettings, client: Any, timeout: float | None, request: Request | None
+) -> Any:
     """Send ``payload`` synchronously and return the provider's raw response.
 
     ``client`` is the object ``ProviderInfo.create_client`` built for this
     provider instance; ``timeout`` is the seconds left before the deadline (or
-    ``None``). Do not retry: raise the SDK's exception and core classifies it.
+    ``None``); ``request`` is what ``payload`` was formatted from (``None`` where
+    there is none), for wrappers such as the response cache.
+    Do not retry: raise the SDK's exception and core classifies it.
     """
 
 
 @hookspec(firstresult=True)
 def llmplex_acall(
-    payload: dict[str, Any], settings: ProviderSettings, client: Any, timeout: float | None
+    payload: dict[str, Any], settings: ProviderSettings, client: Any, timeout: float | None, request: Request | None
 ) -> Awaitable[Any]:
     """Async twin of :func:`llmplex_call`: return an awaitable of the raw response.
 
@@ -95,10 +99,11 @@ def llmplex_astream(
 
 
 @hookspec(firstresult=True)
-def llmplex_parse(raw: Any, request: Request) -> Response:
+def llmplex_parse(raw: Any, request: Request, settings: ProviderSettings) -> Response:
     """Translate the raw response into a core :class:`~llmplex.types.Response`.
 
-    Core fills ``provider``, ``attempts`` and ``latency`` afterwards. Raise
+    ``settings`` are the provider instance's (most providers need only ``raw`` and
+    ``request``). Core fills ``provider``, ``attempts`` and ``latency`` afterwards. Raise
     ``LLMRefusalError`` / ``LLMIncompleteError`` where the provider says so.
     """
 

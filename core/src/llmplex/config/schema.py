@@ -15,6 +15,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "LIMIT_KEYS",
     "BudgetConfig",
+    "CacheConfig",
     "Config",
     "LimitsConfig",
     "ThrottleConfig",
@@ -122,6 +123,20 @@ class LimitsConfig(BaseModel):
         return storage
 
 
+class CacheConfig(BaseModel):
+    """``[cache]``: the opt-in response cache of complete answers (see :mod:`llmplex.cache`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    backend: Literal["disk", "memory"] = Field(
+        default="disk", description="disk: diskcache files shared by processes (llmplex[cache]); memory: this client."
+    )
+    ttl: float | None = Field(default=None, gt=0, description="Seconds an answer stays fresh; None keeps it.")
+    directory: str | None = Field(
+        default=None, description="Where the disk backend writes; default $LLMPLEX_CACHE_DIR/responses."
+    )
+
+
 class Config(BaseModel):
     """Everything llmplex reads from files, environment and keyword arguments.
 
@@ -148,6 +163,7 @@ class Config(BaseModel):
     throttle: ThrottleConfig = ThrottleConfig()
     budget: BudgetConfig | None = None
     limits: LimitsConfig = LimitsConfig()
+    cache: CacheConfig | None = None
     timeout: float | None = Field(default=None, gt=0, description="Default per-request deadline in seconds.")
 
     @field_validator("providers")

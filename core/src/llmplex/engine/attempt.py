@@ -61,29 +61,33 @@ class Attempt:
 
     def parse(self, raw: Any, request: Request) -> Response:
         """The core response for one raw provider response."""
-        return self.hooks.parse(raw=raw, request=request)  # type: ignore[no-any-return]
+        return self.hooks.parse(raw=raw, request=request, settings=self.provider.settings)  # type: ignore[no-any-return]
 
-    def _send_args(self, payload: dict[str, Any], timeout: float | None, asynchronous: bool) -> dict[str, Any]:
+    def _send_args(
+        self, payload: dict[str, Any], timeout: float | None, asynchronous: bool, request: Request | None = None
+    ) -> dict[str, Any]:
         return {
             "payload": payload,
+            "request": request,
             "settings": self.provider.settings,
             "client": self.provider.client(asynchronous),
             "timeout": timeout,
         }
 
-    def send(self, payload: dict[str, Any], timeout: float | None) -> Any:
-        """Send synchronously; an async-only provider runs on the bridge loop."""
+    def send(self, payload: dict[str, Any], timeout: float | None, request: Request) -> Any:
+        """Send ``payload`` (formatted from ``request``) synchronously; an async-only provider runs on the bridge
+        loop."""
         if self.hooks.implements("call"):
-            return self.hooks.call(**self._send_args(payload, timeout, False))
+            return self.hooks.call(**self._send_args(payload, timeout, False, request))
         self._require("acall")
-        return run_on_loop(lambda: self.hooks.acall(**self._send_args(payload, timeout, True)))
+        return run_on_loop(lambda: self.hooks.acall(**self._send_args(payload, timeout, True, request)))
 
-    async def asend(self, payload: dict[str, Any], timeout: float | None) -> Any:
+    async def asend(self, payload: dict[str, Any], timeout: float | None, request: Request) -> Any:
         """Send asynchronously; a sync-only provider runs in a worker thread."""
         if self.hooks.implements("acall"):
-            return await self.hooks.acall(**self._send_args(payload, timeout, True))
+            return await self.hooks.acall(**self._send_args(payload, timeout, True, request))
         self._require("call")
-        return await asyncio.to_thread(lambda: self.hooks.call(**self._send_args(payload, timeout, False)))
+        return await asyncio.to_thread(lambda: self.hooks.call(**self._send_args(payload, timeout, False, request)))
 
     def open_stream(self, payload: dict[str, Any], timeout: float | None) -> Iterator[Any]:
         """Raw stream events, synchronously."""

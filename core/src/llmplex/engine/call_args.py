@@ -42,6 +42,9 @@ class CallArgs(TypedDict, total=False):
         output_strategy: ``"native"``, ``"tool"`` or ``"prompt"`` (default: the best the provider declares).
         max_tool_rounds: how many rounds of tool calls to run before giving up (default 10).
         tool_context: the :class:`~llmplex.tooling.context.ToolContext` handlers receive.
+        cache: with a ``[cache]`` table, ``True`` caches this answer whatever its temperature,
+            ``False`` neither reads nor writes the cache (default: cache at temperature 0).
+        cache_key: caches this answer under this key too (implies ``cache=True``).
         temperature, max_tokens, top_p, presence_penalty, frequency_penalty, stop, seed:
             sampling options; only those given reach the wire.
     """
@@ -68,3 +71,5 @@ class CallArgs(TypedDict, total=False):
     output_strategy: Literal["native", "tool", "prompt"] | None
     max_tool_rounds: int | None
     tool_context: ToolContext | None
+    cache: bool | None
+    cache_key: str | None

@@ -14,7 +14,7 @@ from llmplex.events import PromptExecuted, PromptRendered
 from llmplex.redaction import redact
 from llmplex.reliability.guard import aiterate_before, await_before, iterate_before
 from llmplex.routing import Route
-from llmplex.types import Request, Response, StreamEvent, StreamState
+from llmplex.types import Request, Response, StreamEvent, StreamState, Usage
 
 __all__ = ["Pipeline"]
 
@@ -59,17 +59,18 @@ class Pipeline:
             update={
                 "provider": self.route.provider.name,
                 "model": response.model or self.route.model,
-                "attempts": self.retrier.sent,
+                "attempts": 0 if response.cached else self.retrier.sent,
                 "latency": self.retrier.elapsed(),
             }
         )
         return self._account(response)
 
     def _account(self, response: Response) -> Response:
-        """Price ``response``'s usage, record it in the budgets and tell observers it arrived."""
+        """Price ``response``'s usage, record it in the budgets (a cached answer spends nothing) and tell
+        observers it arrived."""
         usage = response.usage.priced(self.route.provider.info.name, response.model)
         response = response.model_copy(update={"usage": usage})
-        self.retrier.settle(response.usage)
+        self.retrier.settle(Usage() if response.cached else response.usage)
         if self.telemetry.wants(PromptExecuted):
             self.telemetry.emit(
                 PromptExecuted,
@@ -77,6 +78,7 @@ class Pipeline:
                 usage=response.usage,
                 latency=response.latency,
                 finish_reason=response.finish_reason,
+                cached=response.cached,
                 **self.retrier.where(),
             )
         return response
@@ -89,7 +91,7 @@ class Pipeline:
             self.retrier.begin()
             try:
                 payload = self._render()
-                raw = self.runner.send(payload, self.retrier.timeout("call"))
+                raw = self.runner.send(payload, self.retrier.timeout("call"), self.request)
                 return self._finish(self.runner.parse(raw, self.request))
             except Exception as exc:
                 error, delay = self.retrier.failure(exc)
@@ -104,7 +106,7 @@ class Pipeline:
             await self.retrier.abegin()
             try:
                 payload = self._render()
-                sending = self.runner.asend(payload, self.retrier.timeout("acall"))
+                sending = self.runner.asend(payload, self.retrier.timeout("acall"), self.request)
                 if deadline is not None:
                     sending = await_before(sending, deadline, self.retrier.deadline_error)
                 raw = await sending

@@ -163,6 +163,8 @@ def build_request(
     previous_response_id: str | None = None,
     stream: bool = False,
     options: Mapping[str, Any] | None = None,
+    cache: bool | None = None,
+    cache_key: str | None = None,
 ) -> Request:
     """Validate every part and assemble the Request a provider will format."""
     built_tools = build_tools(tools)
@@ -188,4 +190,18 @@ def build_request(
         provider_options=dict(provider_options or {}),
         previous_response_id=previous_response_id,
         stream=stream,
+        cache=_cache_flag(cache),
+        cache_key=_cache_key(cache_key),
     )
+
+
+def _cache_flag(cache: object) -> bool | None:
+    if cache is not None and not isinstance(cache, bool):
+        raise LLMConfigurationError(f"cache must be True, False or None, got {cache!r}")
+    return cache
+
+
+def _cache_key(key: object) -> str | None:
+    if key is not None and (not isinstance(key, str) or not key):
+        raise LLMConfigurationError(f"cache_key must be a non-empty string, got {key!r}")
+    return key

@@ -182,7 +182,7 @@ class ProviderConformanceTests:
         """Format, send and parse ``request`` through the plugin's hooks (no retries)."""
         attempt = Attempt(llm.route(self.spec))
         try:
-            return attempt.parse(attempt.send(attempt.format(request), None), request)
+            return attempt.parse(attempt.send(attempt.format(request), None, request), request)
         except LLMError:
             raise
         except Exception as exc:

@@ -46,6 +46,7 @@ class Request(BaseModel):
     """One request as core resolved it: the model name is without its provider prefix.
 
     ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"`` or the name of one tool.
+    ``cache`` and ``cache_key`` are read by the response cache, never sent.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -59,3 +60,5 @@ class Request(BaseModel):
     provider_options: dict[str, Any] = Field(default_factory=dict)
     previous_response_id: str | None = None
     stream: bool = False
+    cache: bool | None = None
+    cache_key: str | None = None

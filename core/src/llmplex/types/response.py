@@ -34,6 +34,7 @@ class Response(BaseModel):
     refusal: str | None = None
     attempts: int = 1
     latency: float = Field(default=0.0, description="Seconds from the first attempt to the answer.")
+    cached: bool = Field(default=False, description="Served by the response cache: nothing was sent (attempts 0).")
     raw: Any = Field(default=None, repr=False, exclude=True)
 
     def message(self) -> Message:
