@@ -145,3 +145,11 @@ def test_item_3_a_model_is_required_and_llamacpp_makes_no_embeddings_yet(client:
         client.embed(None, "hi")
     with pytest.raises(LLMConfigurationError, match="does not make embeddings"):
         client.embed("llamacpp:qwen2.5-coder-1.5b", "hi")
+
+
+def test_item_3_providers_check_lists_embeddings_as_a_capability_but_no_batch_size(client: Client) -> None:
+    from llmplex.cli.providers import check_rows
+
+    mock = next(row for row in check_rows(client) if row.prefix == "mock")
+    names = mock.capabilities.split(", ")
+    assert "embeddings" in names and "embedding_dimensions" in names and "embedding_batch_size" not in names

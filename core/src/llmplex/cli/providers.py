@@ -121,7 +121,7 @@ def check_rows(client: Client) -> list[CheckedRow]:
                 row,
                 configured="yes" if not problems else "no: " + "; ".join(problems),
                 status="ok",
-                capabilities=", ".join(name for name, on in capabilities.items() if on) or "-",
+                capabilities=", ".join(name for name, on in capabilities.items() if _flag_on(on)) or "-",
                 settings=setting_rows(
                     info.settings_model,
                     own_prefix=own_prefix,
@@ -131,6 +131,11 @@ def check_rows(client: Client) -> list[CheckedRow]:
             )
         )
     return rows
+
+
+def _flag_on(value: object) -> bool:
+    """A capability to list: a true flag or a non-empty set (numbers such as a batch size are not flags)."""
+    return bool(value) and (isinstance(value, bool) or not isinstance(value, int))
 
 
 def _sources(client: Client, prefix: str, settings: ProviderSettings) -> dict[str, str]:
