@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,10 @@ def test_item_2_anthropic_results_in_input_order_with_failures_in_place(tmp_path
     assert lines[4]["error"]["type"] == "LLMTimeoutError" and lines[4]["error"]["retryable"] is True
     assert lines[6]["error"]["type"] == "LLMAPIError" and "canceled" in lines[6]["error"]["message"]
     assert batch_api.created["anthropic"] == 1
+    (returned,) = [
+        [json.loads(line)["custom_id"] for line in body.splitlines()] for body in batch_api.anthropic.results.values()
+    ]
+    assert sorted(returned, key=lambda c: int(c[1:])) == [f"r{i}" for i in range(9)] != returned  # shuffled
     sent = batch_api.anthropic.requests
     assert [item["custom_id"] for items in sent.values() for item in items] == [f"r{i}" for i in range(9)]
 

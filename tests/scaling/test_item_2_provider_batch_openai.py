@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,9 @@ def test_item_2_openai_results_in_input_order_with_failures_in_place(
     assert "the prompt was flagged" in lines[2]["error"]["message"]
     assert lines[5]["error"]["type"] == "LLMTimeoutError" and "expired" in lines[5]["error"]["message"]
     assert batch_api.created["openai"] == 1
+    (batch,) = batch_api.openai.batches.values()
+    returned = [json.loads(line)["custom_id"] for line in batch_api.openai.files[batch["output_file_id"]].splitlines()]
+    assert sorted(returned, key=lambda c: int(c[1:])) == ["r0", "r1", "r3", "r4", "r6", "r7"] != returned  # shuffled
     assert not (tmp_path / "out.jsonl.journal").exists()
     assert "8 requests: 6 ok, 2 failed" in stderr
 

@@ -252,3 +252,17 @@ def test_item_2_the_crafted_journal_is_one_a_resume_accepts(tmp_path: Path, batc
         and "No batch found with id 'batch_two'" in lines[3]["error"]["message"]
     )
     assert [line["custom_id"] for lines_ in batch_api.openai.inputs.values() for line in lines_] == ["r5", "r6"]
+
+
+def test_item_2_a_batch_is_never_polled_through_another_provider(tmp_path: Path, batch_api: BatchServer) -> None:
+    setup(tmp_path, batch_api, "openai")
+    lines = [line.replace('"provider": "openai"', '"provider": "anthropic"') for line in crafted_journal(tmp_path)]
+    (tmp_path / "out.jsonl.journal").write_text("\n".join(lines) + "\n")
+
+    code, stderr = run_batch(
+        "in.jsonl", "-o", "out.jsonl", "-m", MODELS["openai"], "--provider-batch", "--poll-interval", "0.01", "--resume"
+    )
+
+    assert code == 3, stderr
+    assert "batch batch_two was submitted to provider 'anthropic', but its requests now go to 'openai'" in stderr
+    assert batch_api.log == []

@@ -73,6 +73,8 @@ class ProviderBatchRun:
                 self.failed[index] = error
         for row in self.rows.values():
             require_batch_support(row.route)
+        for submission in journal.submissions.values():
+            _check_provider(submission, [self.rows[i] for i in submission.rows.values() if i in self.rows])
         self._in_flight = {i for s in journal.submissions.values() for i in s.rows.values()}
 
     def calls(self, row: PreparedRow) -> BatchCalls:
@@ -193,6 +195,17 @@ class ProviderBatchRun:
     def _record(self, index: int, result: BatchResult, observer: _Observer) -> None:
         self.journal.record(index, result_record(result))
         observer.finished()
+
+
+def _check_provider(submission: Submission, rows: list[PreparedRow]) -> None:
+    """Refuse to poll a batch through another provider instance than the one it was submitted to."""
+    moved = sorted({row.route.provider.name for row in rows} - {submission.provider})
+    if moved:
+        raise LLMConfigurationError(
+            f"batch {submission.batch_id or submission.label} was submitted to provider {submission.provider!r}, "
+            f"but its requests now go to {', '.join(map(repr, moved))}: resume with the config and --model "
+            "of the interrupted run"
+        )
 
 
 def _label() -> str:

@@ -121,7 +121,7 @@ def batch_results(client: OpenAI, batch_id: str) -> Iterator[BatchOutcome]:
 def _outcome(line: str, body_type: type[ChatCompletion] | type[OpenAIResponse]) -> BatchOutcome | None:
     try:
         item = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deeply to read: its request has no result
         return None
     if not isinstance(item, dict) or not isinstance(item.get("custom_id"), str):
         return None
