@@ -10,7 +10,8 @@ response models); a violation is answered with 400 and kept in
 What each request answers is decided by its prompt (the last user text):
 ``[error]`` fails it, ``[expire]`` lets it expire, ``[cancel]`` cancels it,
 ``[reject]`` fails the whole OpenAI batch at validation; anything else
-succeeds with the text ``echo: <prompt>`` and ``len(prompt)`` input tokens.
+succeeds with the text ``echo: <prompt>`` (``{"echo": ...}`` when it asks for
+JSON) and ``len(prompt)`` input tokens.
 A batch ends after ``polls_to_finish`` retrieves (never while ``hold`` is set),
 and its results are returned shuffled.
 """
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["BatchServer", "Fault", "Reply", "prompt_of"]
+__all__ = ["BatchServer", "Fault", "Reply", "answer_of", "outcome_of", "prompt_of"]
 
 Json = dict[str, Any]
 
@@ -156,6 +157,19 @@ def _texts(content: Any) -> Iterator[str]:
     for part in content or []:
         if isinstance(part, dict) and isinstance(part.get("text"), str):
             yield part["text"]
+
+
+def answer_of(body: Json, prompt: str) -> str:
+    """The text of a succeeded answer: ``echo: <prompt>``, or ``{"echo": "<prompt>"}`` when the request asks
+    for JSON through a JSON Schema (``[badjson]`` in the prompt answers text anyway)."""
+    formats = (
+        (body.get("response_format") or {}).get("type"),  # Chat Completions
+        ((body.get("text") or {}).get("format") or {}).get("type"),  # Responses API
+        ((body.get("output_config") or {}).get("format") or {}).get("type"),  # Messages API
+    )
+    if "json_schema" in formats and "[badjson]" not in prompt:
+        return json.dumps({"echo": prompt})
+    return f"echo: {prompt}"
 
 
 def outcome_of(prompt: str) -> str:

@@ -18,7 +18,7 @@ from anthropic.types.messages.batch_create_params import BatchCreateParams
 from pydantic import BaseModel
 
 from tests.plugins.anthropic import wire
-from tests.scaling.batch_server import Reply, outcome_of, prompt_of
+from tests.scaling.batch_server import Reply, answer_of, outcome_of, prompt_of
 
 if TYPE_CHECKING:
     from tests.scaling.batch_server import BatchServer
@@ -124,7 +124,7 @@ class AnthropicBatches:
         if outcome == "succeeded":
             usage = wire.usage(input_tokens=len(prompt), output_tokens=3)
             message = wire.message(
-                [wire.text_block(f"echo: {prompt}")], message_usage=usage, model=item["params"]["model"]
+                [wire.text_block(answer_of(item["params"], prompt))], message_usage=usage, model=item["params"]["model"]
             )
             result: Json = {"type": "succeeded", "message": message}
         elif outcome in ("expired", "canceled"):

@@ -20,7 +20,7 @@ from jsonschema import Draft202012Validator
 
 from tests.contract import fixtures_openai as fx
 from tests.contract.openapi import validate_openai
-from tests.scaling.batch_server import Reply, outcome_of, prompt_of
+from tests.scaling.batch_server import Reply, answer_of, outcome_of, prompt_of
 
 if TYPE_CHECKING:
     from tests.scaling.batch_server import BatchServer
@@ -258,7 +258,7 @@ class OpenAIBatches:
             )
             return {**entry, "response": {"status_code": 400, "request_id": "req_400", "body": body}, "error": None}
         usage = fx.TokenUsage(input_tokens=len(prompt), output_tokens=3)
-        text = f"echo: {prompt}"
+        text = answer_of(line["body"], prompt)
         model = line["body"]["model"]
         if line["url"] == "/v1/chat/completions":
             body = fx.chat_completion(text, usage=usage, model=model)

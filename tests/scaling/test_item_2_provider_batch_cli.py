@@ -161,3 +161,40 @@ def test_item_2_an_online_run_can_be_finished_through_provider_batches(tmp_path:
     last_batch = list(batch_api.openai.inputs.values())[-1]
     assert [line["custom_id"] for line in last_batch] == ["r1", "r3"]
     assert "4 requests: 4 ok, 0 failed; ran 2 in" in stderr
+
+
+@pytest.mark.parametrize(("provider", "api"), [("openai", "chat"), ("openai", "responses"), ("anthropic", "chat")])
+def test_item_2_structured_output_is_sent_natively_and_validated_per_row(
+    tmp_path: Path, batch_api: BatchServer, provider: str, api: str
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"echo": {"type": "string"}},
+        "required": ["echo"],
+        "additionalProperties": False,
+    }
+    write_config(tmp_path, batch_api, api=api)
+    rows = [{"prompt": "a", "output": schema}, {"prompt": "b [badjson]", "output": schema}, {"prompt": "c"}]
+    write_requests(tmp_path / "in.jsonl", rows)
+    model = "openai:gpt-4o-mini" if provider == "openai" else "anthropic:claude-haiku-4-5"
+
+    code, stderr = run_batch("in.jsonl", "-o", "out.jsonl", "-m", model, "--provider-batch", "--poll-interval", "0.01")
+
+    assert code == 15, stderr
+    lines = results(tmp_path / "out.jsonl")
+    assert lines[0]["response"]["output"] == {"echo": "a"}
+    assert lines[1]["error"]["type"] == "LLMOutputParseError"
+    assert lines[2]["response"]["output"] is None and lines[2]["response"]["text"] == "echo: c"
+
+
+def test_item_2_output_retries_cannot_be_asked_of_a_provider_batch(tmp_path: Path, batch_api: BatchServer) -> None:
+    write_config(tmp_path, batch_api)
+    write_requests(tmp_path / "in.jsonl", [{"prompt": "a", "output": {"type": "object"}, "output_retries": 2}])
+
+    code, stderr = run_batch("in.jsonl", "-o", "out.jsonl", "-m", "openai:gpt-4o-mini", "--provider-batch")
+
+    assert code == 16, stderr
+    assert (
+        "output_retries cannot be used with --provider-batch" in results(tmp_path / "out.jsonl")[0]["error"]["message"]
+    )
+    assert batch_api.log == []

@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from llmplex.batching.run import BatchResult, split_item
 from llmplex.engine.attempt import Attempt
-from llmplex.errors import LLMAPIError, LLMConfigurationError, LLMServerError, LLMTimeoutError
+from llmplex.errors import LLMAPIError, LLMConfigurationError, LLMError, LLMServerError, LLMTimeoutError
+from llmplex.tooling.conversation import first_round
 from llmplex.types import BatchOutcome, BatchRequest, Request
 
 if TYPE_CHECKING:
     from llmplex.client import Client
     from llmplex.routing import Route
+    from llmplex.structured.plan import OutputPlan
 
 __all__ = ["BATCH_HOOKS", "PreparedRow", "custom_id", "prepare_row", "require_batch_support"]
 
@@ -22,7 +24,8 @@ BATCH_HOOKS = ("batch_submit", "batch_poll", "batch_results")
 """The hooks a provider plugin implements to support ``--provider-batch``."""
 
 _CALL_ONLY = ("timeout", "deadline", "throttle", "budget", "fallbacks", "output_retries", "max_tool_rounds")
-"""Arguments about how llmplex runs a call online; a provider runs each batch request once, in its own window."""
+"""Arguments about how llmplex runs a call online; a provider runs each batch request once, in its own window
+(so an invalid structured answer cannot be asked again)."""
 
 
 def custom_id(index: int) -> str:
@@ -38,6 +41,7 @@ class PreparedRow:
     route: Route
     request: Request
     payload: dict[str, Any]
+    plan: OutputPlan | None = None
 
     @property
     def group(self) -> tuple[str, str]:
@@ -52,16 +56,26 @@ class PreparedRow:
         """Bytes the row counts for against a provider's batch size limit (see ``BatchLimits``)."""
         return len(json.dumps(self.payload)) + overhead
 
+    def _answer(self, raw: Any) -> BatchResult:
+        """The Response of a succeeded request, with its structured output read, or why it cannot be one."""
+        attempt = Attempt(self.route)
+        try:
+            response = attempt.parse(raw, self.request)
+        except Exception as exc:  # a refusal, truncation, or a body the plugin cannot read
+            return attempt.classify(exc)
+        response = response.model_copy(update={"provider": self.group[0], "model": response.model or self.group[1]})
+        if self.plan is None:
+            return response
+        try:
+            return response.model_copy(update={"output": self.plan.read(response)})
+        except LLMError as invalid:  # a provider batch cannot ask again
+            return invalid
+
     def result(self, outcome: BatchOutcome, batch_id: str) -> BatchResult:
         """The Response or typed error the provider's ``outcome`` stands for."""
-        attempt = Attempt(self.route)
         provider, model = self.group
         if outcome.kind == "succeeded":
-            try:
-                response = attempt.parse(outcome.raw, self.request)
-            except Exception as exc:  # a refusal, truncation, or a body the plugin cannot read
-                return attempt.classify(exc)
-            return response.model_copy(update={"provider": provider, "model": response.model or model, "attempts": 1})
+            return self._answer(outcome.raw)
         if outcome.kind == "expired":
             return LLMTimeoutError(
                 f"the provider's batch {batch_id} ended its processing window before this request ran (expired); "
@@ -87,13 +101,23 @@ def prepare_row(client: Client, index: int, arguments: Mapping[str, Any]) -> Pre
             f"{', '.join(unusable)} cannot be used with --provider-batch: the provider runs each request once, "
             "within its own batch window; remove it from the line, or run without --provider-batch"
         )
-    if kwargs.get("output") is not None:
-        raise LLMConfigurationError(
-            "output cannot be used with --provider-batch yet: structured output is read and re-asked online; "
-            "run without --provider-batch, or ask for JSON through provider_options"
-        )
-    route, request = client.build_request(model, prompt, **kwargs)
-    return PreparedRow(index, route, request, Attempt(route).format(request))
+    output, strategy = kwargs.pop("output", None), kwargs.pop("output_strategy", None)
+    if output is None:
+        route, request = client.build_request(model, prompt, **kwargs)
+        return PreparedRow(index, route, request, Attempt(route).format(request))
+    first = first_round(
+        client.route(model).provider.capabilities,
+        prompt,
+        system=kwargs.pop("system", None),
+        tools=kwargs.pop("tools", None),
+        tool_choice=kwargs.pop("tool_choice", None),
+        output=output,
+        strategy=strategy,
+    )
+    route, request = client.build_request(
+        model, first.messages, tools=first.tools, tool_choice=first.tool_choice, output=first.output, **kwargs
+    )
+    return PreparedRow(index, route, request, Attempt(route).format(request), first.plan)
 
 
 def require_batch_support(route: Route) -> None:

@@ -6,11 +6,11 @@ the model, run tools); a sync and an async driver perform those steps.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from llmplex.engine.request_builder import PromptInput, build_messages, build_tools
+from llmplex.engine.request_builder import PromptInput, ToolInput, build_messages, build_tools
 from llmplex.errors import LLMConfigurationError, LLMOutputParseError, LLMToolLoopError
 from llmplex.events import ToolInvoked
 from llmplex.redaction import redact
@@ -19,14 +19,15 @@ from llmplex.structured.plan import OutputPlan, choose_strategy
 from llmplex.structured.schema import output_spec
 from llmplex.tooling.context import ToolContext
 from llmplex.tooling.runner import ToolOutcome, ToolRunner
-from llmplex.types import Message, Response, Tool, ToolCall, Usage
+from llmplex.types import Message, OutputSchema, Response, Tool, ToolCall, Usage
 
 if TYPE_CHECKING:
     from llmplex.client import Client
     from llmplex.engine.call_args import CallArgs
     from llmplex.engine.fallback import Call
+    from llmplex.provider import Capabilities
 
-__all__ = ["DEFAULT_MAX_TOOL_ROUNDS", "Conversation", "wants_conversation"]
+__all__ = ["DEFAULT_MAX_TOOL_ROUNDS", "Conversation", "FirstRound", "first_round", "wants_conversation"]
 
 DEFAULT_MAX_TOOL_ROUNDS = 10
 
@@ -42,6 +43,52 @@ def _has_handler(tool: Any) -> bool:
     if isinstance(tool, Mapping):
         return tool.get("handler") is not None
     return callable(tool)
+
+
+@dataclass(frozen=True)
+class FirstRound:
+    """What the first model call of a ``complete`` with ``output=`` and tools sends, and how to read its answer."""
+
+    plan: OutputPlan | None
+    messages: list[Message]
+    tools: tuple[Tool, ...]
+    tool_choice: str | None
+
+    @property
+    def output(self) -> OutputSchema | None:
+        """The schema the request carries natively, if the plan sends one."""
+        return self.plan.request_output() if self.plan else None
+
+
+def first_round(
+    capabilities: Capabilities,
+    prompt: PromptInput,
+    *,
+    system: str | None = None,
+    tools: Sequence[ToolInput] | None = None,
+    tool_choice: str | None = None,
+    output: Any = None,
+    strategy: str | None = None,
+) -> FirstRound:
+    """The messages, tools and tool choice of the first call, with the output plan for a provider of ``capabilities``.
+
+    Under the tool strategy the output tool joins the tools (forced when no tool
+    has a handler); under the prompt strategy the schema joins the instructions.
+    """
+    built = build_tools(tools)
+    plan = OutputPlan(output_spec(output), choose_strategy(capabilities, strategy)) if output is not None else None
+    output_tool = plan.output_tool() if plan else None
+    forced = output_tool is not None and not any(tool.handler for tool in built)
+    if output_tool is not None:
+        if output_tool.name in {tool.name for tool in built}:
+            raise LLMConfigurationError(
+                f"a tool is named {output_tool.name!r} like the output type; rename the tool or the type"
+            )
+        if forced and tool_choice is None:
+            tool_choice = output_tool.name
+        built = (*built, output_tool)
+    messages = _with_instructions(list(build_messages(prompt, system)), plan.instructions(forced) if plan else None)
+    return FirstRound(plan, messages, built, tool_choice)
 
 
 @dataclass(frozen=True)
@@ -77,35 +124,25 @@ class Conversation:
             raise LLMConfigurationError(f"tool_context must be a ToolContext, got {type(context).__name__}")
         self.client = client
         self.model = model
-        tools = build_tools(args.pop("tools", None))
-        route = client.route(model)
-        self.plan = (
-            OutputPlan(output_spec(output), choose_strategy(route.provider.capabilities, strategy))
-            if output is not None
-            else None
+        first = first_round(
+            client.route(model).provider.capabilities,
+            prompt,
+            system=args.pop("system", None),
+            tools=args.pop("tools", None),
+            tool_choice=args.pop("tool_choice", None),
+            output=output,
+            strategy=strategy,
         )
-        output_tool = self.plan.output_tool() if self.plan else None
-        forced = output_tool is not None and not any(tool.handler for tool in tools)
-        tool_choice = args.pop("tool_choice", None)
-        if output_tool is not None:
-            if output_tool.name in {tool.name for tool in tools}:
-                raise LLMConfigurationError(
-                    f"a tool is named {output_tool.name!r} like the output type; rename the tool or the type"
-                )
-            if forced and tool_choice is None:
-                tool_choice = output_tool.name
-            tools = (*tools, output_tool)
-        self.messages = _with_instructions(
-            list(build_messages(prompt, args.pop("system", None))),
-            self.plan.instructions(forced) if self.plan else None,
-        )
+        self.plan = first.plan
+        self.messages = first.messages
+        tools = first.tools
         args.update(
             # one deadline and one budget tracker for every round of the loop
             deadline=client._deadline(args.pop("timeout", None), args.pop("deadline", None)),
             budget=as_tracker(args.pop("budget", None)),
             tools=tools,
-            tool_choice=tool_choice,
-            output=self.plan.request_output() if self.plan else None,
+            tool_choice=first.tool_choice,
+            output=first.output,
         )
         self.round_args = cast("CallArgs", args)
         self.runner = ToolRunner(tools, context, self._report)
