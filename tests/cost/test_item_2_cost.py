@@ -150,3 +150,11 @@ def test_item_2_cost_is_computed_when_read_so_import_and_calls_stay_lean() -> No
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=60)
     assert done.returncode == 0, done.stderr
     assert Decimal(done.stdout.strip()) > 0
+
+
+def test_item_2_an_unpriceable_usage_is_not_copied_on_every_call() -> None:
+    usage = Usage(input_tokens=3, output_tokens=3)
+    assert usage.priced("mock", "echo") is usage
+    priced = usage.priced("openai", "gpt-4o")
+    assert priced is not usage
+    assert priced.priced("openai", "gpt-4o") is priced

@@ -69,7 +69,8 @@ class Pipeline:
         """Price ``response``'s usage, record it in the budgets (a cached answer spends nothing) and tell
         observers it arrived."""
         usage = response.usage.priced(self.route.provider.info.name, response.model)
-        response = response.model_copy(update={"usage": usage})
+        if usage is not response.usage:
+            response = response.model_copy(update={"usage": usage})
         self.retrier.settle(Usage() if response.cached else response.usage)
         if self.telemetry.wants(PromptExecuted):
             self.telemetry.emit(

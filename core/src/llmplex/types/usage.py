@@ -65,9 +65,13 @@ class Usage(BaseModel):
         )
 
     def priced(self, plugin: str, model: str) -> Usage:
-        """This usage, priced as ``model`` answered by the llmplex plugin ``plugin``."""
+        """This usage, priced as ``model`` answered by the llmplex plugin ``plugin`` (itself when nothing changes)."""
+        key = price_key(plugin, model)
+        private = self.__pydantic_private__ or {}  # read directly: attribute access to it costs microseconds
+        if key == private.get("_priced_as") and not private.get("_parts"):
+            return self  # unpriceable (the mock, a third-party plugin) as it was: no copy on the hot path
         usage = self.model_copy()
-        usage._priced_as = price_key(plugin, model)
+        usage._priced_as = key
         usage._parts = ()
         return usage
 
