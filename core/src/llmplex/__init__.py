@@ -100,7 +100,10 @@ if TYPE_CHECKING:
         ToolContext,
     )
     from llmplex.types import (
+        Audio,
+        Document,
         Embeddings,
+        Image,
         LLMConfig,
         Message,
         ModelInfo,
@@ -174,7 +177,10 @@ _LAZY: dict[str, str] = {
     ),
     **dict.fromkeys(
         [
+            "Audio",
+            "Document",
             "Embeddings",
+            "Image",
             "LLMConfig",
             "Message",
             "ModelInfo",
@@ -191,6 +197,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "Audio",
     "Budget",
     "BudgetSnapshot",
     "BudgetTracker",
@@ -200,9 +207,11 @@ __all__ = [
     "Clock",
     "Config",
     "Deadline",
+    "Document",
     "Embeddings",
     "Event",
     "FallbackUsed",
+    "Image",
     "LLMAPIError",
     "LLMAuthenticationError",
     "LLMBadRequestError",

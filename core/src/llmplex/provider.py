@@ -62,6 +62,10 @@ class Capabilities:
     ones it cannot take instead of failing. ``embeddings`` says the provider
     implements ``llmplex_embed``; it takes at most ``embedding_batch_size``
     texts per request, and a ``dimensions`` option when ``embedding_dimensions``.
+
+    ``input_parts`` names the content parts a user message may carry to this
+    provider, of ``"image"``, ``"document"`` and ``"audio"`` (empty: text only);
+    core refuses a request with any other part before it is formatted.
     """
 
     streaming: bool = True
@@ -73,6 +77,7 @@ class Capabilities:
     embeddings: bool = False
     embedding_dimensions: bool = False
     embedding_batch_size: int = 100
+    input_parts: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

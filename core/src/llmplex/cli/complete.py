@@ -10,7 +10,9 @@ import click
 
 from llmplex.cli.usage_line import usage_line
 from llmplex.client import Client
+from llmplex.engine.request_builder import PromptInput
 from llmplex.types import LLMConfig, Response
+from llmplex.types.parts import part_from_path
 
 __all__ = ["complete_command", "parse_option"]
 
@@ -33,6 +35,14 @@ def parse_option(text: str) -> tuple[str, Any]:
 @click.option("--max-tokens", type=int, help="Maximum tokens to generate.")
 @click.option("--temperature", type=float, help="Sampling temperature.")
 @click.option("-o", "--option", "raw_options", multiple=True, help="key=value option (repeatable).")
+@click.option(
+    "-a",
+    "--attach",
+    "attachments",
+    multiple=True,
+    metavar="FILE",
+    help="An image, PDF or audio file sent after the prompt (repeatable).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the whole Response as JSON instead of streaming.")
 @click.option("--usage", "show_usage", is_flag=True, help="Print the tokens used and their cost on stderr.")
 @click.pass_obj
@@ -44,6 +54,7 @@ def complete_command(
     max_tokens: int | None,
     temperature: float | None,
     raw_options: tuple[str, ...],
+    attachments: tuple[str, ...],
     as_json: bool,
     show_usage: bool,
 ) -> None:
@@ -53,12 +64,15 @@ def complete_command(
     answered and says when max_tokens cut the answer. With --json, standard output
     is the whole Response (model and finish_reason included) and nothing is added.
     With --usage, standard error ends with the tokens used and their cost in US dollars.
+    Each -a FILE (PNG, JPEG, GIF, WebP, PDF, WAV or MP3) goes with the prompt, in order.
     """
     if prompt is None:
         if sys.stdin.isatty():
             raise click.UsageError("give a PROMPT argument or pipe the prompt on standard input")
         # bytes that are not UTF-8 become lone surrogates, which core refuses with a typed error
         prompt = sys.stdin.buffer.read().decode("utf-8", errors="surrogateescape")
+    parts = [part_from_path(path) for path in attachments]
+    message: PromptInput = [prompt, *parts] if parts else prompt
     given = dict(parse_option(o) for o in raw_options)
     options = {k: v for k, v in given.items() if k in LLMConfig.model_fields}
     provider_options = {k: v for k, v in given.items() if k not in LLMConfig.model_fields}
@@ -68,13 +82,13 @@ def complete_command(
         options["temperature"] = temperature
     kwargs: dict[str, Any] = {"system": system, "provider_options": provider_options, **options}
     if as_json:
-        response = client.complete(model, prompt, **kwargs)
+        response = client.complete(model, message, **kwargs)
         click.echo(response.model_dump_json(indent=2))
         if show_usage:
             click.echo(usage_line(response.usage, response.usage.cost_usd), err=True)
         return
     answer: Response | None = None
-    for event in client.stream(model, prompt, **kwargs):
+    for event in client.stream(model, message, **kwargs):
         if event.type == "text":
             click.echo(event.text, nl=False)
         elif event.type == "response" and event.response is not None:

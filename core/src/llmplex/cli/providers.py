@@ -116,6 +116,8 @@ def check_rows(client: Client) -> list[CheckedRow]:
             continue
         problems = instance.settings.problems()
         capabilities = dataclasses.asdict(instance.capabilities)
+        parts = capabilities.pop("input_parts")
+        capabilities[f"input: {', '.join(sorted(parts))}"] = bool(parts)
         rows.append(
             dataclasses.replace(
                 row,

@@ -15,6 +15,10 @@ from llmplex.types import Request, Response
 __all__ = ["Attempt"]
 
 
+def _has_parts(request: Request) -> bool:
+    return any(isinstance(message.content, tuple) for message in request.messages)
+
+
 class Attempt:
     """The provider-facing half of the pipeline for one route."""
 
@@ -25,7 +29,7 @@ class Attempt:
 
     def format(self, request: Request) -> dict[str, Any]:
         """The provider payload for ``request`` (refused first if it needs what the provider lacks)."""
-        if request.tools or request.previous_response_id is not None:
+        if request.tools or request.previous_response_id is not None or _has_parts(request):
             self._check_capabilities(request)
         payload = self.hooks.format(request=request, settings=self.provider.settings)
         if payload is None:
@@ -44,6 +48,15 @@ class Attempt:
                 f"provider {name!r} keeps no stored responses, so previous_response_id cannot continue one; "
                 "send the whole conversation instead"
             )
+        for index, message in enumerate(request.messages):
+            for part in message.parts:
+                if part.kind not in capabilities.input_parts:
+                    takes = ", ".join(sorted(capabilities.input_parts)) or "text only"
+                    raise LLMConfigurationError(
+                        f"provider {name!r} cannot take {part.kind} parts (messages[{index}] has "
+                        f"{type(part).__name__}: {part.describe()}); it takes: {takes}. Leave the part out, or "
+                        "send it to a provider that takes it (see llmplex providers)"
+                    )
 
     def classify(self, error: BaseException) -> LLMError:
         """The taxonomy error for anything raised while sending or parsing, with every secret in it masked.

@@ -11,10 +11,12 @@ from pydantic import ValidationError
 
 from llmplex.errors import LLMBadRequestError, LLMConfigurationError
 from llmplex.types import LLMConfig, Message, OutputSchema, Request, Tool
+from llmplex.types.parts import ContentPart, MediaPart
 
 __all__ = ["PromptInput", "ToolInput", "build_messages", "build_options", "build_request", "build_tools"]
 
-PromptInput = str | Message | Mapping[str, Any] | Sequence[Message | Mapping[str, Any]]
+PromptInput = str | Message | Mapping[str, Any] | Sequence[Message | Mapping[str, Any]] | Sequence[ContentPart]
+"""Text, one message, a list of messages, or a list mixing text with images, documents and audio (one user turn)."""
 ToolInput = Tool | Mapping[str, Any] | Callable[..., Any]
 _OPTION_NAMES = tuple(LLMConfig.model_fields)
 _MESSAGE_KEYS = frozenset(Message.model_fields)
@@ -29,7 +31,8 @@ def _problems(error: ValidationError) -> str:
 
 
 def build_messages(prompt: PromptInput, system: str | None = None) -> tuple[Message, ...]:
-    """A prompt string, one message, or a list of messages (``Message`` or dicts) as messages.
+    """A prompt string, one message, a list of messages (``Message`` or dicts), or a list mixing
+    text with image, document and audio parts (one user message) as messages.
 
     Nothing empty is sent: a blank prompt, an empty list, or a user or system
     message without text is an ``LLMConfigurationError``; text that is not valid
@@ -40,27 +43,55 @@ def build_messages(prompt: PromptInput, system: str | None = None) -> tuple[Mess
     if isinstance(prompt, str) and system is None:  # the commonest call: only the text to check
         _check_text(prompt, "the prompt", "user")
         return (Message(role="user", content=prompt),)
+    # a list with an image, document or audio part is one user turn; a list of bare strings stays a mistake
+    one_turn = isinstance(prompt, Sequence) and any(isinstance(item, MediaPart) for item in prompt)
     if isinstance(prompt, str):
         items: Sequence[Any] = [Message(role="user", content=prompt)]
     elif isinstance(prompt, (Message, Mapping)):
         items = [prompt]
+    elif one_turn:
+        items = [_user_turn(prompt)]
     elif isinstance(prompt, Sequence):
         items = prompt
     else:
         raise LLMConfigurationError(
-            f"prompt must be a string, a Message, or a list of messages; got {type(prompt).__name__}"
+            f"prompt must be a string, a Message, or a list of messages (or of text and parts); "
+            f"got {type(prompt).__name__}"
         )
     if not items:
         raise LLMConfigurationError("no messages to send: the list of messages is empty; give a user message")
     messages = [] if system is None else [(Message(role="system", content=system), "system")]
     for index, item in enumerate(items):
-        where = "the prompt" if isinstance(prompt, str) else f"messages[{index}]"
+        where = "the prompt" if isinstance(prompt, str) or one_turn else f"messages[{index}]"
         messages.append((_message(item, where), where))
     for message, where in messages:
-        _check_text(message.content, where, message.role)
+        _check_content(message, where)
         for call in message.tool_calls:
             _check_text(call.arguments, f"{where} (tool call {call.name!r})", "tool")
     return tuple(message for message, _ in messages)
+
+
+def _user_turn(prompt: Sequence[Any]) -> Message:
+    """A list of text and parts as one user message; a message among them is a mistake, said plainly."""
+    for index, item in enumerate(prompt):
+        if not isinstance(item, (str, MediaPart)):
+            raise LLMConfigurationError(
+                f"prompt[{index}] is a {type(item).__name__} in a list of text and parts; a prompt list holds "
+                "either messages or text with llmplex.Image / Document / Audio parts (one user turn), not both"
+            )
+    return Message.user(prompt)
+
+
+def _check_content(message: Message, where: str) -> None:
+    """Text content is checked whole; in a list, every text piece is, and the list must not be empty."""
+    if not isinstance(message.content, tuple):
+        _check_text(message.content, where, message.role)
+        return
+    if not message.content:
+        _check_text(None, where, message.role)
+    for index, piece in enumerate(message.content):
+        if isinstance(piece, str):
+            _check_text(piece, f"{where} (text at position {index})", message.role)
 
 
 def _message(item: Any, where: str) -> Message:
@@ -84,7 +115,7 @@ def _check_text(text: str | None, where: str, role: str) -> None:
     """A user or system turn must have text; any text must be valid Unicode (no lone surrogate)."""
     if role in ("user", "system") and (not text or text.isspace()):
         state = "has no content" if text is None else "is empty" if not text else "is only whitespace"
-        label = where if where in ("the prompt", "system") else f"{where} ({role})"
+        label = where if where.startswith("the prompt") or where == "system" else f"{where} ({role})"
         leave_out = ", or leave it out" if role == "system" else ""
         raise LLMConfigurationError(f"{label} {state}; blank text is never sent: give it text{leave_out}")
     if text is None or text.isascii():

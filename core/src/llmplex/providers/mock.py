@@ -13,7 +13,9 @@ like any other, and it is what your own tests and the conformance kit use::
 With nothing scripted the model echoes the last user message; ``max_tokens``
 (counted in words) truncates it with finish_reason ``"length"``. ``embed``
 answers each text with a deterministic vector (a scripted error still raises),
-and ``models`` lists ``echo`` and ``embed``.
+and ``models`` lists ``echo`` and ``embed``. It takes images, documents and
+audio: the payload holds each part as its JSON data (bytes in base64), and the
+echo describes it, e.g. ``what is this? [image: image/png, 68 bytes]``.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo, ProviderSettings
 from llmplex.types import (
     Embeddings,
+    Message,
     ModelInfo,
     Request,
     Response,
@@ -134,12 +137,28 @@ class MockBackend:
         }, scripted.delay
 
 
-def _words(text: str | None) -> list[str]:
-    return (text or "").split()
+def _words(content: str | Sequence[Any] | None) -> list[str]:
+    """The words of a message's content; a part in a list content is one bracketed description."""
+    if content is None or isinstance(content, str):
+        return (content or "").split()
+    words: list[str] = []
+    for piece in content:
+        words += piece.split() if isinstance(piece, str) else [f"[{piece['type']}: {piece['description']}]"]
+    return words
+
+
+def _message_data(message: Message) -> dict[str, Any]:
+    data = message.model_dump(exclude_defaults=True)
+    if isinstance(message.content, tuple):
+        data["content"] = [
+            piece if isinstance(piece, str) else {**piece.model_dump(mode="json"), "description": piece.describe()}
+            for piece in message.content
+        ]
+    return data
 
 
 def _count_usage(payload: Mapping[str, Any], text: str) -> dict[str, int]:
-    prompt_words = sum(len(_words(m.get("content"))) for m in payload["messages"])
+    prompt_words = sum(len(_words(m.get("content"))) for m in payload["messages"])  # a part counts as one word
     return {"input_tokens": prompt_words, "output_tokens": len(_words(text))}
 
 
@@ -188,6 +207,7 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
                 embeddings=True,
                 embedding_dimensions=True,
                 embedding_batch_size=8,
+                input_parts=frozenset({"image", "document", "audio"}),
             ),
             default_model="echo",
             default_embedding_model="embed",
@@ -202,7 +222,7 @@ def llmplex_format(request: Request) -> dict[str, Any]:
     """A plain-data payload that keeps everything a test may want to assert on."""
     return {
         "model": request.model,
-        "messages": [m.model_dump(exclude_defaults=True) for m in request.messages],
+        "messages": [_message_data(m) for m in request.messages],
         "tools": llmplex_tool_declarations(request.tools),
         "tool_choice": request.tool_choice,
         "output": request.output.model_dump() if request.output else None,

@@ -8,12 +8,27 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
-from llmplex.types import Request
+from llmplex.types import MediaPart, Request
 
-__all__ = ["CHARS_PER_TOKEN", "Estimate", "Estimator", "estimate_input_tokens", "estimate_request"]
+__all__ = [
+    "BYTES_PER_PART_TOKEN",
+    "CHARS_PER_TOKEN",
+    "IMAGE_TOKENS",
+    "Estimate",
+    "Estimator",
+    "estimate_input_tokens",
+    "estimate_request",
+]
 
 CHARS_PER_TOKEN = 4
 """The default prompt estimate: one token per 4 characters, rounded up (English text with common tokenizers)."""
+
+IMAGE_TOKENS = 1600
+"""What one image is counted as: about what a large image costs at OpenAI (high detail) and Anthropic."""
+
+BYTES_PER_PART_TOKEN = 1000
+"""A document or audio clip is counted as one token per 1000 bytes (a rough middle: a PDF page is
+1,500-3,000 tokens, a second of audio 25-32); pass ``estimator=`` for a better one."""
 
 Estimator = Callable[[Request], int]
 """Input tokens a request will use: ``BudgetTracker(estimator=...)`` replaces :func:`estimate_input_tokens`."""
@@ -39,17 +54,26 @@ class Estimate:
 
 def estimate_input_tokens(request: Request) -> int:
     """The characters of everything the prompt sends — message texts, tool calls, tool and output
-    schemas — divided by :data:`CHARS_PER_TOKEN`, rounded up."""
+    schemas — divided by :data:`CHARS_PER_TOKEN`, rounded up, plus :data:`IMAGE_TOKENS` per image
+    and one token per :data:`BYTES_PER_PART_TOKEN` bytes of a document or audio clip (by URL: as an image)."""
     chars = 0
+    part_tokens = 0
     for message in request.messages:
-        chars += len(message.content or "")
+        chars += sum(len(piece) for piece in message.pieces if isinstance(piece, str))
         for call in message.tool_calls:
             chars += len(call.name) + len(call.arguments)
+        part_tokens += sum(_part_tokens(part) for part in message.parts)
     for tool in request.tools:
         chars += len(tool.name) + len(tool.description) + len(json.dumps(tool.parameters))
     if request.output is not None:
         chars += len(json.dumps(request.output.json_schema))
-    return math.ceil(chars / CHARS_PER_TOKEN)
+    return math.ceil(chars / CHARS_PER_TOKEN) + part_tokens
+
+
+def _part_tokens(part: MediaPart) -> int:
+    if part.kind == "image" or part.data is None:
+        return IMAGE_TOKENS
+    return math.ceil(len(part.data) / BYTES_PER_PART_TOKEN)
 
 
 def estimate_request(request: Request, estimator: Estimator = estimate_input_tokens) -> Estimate:

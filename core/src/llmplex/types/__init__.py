@@ -4,6 +4,7 @@ from llmplex.types.batch import BatchLimits, BatchOutcome, BatchRequest, BatchSt
 from llmplex.types.embeddings import Embeddings
 from llmplex.types.messages import Message, Role, ToolCall
 from llmplex.types.models import ModelInfo
+from llmplex.types.parts import MAX_PART_BYTES, Audio, ContentPart, Document, Image, MediaPart
 from llmplex.types.request import LLMConfig, OutputSchema, Request, ToolChoice
 from llmplex.types.response import FinishReason, Response
 from llmplex.types.stream import StreamEvent, StreamState
@@ -11,13 +12,19 @@ from llmplex.types.tools import Tool
 from llmplex.types.usage import Usage
 
 __all__ = [
+    "MAX_PART_BYTES",
+    "Audio",
     "BatchLimits",
     "BatchOutcome",
     "BatchRequest",
     "BatchStatus",
+    "ContentPart",
+    "Document",
     "Embeddings",
     "FinishReason",
+    "Image",
     "LLMConfig",
+    "MediaPart",
     "Message",
     "ModelInfo",
     "OutputSchema",

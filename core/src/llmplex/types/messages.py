@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from llmplex.types.parts import Audio, ContentPart, Document, Image, MediaPart
 
 __all__ = ["Message", "Role", "ToolCall"]
 
@@ -26,16 +30,77 @@ class ToolCall(BaseModel):
         return json.loads(self.arguments or "{}")
 
 
+_PART_TYPES: dict[str, type[MediaPart]] = {"image": Image, "document": Document, "audio": Audio}
+
+
+def _piece(item: Any, index: int) -> Any:
+    if isinstance(item, (str, MediaPart)):
+        return item
+    kind = item.get("type") if isinstance(item, dict) else None
+    if kind not in _PART_TYPES:
+        raise PydanticCustomError(
+            "content_piece",
+            "item {index} should be text, or an image, document or audio part (a dict whose type is one of those)",
+            {"index": index},
+        )
+    return _PART_TYPES[kind].model_validate(item)
+
+
 class Message(BaseModel):
-    """One turn of a conversation."""
+    """One turn of a conversation.
+
+    ``content`` is text, or — on a user message — a sequence mixing text with
+    :class:`~llmplex.types.parts.Image`, :class:`~llmplex.types.parts.Document`
+    and :class:`~llmplex.types.parts.Audio` parts, sent in that order.
+    """
 
     model_config = ConfigDict(frozen=True)
 
     role: Role
-    content: str | None = None
+    content: str | tuple[ContentPart, ...] | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = Field(default=None, description="On a tool message: the call it answers.")
     name: str | None = Field(default=None, description="On a tool message: the tool's name.")
+
+    @field_validator("content", mode="before")
+    @classmethod
+    def _content_shape(cls, value: Any) -> Any:
+        """Text, or a list whose items are text, parts, or parts as data (``{"type": "image", ...}``)."""
+        if value is None or isinstance(value, str):
+            return value
+        if not isinstance(value, (list, tuple)):
+            raise PydanticCustomError("content_type", "Input should be text, or a list of text and parts")
+        return tuple(_piece(item, index) for index, item in enumerate(value))
+
+    @model_validator(mode="after")
+    def _parts_only_from_users(self) -> Message:
+        if isinstance(self.content, tuple) and self.role != "user":
+            from llmplex.errors import LLMConfigurationError  # imported late: errors sit above the types layer
+
+            raise LLMConfigurationError(
+                f"a {self.role} message's content must be text; only user messages take a list of text, "
+                "images, documents and audio"
+            )
+        return self
+
+    @property
+    def text(self) -> str:
+        """The message's text: ``content`` itself, or the text pieces of a list joined by blank lines."""
+        if self.content is None or isinstance(self.content, str):
+            return self.content or ""
+        return "\n\n".join(piece for piece in self.content if isinstance(piece, str))
+
+    @property
+    def pieces(self) -> tuple[ContentPart, ...]:
+        """``content`` as a sequence, in order: text pieces and parts (empty when there is no content)."""
+        if self.content is None:
+            return ()
+        return (self.content,) if isinstance(self.content, str) else self.content
+
+    @property
+    def parts(self) -> tuple[Image | Document | Audio, ...]:
+        """The images, documents and audio clips the message carries."""
+        return tuple(piece for piece in self.pieces if not isinstance(piece, str))
 
     @classmethod
     def system(cls, content: str) -> Message:
@@ -43,9 +108,9 @@ class Message(BaseModel):
         return cls(role="system", content=content)
 
     @classmethod
-    def user(cls, content: str) -> Message:
-        """A user turn."""
-        return cls(role="user", content=content)
+    def user(cls, content: str | Sequence[ContentPart]) -> Message:
+        """A user turn: text, or a list mixing text with images, documents and audio."""
+        return cls(role="user", content=content if isinstance(content, str) else tuple(content))
 
     @classmethod
     def assistant(cls, content: str | None = None, tool_calls: tuple[ToolCall, ...] = ()) -> Message:

@@ -38,7 +38,12 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
         ProviderInfo(
             name="anthropic",
             settings_model=AnthropicSettings,
-            capabilities=Capabilities(streaming=True, tools=True, native_structured_output=True),
+            capabilities=Capabilities(
+                streaming=True,
+                tools=True,
+                native_structured_output=True,
+                input_parts=frozenset({"image", "document"}),
+            ),
             default_model="claude-sonnet-4-6",
             create_client=create_client,
             create_async_client=create_async_client,

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from llmplex.errors import LLMConfigurationError
-from llmplex.types import Message, OutputSchema, Request, Tool
+from llmplex.types import Audio, ContentPart, Message, OutputSchema, Request, Tool
 from llmplex_anthropic.settings import AnthropicSettings
 
 __all__ = ["format_request", "tool_declaration", "uses_native_output"]
@@ -68,14 +68,34 @@ def _conversation(messages: tuple[Message, ...]) -> tuple[str, list[dict[str, An
     turns: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
         if message.role == "system":
-            system_parts.append(message.content or "")
+            system_parts.append(message.text)
         elif message.role == "user":
-            _append_user(turns, [{"type": "text", "text": message.content or ""}])
+            _append_user(turns, [_user_block(piece, index) for piece in message.pieces] or [_text("")])
         elif message.role == "tool":
             _append_user(turns, [_tool_result(message, index)])
         else:
             turns.append({"role": "assistant", "content": _assistant_content(message, index)})
     return "\n\n".join(p for p in system_parts if p), [_compact(t) for t in turns]
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _user_block(piece: ContentPart, index: int) -> dict[str, Any]:
+    """Text, or an ``image`` / ``document`` block with a base64 or URL source."""
+    if isinstance(piece, str):
+        return _text(piece)
+    if isinstance(piece, Audio):
+        raise LLMConfigurationError(
+            f"the Anthropic Messages API takes no audio (messages[{index}]: {piece.describe()}); "
+            'send audio to a provider that takes it (openai with api = "chat", gemini)'
+        )
+    if piece.url is not None:
+        source: dict[str, Any] = {"type": "url", "url": piece.url}
+    else:
+        source = {"type": "base64", "media_type": piece.media_type, "data": piece.base64()}
+    return {"type": piece.type, "source": source}
 
 
 def _append_user(turns: list[dict[str, Any]], blocks: list[dict[str, Any]]) -> None:
@@ -99,13 +119,13 @@ def _tool_result(message: Message, index: int) -> dict[str, Any]:
         raise LLMConfigurationError(
             f"messages[{index}] is a tool result without tool_call_id: set it to the id of the call it answers"
         )
-    return {"type": "tool_result", "tool_use_id": message.tool_call_id, "content": message.content or ""}
+    return {"type": "tool_result", "tool_use_id": message.tool_call_id, "content": message.text}
 
 
 def _assistant_content(message: Message, index: int) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
-    if message.content:
-        blocks.append({"type": "text", "text": message.content})
+    if message.text:
+        blocks.append(_text(message.text))
     for call in message.tool_calls:
         arguments = _arguments(call.arguments, index)
         blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": arguments})

@@ -23,8 +23,8 @@ _ARGUMENT_LIMIT = 128 * 1024 - 1
 
 def _render_prompt(turns: list[Message]) -> str:
     if len(turns) == 1 and turns[0].role == "user":
-        return turns[0].content or ""
-    transcript = "\n\n".join(f"{'User' if m.role == 'user' else 'Assistant'}: {m.content or ''}" for m in turns)
+        return turns[0].text
+    transcript = "\n\n".join(f"{'User' if m.role == 'user' else 'Assistant'}: {m.text}" for m in turns)
     return f"Continue this conversation as the Assistant; answer the last User message.\n\n{transcript}"
 
 
@@ -46,7 +46,7 @@ def _check(request: Request) -> None:
 def format_request(request: Request) -> dict[str, Any]:
     """The invocation as plain data: model, prompt (for stdin), system prompt, schema, options."""
     _check(request)
-    system = "\n\n".join(m.content or "" for m in request.messages if m.role == "system")
+    system = "\n\n".join(m.text for m in request.messages if m.role == "system")
     return {
         "model": request.model,
         "prompt": _render_prompt([m for m in request.messages if m.role != "system"]),

@@ -34,6 +34,7 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
                 embeddings=True,
                 embedding_dimensions=True,
                 embedding_batch_size=embeddings.EMBEDDING_BATCH_SIZE,
+                input_parts=frozenset({"image", "document", "audio"}),
             ),
             default_model="gemini-2.5-flash",
             default_embedding_model="gemini-embedding-001",

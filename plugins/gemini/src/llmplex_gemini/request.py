@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from llmplex.errors import LLMConfigurationError
-from llmplex.types import Message, OutputSchema, Request, Tool
+from llmplex.types import ContentPart, Message, OutputSchema, Request, Tool
 from llmplex_gemini.settings import GeminiSettings
 
 __all__ = ["SKIP_SIGNATURE", "format_request", "tool_declaration"]
@@ -31,6 +31,8 @@ _OPTION_NAMES = {
     "frequency_penalty": "frequency_penalty",
     "seed": "seed",
 }
+_MIME_TYPES = {"audio/mpeg": "audio/mp3"}
+"""Where Gemini's documented name of a media type differs from the IANA one llmplex uses."""
 _MODEL_GENERATION = re.compile(r"^(?:models/)?gemini-(\d+)")
 _FIRST_SIGNED_GENERATION = 3
 
@@ -73,9 +75,9 @@ def _conversation(messages: tuple[Message, ...], sign_calls: bool) -> tuple[str,
     call_names: dict[str, str] = {}
     for index, message in enumerate(messages):
         if message.role == "system":
-            system_parts.append(message.content or "")
+            system_parts.append(message.text)
         elif message.role == "user":
-            _append(contents, "user", [{"text": message.content or ""}])
+            _append(contents, "user", [_user_part(piece) for piece in message.pieces] or [{"text": ""}])
         elif message.role == "tool":
             _append(contents, "user", [_function_response(message, index, call_names)])
         else:
@@ -83,6 +85,16 @@ def _conversation(messages: tuple[Message, ...], sign_calls: bool) -> tuple[str,
                 call_names[call.id] = call.name
             _append(contents, "model", _model_parts(message, index, sign_calls))
     return "\n\n".join(p for p in system_parts if p), contents
+
+
+def _user_part(piece: ContentPart) -> dict[str, Any]:
+    """Text, bytes as ``inline_data`` (the SDK base64-encodes them), or a URL as ``file_data``."""
+    if isinstance(piece, str):
+        return {"text": piece}
+    mime_type = _MIME_TYPES.get(piece.media_type, piece.media_type)
+    if piece.data is None:
+        return {"file_data": {"file_uri": piece.url, "mime_type": mime_type}}
+    return {"inline_data": {"mime_type": mime_type, "data": piece.data}}
 
 
 def _append(contents: list[dict[str, Any]], role: str, parts: list[dict[str, Any]]) -> None:
@@ -93,7 +105,7 @@ def _append(contents: list[dict[str, Any]], role: str, parts: list[dict[str, Any
 
 
 def _model_parts(message: Message, index: int, sign_calls: bool) -> list[dict[str, Any]]:
-    parts: list[dict[str, Any]] = [{"text": message.content}] if message.content else []
+    parts: list[dict[str, Any]] = [{"text": message.text}] if message.text else []
     for position, call in enumerate(message.tool_calls):
         part: dict[str, Any] = {"function_call": {"name": call.name, "args": _arguments(call.arguments, index)}}
         if sign_calls and position == 0:
@@ -122,7 +134,7 @@ def _function_response(message: Message, index: int, call_names: dict[str, str])
             f"messages[{index}] is a tool result whose function name is unknown: Gemini needs it, so give "
             "tool_call_id of an earlier assistant tool call, or name"
         )
-    return {"function_response": {"name": name, "response": _result(message.content or "")}}
+    return {"function_response": {"name": name, "response": _result(message.text)}}
 
 
 def _result(content: str) -> dict[str, Any]:

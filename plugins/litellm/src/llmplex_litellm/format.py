@@ -5,14 +5,32 @@ from __future__ import annotations
 from typing import Any
 
 from llmplex.errors import LLMConfigurationError
-from llmplex.types import Message, Request, Tool
+from llmplex.types import Audio, ContentPart, Document, Message, Request, Tool
 from llmplex_litellm.settings import RESERVED_KWARGS
 
 __all__ = ["format_request", "tool_declaration"]
 
 
-def _message(message: Message) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": message.role, "content": message.content}
+def _part(piece: ContentPart, index: int) -> dict[str, Any]:
+    """One piece of a user message as an OpenAI Chat Completions content part (LiteLLM translates it)."""
+    if isinstance(piece, str):
+        return {"type": "text", "text": piece}
+    if isinstance(piece, Audio):
+        return {"type": "input_audio", "input_audio": {"data": piece.base64(), "format": piece.format}}
+    if isinstance(piece, Document):
+        if piece.url is not None:
+            raise LLMConfigurationError(
+                f"litellm takes a document only as bytes, not by URL (messages[{index}]: {piece.describe()}); "
+                "use llmplex.Document.from_path / from_bytes"
+            )
+        return {"type": "file", "file": {"filename": piece.filename, "file_data": piece.data_url()}}
+    return {"type": "image_url", "image_url": {"url": piece.uri()}}
+
+
+def _message(message: Message, index: int) -> dict[str, Any]:
+    content = message.content
+    parts = [_part(piece, index) for piece in content] if isinstance(content, tuple) else None
+    out: dict[str, Any] = {"role": message.role, "content": content if parts is None else parts}
     if message.role == "assistant" and message.tool_calls:
         out["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
@@ -49,7 +67,10 @@ def format_request(request: Request) -> dict[str, Any]:
             f"provider_options {', '.join(reserved)} are not allowed for litellm: llmplex runs retries and "
             "fallbacks itself (throttle= and fallbacks in config) and sets the timeout from the deadline"
         )
-    payload: dict[str, Any] = {"model": request.model, "messages": [_message(m) for m in request.messages]}
+    payload: dict[str, Any] = {
+        "model": request.model,
+        "messages": [_message(m, i) for i, m in enumerate(request.messages)],
+    }
     options = request.config.set_options()
     if "stop" in options:
         options["stop"] = list(options["stop"])

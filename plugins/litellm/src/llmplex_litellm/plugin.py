@@ -39,6 +39,7 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
                 embeddings=True,
                 embedding_dimensions=True,
                 embedding_batch_size=embeddings.EMBEDDING_BATCH_SIZE,
+                input_parts=frozenset({"image", "document", "audio"}),
             ),
             default_model="openai/gpt-4o-mini",
             default_embedding_model="openai/text-embedding-3-small",

@@ -13,6 +13,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from llmplex.errors import LLMConfigurationError, LLMServerError
 from llmplex.types import FinishReason, Message, Request, Response, StreamEvent, StreamState, Tool, ToolCall
 from llmplex_openai.outcomes import raise_for_outcome
+from llmplex_openai.parts import chat_content
 from llmplex_openai.schema import strict_json_schema
 from llmplex_openai.usage import core_usage
 
@@ -84,7 +85,7 @@ def _message(message: Message, index: int) -> dict[str, Any]:
                 for c in message.tool_calls
             ],
         }
-    return {"role": message.role, "content": message.content or ""}
+    return {"role": message.role, "content": chat_content(message, index)}
 
 
 def tool_declaration(tool: Tool) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from llmplex.errors import LLMConfigurationError, LLMServerError
 from llmplex.types import FinishReason, Message, Request, Response, StreamEvent, StreamState, Tool, ToolCall
 from llmplex_openai.errors import error_from_api
 from llmplex_openai.outcomes import raise_for_outcome
+from llmplex_openai.parts import responses_content
 from llmplex_openai.schema import strict_json_schema
 from llmplex_openai.usage import core_usage
 
@@ -77,7 +78,7 @@ def _input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
             )
             continue
         if message.content or not message.tool_calls:
-            items.append({"type": "message", "role": message.role, "content": message.content or ""})
+            items.append({"type": "message", "role": message.role, "content": responses_content(message, index)})
         items += [
             {"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments}
             for c in message.tool_calls

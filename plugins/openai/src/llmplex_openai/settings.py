@@ -83,10 +83,11 @@ class OpenAISettings(ProviderSettings):
         return "responses" if self.is_openai else "chat"
 
     def capabilities(self, declared: Capabilities) -> Capabilities:
-        """Chat Completions stores no responses: no response chains, nothing to delete."""
+        """Chat Completions stores no responses (no response chains, nothing to delete); the Responses API
+        takes no audio."""
         if self.effective_api == "chat":
             return dataclasses.replace(declared, response_chains=False, delete_response=False)
-        return declared
+        return dataclasses.replace(declared, input_parts=declared.input_parts - {"audio"})
 
     def problems(self) -> list[str]:
         """A missing key is a problem unless the server is on this machine."""
