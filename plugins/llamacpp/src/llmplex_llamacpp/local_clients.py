@@ -24,7 +24,10 @@ class LocalClients:
 
     def server(self, model: str) -> LocalServer:
         """The running server for ``model`` (a known name or a ``.gguf`` path)."""
-        return LocalServer.for_model(model, n_ctx=self.settings.n_ctx, start_timeout=self.settings.start_timeout)
+        settings = self.settings
+        return LocalServer.for_model(
+            model, n_ctx=settings.n_ctx, start_timeout=settings.start_timeout, mmproj=settings.mmproj
+        )
 
     def _pair(self, model: str) -> tuple[OpenAI, AsyncOpenAI]:
         server = self.server(model)

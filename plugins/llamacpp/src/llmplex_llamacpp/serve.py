@@ -40,6 +40,8 @@ def main(argv: list[str] | None = None) -> None:
 
     params = xllamacpp.CommonParams()
     params.model.path = str(args.model)
+    if args.mmproj is not None:
+        params.mmproj.path = str(args.mmproj)
     params.hostnames = ["127.0.0.1"]
     params.port = args.port
     params.n_ctx = args.n_ctx
@@ -64,6 +66,7 @@ def main(argv: list[str] | None = None) -> None:
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m llmplex_llamacpp.serve")
     parser.add_argument("--model", type=Path, required=True, help="GGUF file to serve")
+    parser.add_argument("--mmproj", type=Path, default=None, help="the model's multimodal projector GGUF (images)")
     parser.add_argument("--ready-file", type=Path, required=True)
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX)

@@ -51,8 +51,8 @@ def _logs_dir() -> Path:
 class LocalServer:
     """A llama.cpp HTTP server for one GGUF file, listening on 127.0.0.1."""
 
-    _registry: ClassVar[dict[Path, LocalServer]] = {}
-    _start_locks: ClassVar[dict[Path, threading.Lock]] = {}
+    _registry: ClassVar[dict[tuple[Path, Path | None], LocalServer]] = {}
+    _start_locks: ClassVar[dict[tuple[Path, Path | None], threading.Lock]] = {}
     _registry_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(
@@ -62,8 +62,10 @@ class LocalServer:
         port: int,
         log_path: Path,
         process: subprocess.Popen[bytes] | None = None,
+        mmproj: Path | None = None,
     ) -> None:
         self.model_path = model_path
+        self.mmproj = mmproj
         self.pid = pid
         self.port = port
         self.log_path = log_path
@@ -95,24 +97,30 @@ class LocalServer:
         *,
         n_ctx: int = DEFAULT_N_CTX,
         start_timeout: float = DEFAULT_START_TIMEOUT,
+        mmproj: Path | None = None,
     ) -> LocalServer:
         """Return the running server for `model`, starting one if needed.
 
-        Thread-safe; one server per model path per process. `n_ctx` applies
-        only when a server is started here.
+        Thread-safe; one server per model path (and vision projector) per process.
+        `n_ctx` applies only when a server is started here. With `mmproj` (the
+        model's multimodal projector GGUF) the server reads images; a persistent
+        server, which has none, is not reused then.
         """
         model_path = resolve_model(model)
+        mmproj = None if mmproj is None else mmproj.expanduser().resolve()
+        key = (model_path, mmproj)
         with cls._registry_lock:
-            start_lock = cls._start_locks.setdefault(model_path, threading.Lock())
+            start_lock = cls._start_locks.setdefault(key, threading.Lock())
         with start_lock:
-            current = cls._registry.get(model_path)
+            current = cls._registry.get(key)
             if current is not None and current.is_alive():
                 return current
             if current is not None:
                 current.stop()
-            server = _persistent_server_for(model_path) or _start_owned(model_path, n_ctx=n_ctx, timeout=start_timeout)
+            persistent = None if mmproj else _persistent_server_for(model_path)
+            server = persistent or _start_owned(model_path, n_ctx=n_ctx, timeout=start_timeout, mmproj=mmproj)
             with cls._registry_lock:
-                cls._registry[model_path] = server
+                cls._registry[key] = server
             return server
 
     def is_alive(self) -> bool:
@@ -123,9 +131,10 @@ class LocalServer:
 
     def stop(self) -> None:
         """Stop the server if this interpreter owns it; else just forget it."""
+        key = (self.model_path, self.mmproj)
         with self._registry_lock:
-            if self._registry.get(self.model_path) is self:
-                del self._registry[self.model_path]
+            if self._registry.get(key) is self:
+                del self._registry[key]
         if self._process is not None:
             _terminate(self.pid, self._process)
 
@@ -245,10 +254,10 @@ def _persistent_server_for(model_path: Path) -> LocalServer | None:
     return LocalServer(model_path, pid, port, log_path)
 
 
-def _start_owned(model_path: Path, *, n_ctx: int, timeout: float) -> LocalServer:
+def _start_owned(model_path: Path, *, n_ctx: int, timeout: float, mmproj: Path | None = None) -> LocalServer:
     log_path = _logs_dir() / f"server-{os.getpid()}-{model_path.stem}.log"
-    process, port = _spawn(model_path, log_path, n_ctx=n_ctx, parent_pid=os.getpid(), timeout=timeout)
-    return LocalServer(model_path, process.pid, port, log_path, process)
+    process, port = _spawn(model_path, log_path, n_ctx=n_ctx, parent_pid=os.getpid(), timeout=timeout, mmproj=mmproj)
+    return LocalServer(model_path, process.pid, port, log_path, process, mmproj)
 
 
 def _spawn(
@@ -258,6 +267,7 @@ def _spawn(
     n_ctx: int,
     parent_pid: int | None,
     timeout: float,
+    mmproj: Path | None = None,
 ) -> tuple[subprocess.Popen[bytes], int]:
     """Run ``llmplex_llamacpp.serve`` in its own process group; wait until healthy."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -275,6 +285,8 @@ def _spawn(
     ]
     if parent_pid is not None:
         command += ["--parent-pid", str(parent_pid)]
+    if mmproj is not None:
+        command += ["--mmproj", str(mmproj)]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
     with log_path.open("wb") as log:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+import dataclasses
 
-from llmplex.provider import ProviderSettings
+from pydantic import Field, FilePath
+
+from llmplex.provider import Capabilities, ProviderSettings
 
 __all__ = ["LlamaCppSettings"]
 
@@ -18,9 +20,19 @@ class LlamaCppSettings(ProviderSettings):
         default_max_tokens: the answer length when a request sets no ``max_tokens``
             (a base model such as gemma3-270m rarely stops by itself).
         timeout: upper bound of one HTTP request in seconds (the deadline may shorten it).
+        mmproj: the multimodal projector GGUF of a vision model (its image encoder, published
+            next to the model as ``mmproj-*.gguf``); with it the server reads images, without it
+            images are refused before sending.
     """
 
     n_ctx: int = Field(default=4096, ge=256)
     start_timeout: float = Field(default=120.0, gt=0)
     default_max_tokens: int = Field(default=256, gt=0)
     timeout: float | None = Field(default=None, gt=0)
+    mmproj: FilePath | None = None
+
+    def capabilities(self, declared: Capabilities) -> Capabilities:
+        """Images only with a vision projector (``mmproj``)."""
+        if self.mmproj is None:
+            return declared
+        return dataclasses.replace(declared, input_parts=declared.input_parts | {"image"})
