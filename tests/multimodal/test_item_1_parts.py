@@ -235,3 +235,31 @@ def test_item_1_budget_estimate_counts_parts() -> None:
     with_parts = estimate_input_tokens(Request(model="m", messages=(Message.user(["abcd", image, audio, by_url]),)))
     audio_tokens = -(-len(media.WAV) // BYTES_PER_PART_TOKEN)
     assert with_parts == text_only + IMAGE_TOKENS + audio_tokens + IMAGE_TOKENS
+
+
+def test_item_1_batch_requests_carry_parts_as_json_data() -> None:
+    """A JSONL batch line names parts by their JSON data: base64 bytes or a URL."""
+    client = llmplex.Client()
+    line = {
+        "model": "mock:echo",
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    "Compare",
+                    {"type": "image", "data": base64.b64encode(media.PNG).decode()},
+                    {"type": "document", "url": "https://example.com/a.pdf"},
+                ],
+            }
+        ],
+    }
+    (result,) = llmplex.batch([json.loads(json.dumps(line))], client=client)
+    assert isinstance(result, llmplex.Response)
+    size = len(media.PNG)
+    assert (
+        result.text
+        == f"Compare [image: image/png, {size} bytes] [document: application/pdf at https://example.com/a.pdf]"
+    )
+    (bad,) = llmplex.batch([{**line, "messages": [{"role": "user", "content": [{"type": "image", "data": "%%"}]}]}])
+    assert isinstance(bad, LLMConfigurationError)
+    assert "not base64" in str(bad)
