@@ -47,11 +47,15 @@ class Reply:
 
 @dataclass(frozen=True)
 class Fault:
-    """Answer the next ``count`` requests whose ``METHOD path`` starts with ``prefix`` with ``reply``."""
+    """Answer the next ``count`` requests whose ``METHOD path`` starts with ``prefix`` with ``reply``.
+
+    ``after``: handle the request first (a batch is created), then lose the answer.
+    """
 
     prefix: str
     count: int
     reply: Reply
+    after: bool = False
 
 
 @dataclass
@@ -100,9 +104,9 @@ class BatchServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def fail(self, prefix: str, count: int, reply: Reply) -> None:
+    def fail(self, prefix: str, count: int, reply: Reply, *, after: bool = False) -> None:
         """Queue a fault: the next ``count`` matching requests get ``reply`` instead of their answer."""
-        self.faults.append(Fault(prefix, count, reply))
+        self.faults.append(Fault(prefix, count, reply, after))
 
     def violation(self, where: str, problem: BaseException | str) -> Reply:
         """Record a contract violation and answer 400."""
@@ -128,15 +132,16 @@ class BatchServer:
         key = f"{method} {path}"
         with self.lock:
             self.log.append(key)
-            for fault in list(self.faults):
-                if key.startswith(fault.prefix):
-                    self.faults.remove(fault)
-                    if fault.count > 1:
-                        self.faults.appendleft(Fault(fault.prefix, fault.count - 1, fault.reply))
+            fault = next((f for f in self.faults if key.startswith(f.prefix)), None)
+            if fault is not None:
+                self.faults.remove(fault)
+                if fault.count > 1:
+                    self.faults.appendleft(Fault(fault.prefix, fault.count - 1, fault.reply, fault.after))
+                if not fault.after:
                     return fault.reply
-            if path.startswith("/v1/messages/batches"):
-                return self.anthropic.route(method, path, body, headers)
-            return self.openai.route(method, path, body, headers)
+            api = self.anthropic if path.startswith("/v1/messages/batches") else self.openai
+            reply = api.route(method, path, body, headers)
+            return fault.reply if fault is not None else reply
 
 
 def prompt_of(body: Json) -> str:

@@ -235,3 +235,24 @@ def test_item_2_openai_5xx_past_the_retry_policy_is_a_typed_error_and_resume_col
     assert code == 0, stderr
     assert batch_api.created["openai"] == 1
     assert [line["response"]["text"] for line in results(tmp_path / "out.jsonl")] == ["echo: a", "echo: b"]
+
+
+@pytest.mark.parametrize("lost", [False, True])
+def test_item_2_openai_a_failed_create_is_retried_and_never_makes_a_second_batch(
+    tmp_path: Path, batch_api: BatchServer, lost: bool
+) -> None:
+    """A 500 on create is retried; when the batch was in fact created (the answer lost), it is found by its label."""
+    write_config(tmp_path, batch_api)
+    write_requests(tmp_path / "in.jsonl", [{"prompt": "a"}, {"prompt": "b"}])
+    error = Reply.json({"error": {"message": "boom", "type": "server_error", "param": None, "code": None}}, 500)
+    batch_api.fail("POST /v1/batches", 1, error, after=lost)
+
+    code, stderr = run_batch(
+        "in.jsonl", "-o", "out.jsonl", "-m", "openai:gpt-4o-mini", "--provider-batch", "--poll-interval", "0.01"
+    )
+
+    assert code == 0, stderr
+    assert batch_api.created["openai"] == 1
+    assert batch_api.log.count("POST /v1/batches") == (1 if lost else 2)
+    assert "GET /v1/batches?limit=100" in batch_api.log
+    assert [line["response"]["text"] for line in results(tmp_path / "out.jsonl")] == ["echo: a", "echo: b"]
