@@ -187,9 +187,14 @@ def _summary(requests: list[FileRequest], done: dict[int, dict[str, Any]], ran: 
     return failed
 
 
+_TOKEN_COUNTS = tuple(Usage.model_fields)
+
+
 def _spent(usages: list[dict[str, Any]]) -> str:
     """The tokens and cost of every answer of the batch (from the journal's records), as one line."""
-    total = sum((Usage.model_validate(u) for u in usages), Usage())
+    # the token counts summed field by field: adding Usage objects keeps every part for pricing, quadratic here
+    counts = {name: sum(n for u in usages if type(n := u.get(name)) is int) for name in _TOKEN_COUNTS}
+    total = Usage.model_validate(counts)
     costs = [u.get("cost_usd") for u in usages]
     known = [Decimal(str(c)) for c in costs if c is not None]
     cost = sum(known, Decimal(0)) if known or not usages else None
