@@ -6,6 +6,7 @@ import asyncio
 import shutil
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -103,35 +104,70 @@ def test_item_1_a_request_larger_than_the_token_window_is_a_configuration_error(
     assert fault_server.request_count == 0
 
 
-def test_item_1_max_concurrency_caps_calls_in_flight(fault_server: FaultServer) -> None:
-    fault_server.default = Fault.hang(0.3)
-    fault_server.default = Fault.ok()
-    llm, recorder = client(fault_server, max_concurrency=2)
-    in_flight = most = 0
+class InFlight:
+    """Observer: the most attempts admitted and not yet answered at once."""
 
-    async def one() -> None:
-        nonlocal in_flight, most
-        await llm.acomplete(MODEL, "hi")
+    def __init__(self) -> None:
+        self.now = self.most = 0
 
-    class Counter:
-        @llmplex.hookimpl
-        def llmplex_event(self, event: llmplex.Event) -> None:
-            nonlocal in_flight, most
-            if isinstance(event, llmplex.RequestStarted):
-                in_flight += 1
-                most = max(most, in_flight)
-            elif isinstance(event, llmplex.PromptExecuted):
-                in_flight -= 1
+    @llmplex.hookimpl
+    def llmplex_event(self, event: llmplex.Event) -> None:
+        if isinstance(event, llmplex.RequestStarted):
+            self.now += 1
+            self.most = max(self.most, self.now)
+        elif isinstance(event, llmplex.PromptExecuted):
+            self.now -= 1
 
-    llm.host.register_observer(Counter())
+
+def most_in_flight(limits: dict[str, Any]) -> tuple[int, Recorder]:
+    """8 concurrent calls of 0.1 s each to the mock with these limits: the most in flight, and the events."""
+    recorder, counter = Recorder(), InFlight()
+    llm = llmplex.Client({"providers": {"mock": limits}}, plugins=[recorder, counter])
+    backend = llm.provider_client("mock")
+    for _ in range(8):
+        backend.push("slow", delay=0.1)
 
     async def main() -> None:
-        await asyncio.gather(*(one() for _ in range(8)))
+        await asyncio.gather(*(llm.acomplete("mock:echo", "hi") for _ in range(8)))
 
     asyncio.run(main())
+    return counter.most, recorder
+
+
+def test_item_1_max_concurrency_caps_calls_in_flight() -> None:
+    most, recorder = most_in_flight({"max_concurrency": 2})
     assert most == 2
-    assert fault_server.request_count == 8
-    assert "max_concurrency" in {e.reason for e in recorder.of(llmplex.Throttled)}
+    assert {e.reason for e in recorder.of(llmplex.Throttled)} == {"max_concurrency"}
+    control, _ = most_in_flight({})
+    assert control > 2
+
+
+def test_item_1_max_concurrency_caps_threads_too() -> None:
+    counter = InFlight()
+    llm = llmplex.Client({"providers": {"mock": {"max_concurrency": 1}}}, plugins=[counter])
+    backend = llm.provider_client("mock")
+    for _ in range(4):
+        backend.push("slow", delay=0.05)
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda _: llm.complete("mock:echo", "hi"), range(4)))
+    assert counter.most == 1
+
+
+def test_item_1_max_concurrency_waits_within_the_deadline() -> None:
+    llm = llmplex.Client({"providers": {"mock": {"max_concurrency": 1}}})
+    backend = llm.provider_client("mock")
+    backend.push("slow", delay=1.0)
+
+    async def main() -> list[Any]:
+        first = asyncio.ensure_future(llm.acomplete("mock:echo", "hi"))
+        await asyncio.sleep(0.05)
+        second = llm.acomplete("mock:echo", "hi", timeout=0.2)
+        return await asyncio.gather(first, second, return_exceptions=True)
+
+    first, second = asyncio.run(main())
+    assert isinstance(first, llmplex.Response)
+    assert isinstance(second, llmplex.LLMDeadlineExceededError)
+    assert "max_concurrency" in second.message
 
 
 def test_item_1_limit_keys_are_checked_when_the_config_loads() -> None:

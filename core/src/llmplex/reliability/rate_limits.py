@@ -16,6 +16,7 @@ this process.
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -86,14 +87,12 @@ class ProviderLimits:
         token_rate_limit: str | None = None,
         max_concurrency: int | None = None,
     ) -> None:
-        from limits.strategies import MovingWindowRateLimiter
-
         self.prefix = prefix
         self.store = store
         self.max_concurrency = max_concurrency
         self._requests = [_Window("rate_limit", i, ("llmplex", prefix, "requests")) for i in _rates(rate_limit)]
         self._tokens = [_Window("token_rate_limit", i, ("llmplex", prefix, "tokens")) for i in _rates(token_rate_limit)]
-        self._strategy = MovingWindowRateLimiter
+        self._limiters: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self._changes = Changes()
         self._in_flight = 0
         self._owed = 0  # tokens used beyond estimates that no window had room for yet
@@ -167,11 +166,15 @@ class ProviderLimits:
         return [(w, 1) for w in self._requests] + [(w, cost + owed) for w in self._tokens], owed
 
     def _try(self, storage: Any, cost: int) -> tuple[float, _Window] | None:
-        """Take room in every window, or say how long to wait and for which (room taken before is lost)."""
-        limiter = self._strategy(storage)
+        """Take room in every window, or say how long to wait and for which.
+
+        Windows after the first are tested before any is taken, so that a full one
+        does not waste room in the others (only a lost race with another process can).
+        """
+        limiter = self._limiter(storage)
         plan, owed = self._plan(cost)
-        for window, amount in plan:
-            if len(plan) > 1 and not limiter.test(window.item, *window.identifiers, cost=amount):
+        for window, amount in plan[1:]:
+            if not limiter.test(window.item, *window.identifiers, cost=amount):
                 return self._wait(limiter.get_window_stats(window.item, *window.identifiers).reset_time, window)
         for window, amount in plan:
             if not limiter.hit(window.item, *window.identifiers, cost=amount):
@@ -182,14 +185,13 @@ class ProviderLimits:
     async def _atry(self, storage: Any, cost: int) -> tuple[float, _Window] | None:
         """Async :meth:`_try` on an async storage (the memory storage is used as it is: it does no I/O)."""
         from limits.aio.storage import Storage as AsyncStorage
-        from limits.aio.strategies import MovingWindowRateLimiter
 
         if not isinstance(storage, AsyncStorage):
             return self._try(storage, cost)
-        limiter = MovingWindowRateLimiter(storage)
+        limiter = self._limiter(storage)
         plan, owed = self._plan(cost)
-        for window, amount in plan:
-            if len(plan) > 1 and not await limiter.test(window.item, *window.identifiers, cost=amount):
+        for window, amount in plan[1:]:
+            if not await limiter.test(window.item, *window.identifiers, cost=amount):
                 stats = await limiter.get_window_stats(window.item, *window.identifiers)
                 return self._wait(stats.reset_time, window)
         for window, amount in plan:
@@ -198,6 +200,18 @@ class ProviderLimits:
                 return self._wait(stats.reset_time, window)
         self._paid(owed)
         return None
+
+    def _limiter(self, storage: Any) -> Any:
+        """The ``limits`` moving-window limiter over ``storage`` (sync or async), built once per storage."""
+        limiter = self._limiters.get(storage)
+        if limiter is None:
+            from limits.aio.storage import Storage as AsyncStorage
+            from limits.aio.strategies import MovingWindowRateLimiter as AsyncLimiter
+            from limits.strategies import MovingWindowRateLimiter
+
+            kind = AsyncLimiter if isinstance(storage, AsyncStorage) else MovingWindowRateLimiter
+            limiter = self._limiters[storage] = kind(storage)
+        return limiter
 
     def _paid(self, owed: int) -> None:
         if owed:
@@ -231,7 +245,7 @@ class ProviderLimits:
             return
 
         def hit(storage: Any) -> bool:
-            limiter = self._strategy(storage)
+            limiter = self._limiter(storage)
             return all(limiter.hit(w.item, *w.identifiers, cost=min(extra, w.item.amount)) for w in self._tokens)
 
         if not self.store.run(hit):

@@ -16,6 +16,7 @@ from then on.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import warnings
 import weakref
@@ -28,6 +29,7 @@ from llmplex.redaction import redact
 
 if TYPE_CHECKING:
     from limits.aio.storage import Storage as AsyncStorage
+    from limits.errors import StorageError
     from limits.storage import Storage
 
 __all__ = ["CONNECT_TIMEOUT", "MEMORY", "LimitsStorageWarning", "LimitsStore", "store_for"]
@@ -110,22 +112,18 @@ class LimitsStore:
 
     def run(self, operation: Callable[[Storage], T]) -> T:
         """``operation(storage)``; a storage failure becomes the configured error or local fallback."""
-        from limits.errors import StorageError
-
         storage = self.storage()
         try:
             return operation(storage)
-        except StorageError as exc:
+        except _storage_error() as exc:
             return operation(self._unreachable(exc.storage_error))
 
     async def arun(self, operation: Callable[[Any], Awaitable[T]]) -> T:
         """Async :meth:`run`: ``operation`` gets :meth:`astorage` (an async storage, or the memory one)."""
-        from limits.errors import StorageError
-
         storage = self.astorage()
         try:
             return await operation(storage)
-        except StorageError as exc:
+        except _storage_error() as exc:
             return await operation(self._unreachable(exc.storage_error))
 
     def _unreachable(self, cause: BaseException | None) -> Storage:
@@ -148,6 +146,13 @@ class LimitsStore:
                 stacklevel=4,
             )
         return _memory()
+
+
+@functools.cache
+def _storage_error() -> type[StorageError]:
+    from limits.errors import StorageError
+
+    return StorageError
 
 
 def _redis_options() -> dict[str, Any]:
