@@ -36,12 +36,12 @@ def test_item_1_redis_server_is_installed_for_these_tests() -> None:
 
 
 def test_item_1_a_wait_for_the_window_is_announced_by_a_throttled_event(fault_server: FaultServer) -> None:
-    llm, recorder = client(fault_server, rate_limit="2/second")
+    llm, recorder = client(fault_server, rate_limit="2/3 seconds")
     for _ in range(3):
         llm.complete(MODEL, "hi")
-    (event,) = recorder.of(llmplex.Throttled)
+    (event,) = recorder.of(llmplex.Throttled)  # the third waited for the first to leave the window
     assert event.reason == "rate_limit"
-    assert 0 < event.delay <= 1.0
+    assert 0 < event.delay <= 3.0
     assert event.attempt == 1 and event.provider == "openai"
     assert fault_server.request_count == 3
 
@@ -51,11 +51,11 @@ def test_item_1_a_wait_that_would_pass_the_deadline_is_raised_at_once(fault_serv
     llm.complete(MODEL, "hi")
     began = time.monotonic()
     with pytest.raises(llmplex.LLMRateLimitError) as caught:
-        llm.complete(MODEL, "hi", timeout=5)
-    assert time.monotonic() - began < 1.0  # not after waiting out the 5 s deadline
+        llm.complete(MODEL, "hi", timeout=20)
+    assert time.monotonic() - began < 10  # not after waiting out the 20 s deadline (slack for a busy machine)
     error = caught.value
     assert "providers.openai.rate_limit" in error.message and "deadline" in error.message
-    assert 55 < error.retry_after <= 60
+    assert 30 < error.retry_after <= 60
     assert (error.provider, error.model, error.attempts) == ("openai", "gpt-4o-mini", 0)
     assert fault_server.request_count == 1
     assert not recorder.of(llmplex.Throttled)
@@ -64,14 +64,14 @@ def test_item_1_a_wait_that_would_pass_the_deadline_is_raised_at_once(fault_serv
 def test_item_1_a_wait_that_would_pass_the_deadline_is_raised_at_once_async(fault_server: FaultServer) -> None:
     llm, _ = client(fault_server, rate_limit="1/minute")
 
-    async def main() -> None:
+    async def main() -> float:
         await llm.acomplete(MODEL, "hi")
+        began = time.monotonic()
         with pytest.raises(llmplex.LLMRateLimitError):
-            await llm.acomplete(MODEL, "hi", timeout=5)
+            await llm.acomplete(MODEL, "hi", timeout=20)
+        return time.monotonic() - began
 
-    began = time.monotonic()
-    asyncio.run(main())
-    assert time.monotonic() - began < 2.0
+    assert asyncio.run(main()) < 10  # not after waiting out the 20 s deadline
     assert fault_server.request_count == 1
 
 
