@@ -263,3 +263,24 @@ def test_item_1_batch_requests_carry_parts_as_json_data() -> None:
     (bad,) = llmplex.batch([{**line, "messages": [{"role": "user", "content": [{"type": "image", "data": "%%"}]}]}])
     assert isinstance(bad, LLMConfigurationError)
     assert "not base64" in str(bad)
+
+
+def test_item_1_credentials_in_a_part_url_are_never_shown() -> None:
+    """The URL goes to the provider as given; reprs and messages drop user:password and the query."""
+    signed = "https://user:hunter2@bucket.example.com/cat.png?X-Amz-Signature=s3cr3t&X-Amz-Credential=AKIA"
+    image = Image.from_url(signed)
+    assert image.url == signed
+    shown = [repr(image), str(image), image.describe(), repr(Message.user(["x", image]))]
+    with pytest.raises(LLMConfigurationError, match="cannot take image parts") as refused:
+        llmplex.Client().complete("claude-code:sonnet", ["What is this?", image])
+    shown.append(str(refused.value))
+    with pytest.raises(LLMConfigurationError) as unknown:
+        Image.from_url("https://user:hunter2@example.com/render?token=s3cr3t")
+    shown.append(str(unknown.value))
+    with pytest.raises(LLMConfigurationError) as not_http:
+        Image.from_url("ftp://user:hunter2@example.com/cat.png?token=s3cr3t")
+    shown.append(str(not_http.value))
+    for text in shown:
+        assert "hunter2" not in text
+        assert "s3cr3t" not in text
+    assert "https://bucket.example.com/cat.png?..." in image.describe()

@@ -124,7 +124,7 @@ class MediaPart(BaseModel):
         if self.data is not None:
             yield "size", len(self.data)
         else:
-            yield "url", self.url
+            yield "url", _shown(self.url or "")
 
     @classmethod
     def from_bytes(cls, data: bytes, media_type: str | None = None) -> Self:
@@ -156,9 +156,9 @@ class MediaPart(BaseModel):
         return cls(data=data, media_type=media_type, **named)
 
     def describe(self) -> str:
-        """One line for people: the media type and size, or the URL."""
+        """One line for people: the media type and size, or the URL (without credentials or query)."""
         if self.data is None:
-            return f"{self.media_type} at {self.url}"
+            return f"{self.media_type} at {_shown(self.url or '')}"
         return f"{self.media_type}, {_size(len(self.data))}"
 
     def base64(self) -> str:
@@ -185,7 +185,7 @@ class _LinkablePart(MediaPart):
         found = media_type or _guess(cls.kind, None, url)
         if found is None:
             raise _fail(
-                f"{cls.__name__}.from_url cannot tell the media type of {url!r} from its name; "
+                f"{cls.__name__}.from_url cannot tell the media type of {_shown(url)!r} from its name; "
                 f"give media_type= (one of {', '.join(MEDIA_TYPES[cls.kind])})"
             )
         return cls(url=url, media_type=found)
@@ -308,12 +308,21 @@ def _guess(kind: PartKind, data: Any, url: Any) -> str | None:
     return named or only
 
 
+def _shown(url: str) -> str:
+    """``url`` as reprs and messages show it: no user:password, and a query (a signed URL's
+    signature, a token) shortened to ``?...``."""
+    parts = urlsplit(url)
+    host = f"//{parts.netloc.rpartition('@')[2]}" if parts.netloc else ""
+    scheme = f"{parts.scheme}:" if parts.scheme else ""
+    return f"{scheme}{host}{parts.path}" + ("?..." if parts.query else "")
+
+
 def _check_url(url: str, kind: PartKind) -> None:
     if not isinstance(url, str):
         raise _fail(f"the URL of {_ARTICLE[kind]} must be a string, got {type(url).__name__}")
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() for c in url):
         raise _fail(
-            f"{url[:80]!r} is not an http(s) URL; give {_ARTICLE[kind]} by URL as https://..., "
+            f"{_shown(url)[:80]!r} is not an http(s) URL; give {_ARTICLE[kind]} by URL as https://..., "
             f"or its bytes with llmplex.{_CLASS[kind]}.from_path / from_bytes"
         )
