@@ -37,6 +37,13 @@ _RATE_CODES = frozenset({"rate_limit_exceeded", "rate_limit_error", "tokens", "r
 _SERVER_CODES = frozenset({"server_error", "vector_store_timeout", "overloaded", "service_unavailable"})
 
 
+_REALTIME_ERRORS: tuple[type[BaseException], ...] = tuple(
+    getattr(openai, name)
+    for name in ("WebSocketConnectionClosedError", "WebSocketQueueFullError")
+    if hasattr(openai, name)  # the realtime websocket errors came after openai 2.0, the lowest SDK supported
+)
+
+
 def _field(body: object, name: str) -> str | None:
     value = body.get(name) if isinstance(body, Mapping) else None
     return str(value) if value is not None else None
@@ -152,7 +159,7 @@ def classify_error(error: BaseException) -> LLMError | None:
         )
     if isinstance(error, openai.ContentFilterFinishReasonError):
         return LLMRefusalError("the provider's content filter blocked the answer", refusal=str(error), cause=error)
-    if isinstance(error, (openai.WebSocketConnectionClosedError, openai.WebSocketQueueFullError)):
+    if isinstance(error, _REALTIME_ERRORS):
         return LLMConnectionError(f"the realtime connection failed: {error}", cause=error)
     if isinstance(error, (openai.OpenAIError, openai.InvalidWebhookSignatureError)):
         return LLMConfigurationError(f"the OpenAI client is misconfigured: {error}", cause=error)
