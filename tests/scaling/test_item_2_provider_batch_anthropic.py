@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
+from llmplex.types.pricing import price_of
 from tests.plugins.anthropic import wire
 from tests.scaling.batch_server import BatchServer, Reply
 from tests.scaling.conftest import results, run_batch, write_config, write_requests
@@ -32,6 +34,9 @@ def test_item_2_anthropic_results_in_input_order_with_failures_in_place(tmp_path
         assert response["text"] == f"echo: question {i}"
         assert response["provider"] == "anthropic" and response["model"] == "claude-haiku-4-5"
         assert response["usage"]["input_tokens"] == len(f"question {i}") and response["usage"]["output_tokens"] == 3
+        batch_price = price_of(("anthropic", "claude-haiku-4-5"), len(f"question {i}"), 0, 0, 3, 0, batch=True)
+        assert batch_price is not None
+        assert Decimal(str(response["usage"]["cost_usd"])) == batch_price
     assert lines[1]["error"]["type"] == "LLMBadRequestError"
     assert "invalid_request_error" in lines[1]["error"]["message"]
     assert lines[4]["error"]["type"] == "LLMTimeoutError" and lines[4]["error"]["retryable"] is True

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
+from llmplex.types.pricing import price_of
 from tests.scaling.batch_server import BatchServer, Reply
 from tests.scaling.conftest import results, run_batch, write_config, write_requests
 
@@ -37,6 +39,10 @@ def test_item_2_openai_results_in_input_order_with_failures_in_place(
         assert line["response"]["provider"] == "openai"
         assert line["response"]["usage"]["input_tokens"] == len(f"question {i}")  # per row, as the provider reported
         assert line["response"]["usage"]["output_tokens"] == 3
+        batch_price = price_of(("openai", "gpt-4o-mini"), len(f"question {i}"), 0, 0, 3, 0, batch=True)
+        online_price = price_of(("openai", "gpt-4o-mini"), len(f"question {i}"), 0, 0, 3, 0)
+        assert batch_price is not None and online_price is not None and batch_price < online_price
+        assert Decimal(str(line["response"]["usage"]["cost_usd"])) == batch_price  # at the batch price
     assert lines[2]["error"]["type"] == "LLMBadRequestError" and lines[2]["error"]["status_code"] == 400
     assert "the prompt was flagged" in lines[2]["error"]["message"]
     assert lines[5]["error"]["type"] == "LLMTimeoutError" and "expired" in lines[5]["error"]["message"]

@@ -63,7 +63,9 @@ class PreparedRow:
             response = attempt.parse(raw, self.request)
         except Exception as exc:  # a refusal, truncation, or a body the plugin cannot read
             return attempt.classify(exc)
-        response = response.model_copy(update={"provider": self.group[0], "model": response.model or self.group[1]})
+        model = response.model or self.group[1]
+        usage = response.usage.priced(self.route.provider.info.name, model, batch=True)
+        response = response.model_copy(update={"provider": self.group[0], "model": model, "usage": usage})
         if self.plan is None:
             return response
         try:

@@ -74,8 +74,13 @@ def price_of(
     cache_write_tokens: int,
     output_tokens: int,
     reasoning_tokens: int,
+    *,
+    batch: bool = False,
 ) -> Decimal | None:
-    """The price of these tokens (input counts cached reads and cache writes too); ``None``: unknown model."""
+    """The price of these tokens (input counts cached reads and cache writes too); ``None``: unknown model.
+
+    ``batch``: at the provider's Batch API price where ``genai-prices`` has one (else the standard price).
+    """
     provider, model = key
     if provider == FREE:
         return Decimal(0)
@@ -91,6 +96,7 @@ def price_of(
             output_reasoning_tokens=reasoning_tokens,
         )
         try:
-            return genai_prices.calc_price(usage, model, provider_id=provider).total_price
+            context = {"processing": "batch"} if batch else None
+            return genai_prices.calc_price(usage, model, provider_id=provider, price_context=context).total_price
         except Exception:  # an unknown model (LookupError) or a price the data cannot compute: no price
             return None

@@ -29,6 +29,7 @@ class Usage(BaseModel):
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
     _priced_as: PriceKey | None = PrivateAttr(default=None)
+    _batch: bool = PrivateAttr(default=False)
     _parts: tuple[Usage, ...] = PrivateAttr(default=())
 
     @model_validator(mode="after")
@@ -62,16 +63,21 @@ class Usage(BaseModel):
             self.cache_write_tokens,
             self.output_tokens,
             self.reasoning_tokens,
+            batch=self._batch,
         )
 
-    def priced(self, plugin: str, model: str) -> Usage:
-        """This usage, priced as ``model`` answered by the llmplex plugin ``plugin`` (itself when nothing changes)."""
+    def priced(self, plugin: str, model: str, *, batch: bool = False) -> Usage:
+        """This usage, priced as ``model`` answered by the llmplex plugin ``plugin`` (itself when nothing changes).
+
+        ``batch``: answered through the provider's Batch API, at its batch price.
+        """
         key = price_key(plugin, model)
         private = self.__pydantic_private__ or {}  # read directly: attribute access to it costs microseconds
-        if key == private.get("_priced_as") and not private.get("_parts"):
+        if key == private.get("_priced_as") and not private.get("_parts") and batch == private.get("_batch"):
             return self  # unpriceable (the mock, a third-party plugin) as it was: no copy on the hot path
         usage = self.model_copy()
         usage._priced_as = key
+        usage._batch = batch
         usage._parts = ()
         return usage
 
