@@ -116,9 +116,28 @@ def test_function_calls_and_responses_keep_the_name_and_share_turns() -> None:
     ]
 
 
+def test_calls_and_results_carry_gemini_call_ids_so_two_calls_of_one_function_are_told_apart() -> None:
+    calls = (
+        ToolCall(id="fc-paris", name="get_weather", arguments='{"city": "Paris"}'),
+        ToolCall(id="fc-rome", name="get_weather", arguments='{"city": "Rome"}'),
+    )
+    payload = fmt(
+        Message.user("Weather in Paris and Rome?"),
+        Message.assistant(None, calls),
+        Message.tool("fc-rome", "rain"),
+        Message.tool("fc-paris", "sunny"),
+        tools=(WEATHER,),
+    )
+    sent_calls = [part["function_call"] for part in payload["contents"][1]["parts"]]
+    results = [part["function_response"] for part in payload["contents"][2]["parts"]]
+    assert [(c["id"], c["args"]["city"]) for c in sent_calls] == [("fc-paris", "Paris"), ("fc-rome", "Rome")]
+    assert [(r["id"], r["response"]["output"]) for r in results] == [("fc-rome", "rain"), ("fc-paris", "sunny")]
+
+
 def test_tool_result_name_falls_back_to_the_message_name() -> None:
     payload = fmt(Message.user("Hi"), Message.tool("unknown-id", "42", name="answer"))
-    assert payload["contents"][0]["parts"][1] == {"function_response": {"name": "answer", "response": {"output": 42}}}
+    result = {"name": "answer", "response": {"output": 42}, "id": "unknown-id"}
+    assert payload["contents"][0]["parts"][1] == {"function_response": result}
 
 
 def test_tool_result_without_any_name_is_a_configuration_error() -> None:

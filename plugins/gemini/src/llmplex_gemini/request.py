@@ -13,6 +13,7 @@ from typing import Any
 
 from llmplex.errors import LLMConfigurationError
 from llmplex.types import ContentPart, Message, OutputSchema, Request, Tool
+from llmplex_gemini.response import GENERATED_CALL_ID
 from llmplex_gemini.settings import GeminiSettings
 
 __all__ = ["SKIP_SIGNATURE", "format_request", "tool_declaration"]
@@ -107,7 +108,8 @@ def _append(contents: list[dict[str, Any]], role: str, parts: list[dict[str, Any
 def _model_parts(message: Message, index: int, sign_calls: bool) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = [{"text": message.text}] if message.text else []
     for position, call in enumerate(message.tool_calls):
-        part: dict[str, Any] = {"function_call": {"name": call.name, "args": _arguments(call.arguments, index)}}
+        function_call = {"name": call.name, "args": _arguments(call.arguments, index), **_call_id(call.id)}
+        part: dict[str, Any] = {"function_call": function_call}
         if sign_calls and position == 0:
             part["thought_signature"] = SKIP_SIGNATURE
         parts.append(part)
@@ -127,14 +129,21 @@ def _arguments(arguments: str, index: int) -> dict[str, Any]:
 
 
 def _function_response(message: Message, index: int, call_names: dict[str, str]) -> dict[str, Any]:
-    """Gemini matches results to calls by function name: take it from the call, else ``Message.name``."""
+    """A result names its function (from the call, else ``Message.name``) and carries the call's id."""
     name = call_names.get(message.tool_call_id or "") or message.name
     if not name:
         raise LLMConfigurationError(
             f"messages[{index}] is a tool result whose function name is unknown: Gemini needs it, so give "
             "tool_call_id of an earlier assistant tool call, or name"
         )
-    return {"function_response": {"name": name, "response": _result(message.text)}}
+    response = {"name": name, "response": _result(message.text), **_call_id(message.tool_call_id)}
+    return {"function_response": response}
+
+
+def _call_id(given: str | None) -> dict[str, str]:
+    """The call's ``id`` field: Gemini matches a result to its call by it (two calls of one function
+    in a turn are told apart only so); left out for ids llmplex made up (``gemini-call-N``)."""
+    return {"id": given} if given and not given.startswith(GENERATED_CALL_ID) else {}
 
 
 def _result(content: str) -> dict[str, Any]:

@@ -9,7 +9,16 @@ from typing import Any
 from llmplex.errors import LLMRefusalError
 from llmplex.types import FinishReason, Request, Response, ToolCall, Usage
 
-__all__ = ["Candidate", "call_id", "check_blocked", "finish_reason", "parse_response", "read_candidate", "usage_from"]
+__all__ = [
+    "GENERATED_CALL_ID",
+    "Candidate",
+    "call_id",
+    "check_blocked",
+    "finish_reason",
+    "parse_response",
+    "read_candidate",
+    "usage_from",
+]
 
 _REFUSED = frozenset(
     {"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "MODEL_ARMOR"}
@@ -98,9 +107,13 @@ def read_candidate(candidate: Any) -> Candidate:
     return Candidate(tuple(texts), tuple(calls))
 
 
+GENERATED_CALL_ID = "gemini-call-"
+"""The prefix of the ids given to calls Gemini sent without one (they are not sent back)."""
+
+
 def call_id(given: str | None, index: int) -> str:
     """Gemini's own call id when it sends one, else a stable one by position."""
-    return given or f"gemini-call-{index}"
+    return given or f"{GENERATED_CALL_ID}{index}"
 
 
 def parse_response(raw: Any, request: Request) -> Response:
