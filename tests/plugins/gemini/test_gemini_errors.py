@@ -130,6 +130,14 @@ def test_retry_after_header_when_there_is_no_retry_info(
     assert caught.value.retry_after == wait
 
 
+def test_retry_after_ms_header_is_read(llm: llmplex.Client, fake_http: FakeHTTP) -> None:
+    body = error_body(429, "RESOURCE_EXHAUSTED", "Slow down.")
+    fake_http.reply(429, json_body=body, headers={"retry-after-ms": "1500"})
+    with pytest.raises(LLMRateLimitError) as caught:
+        llm.complete(f"gemini:{MODEL}", "Hi")
+    assert caught.value.retry_after == 1.5
+
+
 def test_server_errors_are_retried_by_core(monkeypatch: pytest.MonkeyPatch, fake_http: FakeHTTP) -> None:
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
     llm = llmplex.Client(throttle={"max_attempts": 2, "base_delay": 0, "max_delay": 0})

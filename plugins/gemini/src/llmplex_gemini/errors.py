@@ -24,7 +24,7 @@ __all__ = ["classify_error"]
 _RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
 _ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
-_KEPT_HEADERS = ("retry-after", "x-goog-request-id", "server-timing")
+_KEPT_HEADERS = ("retry-after", "retry-after-ms", "x-goog-request-id", "server-timing")
 _AUTH_STATUSES = frozenset({"UNAUTHENTICATED", "PERMISSION_DENIED"})
 _STATUS_HINTS = {
     "INVALID_ARGUMENT": "check the request options and the model name",
