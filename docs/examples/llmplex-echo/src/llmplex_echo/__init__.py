@@ -91,11 +91,10 @@ def llmplex_classify_error(error: BaseException) -> LLMError | None:
     message = f"echo API answered {status}: {detail.get('message', answer.reason_phrase)}"
     if detail.get("type") == "insufficient_quota":
         return LLMQuotaExhaustedError(message, **facts)
-    retry_after = float(answer.headers["retry-after"]) if "retry-after" in answer.headers else None
-    if status == 429:
-        return LLMRateLimitError(message, retry_after=retry_after, **facts)
+    if status == 429:  # the error reads Retry-After (seconds or an HTTP date) and retry-after-ms from headers
+        return LLMRateLimitError(message, **facts)
     if status >= 500:
-        return LLMServerError(message, retry_after=retry_after, **facts)
+        return LLMServerError(message, **facts)
     if status in (401, 403):
         return LLMAuthenticationError(f"{message}; check ECHO_API_KEY", **facts)
     return LLMBadRequestError(message, **facts)

@@ -1,0 +1,35 @@
+"""llmplex-echo reads what the echo API says: waits, statuses, finish reasons (respx fakes the API)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from email.utils import formatdate
+
+import httpx
+import pytest
+import respx
+
+import llmplex
+from llmplex.errors import LLMRateLimitError
+
+BASE_URL = "http://echo.test"
+
+
+@pytest.fixture
+def api() -> Iterator[respx.Route]:
+    with respx.mock(base_url=BASE_URL) as router:
+        yield router.post("/v1/echo")
+
+
+@pytest.fixture
+def llm() -> llmplex.Client:
+    return llmplex.Client(providers={"echo": {"base_url": BASE_URL}}, throttle={"max_attempts": 1})
+
+
+def test_retry_after_as_an_http_date_is_read(api: respx.Route, llm: llmplex.Client) -> None:
+    wait_until = formatdate(1e10, usegmt=True)  # far ahead: the wait is positive
+    body = {"error": {"type": "rate_limited", "message": "slow down"}}
+    api.mock(return_value=httpx.Response(429, json=body, headers={"retry-after": wait_until}))
+    with pytest.raises(LLMRateLimitError) as caught:
+        llm.complete("echo:echo-1", "hi")
+    assert caught.value.retry_after is not None and caught.value.retry_after > 0
