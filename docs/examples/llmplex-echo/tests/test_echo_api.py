@@ -10,7 +10,7 @@ import pytest
 import respx
 
 import llmplex
-from llmplex.errors import LLMRateLimitError
+from llmplex.errors import LLMRateLimitError, LLMServerError
 
 BASE_URL = "http://echo.test"
 
@@ -33,3 +33,11 @@ def test_retry_after_as_an_http_date_is_read(api: respx.Route, llm: llmplex.Clie
     with pytest.raises(LLMRateLimitError) as caught:
         llm.complete("echo:echo-1", "hi")
     assert caught.value.retry_after is not None and caught.value.retry_after > 0
+
+
+def test_a_408_request_timeout_is_retried(api: respx.Route, llm: llmplex.Client) -> None:
+    body = {"error": {"type": "timeout", "message": "the request took too long"}}
+    api.mock(return_value=httpx.Response(408, json=body))
+    with pytest.raises(LLMServerError) as caught:
+        llm.complete("echo:echo-1", "hi")
+    assert caught.value.retryable and caught.value.status_code == 408

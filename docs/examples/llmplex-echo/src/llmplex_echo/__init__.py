@@ -93,7 +93,7 @@ def llmplex_classify_error(error: BaseException) -> LLMError | None:
         return LLMQuotaExhaustedError(message, **facts)
     if status == 429:  # the error reads Retry-After (seconds or an HTTP date) and retry-after-ms from headers
         return LLMRateLimitError(message, **facts)
-    if status >= 500:
+    if status >= 500 or status == 408:  # the server's trouble or a timeout: core retries these
         return LLMServerError(message, **facts)
     if status in (401, 403):
         return LLMAuthenticationError(f"{message}; check ECHO_API_KEY", **facts)
