@@ -32,7 +32,8 @@ def test_retry_after_as_an_http_date_is_read(api: respx.Route, llm: llmplex.Clie
     api.mock(return_value=httpx.Response(429, json=body, headers={"retry-after": wait_until}))
     with pytest.raises(LLMRateLimitError) as caught:
         llm.complete("echo:echo-1", "hi")
-    assert caught.value.retry_after is not None and caught.value.retry_after > 0
+    assert caught.value.retry_after is not None
+    assert caught.value.retry_after > 0
 
 
 def test_a_408_request_timeout_is_retried(api: respx.Route, llm: llmplex.Client) -> None:
@@ -40,4 +41,12 @@ def test_a_408_request_timeout_is_retried(api: respx.Route, llm: llmplex.Client)
     api.mock(return_value=httpx.Response(408, json=body))
     with pytest.raises(LLMServerError) as caught:
         llm.complete("echo:echo-1", "hi")
-    assert caught.value.retryable and caught.value.status_code == 408
+    assert caught.value.retryable
+    assert caught.value.status_code == 408
+
+
+def test_an_answer_cut_by_max_tokens_ends_with_finish_reason_length(api: respx.Route, llm: llmplex.Client) -> None:
+    usage = {"input_tokens": 3, "output_tokens": 2}
+    body = {"id": "e1", "model": "echo-1", "text": "cut sh", "usage": usage, "finish_reason": "length"}
+    api.mock(return_value=httpx.Response(200, json=body))
+    assert llm.complete("echo:echo-1", "hi", max_tokens=2).finish_reason == "length"

@@ -1,7 +1,8 @@
 """llmplex-echo: a provider plugin for a tiny JSON echo API, written as a third party would.
 
 Wire format: ``POST {base_url}/v1/echo`` with ``{"model", "messages", "options"}``
-answers ``{"id", "model", "text", "usage": {"input_tokens", "output_tokens"}}``;
+answers ``{"id", "model", "text", "usage": {"input_tokens", "output_tokens"}, "finish_reason"}``
+(``"stop"``, or ``"length"`` when ``max_tokens`` cut the text);
 failures are an HTTP status with ``{"error": {"type", "message"}}``.
 """
 
@@ -75,8 +76,15 @@ def llmplex_call(payload: dict[str, Any], client: httpx.Client, timeout: float |
 
 @hookimpl
 def llmplex_parse(raw: dict[str, Any]) -> Response:
-    """The API's answer as a core Response."""
-    return Response(text=raw["text"], model=raw["model"], response_id=raw["id"], usage=Usage(**raw["usage"]), raw=raw)
+    """The API's answer as a core Response; an answer cut by ``max_tokens`` ends with finish reason ``length``."""
+    return Response(
+        text=raw["text"],
+        model=raw["model"],
+        response_id=raw["id"],
+        usage=Usage(**raw["usage"]),
+        finish_reason="length" if raw.get("finish_reason") == "length" else "stop",
+        raw=raw,
+    )
 
 
 @hookimpl
