@@ -148,6 +148,12 @@ def test_structured_output_sets_response_format_and_parses_the_text(llm: llmplex
     assert response_format["json_schema"]["schema"]["required"] == ["name", "country"]
 
 
+def test_a_refusal_is_read_from_where_litellm_puts_it(llm: llmplex.Client, server: FaultServer) -> None:
+    server.enqueue(Fault.json(200, fx.chat_completion_refusal("I can't help with that.")))
+    response = llm.complete(MODEL, "something forbidden")
+    assert (response.refusal, response.finish_reason) == ("I can't help with that.", "refusal")
+
+
 def test_stream_yields_text_then_the_assembled_response(llm: llmplex.Client, server: FaultServer) -> None:
     server.enqueue(Fault.ok("one two three", usage=fx.TokenUsage(5, 3)))
     events = list(llm.stream(MODEL, "count"))

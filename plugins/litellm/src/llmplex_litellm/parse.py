@@ -57,12 +57,19 @@ def _tool_calls(raw_calls: Any) -> tuple[ToolCall, ...]:
     )
 
 
+def _refusal(message: Any) -> str | None:
+    """The model's refusal: LiteLLM moves OpenAI's ``refusal`` into ``provider_specific_fields``."""
+    extra = getattr(message, "provider_specific_fields", None) or {}
+    refusal = getattr(message, "refusal", None) or extra.get("refusal")
+    return refusal if isinstance(refusal, str) and refusal else None
+
+
 def parse_response(raw: Any, request: Request) -> Response:
     """One ``ModelResponse``; structured output stays in ``text`` for core to parse and validate."""
     choice = raw.choices[0]
     message = choice.message
     calls = _tool_calls(getattr(message, "tool_calls", None))
-    refusal = getattr(message, "refusal", None)
+    refusal = _refusal(message)
     reason = finish_reason(choice.finish_reason, bool(calls))
     return Response(
         text=message.content or "",
@@ -71,7 +78,7 @@ def parse_response(raw: Any, request: Request) -> Response:
         usage=usage(getattr(raw, "usage", None)),
         model=raw.model or request.model,
         response_id=raw.id,
-        refusal=refusal or None,
+        refusal=refusal,
         raw=raw,
     )
 
