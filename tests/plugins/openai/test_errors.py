@@ -67,7 +67,7 @@ def test_context_too_long_says_so(llm: llmplex.Client, local_api: FakeAPI) -> No
     assert not caught.value.retryable
 
 
-@pytest.mark.parametrize("status", [500, 502, 503])
+@pytest.mark.parametrize("status", [408, 500, 502, 503])
 def test_server_errors_are_retryable(llm: llmplex.Client, local_api: FakeAPI, status: int) -> None:
     local_api.reply(CHAT, fx.server_error(status), status=status)
 

@@ -66,8 +66,9 @@ def error_from_api(
 ) -> LLMAPIError:
     """The taxonomy error for an API error described by its message, ``code`` and ``type``.
 
-    ``status`` (the HTTP status, when there is one) decides first; the codes decide
-    for errors reported inside a stream or a failed response.
+    ``status`` (the HTTP status, when there is one) decides first (5xx and 408, a
+    request timeout, are retryable server errors); the codes decide for errors
+    reported inside a stream or a failed response.
     """
     label = f"HTTP {status}" if status is not None else "API error"
     detail = f" [{code or kind}]" if (code or kind) else ""
@@ -77,7 +78,9 @@ def error_from_api(
         return LLMQuotaExhaustedError(f"{text} (quota or billing exhausted: retrying will not help)", **fields)
     if status == 429 or (status is None and (code in _RATE_CODES or kind in _RATE_CODES)):
         return LLMRateLimitError(text, **fields)
-    if (status is not None and status >= 500) or (status is None and not _is_client_side(code, kind)):
+    if (status is not None and (status >= 500 or status == 408)) or (
+        status is None and not _is_client_side(code, kind)
+    ):
         return LLMServerError(text, **fields)
     if _is_context_overflow(code, kind, message):
         return LLMBadRequestError(
