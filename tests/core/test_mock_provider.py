@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+import llmplex
 from llmplex.engine.request_builder import build_request
 from llmplex.providers import mock
 
@@ -52,3 +53,18 @@ def test_a_scripted_error_is_raised_after_its_delay(hook: str) -> None:
     backend.push_error(ConnectionResetError("reset"), delay=0.01)
     with pytest.raises(ConnectionResetError):
         send(hook, backend, None)
+
+
+def test_a_scripted_refusal_and_response_id_come_back_and_the_payload_says_whether_it_streams() -> None:
+    client = llmplex.Client()
+    backend = client.provider_client("mock")
+    backend.push(refusal="I cannot help with that.", response_id="resp_scripted")
+    answer = client.complete("mock:echo", "forbidden")
+    assert (answer.refusal, answer.finish_reason, answer.response_id) == (
+        "I cannot help with that.",
+        "refusal",
+        "resp_scripted",
+    )
+    backend.push("streamed")
+    list(client.stream("mock:echo", "stream it"))
+    assert [call["stream"] for call in backend.calls] == [False, True]

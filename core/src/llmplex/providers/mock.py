@@ -67,6 +67,8 @@ class _Scripted:
     model: str | None = None
     delay: float = 0.0
     error: BaseException | None = None
+    refusal: str | None = None
+    response_id: str | None = None
 
 
 @dataclass
@@ -88,10 +90,19 @@ class MockBackend:
         finish_reason: str | None = None,
         model: str | None = None,
         delay: float = 0.0,
+        refusal: str | None = None,
+        response_id: str | None = None,
     ) -> None:
-        """Queue one answer; ``tool_calls`` items are ``{"name", "arguments", "id"?}``."""
+        """Queue one answer; ``tool_calls`` items are ``{"name", "arguments", "id"?}``.
+
+        ``refusal`` makes it a refusal (finish reason ``"refusal"`` unless given);
+        ``response_id`` replaces the generated ``mock-N`` id.
+        """
+        scripted = _Scripted(
+            text, tool_calls, usage, finish_reason, model, delay, refusal=refusal, response_id=response_id
+        )
         with self._lock:
-            self._script.append(_Scripted(text, tool_calls, usage, finish_reason, model, delay))
+            self._script.append(scripted)
 
     def push_error(self, error: BaseException, *, delay: float = 0.0) -> None:
         """Queue one failure: the attempt that takes it raises ``error``."""
@@ -127,13 +138,15 @@ class MockBackend:
             {"id": c.get("id") or f"call_{i}", "name": c["name"], "arguments": c.get("arguments", "{}")}
             for i, c in enumerate(scripted.tool_calls)
         ]
+        finish = "refusal" if scripted.refusal else ("tool_calls" if calls else "stop")
         return {
-            "id": response_id,
+            "id": scripted.response_id or response_id,
             "model": scripted.model or payload["model"],
             "text": scripted.text,
             "tool_calls": calls,
             "usage": dict(scripted.usage or _count_usage(payload, scripted.text)),
-            "finish_reason": scripted.finish_reason or ("tool_calls" if calls else "stop"),
+            "finish_reason": scripted.finish_reason or finish,
+            "refusal": scripted.refusal,
         }, scripted.delay
 
 
@@ -229,6 +242,7 @@ def llmplex_format(request: Request) -> dict[str, Any]:
         "options": request.config.set_options(),
         "provider_options": request.provider_options,
         "previous_response_id": request.previous_response_id,
+        "stream": request.stream,
     }
 
 
@@ -302,6 +316,7 @@ def llmplex_parse(raw: dict[str, Any]) -> Response:
         usage=Usage(**raw["usage"]),
         model=raw["model"],
         response_id=raw["id"],
+        refusal=raw.get("refusal"),
         raw=raw,
     )
 
