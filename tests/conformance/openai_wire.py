@@ -1,40 +1,60 @@
-"""The OpenAI wire for the conformance kit, shared by the plugins that speak it (openai, llamacpp, litellm).
+"""The OpenAI Chat Completions wire for the conformance kit, shared by every plugin that speaks it.
 
-Every answer is built by ``tests.contract.fixtures_openai`` and validated against
-OpenAI's OpenAPI spec. :class:`OpenAIWireConformance` fakes the endpoint with
-``respx`` under the OpenAI SDK and speaks Chat Completions unless a subclass
-overrides ``path`` and the ``fake_*`` methods.
+:class:`ChatWire` renders the kit's replies and errors with the builders of
+``tests.contract.fixtures_openai`` (each answer validated against OpenAI's
+OpenAPI spec) and reads a sent ``CreateChatCompletionRequest`` back into core's
+terms. :class:`OpenAIWireConformance` is the kit over it, for the openai,
+llamacpp, litellm and reference plugins.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import httpx
-import pytest
-import respx
-
-from llmplex.testing import FakeError, ProviderConformanceTests, Reply
-from llmplex.testing.http import HTTPFake, sse_response
+from llmplex.testing import FakeError, HTTPConformanceTests, Received, Reply, WireAdapter, sse
+from llmplex.testing.sent import SentMessage, SentRequest, SentTool, SentToolCall, json_arguments
 from tests.contract import fixtures_openai as wire
 from tests.contract.openapi import validate_openai
 
-ERRORS: Mapping[str, tuple[int, str, str | None]] = {
-    "bad_request": (400, "invalid_request_error", None),
-    "authentication": (401, "invalid_request_error", "invalid_api_key"),
-    "not_found": (404, "invalid_request_error", "model_not_found"),
-    "rate_limit": (429, "tokens", "rate_limit_exceeded"),
-    "quota": (429, "insufficient_quota", "insufficient_quota"),
-    "server": (500, "server_error", None),
-    "overloaded": (503, "server_error", None),
+__all__ = [
+    "ERRORS",
+    "ChatWire",
+    "OpenAIWireConformance",
+    "calls_of",
+    "error_body",
+    "read_chat_request",
+    "usage_of",
+    "words_of",
+]
+
+ERRORS: Mapping[str, tuple[str, str | None]] = {
+    "bad_request": ("invalid_request_error", None),
+    "authentication": ("invalid_request_error", "invalid_api_key"),
+    "forbidden": ("invalid_request_error", "unsupported_country_region_territory"),
+    "not_found": ("invalid_request_error", "model_not_found"),
+    "request_timeout": ("timeout", None),
+    "conflict": ("invalid_request_error", "conflict"),
+    "too_large": ("invalid_request_error", "request_too_large"),
+    "unprocessable": ("invalid_request_error", None),
+    "rate_limit": ("tokens", "rate_limit_exceeded"),
+    "quota": ("insufficient_quota", "insufficient_quota"),
+    "server": ("server_error", None),
+    "unavailable": ("server_error", None),
+    "overloaded": ("server_error", None),
 }
-"""Error kind → the status, error type and error code OpenAI answers with."""
+"""Error kind → the error type and code OpenAI answers with."""
+
+FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool_calls", "content_filter": "content_filter"}
+"""Core finish reason → Chat Completions' (a refusal ends with ``stop`` and sets ``refusal``)."""
+OPTIONS = {"max_completion_tokens": "max_tokens"}
+"""Chat Completions option names that are not core's."""
 
 
 def usage_of(reply: Reply) -> wire.TokenUsage:
     """The reply's token counts for the builders."""
-    return wire.TokenUsage(input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens)
+    u = reply.usage
+    return wire.TokenUsage(u.input_tokens, u.output_tokens, u.cached_tokens, u.reasoning_tokens)
 
 
 def calls_of(reply: Reply) -> list[wire.FunctionCall]:
@@ -45,68 +65,118 @@ def calls_of(reply: Reply) -> list[wire.FunctionCall]:
 def words_of(text: str) -> list[str]:
     """Stream deltas: each word after the first keeps its leading space."""
     words = text.split(" ")
-    return [words[0], *(" " + w for w in words[1:])]
+    return [words[0], *(" " + w for w in words[1:])] if text else []
 
 
-def validated(schema: str, payloads: list[wire.Json]) -> list[wire.Json]:
-    """``payloads``, each checked against OpenAPI ``schema``."""
-    for payload in payloads:
-        validate_openai(schema, payload)
-    return payloads
-
-
-def error_answer(error: FakeError) -> tuple[int, wire.Json, dict[str, str]]:
-    """The status, validated ``ErrorResponse`` body and headers (``Retry-After``) of an HTTP error kind."""
-    status, kind, code = ERRORS[error.kind]
+def error_body(error: FakeError) -> wire.Json:
+    """A validated ``ErrorResponse`` body for ``error``."""
+    kind, code = ERRORS[error.kind]
     body = wire.error_body(error.message, kind, code=code)
     validate_openai("ErrorResponse", body)
-    headers = {"retry-after": f"{error.retry_after:g}"} if error.retry_after is not None else {}
-    return status, body, headers
+    return body
 
 
-class OpenAIWireConformance(ProviderConformanceTests):
-    """Fakes ``base_url`` + ``path`` with respx; answers are Chat Completions unless overridden."""
+def _text(content: Any) -> str:
+    """Message content as text: a string, or the text of its parts."""
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
 
-    base_url: ClassVar[str] = "https://api.openai.com/v1"
-    path: ClassVar[str] = "/chat/completions"
 
-    @pytest.fixture
-    def transport(self) -> Iterator[HTTPFake]:
-        with respx.mock(base_url=self.base_url, assert_all_called=False) as router:
-            yield HTTPFake(router.post(self.path))
+def _choice(choice: Any) -> str | None:
+    if isinstance(choice, dict):
+        return str(choice.get("function", {}).get("name") or choice.get("name"))
+    return choice if choice is None else str(choice)
 
-    def push_json(self, transport: HTTPFake, schema: str, body: wire.Json) -> None:
-        """Queue ``body`` as a 200 answer once it validates as OpenAPI ``schema``."""
-        validate_openai(schema, body)
-        transport.push(httpx.Response(200, json=body))
 
-    def fake_response(self, transport: HTTPFake, reply: Reply) -> None:
-        calls = calls_of(reply)
+def read_chat_request(body: Mapping[str, Any]) -> SentRequest:
+    """A ``CreateChatCompletionRequest`` in core's terms."""
+    system: list[str] = []
+    messages: list[SentMessage] = []
+    for message in body.get("messages", []):
+        role = message.get("role")
+        if role in ("system", "developer"):
+            system.append(_text(message.get("content")))
+        elif role == "tool":
+            messages.append(
+                SentMessage("tool", _text(message.get("content")), tool_call_id=message.get("tool_call_id"))
+            )
+        else:
+            calls = tuple(
+                SentToolCall(c.get("id"), c["function"]["name"], json_arguments(c["function"].get("arguments")))
+                for c in message.get("tool_calls") or []
+            )
+            messages.append(SentMessage(role, _text(message.get("content")), calls))
+    tools = tuple(
+        SentTool(t["function"]["name"], t["function"].get("description", ""), t["function"].get("parameters", {}))
+        for t in body.get("tools", [])
+    )
+    option_names = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "presence_penalty")
+    options = {OPTIONS.get(k, k): body[k] for k in (*option_names, "frequency_penalty", "seed") if k in body}
+    if "stop" in body:
+        options["stop"] = [body["stop"]] if isinstance(body["stop"], str) else list(body["stop"])
+    schema = body.get("response_format", {}).get("json_schema", {}).get("schema")
+    return SentRequest(
+        model=body.get("model"),
+        system=tuple(system),
+        messages=tuple(messages),
+        tools=tools,
+        tool_choice=_choice(body.get("tool_choice")),
+        options=options,
+        stream=body.get("stream") is True,
+        output_schema=schema,
+        raw=body,
+    )
+
+
+class ChatWire(WireAdapter):
+    """``POST /chat/completions`` as OpenAI documents it."""
+
+    def response(self, reply: Reply) -> wire.Json:
         body = wire.chat_completion(
             reply.text or None,
-            finish_reason="tool_calls" if calls else "stop",
-            tool_calls=calls or None,
+            finish_reason=FINISH.get(reply.finish, "stop"),  # type: ignore[arg-type]
+            tool_calls=calls_of(reply) or None,
+            refusal=reply.refusal,
             usage=usage_of(reply),
             model=reply.model,
         )
-        self.push_json(transport, "CreateChatCompletionResponse", body)
+        body["id"] = reply.response_id
+        validate_openai("CreateChatCompletionResponse", body)
+        return body
 
-    def fake_stream(self, transport: HTTPFake, reply: Reply) -> None:
-        if reply.tool_calls:
-            (call,) = calls_of(reply)
-            chunks = wire.chat_stream_tool_call(call, usage=usage_of(reply))
-        else:
-            chunks = wire.chat_stream_text(words_of(reply.text), usage=usage_of(reply))
-        transport.push(sse_response([*validated("CreateChatCompletionStreamResponse", chunks), "[DONE]"]))
+    def chunks(self, reply: Reply) -> list[wire.Json]:
+        """The ``chat.completion.chunk`` objects of ``reply`` streamed: text word by word, each call its index."""
+        chunks = [wire.chat_chunk({"role": "assistant", "content": "", "refusal": None}, model=reply.model)]
+        chunks += [wire.chat_chunk({"content": word}, model=reply.model) for word in words_of(reply.text)]
+        if reply.refusal:
+            chunks += [wire.chat_chunk({"refusal": word}, model=reply.model) for word in words_of(reply.refusal)]
+        for index, call in enumerate(reply.tool_calls):
+            head = {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
+            half = len(call.arguments) // 2
+            chunks.append(wire.chat_chunk({"tool_calls": [head]}, model=reply.model))
+            for part in (call.arguments[:half], call.arguments[half:]):
+                delta = {"tool_calls": [{"index": index, "function": {"arguments": part}}]}
+                chunks.append(wire.chat_chunk(delta, model=reply.model))
+        chunks.append(wire.chat_chunk({}, finish_reason=FINISH.get(reply.finish, "stop"), model=reply.model))
+        chunks.append(wire.chat_usage_chunk(usage_of(reply), model=reply.model))
+        for chunk in chunks:
+            chunk["id"] = reply.response_id
+            validate_openai("CreateChatCompletionStreamResponse", chunk)
+        return chunks
 
-    def fake_error(self, transport: HTTPFake, error: FakeError) -> None:
-        if error.kind == "connection":
-            transport.push(httpx.ConnectError("connection refused"))
-        elif error.kind == "timeout":
-            transport.push(httpx.ReadTimeout("read timed out"))
-        else:
-            status, body, headers = error_answer(error)
-            transport.push(httpx.Response(status, json=body, headers=headers))
+    def stream(self, reply: Reply) -> list[bytes]:
+        return [*(sse(chunk) for chunk in self.chunks(reply)), sse("[DONE]")]
 
-    def sent_payloads(self, transport: HTTPFake) -> Sequence[Any]:
-        return transport.bodies
+    def error_body(self, error: FakeError) -> wire.Json:
+        return error_body(error)
+
+    def read_request(self, received: Received) -> SentRequest:
+        return read_chat_request(received.json())
+
+
+class OpenAIWireConformance(HTTPConformanceTests):
+    """The kit against a local server speaking Chat Completions under ``base_path``."""
+
+    wire: ClassVar[WireAdapter] = ChatWire()
+    base_path: ClassVar[str] = "/v1"

@@ -1,28 +1,34 @@
-"""The llamacpp plugin passes the conformance kit, its local server replaced by respx under the OpenAI SDK."""
+"""The llamacpp plugin passes the conformance kit, its local llama.cpp server replaced by the kit's server."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from llmplex_llamacpp.local_clients import LocalClients
 
+from llmplex.testing.server import WireServer
 from tests.conformance.openai_wire import OpenAIWireConformance
 from tests.contract import fixtures_openai as wire
 
 
 class TestLlamaCppConformance(OpenAIWireConformance):
     prefix = "llamacpp"
-    model = wire.MODEL  # the stream builders report this model
+    model = wire.MODEL
     secret_setting = None
     supports_tools = True
     supports_native_structured_output = True
     supports_streaming = True
     supports_async = True
     always_sent_options = frozenset({"max_tokens"})
-    base_url = "http://127.0.0.1:8999/v1"
+
+    def server_settings(self, url: str) -> dict[str, Any]:
+        """The plugin starts its own server: the fixture below points it at the kit's instead."""
+        return {}
 
     @pytest.fixture(autouse=True)
-    def _no_local_server(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        """The plugin is pointed at ``base_url`` instead of starting llama.cpp."""
-        monkeypatch.setattr(LocalClients, "server", lambda _, model: SimpleNamespace(openai_base_url=self.base_url))
+    def _no_local_server(self, monkeypatch: pytest.MonkeyPatch, transport: WireServer) -> None:
+        """The plugin is pointed at the kit's server instead of starting llama.cpp."""
+        url = transport.url + self.base_path
+        monkeypatch.setattr(LocalClients, "server", lambda _, model: SimpleNamespace(openai_base_url=url))

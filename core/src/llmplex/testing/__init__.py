@@ -1,14 +1,17 @@
 """The conformance kit for provider plugins (a pytest plugin; needs ``pytest``).
 
-Subclass :class:`ProviderConformanceTests` in your plugin's tests, declare the
-prefix, a model and the capabilities, and fake your transport; every standard
-test then runs against your plugin::
+Subclass :class:`HTTPConformanceTests` (an HTTP plugin: the kit runs a local
+server and your :class:`WireAdapter` speaks your API's JSON) or
+:class:`ProviderConformanceTests` (any other transport, faked by your class) in
+your plugin's tests, declare the prefix, a model and the capabilities; every
+standard test then runs against your plugin::
 
-    from llmplex.testing import ProviderConformanceTests
+    from llmplex.testing import HTTPConformanceTests
 
-    class TestConformance(ProviderConformanceTests):
+    class TestConformance(HTTPConformanceTests):
         prefix = "echo"
         model = "echo-1"
+        wire = EchoWire()
         ...
 
 Nothing here is imported by ``import llmplex``; names load on first use so that
@@ -21,18 +24,47 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from llmplex.testing.http_wire import HTTPConformanceTests, WireAdapter, sse
     from llmplex.testing.kit import ProviderConformanceTests
     from llmplex.testing.observe import Observed
     from llmplex.testing.replies import ErrorKind, FakeError, Reply
+    from llmplex.testing.sent import SentMessage, SentRequest, SentTool, SentToolCall
+    from llmplex.testing.server import Answer, Received, WireServer
 
-__all__ = ["ErrorKind", "FakeError", "Observed", "ProviderConformanceTests", "Reply"]
+__all__ = [
+    "Answer",
+    "ErrorKind",
+    "FakeError",
+    "HTTPConformanceTests",
+    "Observed",
+    "ProviderConformanceTests",
+    "Received",
+    "Reply",
+    "SentMessage",
+    "SentRequest",
+    "SentTool",
+    "SentToolCall",
+    "WireAdapter",
+    "WireServer",
+    "sse",
+]
 
 _LAZY = {
+    "HTTPConformanceTests": "llmplex.testing.http_wire",
+    "WireAdapter": "llmplex.testing.http_wire",
+    "sse": "llmplex.testing.http_wire",
     "ProviderConformanceTests": "llmplex.testing.kit",
     "Observed": "llmplex.testing.observe",
     "ErrorKind": "llmplex.testing.replies",
     "FakeError": "llmplex.testing.replies",
     "Reply": "llmplex.testing.replies",
+    "SentMessage": "llmplex.testing.sent",
+    "SentRequest": "llmplex.testing.sent",
+    "SentTool": "llmplex.testing.sent",
+    "SentToolCall": "llmplex.testing.sent",
+    "Answer": "llmplex.testing.server",
+    "Received": "llmplex.testing.server",
+    "WireServer": "llmplex.testing.server",
 }
 
 

@@ -20,8 +20,11 @@ class ConformanceError(TypeError):
 
 
 def standard_tests(base: type) -> list[str]:
-    """Names of the standard tests the kit defines."""
-    return [name for name, value in vars(base).items() if name.startswith("test_") and callable(value)]
+    """Names of the standard tests the kit defines (on ``base`` and the check classes it is made of)."""
+    names: dict[str, None] = {}
+    for cls in reversed(base.__mro__):
+        names.update((name, None) for name, value in vars(cls).items() if name.startswith("test_") and callable(value))
+    return list(names)
 
 
 def _as_list(marks: Any) -> list[Any]:
@@ -51,7 +54,7 @@ def check_subclass(cls: type, base: type) -> None:
         problems.append("skips the whole class")
     for name in standard_tests(base):
         own = getattr(cls, name, None)
-        standard = vars(base)[name]
+        standard = getattr(base, name)
         if own is standard:
             continue
         if not inspect.isfunction(own):

@@ -1,54 +1,46 @@
-"""llmplex-echo passes the llmplex conformance kit, its HTTP API faked with respx."""
+"""llmplex-echo passes the llmplex conformance kit against the kit's local server speaking the echo API."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
 from typing import Any
 
-import httpx
-import pytest
-import respx
+from llmplex.testing import FakeError, HTTPConformanceTests, Received, Reply, SentMessage, SentRequest, WireAdapter
 
-from llmplex.testing import FakeError, ProviderConformanceTests, Reply
-from llmplex.testing.http import HTTPFake
-
-BASE_URL = "http://echo.test"
-STATUS = {
-    "bad_request": (400, "invalid_request"),
-    "authentication": (401, "invalid_api_key"),
-    "not_found": (404, "model_not_found"),
-    "rate_limit": (429, "rate_limited"),
-    "quota": (429, "insufficient_quota"),
-    "server": (500, "server_error"),
-    "overloaded": (503, "overloaded"),
-}
+ERROR_TYPES = {"quota": "insufficient_quota", "rate_limit": "rate_limited", "authentication": "invalid_api_key"}
 
 
-class TestEchoConformance(ProviderConformanceTests):
+class EchoWire(WireAdapter):
+    """The echo API: ``POST /v1/echo`` with ``{"model", "messages", "options"}``."""
+
+    def response(self, reply: Reply) -> dict[str, Any]:
+        usage = {"input_tokens": reply.usage.input_tokens, "output_tokens": reply.usage.output_tokens}
+        finish = "length" if reply.finish == "length" else "stop"
+        return {
+            "id": reply.response_id,
+            "model": reply.model,
+            "text": reply.text,
+            "usage": usage,
+            "finish_reason": finish,
+        }
+
+    def error_body(self, error: FakeError) -> dict[str, Any]:
+        return {"error": {"type": ERROR_TYPES.get(error.kind, error.kind), "message": error.message}}
+
+    def read_request(self, received: Received) -> SentRequest:
+        body = received.json()
+        turns = body["messages"]
+        return SentRequest(
+            model=body["model"],
+            system=tuple(m["content"] for m in turns if m["role"] == "system"),
+            messages=tuple(SentMessage(m["role"], m["content"]) for m in turns if m["role"] != "system"),
+            options={k: list(v) if k == "stop" else v for k, v in body["options"].items()},
+            raw=body,
+        )
+
+
+class TestEchoConformance(HTTPConformanceTests):
     prefix = "echo"
     model = "echo-1"
-    settings = {"base_url": BASE_URL}
-
-    @pytest.fixture
-    def transport(self) -> Iterator[HTTPFake]:
-        with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-            yield HTTPFake(router.post("/v1/echo"))
-
-    def fake_response(self, transport: HTTPFake, reply: Reply) -> None:
-        usage = {"input_tokens": reply.usage.input_tokens, "output_tokens": reply.usage.output_tokens}
-        body = {"id": reply.response_id, "model": reply.model, "text": reply.text, "usage": usage}
-        transport.push(httpx.Response(200, json=body))
-
-    def fake_error(self, transport: HTTPFake, error: FakeError) -> None:
-        if error.kind == "connection":
-            transport.push(httpx.ConnectError("connection refused"))
-        elif error.kind == "timeout":
-            transport.push(httpx.ReadTimeout("read timed out"))
-        else:
-            status, kind = STATUS[error.kind]
-            headers = {"retry-after": str(error.retry_after)} if error.retry_after is not None else {}
-            body = {"error": {"type": kind, "message": error.message}}
-            transport.push(httpx.Response(status, json=body, headers=headers))
-
-    def sent_payloads(self, transport: HTTPFake) -> Sequence[Any]:
-        return transport.bodies
+    wire = EchoWire()
+    usage_fields = frozenset({"input_tokens", "output_tokens"})
+    reports_refusals = False

@@ -1,0 +1,87 @@
+"""Conformance checks of failures: every status and transport failure typed, waits read, retries left to core."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from llmplex.client import Client
+from llmplex.errors import LLMAPIError, LLMError
+from llmplex.reliability.throttle import ThrottlePolicy
+from llmplex.testing.kit_base import KitBase
+from llmplex.testing.replies import ERROR_KINDS, ErrorKind, FakeError, RetryAfterForm
+from llmplex.types import Message
+
+__all__ = ["ErrorChecks"]
+
+TIMEOUT = 0.5
+"""Seconds a request given a stalled answer waits (the ``timeout`` kind)."""
+
+
+class _KitUnknownError(Exception):
+    """An exception no provider plugin can know."""
+
+
+class ErrorChecks(KitBase):
+    """Error classification."""
+
+    def _failure(self, llm: Client, transport: Any, error: FakeError) -> LLMError:
+        """The error a request answered with ``error`` raises (a ``timeout`` goes through the hooks with a timeout)."""
+        self.fake_error(transport, error)
+        request = self.request(llm, [Message.user("fail please")])
+        send = (lambda: self.run_request(llm, request, timeout=TIMEOUT)) if error.kind == "timeout" else None
+        with pytest.raises(LLMError) as info:
+            send() if send else llm.complete(self.spec, "fail please")
+        return info.value
+
+    @pytest.mark.parametrize("kind", list(ERROR_KINDS))
+    def test_errors_are_classified(self, llm: Client, transport: Any, kind: ErrorKind) -> None:
+        """Each failure kind becomes the right taxonomy class, with its status and the right ``retryable``."""
+        if kind in self.unsupported_error_kinds:
+            pytest.xfail(self.unsupported_error_kinds[kind])
+        error = self._failure(llm, transport, FakeError(kind, f"kit {kind} failure for key {self.secret}"))
+        expected = ERROR_KINDS[kind]
+        assert isinstance(error, expected.classes), f"{kind} became {type(error).__name__}: {error}"
+        assert error.retryable is expected.retryable, f"{kind} must {'' if expected.retryable else 'not '}be retried"
+        assert (error.provider, error.attempts) == (self.prefix, 1)
+        if isinstance(error, LLMAPIError) and expected.status is not None:
+            assert error.status_code is not None, "an API error keeps its status"
+            assert 400 <= error.status_code < 600, "an API error keeps its status"
+            if kind != "quota":
+                assert error.status_code == expected.status, f"{kind} is HTTP {expected.status}"
+        assert "JSONDecodeError" not in str(error), "a body that is not JSON must not surface as a JSON decode failure"
+        if self.secret:
+            assert self.secret not in str(error)
+            assert self.secret not in repr(error)
+
+    @pytest.mark.parametrize(
+        ("kind", "form"),
+        [("rate_limit", "seconds"), ("rate_limit", "http-date"), ("rate_limit", "ms"), ("overloaded", "seconds")],
+    )
+    def test_retry_after_is_read(self, llm: Client, transport: Any, kind: ErrorKind, form: RetryAfterForm) -> None:
+        """The wait a rate-limit or overloaded answer asks for is ``retry_after``, in each header form."""
+        if kind in self.unsupported_error_kinds:
+            pytest.xfail(self.unsupported_error_kinds[kind])
+        error = self._failure(llm, transport, FakeError(kind, "kit wait", retry_after=7, retry_after_form=form))
+        waited = getattr(error, "retry_after", None)
+        if not self.reports_retry_after:
+            assert waited is None, "a transport without a wait field must leave retry_after unset"
+            return
+        assert waited is not None, f"{kind} with a {form} Retry-After must set retry_after ({type(error).__name__})"
+        assert 5.0 <= waited <= 7.0 + 1e-6, f"Retry-After: 7 s as {form} was read as {waited}"
+
+    def test_unknown_errors_are_left_to_core(self, llm: Client) -> None:
+        """``llmplex_classify_error`` returns None for exceptions it does not know."""
+        provider = llm.route(self.spec).provider
+        error = provider.hooks.classify_error(error=_KitUnknownError("kit"), settings=provider.settings)
+        assert type(error) is LLMError, "an unknown exception must be left to core's fallback classifier"
+
+    def test_retries_happen_in_core_only(self, llm: Client, transport: Any) -> None:
+        """The SDK does not retry on its own: one 500 then one answer is two core attempts, two requests."""
+        self.fake_error(transport, FakeError("server", "kit server failure"))
+        self.fake_response(transport, self.reply("second time lucky"))
+        retry_once = ThrottlePolicy(max_attempts=2, base_delay=0, max_delay=0)
+        response = llm.complete(self.spec, "retry me", throttle=retry_once)
+        assert (response.text, response.attempts) == ("second time lucky", 2)
+        assert len(self.sent_payloads(transport)) == 2

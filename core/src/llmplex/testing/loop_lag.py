@@ -1,0 +1,45 @@
+"""Catch code that blocks the event loop: a heartbeat task measures how late the loop wakes it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from types import TracebackType
+
+__all__ = ["LoopLag"]
+
+
+class LoopLag:
+    """``async with LoopLag() as lag: ...`` then ``lag.worst``: the longest the loop was held, in seconds.
+
+    A heartbeat sleeps ``tick`` seconds at a time and records how much later than
+    asked the loop woke it. Awaiting sockets keeps that near zero; a blocking call
+    (sync HTTP, ``time.sleep``) inside a coroutine holds the whole loop and shows
+    up as lag as long as the call.
+    """
+
+    def __init__(self, tick: float = 0.01) -> None:
+        self.tick = tick
+        self.worst = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _beat(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            asked = loop.time() + self.tick
+            await asyncio.sleep(self.tick)
+            self.worst = max(self.worst, loop.time() - asked)
+
+    async def __aenter__(self) -> LoopLag:
+        self._task = asyncio.create_task(self._beat())
+        await asyncio.sleep(0)
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        assert self._task is not None
+        await asyncio.sleep(self.tick)  # a block that ended the block is measured too
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
