@@ -1,0 +1,190 @@
+"""Single-bug mutants of the reference plugin: each one a real, externally visible bug the kit must catch.
+
+A mutant is a replacement of one exact piece of the plugin's source (it must occur
+exactly once). The first eleven are the bugs issue 14 found the old kit letting
+through; the rest are other mistakes a plugin author makes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["MUTANTS", "Mutant", "apply"]
+
+PLUGIN = Path("llmplex_reference") / "__init__.py"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """``old`` replaced by ``new`` in ``file`` (relative to the plugin's source directory)."""
+
+    name: str
+    bug: str
+    old: str
+    new: str
+    file: Path = PLUGIN
+
+
+def apply(mutant: Mutant, source: Path) -> None:
+    """Patch the copy of the plugin under ``source``; fail unless ``old`` occurs exactly once."""
+    path = source / mutant.file
+    text = path.read_text()
+    count = text.count(mutant.old)
+    if count != 1:
+        raise ValueError(f"mutant {mutant.name}: the replaced text occurs {count} times in {mutant.file}, not once")
+    path.write_text(text.replace(mutant.old, mutant.new))
+
+
+_OPTIONS = "    payload.update(request.config.set_options())\n"
+
+
+def _without_option(name: str) -> str:
+    return f"    payload.update({{k: v for k, v in request.config.set_options().items() if k != {name!r}}})\n"
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant(
+        "tool_result_without_call_id",
+        "a tool result is sent without the id of the call it answers",
+        '{"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content or ""}',
+        '{"role": "tool", "content": message.content or ""}',
+    ),
+    Mutant(
+        "tool_choice_dropped",
+        "tool_choice never reaches the wire",
+        '        payload["tool_choice"] = _tool_choice(request.tool_choice)\n',
+        "        pass\n",
+    ),
+    Mutant(
+        "stream_flag_missing",
+        "a streaming request does not carry stream: true",
+        '        payload["stream"] = True\n',
+        "",
+    ),
+    Mutant(
+        "timeout_ignored",
+        "the timeout core passes is ignored (httpx's own default is used)",
+        "return httpx.USE_CLIENT_DEFAULT if timeout is None else timeout",
+        "return httpx.USE_CLIENT_DEFAULT",
+    ),
+    Mutant(
+        "streamed_tool_calls_all_index_0",
+        "every streamed tool call is given index 0",
+        'tool_call_index=call["index"],',
+        "tool_call_index=0,",
+    ),
+    Mutant(
+        "no_response_id_on_streams",
+        "streamed responses carry no response id",
+        'ids = {"response_id": raw_event.get("id"), "model": raw_event.get("model")}',
+        'ids = {"model": raw_event.get("model")}',
+    ),
+    Mutant(
+        "blocking_io_in_async_hook",
+        "llmplex_acall sends with blocking sync httpx inside the coroutine",
+        'answer = await client.post("/chat/completions", json=payload, timeout=_timeout(timeout))',
+        'answer = httpx.post(f"{client.base_url}chat/completions", json=payload, headers=client.headers, '
+        "timeout=_timeout(timeout))",
+    ),
+    Mutant(
+        "system_prompt_as_user_turn",
+        "the system prompt is sent as a user turn",
+        'out: dict[str, Any] = {"role": message.role, "content": message.content}',
+        'out: dict[str, Any] = {"role": "user" if message.role == "system" else message.role, '
+        '"content": message.content}',
+    ),
+    Mutant(
+        "length_finish_not_mapped",
+        "finish_reason length is not mapped (it becomes 'other')",
+        '"length": "length", ',
+        "",
+    ),
+    Mutant(
+        "html_502_escapes_as_json_error",
+        "a non-JSON error body (an HTML 502) escapes as a JSONDecodeError",
+        "    try:\n        return answer.json()\n    except ValueError:\n        return answer.text\n",
+        "    return answer.json()\n",
+    ),
+    Mutant(
+        "only_first_tool_call_parsed",
+        "only the first of several tool calls is parsed",
+        'for c in message.get("tool_calls") or ()',
+        'for c in (message.get("tool_calls") or [])[:1]',
+    ),
+    Mutant(
+        "usage_input_output_swapped",
+        "input and output token counts are swapped",
+        'input_tokens=raw.get("prompt_tokens") or 0,\n        output_tokens=raw.get("completion_tokens") or 0,',
+        'input_tokens=raw.get("completion_tokens") or 0,\n        output_tokens=raw.get("prompt_tokens") or 0,',
+    ),
+    Mutant(
+        "cached_tokens_dropped",
+        "cached tokens are not read",
+        "        cached_tokens=cached,\n",
+        "",
+    ),
+    Mutant(
+        "quota_as_rate_limit",
+        "a 429 for exhausted quota is treated as a (retryable) rate limit",
+        '"insufficient_quota" in (detail.get("code"), detail.get("type"))',
+        'detail.get("code") == "quota_exceeded"',
+    ),
+    Mutant(
+        "retry_after_ignored",
+        "Retry-After is not read (the response headers are not passed to the error)",
+        '"headers": answer.headers, ',
+        "",
+    ),
+    Mutant(
+        "401_as_bad_request",
+        "401 is classified as a bad request",
+        "if status in (401, 403):",
+        "if status == 403:",
+    ),
+    Mutant("temperature_dropped", "temperature never reaches the wire", _OPTIONS, _without_option("temperature")),
+    Mutant("stop_dropped", "stop sequences never reach the wire", _OPTIONS, _without_option("stop")),
+    Mutant("max_tokens_dropped", "max_tokens never reaches the wire", _OPTIONS, _without_option("max_tokens")),
+    Mutant(
+        "tool_arguments_as_string",
+        "tool-call arguments are sent JSON-encoded twice (a string, not the object)",
+        '"function": {"name": c.name, "arguments": c.arguments}}',
+        '"function": {"name": c.name, "arguments": json.dumps(c.arguments)}}',
+    ),
+    Mutant(
+        "model_not_forwarded",
+        "the request's model is not sent (a fixed model is)",
+        'payload: dict[str, Any] = {"model": request.model,',
+        'payload: dict[str, Any] = {"model": "gpt-4o-mini",',
+    ),
+    Mutant(
+        "refusal_ignored",
+        "a refusal is not read",
+        'refusal = message.get("refusal")',
+        "refusal = None",
+    ),
+    Mutant(
+        "503_as_bad_request",
+        "503 and 529 (overloaded) are bad requests, never retried",
+        "if status == 408 or status >= 500:",
+        "if status in (408, 500, 502):",
+    ),
+    Mutant(
+        "assistant_tool_calls_dropped",
+        "an assistant turn is sent without the tool calls it made",
+        "    if message.tool_calls:\n",
+        "    if False:\n",
+    ),
+    Mutant(
+        "streamed_usage_dropped",
+        "usage of a streamed answer is not read",
+        '    if raw_event.get("usage"):\n',
+        "    if False:\n",
+    ),
+    Mutant(
+        "tool_descriptions_dropped",
+        "tool definitions are sent without their descriptions",
+        '"description": t.description, ',
+        "",
+    ),
+)
