@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
@@ -47,7 +48,7 @@ class Reply:
 
 @dataclass(frozen=True)
 class Fault:
-    """Answer the next ``count`` requests whose ``METHOD path`` starts with ``prefix`` with ``reply``.
+    """Answer the next ``count`` requests whose ``METHOD path`` matches ``prefix`` (a regex) with ``reply``.
 
     ``after``: handle the request first (a batch is created), then lose the answer.
     """
@@ -132,7 +133,7 @@ class BatchServer:
         key = f"{method} {path}"
         with self.lock:
             self.log.append(key)
-            fault = next((f for f in self.faults if key.startswith(f.prefix)), None)
+            fault = next((f for f in self.faults if re.match(f.prefix, key)), None)
             if fault is not None:
                 self.faults.remove(fault)
                 if fault.count > 1:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from llmplex.batching.provider_run import poll_intervals
-from tests.scaling.batch_server import BatchServer
+from tests.plugins.anthropic import wire
+from tests.scaling.batch_server import BatchServer, Reply
 from tests.scaling.conftest import results, run_batch, write_config, write_requests
 
 
@@ -198,3 +199,56 @@ def test_item_2_output_retries_cannot_be_asked_of_a_provider_batch(tmp_path: Pat
         "output_retries cannot be used with --provider-batch" in results(tmp_path / "out.jsonl")[0]["error"]["message"]
     )
     assert batch_api.log == []
+
+
+def test_item_2_a_rejected_key_while_polling_stops_the_run_and_keeps_the_batches(
+    tmp_path: Path, batch_api: BatchServer
+) -> None:
+    write_config(tmp_path, batch_api)
+    write_requests(tmp_path / "in.jsonl", [{"prompt": "a"}])
+    body = {
+        "error": {
+            "message": "Incorrect API key provided",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "invalid_api_key",
+        }
+    }
+    batch_api.fail("GET /v1/batches/", 1, Reply.json(body, 401))
+
+    code, stderr = run_batch(
+        "in.jsonl", "-o", "out.jsonl", "-m", "openai:gpt-4o-mini", "--provider-batch", "--poll-interval", "0.01"
+    )
+
+    assert code == 3, stderr  # LLMAuthenticationError: fix the key, then --resume
+    assert "LLMAuthenticationError" in stderr and "are kept: run the same command with --resume" in stderr
+    code, stderr = run_batch(
+        "in.jsonl",
+        "-o",
+        "out.jsonl",
+        "-m",
+        "openai:gpt-4o-mini",
+        "--provider-batch",
+        "--poll-interval",
+        "0.01",
+        "--resume",
+    )
+    assert code == 0, stderr
+    assert batch_api.created["openai"] == 1
+
+
+def test_item_2_results_that_are_gone_fail_their_rows_in_place(tmp_path: Path, batch_api: BatchServer) -> None:
+    write_config(tmp_path, batch_api)
+    write_requests(tmp_path / "in.jsonl", [{"prompt": "a"}, {"prompt": "b"}])
+    gone = Reply.json(wire.error_body("not_found_error", "The results of this batch are no longer available"), 404)
+    batch_api.fail(r"GET /v1/messages/batches/\w+/results", 1, gone)
+
+    code, stderr = run_batch(
+        "in.jsonl", "-o", "out.jsonl", "-m", "anthropic:claude-haiku-4-5", "--provider-batch", "--poll-interval", "0.01"
+    )
+
+    assert code == 16, stderr
+    for line in results(tmp_path / "out.jsonl"):
+        assert line["error"]["type"] == "LLMBadRequestError" and line["error"]["status_code"] == 404
+        assert "no longer available" in line["error"]["message"]
+    assert not (tmp_path / "out.jsonl.journal").exists()

@@ -162,8 +162,10 @@ class ProviderBatchRun:
                     continue
                 try:
                     self._check(submission, submission.batch_id, rows, observer)
-                except LLMBadRequestError as error:  # this batch cannot be read (an unknown id, ...): not worth waiting
-                    for row in rows:
+                except LLMError as error:
+                    if error.retryable or isinstance(error, LLMConfigurationError):
+                        raise  # passing (or a key to fix): the run stops, --resume goes on with the same batches
+                    for row in rows:  # this batch cannot be read (an unknown id, results gone): its rows fail
                         if row.index not in self.journal.done:
                             self._record(row.index, error, observer)
             if not self._open():
