@@ -64,6 +64,7 @@ class TestMockConformance(ProviderConformanceTests):
     supports_tools = True
     supports_streaming = True
     supports_async = True
+    input_parts = frozenset({"image", "document", "audio"})
     supports_response_chains = True
 
     @pytest.fixture

@@ -17,5 +17,6 @@ class TestAnthropicConformance(HTTPConformanceTests):
     supports_native_structured_output = True
     supports_streaming = True
     supports_async = True
+    input_parts = frozenset({"image", "document"})
     usage_fields = frozenset({"input_tokens", "output_tokens", "cached_tokens"})
     always_sent_options = frozenset({"max_tokens"})

@@ -19,6 +19,7 @@ class TestGeminiConformance(HTTPConformanceTests):
     supports_native_structured_output = True
     supports_streaming = True
     supports_async = True
+    input_parts = frozenset({"image", "document", "audio"})
 
     @pytest.fixture(autouse=True)
     def _no_google_keys(self, monkeypatch: pytest.MonkeyPatch) -> None:

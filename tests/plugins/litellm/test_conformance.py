@@ -19,6 +19,7 @@ class TestLiteLLMConformance(OpenAIWireConformance):
     supports_native_structured_output = True
     supports_streaming = True
     supports_async = True
+    input_parts = frozenset({"image", "document", "audio"})
 
     def server_settings(self, url: str) -> dict[str, Any]:
         """LiteLLM's OpenAI route takes the server as ``api_base``."""

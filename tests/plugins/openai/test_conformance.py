@@ -27,6 +27,7 @@ class TestOpenAIResponsesConformance(_OpenAIConformance):
     """``openai:`` speaks the Responses API by default."""
 
     settings = {"api": "responses"}
+    input_parts = frozenset({"image", "document"})
     wire: ClassVar[WireAdapter] = ResponsesWire()
 
 
@@ -34,6 +35,7 @@ class TestOpenAIChatConformance(_OpenAIConformance):
     """``api = "chat"`` speaks Chat Completions (the default for OpenAI-compatible servers)."""
 
     settings = {"api": "chat"}
+    input_parts = frozenset({"image", "document", "audio"})
 
     @pytest.mark.xfail(reason="Chat Completions has no stored responses: previous_response_id is refused", strict=True)
     def test_response_chains(self, llm: Any, transport: WireServer) -> None:

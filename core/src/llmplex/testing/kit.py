@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from llmplex.testing.check_errors import ErrorChecks
+from llmplex.testing.check_parts import PartChecks
 from llmplex.testing.check_requests import RequestChecks
 from llmplex.testing.check_responses import ResponseChecks
 from llmplex.testing.check_runtime import RuntimeChecks
@@ -37,7 +38,7 @@ from llmplex.testing.kit_base import CITY_SCHEMA, SECRET, WEATHER_CALL, WEATHER_
 __all__ = ["CITY_SCHEMA", "SECRET", "WEATHER_CALL", "WEATHER_TOOL", "ProviderConformanceTests"]
 
 
-class ProviderConformanceTests(RuntimeChecks, ErrorChecks, ResponseChecks, RequestChecks, SetupChecks):
+class ProviderConformanceTests(RuntimeChecks, ErrorChecks, ResponseChecks, PartChecks, RequestChecks, SetupChecks):
     """Subclass me (named ``Test...``) in your plugin's tests.
 
     Declare:
@@ -62,6 +63,9 @@ class ProviderConformanceTests(RuntimeChecks, ErrorChecks, ResponseChecks, Reque
             plugin always sends (``{"max_tokens"}`` for Anthropic).
         unsupported_error_kinds: error kinds the provider cannot produce, each with
             the reason; their tests are reported as xfailed with that reason.
+        input_parts: the kinds of content part (``"image"``, ``"document"``,
+            ``"audio"``) the provider instance takes, as its ``Capabilities.input_parts``
+            say; each must reach the wire with its bytes, the others be refused unsent.
         reports_retry_after: a rate-limit answer can say how long to wait (HTTP
             ``Retry-After``); ``False`` when the transport has no such field (a CLI's
             result), and then ``retry_after`` must stay ``None``.
