@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-WORKER_TIMEOUT = 180.0
+WORKER_TIMEOUT = 600.0
 
 
 @dataclass

@@ -153,6 +153,20 @@ def test_item_1_max_concurrency_caps_threads_too() -> None:
     assert counter.most == 1
 
 
+def test_item_1_max_concurrency_counts_every_client_of_the_process() -> None:
+    counter = InFlight()
+    clients = [llmplex.Client({"providers": {"mock": {"max_concurrency": 1}}}, plugins=[counter]) for _ in range(2)]
+    for llm in clients:
+        for _ in range(2):
+            llm.provider_client("mock").push("slow", delay=0.05)
+
+    async def main() -> None:
+        await asyncio.gather(*(llm.acomplete("mock:echo", "hi") for llm in clients for _ in range(2)))
+
+    asyncio.run(main())
+    assert counter.most == 1
+
+
 def test_item_1_max_concurrency_waits_within_the_deadline() -> None:
     llm = llmplex.Client({"providers": {"mock": {"max_concurrency": 1}}})
     backend = llm.provider_client("mock")

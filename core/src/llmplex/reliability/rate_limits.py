@@ -15,6 +15,7 @@ this process.
 
 from __future__ import annotations
 
+import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping
@@ -93,8 +94,8 @@ class ProviderLimits:
         self._requests = [_Window("rate_limit", i, ("llmplex", prefix, "requests")) for i in _rates(rate_limit)]
         self._tokens = [_Window("token_rate_limit", i, ("llmplex", prefix, "tokens")) for i in _rates(token_rate_limit)]
         self._limiters: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-        self._changes = Changes()
-        self._in_flight = 0
+        self._slots = _slots_for(prefix)
+        self._lock = threading.Lock()
         self._owed = 0  # tokens used beyond estimates that no window had room for yet
 
     def __repr__(self) -> str:
@@ -215,7 +216,7 @@ class ProviderLimits:
 
     def _paid(self, owed: int) -> None:
         if owed:
-            with self._changes.lock:
+            with self._lock:
                 self._owed -= owed
 
     @staticmethod
@@ -249,18 +250,19 @@ class ProviderLimits:
             return all(limiter.hit(w.item, *w.identifiers, cost=min(extra, w.item.amount)) for w in self._tokens)
 
         if not self.store.run(hit):
-            with self._changes.lock:
+            with self._lock:
                 self._owed += extra
 
     # -- concurrency -----------------------------------------------------------------
 
     def _free_slot(self) -> int | None:
         """Take a slot (``None``), or return the version to wait on."""
-        with self._changes.lock:
-            if self._in_flight < (self.max_concurrency or 0):
-                self._in_flight += 1
+        slots = self._slots
+        with slots.changes.lock:
+            if slots.in_flight < (self.max_concurrency or 0):
+                slots.in_flight += 1
                 return None
-            return self._changes.version
+            return slots.changes.version
 
     def _slot_wait(self, deadline: Deadline | None, report: WaitReport | None) -> float | None:
         """Seconds a wait for a slot may take (``None``: no deadline); the first wait is reported."""
@@ -282,7 +284,7 @@ class ProviderLimits:
             return False
         first: WaitReport | None = report
         while (version := self._free_slot()) is not None:
-            self._changes.wait(version, self._slot_wait(deadline, first))
+            self._slots.changes.wait(version, self._slot_wait(deadline, first))
             first = None
         return True
 
@@ -291,14 +293,32 @@ class ProviderLimits:
             return False
         first: WaitReport | None = report
         while (version := self._free_slot()) is not None:
-            await self._changes.await_change(version, self._slot_wait(deadline, first))
+            await self._slots.changes.await_change(version, self._slot_wait(deadline, first))
             first = None
         return True
 
     def _release(self) -> None:
-        with self._changes.lock:
-            self._in_flight -= 1
-            self._changes.notify()
+        slots = self._slots
+        with slots.changes.lock:
+            slots.in_flight -= 1
+            slots.changes.notify()
+
+
+class _Slots:
+    """The calls in flight to one provider prefix in this process, whichever Client sends them."""
+
+    def __init__(self) -> None:
+        self.changes = Changes()
+        self.in_flight = 0
+
+
+_slots: dict[str, _Slots] = {}
+_slots_lock = threading.Lock()
+
+
+def _slots_for(prefix: str) -> _Slots:
+    with _slots_lock:
+        return _slots.setdefault(prefix, _Slots())
 
 
 def _rates(rate: str | None) -> list[RateLimitItem]:

@@ -54,6 +54,9 @@ class SharedBudgetTracker(BudgetTracker):
     one request each. A request waiting for room looks again every
     :data:`POLL_INTERVAL` seconds (at once when this process settles one).
 
+    Its storage calls are synchronous, from async code too: a few round trips
+    to Redis per request.
+
     A process killed while its requests are in flight leaves their
     reservations held (and in-flight counted) until the counters expire
     (:data:`BUDGET_TTL`); start a new budget under a new name.
