@@ -7,6 +7,7 @@ import shutil
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -272,3 +273,26 @@ def test_item_1_shared_budget_tracker_counts_for_every_tracker_of_its_name(redis
     llm.complete("mock:echo", "hi", budget=other)
     assert first.snapshot().requests == second.snapshot().requests == 2
     assert "job" in repr(first) and redis_server.url in repr(first)
+
+
+def test_item_1_redis_lost_mid_run_is_the_connection_error_or_the_local_fallback(
+    fault_server: FaultServer, tmp_path: Path
+) -> None:
+    with RedisServer(tmp_path / "raise") as server:
+        llm, _ = client(fault_server, server.url, rate_limit="100/minute")
+        llm.complete(MODEL, "hi")
+        server.stop()
+        with pytest.raises(llmplex.LLMConnectionError, match=r"\[limits\] storage redis://127\.0\.0\.1"):
+            llm.complete(MODEL, "hi")
+    with RedisServer(tmp_path / "local") as server:
+        llm = llmplex.Client(
+            {
+                "providers": {"openai": {"base_url": fault_server.url, "api_key": "k", "rate_limit": "100/minute"}},
+                "limits": {"storage": server.url, "on_storage_error": "local"},
+            }
+        )
+        llm.complete(MODEL, "hi")
+        server.stop()
+        with pytest.warns(LimitsStorageWarning):
+            llm.complete(MODEL, "hi")
+    assert fault_server.request_count == 3

@@ -87,7 +87,7 @@ class LimitsStore:
             from limits.storage import storage_from_string
 
             opened = storage_from_string(
-                "async+" + self.url, implementation="redispy", wrap_exceptions=True, **_redis_options()
+                "async+" + self.url, implementation="redispy", wrap_exceptions=True, **_redis_options(True)
             )
             found = self._async[loop] = cast("AsyncStorage", opened)
         return found
@@ -97,8 +97,9 @@ class LimitsStore:
         from limits.storage import storage_from_string
 
         try:
-            storage = cast("Storage", storage_from_string(self.url, wrap_exceptions=True, **_redis_options()))
-        except ConfigurationError as exc:
+            options = _redis_options()
+            storage = cast("Storage", storage_from_string(self.url, wrap_exceptions=True, **options))
+        except (ConfigurationError, ImportError) as exc:
             raise LLMConfigurationError(
                 f"[limits] storage {self.shown} needs the Redis client: pip install 'llmplex[redis]' ({exc})"
             ) from None
@@ -155,8 +156,20 @@ def _storage_error() -> type[StorageError]:
     return StorageError
 
 
-def _redis_options() -> dict[str, Any]:
-    return {"socket_connect_timeout": CONNECT_TIMEOUT, "socket_timeout": CONNECT_TIMEOUT}
+def _redis_options(asynchronous: bool = False) -> dict[str, Any]:
+    """Timeouts, and one immediate retry (a pooled connection the server closed) instead of redis-py's
+    backed-off three."""
+    from redis.backoff import NoBackoff
+
+    if asynchronous:
+        from redis.asyncio.retry import Retry as AsyncRetry
+
+        retry: Any = AsyncRetry(NoBackoff(), 1)
+    else:
+        from redis.retry import Retry
+
+        retry = Retry(NoBackoff(), 1)
+    return {"socket_connect_timeout": CONNECT_TIMEOUT, "socket_timeout": CONNECT_TIMEOUT, "retry": retry}
 
 
 _stores: dict[tuple[str, str], LimitsStore] = {}
