@@ -113,3 +113,20 @@ def test_item_2_anthropic_overloaded_while_polling(tmp_path: Path, batch_api: Ba
     )
     assert code == 0, stderr
     assert batch_api.created["anthropic"] == 1
+
+
+def test_item_2_anthropic_a_refused_batch_fails_its_rows_and_the_others_go_on(
+    tmp_path: Path, batch_api: BatchServer
+) -> None:
+    write_config(tmp_path, batch_api, anthropic={"batch_max_requests": 2})
+    write_requests(tmp_path / "in.jsonl", [{"prompt": p} for p in "abcd"])
+    refused = wire.error_body("invalid_request_error", "requests: too many requests in this batch")
+    batch_api.fail("POST /v1/messages/batches$", 1, Reply.json(refused, 400))
+
+    code, stderr = run_batch("in.jsonl", "-o", "out.jsonl", "-m", MODEL, "--provider-batch", "--poll-interval", "0.01")
+
+    assert code == 15, stderr
+    lines = results(tmp_path / "out.jsonl")
+    assert [line["ok"] for line in lines] == [False, False, True, True]
+    assert lines[0]["error"]["type"] == "LLMBadRequestError" and "too many requests" in lines[0]["error"]["message"]
+    assert batch_api.created["anthropic"] == 1 and batch_api.log.count("POST /v1/messages/batches") == 2

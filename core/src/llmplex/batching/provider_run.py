@@ -63,7 +63,7 @@ class ProviderBatchRun:
         self.journal = journal
         self.rows: dict[int, PreparedRow] = {}
         self.failed: dict[int, LLMError] = {}
-        self._calls: dict[str, BatchCalls] = {}
+        self._calls: dict[tuple[str, str], BatchCalls] = {}
         for index, item in arguments.items():
             if index in journal.done:
                 continue
@@ -78,11 +78,10 @@ class ProviderBatchRun:
         self._in_flight = {i for s in journal.submissions.values() for i in s.rows.values()}
 
     def calls(self, row: PreparedRow) -> BatchCalls:
-        """The batch hooks of ``row``'s provider instance."""
-        prefix = row.route.provider.name
-        if prefix not in self._calls:
-            self._calls[prefix] = BatchCalls(self.client, row.route)
-        return self._calls[prefix]
+        """The batch hooks of ``row``'s provider instance (its errors name the row's model)."""
+        if row.group not in self._calls:
+            self._calls[row.group] = BatchCalls(self.client, row.route)
+        return self._calls[row.group]
 
     @property
     def pending_batches(self) -> list[str]:
@@ -98,11 +97,11 @@ class ProviderBatchRun:
             self._record(index, error, observer)
         for submission in self._open():
             if submission.batch_id is None:  # the run that wrote it was interrupted while submitting
-                self._send(submission, maybe_sent=True)
+                self._send(submission, observer, maybe_sent=True)
         for group in self._groups():
             for chunk in self._chunks(group, observer):
                 rows = {custom_id(row.index): row.index for row in chunk}
-                self._send(self.journal.submitting(_label(), chunk[0].route.provider.name, rows))
+                self._send(self.journal.submitting(_label(), chunk[0].route.provider.name, rows), observer)
         self._poll(poll_interval, observer)
 
     # -- submitting ----------------------------------------------------------------
@@ -143,13 +142,25 @@ class ProviderBatchRun:
         if chunk:
             yield chunk
 
-    def _send(self, submission: Submission, *, maybe_sent: bool = False) -> None:
-        rows = [self.rows[i] for i in submission.rows.values() if i in self.rows]
+    def _send(self, submission: Submission, observer: _Observer, *, maybe_sent: bool = False) -> None:
+        rows = [self.rows[i] for i in submission.rows.values() if i in self.rows and i not in self.journal.done]
         if not rows:
             return
         requests = [row.batch_request() for row in rows]
-        batch_id = self.calls(rows[0]).submit(requests, submission.label, maybe_sent=maybe_sent)
+        try:
+            batch_id = self.calls(rows[0]).submit(requests, submission.label, maybe_sent=maybe_sent)
+        except LLMError as error:
+            self._fail_or_stop(error, rows, observer)  # the provider refused this batch: its rows fail
+            return
         self.journal.submitted(submission, batch_id)
+
+    def _fail_or_stop(self, error: LLMError, rows: list[PreparedRow], observer: _Observer) -> None:
+        """Fail ``rows`` in place with a permanent ``error``; raise a passing one, or one a user must fix."""
+        if error.retryable or isinstance(error, LLMConfigurationError):
+            raise error  # the run stops; --resume goes on with the same batches
+        for row in rows:
+            if row.index not in self.journal.done:
+                self._record(row.index, error, observer)
 
     # -- polling -------------------------------------------------------------------
 
@@ -162,12 +173,8 @@ class ProviderBatchRun:
                     continue
                 try:
                     self._check(submission, submission.batch_id, rows, observer)
-                except LLMError as error:
-                    if error.retryable or isinstance(error, LLMConfigurationError):
-                        raise  # passing (or a key to fix): the run stops, --resume goes on with the same batches
-                    for row in rows:  # this batch cannot be read (an unknown id, results gone): its rows fail
-                        if row.index not in self.journal.done:
-                            self._record(row.index, error, observer)
+                except LLMError as error:  # this batch cannot be read (an unknown id, results gone): its rows fail
+                    self._fail_or_stop(error, rows, observer)
             if not self._open():
                 return
             self.client.clock.sleep(next(waits))
