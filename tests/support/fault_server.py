@@ -11,6 +11,10 @@ count how many HTTP requests an operation really made.
         server.enqueue(Fault.rate_limit(retry_after=1), Fault.ok(usage=TokenUsage(7, 3)))
         client = OpenAI(base_url=server.url, api_key="test", max_retries=0)
 
+With ``any_path=True`` every POST path gets the script (the other providers'
+endpoints too, for faults whose body does not matter: hangs, resets, trickles);
+otherwise an unknown path is a 404.
+
 The server is bounded: it stops itself after ``lifetime`` seconds, hangs and
 stalls sleep in short steps and end as soon as it stops, and ``stop()`` closes
 every open connection before joining the handler threads.
@@ -35,7 +39,7 @@ from typing import Any
 
 from tests.contract import fixtures_openai as fx
 from tests.support.faults import MALFORMED_EVENT, MALFORMED_JSON, Fault
-from tests.support.openai_wire import ENDPOINTS, RESPONSES_PATH, encode, success_body, success_events
+from tests.support.openai_wire import CHAT_PATH, ENDPOINTS, RESPONSES_PATH, encode, success_body, success_events
 
 __all__ = ["Fault", "FaultServer", "RecordedRequest"]
 
@@ -65,8 +69,10 @@ class FaultServer:
         random_faults: Sequence[Fault] = (),
         seed: int = 0,
         lifetime: float = 120.0,
+        any_path: bool = False,
     ) -> None:
         self.default = default or Fault.ok()
+        self.any_path = any_path
         self._queue: deque[Fault] = deque()
         self._records: list[RecordedRequest] = []
         self._lock = threading.Lock()
@@ -232,7 +238,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = _parse_json(raw)
         headers = {name.lower(): value for name, value in self.headers.items()}
         unknown = None
-        if self.path not in ENDPOINTS:
+        if self.path not in ENDPOINTS and not self.server.owner.any_path:
             error = fx.error_body(f"Unknown request URL: POST {self.path}.", "invalid_request_error")
             unknown = Fault.json(404, error)
         fault = self.server.owner._next_fault("POST", self.path, headers, body, forced=unknown)
@@ -286,6 +292,38 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_partial(fault, request)
         self.server.owner._sleep(fault.seconds)
         self.close_connection = True
+
+    def _reply_trickle(self, fault: Fault, request: fx.Json) -> None:
+        owner = self.server.owner
+        if request.get("stream") is True:
+            self._start_stream()
+            for byte in b"".join(success_events(CHAT_PATH, request, fault.text, fault.usage)):
+                owner._sleep(fault.seconds)
+                if owner._stopping.is_set():
+                    break
+                self._write_chunk(bytes([byte]))
+        else:
+            body = success_body(CHAT_PATH, request, fault.text, fault.usage)
+            self._start(200, "application/json", {"Content-Length": str(len(body))})
+            self.wfile.flush()
+            self._trickle(body, fault.seconds)
+        self.close_connection = True
+
+    def _reply_trickle_head(self, fault: Fault, request: fx.Json) -> None:
+        body = success_body(CHAT_PATH, request, fault.text, fault.usage)
+        head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        self._trickle(head.encode() + body, fault.seconds)
+        self.close_connection = True
+
+    def _trickle(self, data: bytes, interval: float) -> None:
+        """Write ``data`` one byte every ``interval`` seconds, until done or the server stops."""
+        owner = self.server.owner
+        for byte in data:
+            owner._sleep(interval)
+            if owner._stopping.is_set():
+                return
+            self.wfile.write(bytes([byte]))
+            self.wfile.flush()
 
     # --- writing ----------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 from tests.contract import fixtures_openai as fx
 
-Kind = Literal["ok", "json", "hang", "reset", "malformed", "cut", "stall"]
+Kind = Literal["ok", "json", "hang", "reset", "malformed", "cut", "stall", "trickle", "trickle_head"]
 
 UNEXPECTED_SHAPE: fx.Json = {"object": "list", "data": [], "has_more": False}
 DEFAULT_USAGE = fx.TokenUsage()
@@ -23,6 +23,8 @@ class Fault:
     SSE when the request has ``"stream": true``) with ``text`` and ``usage``.
     ``cut`` and ``stall`` send ``after_events`` SSE events (or half the JSON body
     of a non-streaming request) and then close, or go silent for ``seconds``.
+    ``trickle`` sends the headers at once and then the body one byte every
+    ``seconds``; ``trickle_head`` trickles the status line and headers too.
     """
 
     kind: Kind
@@ -98,3 +100,17 @@ class Fault:
     def stream_stall(cls, after_events: int = 2, seconds: float = 5.0) -> Fault:
         """Stream ``after_events`` events, then go silent for ``seconds`` and close."""
         return cls("stall", after_events=after_events, seconds=seconds)
+
+    @classmethod
+    def trickle(cls, interval: float = 0.3) -> Fault:
+        """Headers at once, then the body (JSON, or SSE when streaming) one byte every ``interval`` seconds.
+
+        Every read returns within ``interval``, so a per-read timeout never fires: only a
+        bound on the whole response ends the call.
+        """
+        return cls("trickle", seconds=interval)
+
+    @classmethod
+    def trickle_headers(cls, interval: float = 0.3) -> Fault:
+        """The status line and headers themselves one byte every ``interval`` seconds."""
+        return cls("trickle_head", seconds=interval)
