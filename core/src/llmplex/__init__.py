@@ -9,8 +9,10 @@
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -297,7 +299,11 @@ def default_client() -> Client:
                 from llmplex.client import Client
 
                 _default = Client()
+                atexit.register(_default.close)  # its connections end cleanly when the interpreter exits
     return _default
+
+
+# The clock of a call starts when it is made, before the default client (config, plugins) exists.
 
 
 def complete(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Response:
@@ -309,12 +315,16 @@ def complete(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs])
     `tools`, `timeout`, `fallbacks`, ... It is [`Client.complete`][llmplex.client.Client.complete]
     on [`default_client()`][llmplex.default_client]; failures raise an `LLMError` subclass.
     """
-    return default_client().complete(model, prompt, **kwargs)
+    started = time.monotonic()
+    client = default_client()
+    return client.complete(model, prompt, **client._since(kwargs, started))
 
 
 async def acomplete(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Response:
     """[`complete()`][llmplex.complete] for async code: `r = await llmplex.acomplete(model, prompt)`."""
-    return await default_client().acomplete(model, prompt, **kwargs)
+    started = time.monotonic()
+    client = default_client()
+    return await client.acomplete(model, prompt, **client._since(kwargs, started))
 
 
 def stream(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Iterator[StreamEvent]:
@@ -323,12 +333,16 @@ def stream(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -
     Arguments as for [`complete()`][llmplex.complete]; the last event (`type == "response"`)
     carries the whole `Response`. It is [`Client.stream`][llmplex.client.Client.stream] on the default client.
     """
-    return default_client().stream(model, prompt, **kwargs)
+    started = time.monotonic()
+    client = default_client()
+    return client.stream(model, prompt, **client._since(kwargs, started))
 
 
 def astream(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> AsyncIterator[StreamEvent]:
     """[`stream()`][llmplex.stream] for async code: `async for event in llmplex.astream(model, prompt)`."""
-    return default_client().astream(model, prompt, **kwargs)
+    started = time.monotonic()
+    client = default_client()
+    return client.astream(model, prompt, **client._since(kwargs, started))
 
 
 def tool_declarations(tools: Sequence[ToolInput], provider: str) -> list[dict[str, Any]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any, Self, Unpack
 
 from llmplex.config.loader import load_config
 from llmplex.config.schema import Config
@@ -15,12 +15,13 @@ from llmplex.engine.fallback import Call, CallPlanner
 from llmplex.engine.models import ModelCatalog
 from llmplex.engine.request_builder import PromptInput, ToolInput, build_request, build_tools
 from llmplex.engine.telemetry import Telemetry
-from llmplex.errors import LLMConfigurationError
+from llmplex.errors import LLMConfigurationError, LLMDeadlineExceededError
 from llmplex.log_redaction import install_log_redaction
 from llmplex.plugins.host import PluginHost
 from llmplex.reliability.budget import Budget, BudgetTracker
 from llmplex.reliability.clock import Clock
 from llmplex.reliability.deadline import Deadline
+from llmplex.reliability.guard import call_before
 from llmplex.routing import ProviderInstance, Route, Router
 from llmplex.types import Embeddings, ModelInfo, OutputSchema, Request, Response, StreamEvent
 
@@ -50,7 +51,7 @@ _CONVERSATION_ARGS = frozenset({"output", "output_retries", "output_strategy", "
 
 
 class Client:
-    """One configured llmplex: ``Client(config=..., **overrides)``.
+    """One configured llmplex: ``Client(config=..., **overrides)``; ``with``/``async with`` closes it.
 
     ``config`` is a :class:`~llmplex.config.schema.Config`, a mapping, or the path
     of a TOML file; keyword ``overrides`` (``default_model=...``,
@@ -89,6 +90,35 @@ class Client:
 
     def __repr__(self) -> str:
         return f"Client(default_model={self.config.default_model!r})"
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the providers' SDK clients and their connections (idempotent).
+
+        Async clients of event loops running on other threads are closed there; those of
+        the running loop once control returns to it (prefer ``await aclose()`` in async
+        code). The client stays usable: a later call opens new connections.
+        """
+        for instance in self.router.instances():
+            instance.clients.close()
+
+    async def aclose(self) -> None:
+        """Close the providers' SDK clients, awaiting the async ones (see :meth:`close`)."""
+        for instance in self.router.instances():
+            await instance.clients.aclose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
     # -- building blocks -------------------------------------------------------------
 
@@ -140,13 +170,47 @@ class Client:
             return self.route(provider).provider
         return self.router.instance(provider)
 
-    def _deadline(self, timeout: float | None, deadline: Deadline | None) -> Deadline | None:
+    def _deadline(
+        self, timeout: float | None, deadline: Deadline | None, since: float | None = None
+    ) -> Deadline | None:
+        """The call's deadline: ``deadline``, else ``timeout`` (or the config's) seconds from ``since`` or now."""
         if deadline is not None:
+            if not isinstance(deadline, Deadline):
+                raise LLMConfigurationError(
+                    f"deadline must be an llmplex.Deadline such as Deadline.after(30), got {type(deadline).__name__} "
+                    "(give seconds as timeout=...)"
+                )
             return deadline
         seconds = timeout if timeout is not None else self.config.timeout
         if seconds is not None and not (isinstance(seconds, (int, float)) and seconds > 0):
             raise LLMConfigurationError(f"timeout must be a positive number of seconds, got {seconds!r}")
-        return Deadline.after(seconds, self.clock) if seconds is not None else None
+        return Deadline.after(seconds, self.clock, since=since) if seconds is not None else None
+
+    def _since(self, args: CallArgs, started: float) -> CallArgs:
+        """``args`` with their deadline counted from ``started``, a call that began before this client existed."""
+        if args.get("deadline") is not None:
+            return args
+        deadline = self._deadline(args.get("timeout"), None, started)
+        return args if deadline is None else {**args, "deadline": deadline}
+
+    def _route_before(self, model: str | None, deadline: Deadline | None) -> Route:
+        """The route of ``model``; the first use loads plugins, which the deadline bounds like any I/O."""
+        written = self.config.default_model if model is None else model
+        if self._observers_ready and self.router.is_cached(written):
+            return self.route(model)
+
+        def prepare() -> Route:
+            self._ready()
+            return self.route(model)
+
+        def expired() -> LLMDeadlineExceededError:
+            return LLMDeadlineExceededError(
+                f"deadline reached before the request could be sent, while loading the provider plugin for "
+                f"{written!r} (a first call also imports the provider's SDK: allow it more time)",
+                attempts=0,
+            )
+
+        return call_before(prepare, deadline, expired)
 
     def _ready(self) -> None:
         if not self._observers_ready:
@@ -154,10 +218,9 @@ class Client:
             self._observers_ready = True
 
     def _call(self, model: str | None, prompt: PromptInput, stream: bool, args: CallArgs) -> Call:
-        self._ready()
-        route = self.route(model)
-        request = _build_request(route.model, prompt, stream, args)
         deadline = self._deadline(args.get("timeout"), args.get("deadline"))
+        route = self._route_before(model, deadline)
+        request = _build_request(route.model, prompt, stream, args)
         written = self.config.default_model if model is None else model
         return self.calls.start(f"req-{next(_request_ids)}", written, route, request, deadline, args)
 

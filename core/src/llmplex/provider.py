@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -92,7 +92,10 @@ class ProviderInfo:
         default_model: the model used when a request names only the prefix.
         default_embedding_model: the model ``embed`` uses when given only the prefix.
         create_client: builds the SDK client once per provider instance (sync).
-        create_async_client: the async client; defaults to ``create_client``.
+        create_async_client: the async client, built once per event loop; defaults to ``create_client``.
+        close_client: closes a client built by either factory (``Client.close()``/``aclose()``, and an
+            event loop's shutdown for async clients); may return an awaitable for async clients.
+            Default: the client's ``aclose()`` (async clients) or ``close()``.
         description: one line for ``llmplex providers``.
     """
 
@@ -104,6 +107,7 @@ class ProviderInfo:
     default_embedding_model: str | None = None
     create_client: Callable[[Any], Any] | None = None
     create_async_client: Callable[[Any], Any] | None = None
+    close_client: Callable[[Any], Awaitable[None] | None] | None = None
     description: str = ""
 
 

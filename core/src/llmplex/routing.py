@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
-import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +13,7 @@ from llmplex.config.schema import LIMIT_KEYS, Config, reveal_secrets
 from llmplex.errors import LLMConfigurationError
 from llmplex.plugins.hooks import ProviderHooks
 from llmplex.plugins.host import LoadedPlugin, PluginHost
+from llmplex.plugins.sdk_clients import SDKClients
 from llmplex.provider import Capabilities, ProviderInfo, ProviderSettings
 
 __all__ = ["KNOWN_DISTRIBUTIONS", "ProviderInstance", "Route", "Router"]
@@ -42,11 +41,10 @@ class ProviderInstance:
     info: ProviderInfo
     settings: ProviderSettings
     host: PluginHost = field(repr=False)
-    _sync_client: list[Any] = field(default_factory=list, repr=False)
-    _async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = field(
-        default_factory=weakref.WeakKeyDictionary, repr=False
-    )
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    clients: SDKClients = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.clients = SDKClients(self.info, self.settings)
 
     @property
     def capabilities(self) -> Capabilities:
@@ -59,32 +57,8 @@ class ProviderInstance:
         return self.host.hooks(self.plugin.entry.name)
 
     def client(self, asynchronous: bool) -> Any:
-        """The SDK client for this instance, built on first use and reused.
-
-        Async clients are kept per event loop: their connection pools belong to the
-        loop that opened them, and a script may run several ``asyncio.run`` calls.
-        """
-        if asynchronous and self.info.create_async_client is not None:
-            return self._async_client(self.info.create_async_client)
-        try:
-            return self._sync_client[0]
-        except IndexError:
-            pass
-        with self._lock:
-            if not self._sync_client:
-                factory = self.info.create_client
-                self._sync_client.append(factory(self.settings) if factory else None)
-            return self._sync_client[0]
-
-    def _async_client(self, factory: Callable[[Any], Any]) -> Any:
-        loop = asyncio.get_running_loop()
-        client = self._async_clients.get(loop)
-        if client is None:
-            with self._lock:
-                client = self._async_clients.get(loop)
-                if client is None:
-                    client = self._async_clients[loop] = factory(self.settings)
-        return client
+        """The SDK client for this instance, built on first use and reused (async: one per event loop)."""
+        return self.clients.get(asynchronous)
 
 
 @dataclass(frozen=True)
@@ -122,6 +96,10 @@ class Router:
             if len(self._routes) < _MAX_CACHED_ROUTES:
                 self._routes[model] = route
         return route
+
+    def is_cached(self, model: str) -> bool:
+        """Whether ``model`` was resolved before (resolving it again loads nothing)."""
+        return model in self._routes
 
     def _resolve(self, model: str) -> Route:
         spec = self._expand_alias(model)
@@ -172,6 +150,11 @@ class Router:
             if prefix not in self._instances:
                 self._instances[prefix] = self._create(prefix)
             return self._instances[prefix]
+
+    def instances(self) -> list[ProviderInstance]:
+        """The provider instances created so far."""
+        with self._lock:
+            return list(self._instances.values())
 
     def _create(self, prefix: str) -> ProviderInstance:
         reason = self.config.is_enabled(prefix)

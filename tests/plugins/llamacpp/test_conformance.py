@@ -6,7 +6,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from llmplex_llamacpp.local_clients import LocalClients
+from llmplex_llamacpp.server import LocalServer
 
 from llmplex.testing.server import WireServer
 from tests.conformance.openai_wire import OpenAIWireConformance
@@ -31,4 +31,4 @@ class TestLlamaCppConformance(OpenAIWireConformance):
     def _no_local_server(self, monkeypatch: pytest.MonkeyPatch, transport: WireServer) -> None:
         """The plugin is pointed at the kit's server instead of starting llama.cpp."""
         url = transport.url + self.base_path
-        monkeypatch.setattr(LocalClients, "server", lambda _, model: SimpleNamespace(openai_base_url=url))
+        monkeypatch.setattr(LocalServer, "for_model", lambda model, **_: SimpleNamespace(openai_base_url=url))

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from llmplex.engine.bridge import aiterate_in_thread, iterate_on_loop, run_on_loop
 from llmplex.errors import LLMConfigurationError, LLMError
+from llmplex.reliability.deadline import Deadline
+from llmplex.reliability.guard import Expired, aiterate_before, await_before, call_before, in_worker, iterate_before
 from llmplex.routing import Route
 from llmplex.scrubbing import scrub_error
 from llmplex.types import Request, Response
@@ -77,44 +78,87 @@ class Attempt:
         return self.hooks.parse(raw=raw, request=request, settings=self.provider.settings)  # type: ignore[no-any-return]
 
     def _send_args(
-        self, payload: dict[str, Any], timeout: float | None, asynchronous: bool, request: Request | None = None
+        self,
+        payload: dict[str, Any],
+        deadline: Deadline | None,
+        asynchronous: bool,
+        request: Request | None = None,
+        timeout: float | None = None,
     ) -> dict[str, Any]:
+        """The I/O hook's arguments; ``timeout`` is the deadline's time left once the SDK client exists (built on
+        first use), else the one given."""
+        client = self.provider.client(asynchronous)
         return {
             "payload": payload,
             "request": request,
             "settings": self.provider.settings,
-            "client": self.provider.client(asynchronous),
-            "timeout": timeout,
+            "client": client,
+            "timeout": timeout if deadline is None else deadline.remaining(),
         }
 
-    def send(self, payload: dict[str, Any], timeout: float | None, request: Request) -> Any:
+    def send_unguarded(self, payload: dict[str, Any], request: Request, timeout: float | None) -> Any:
+        """The plugin's own sync send with ``timeout`` as given, held to nothing else (the conformance kit
+        checks that a plugin honours its timeout by itself)."""
+        if self.hooks.implements("call"):
+            return self.hooks.call(**self._send_args(payload, None, False, request, timeout))
+        self._require("acall")
+        return run_on_loop(lambda: self.hooks.acall(**self._send_args(payload, None, True, request, timeout)))
+
+    # Each I/O hook runs under the guard of its deadline (``None``: unguarded), which
+    # ``expired`` turns into the call's error; see :mod:`llmplex.reliability.guard`.
+
+    def send(self, payload: dict[str, Any], request: Request, deadline: Deadline | None, expired: Expired) -> Any:
         """Send ``payload`` (formatted from ``request``) synchronously; an async-only provider runs on the bridge
         loop."""
-        if self.hooks.implements("call"):
-            return self.hooks.call(**self._send_args(payload, timeout, False, request))
-        self._require("acall")
-        return run_on_loop(lambda: self.hooks.acall(**self._send_args(payload, timeout, True, request)))
+        if not self.hooks.implements("call"):
+            self._require("acall")
+            return run_on_loop(lambda: self.asend(payload, request, deadline, expired))
+        return call_before(
+            lambda: self.hooks.call(**self._send_args(payload, deadline, False, request)), deadline, expired
+        )
 
-    async def asend(self, payload: dict[str, Any], timeout: float | None, request: Request) -> Any:
-        """Send asynchronously; a sync-only provider runs in a worker thread."""
-        if self.hooks.implements("acall"):
-            return await self.hooks.acall(**self._send_args(payload, timeout, True, request))
-        self._require("call")
-        return await asyncio.to_thread(lambda: self.hooks.call(**self._send_args(payload, timeout, False, request)))
+    async def asend(
+        self, payload: dict[str, Any], request: Request, deadline: Deadline | None, expired: Expired
+    ) -> Any:
+        """Send asynchronously; a sync-only provider runs on a worker thread."""
 
-    def open_stream(self, payload: dict[str, Any], timeout: float | None) -> Iterator[Any]:
-        """Raw stream events, synchronously."""
-        if self.hooks.implements("stream"):
-            return self.hooks.stream(**self._send_args(payload, timeout, False))  # type: ignore[no-any-return]
-        self._require("astream")
-        return iterate_on_loop(lambda: self.hooks.astream(**self._send_args(payload, timeout, True)))
+        def call() -> Any:
+            return self.hooks.call(**self._send_args(payload, deadline, False, request))
 
-    async def aopen_stream(self, payload: dict[str, Any], timeout: float | None) -> AsyncIterator[Any]:
-        """Raw stream events, asynchronously."""
-        if self.hooks.implements("astream"):
-            return await self.hooks.astream(**self._send_args(payload, timeout, True))  # type: ignore[no-any-return]
-        self._require("stream")
-        return aiterate_in_thread(lambda: self.hooks.stream(**self._send_args(payload, timeout, False)))
+        async def sending() -> Any:
+            if self.hooks.implements("acall"):
+                return await self.hooks.acall(**self._send_args(payload, deadline, True, request))
+            self._require("call")
+            return await in_worker(call)
+
+        return await await_before(sending, deadline, expired)
+
+    def open_stream(self, payload: dict[str, Any], deadline: Deadline | None, expired: Expired) -> Iterator[Any]:
+        """Raw stream events, synchronously; an async-only provider streams on the bridge loop."""
+        if not self.hooks.implements("stream"):
+            self._require("astream")
+            return iterate_on_loop(lambda: self.aopen_stream(payload, deadline, expired))
+
+        def opening() -> Iterator[Any]:
+            return self.hooks.stream(**self._send_args(payload, deadline, False))  # type: ignore[no-any-return]
+
+        return iterate_before(opening, deadline, expired)
+
+    async def aopen_stream(
+        self, payload: dict[str, Any], deadline: Deadline | None, expired: Expired
+    ) -> AsyncIterator[Any]:
+        """Raw stream events, asynchronously; a sync-only provider streams from a worker thread."""
+
+        def blocking() -> Iterator[Any]:
+            return self.hooks.stream(**self._send_args(payload, deadline, False))  # type: ignore[no-any-return]
+
+        async def opening() -> AsyncIterator[Any]:
+            if self.hooks.implements("astream"):
+                return await self.hooks.astream(**self._send_args(payload, deadline, True))  # type: ignore[no-any-return]
+            self._require("stream")
+            return aiterate_in_thread(blocking)
+
+        return aiterate_before(opening, deadline, expired)
 
     def _require(self, hook: str) -> None:
         if not self.hooks.implements(hook):

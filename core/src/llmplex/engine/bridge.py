@@ -7,6 +7,8 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
+from llmplex.reliability.guard import in_worker
+
 __all__ = ["aiterate_in_thread", "iterate_on_loop", "run_on_loop"]
 
 T = TypeVar("T")
@@ -52,11 +54,11 @@ def iterate_on_loop(make: Callable[[], Awaitable[AsyncIterator[T]]]) -> Iterator
 
 
 async def aiterate_in_thread(make: Callable[[], Iterator[T]]) -> AsyncIterator[T]:
-    """Iterate, from async code, a blocking iterator by pulling each item in a worker thread."""
-    iterator = await asyncio.to_thread(make)
+    """Iterate, from async code, a blocking iterator by pulling each item on a worker thread."""
+    iterator = await in_worker(make)
 
     def step() -> Any:
         return next(iterator, _DONE)
 
-    while (item := await asyncio.to_thread(step)) is not _DONE:
+    while (item := await in_worker(step)) is not _DONE:
         yield item

@@ -102,11 +102,6 @@ class CallPlanner:
 
     def plan(self, route: Route, deadline: Deadline | None, args: CallArgs) -> RetryPlan:
         """How a call to ``route`` retries: its provider's policy with the call's throttle, deadline and budgets."""
-        if deadline is not None and not isinstance(deadline, Deadline):
-            raise LLMConfigurationError(
-                f"deadline must be an llmplex.Deadline such as Deadline.after(30), got {type(deadline).__name__} "
-                "(give seconds as timeout=...)"
-            )
         throttle: ThrottleInput = args.get("throttle")
         if deadline is None and throttle is None and args.get("budget") is None:
             return self._plain_plan(route.provider.name)

@@ -12,7 +12,6 @@ from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMServerError
 from llmplex.events import PromptExecuted, PromptRendered
 from llmplex.redaction import redact
-from llmplex.reliability.guard import aiterate_before, await_before, iterate_before
 from llmplex.routing import Route
 from llmplex.types import Request, Response, StreamEvent, StreamState, Usage
 
@@ -23,7 +22,8 @@ class Pipeline:
     """Runs one request against one route, retrying what the policy allows.
 
     The deadline bounds every attempt: its remaining time is the SDK timeout,
-    async waits are cancelled at it, and stream reads never wait past it.
+    and the provider's I/O runs under its guard (:mod:`llmplex.reliability.guard`),
+    so no wait, read or stalled stream passes it.
     """
 
     def __init__(
@@ -92,7 +92,7 @@ class Pipeline:
             self.retrier.begin()
             try:
                 payload = self._render()
-                raw = self.runner.send(payload, self.retrier.timeout("call"), self.request)
+                raw = self.runner.send(payload, self.request, self.plan.deadline, self.retrier.deadline_error)
                 return self._finish(self.runner.parse(raw, self.request))
             except Exception as exc:
                 error, delay = self.retrier.failure(exc)
@@ -102,15 +102,11 @@ class Pipeline:
 
     async def acomplete(self) -> Response:
         """Async twin of :meth:`complete`."""
-        deadline = self.plan.deadline
         while True:
             await self.retrier.abegin()
             try:
                 payload = self._render()
-                sending = self.runner.asend(payload, self.retrier.timeout("acall"), self.request)
-                if deadline is not None:
-                    sending = await_before(sending, deadline, self.retrier.deadline_error)
-                raw = await sending
+                raw = await self.runner.asend(payload, self.request, self.plan.deadline, self.retrier.deadline_error)
                 return self._finish(self.runner.parse(raw, self.request))
             except Exception as exc:
                 error, delay = self.retrier.failure(exc)
@@ -141,18 +137,11 @@ class Pipeline:
 
     def _raw_events(self) -> Iterator[Any]:
         payload = self._render()
-        raw_events = self.runner.open_stream(payload, self.retrier.timeout("stream"))
-        deadline = self.plan.deadline
-        return raw_events if deadline is None else iterate_before(raw_events, deadline, self.retrier.deadline_error)
+        return self.runner.open_stream(payload, self.plan.deadline, self.retrier.deadline_error)
 
     async def _araw_events(self) -> AsyncIterator[Any]:
         payload = self._render()
-        opening = self.runner.aopen_stream(payload, self.retrier.timeout("astream"))
-        deadline = self.plan.deadline
-        if deadline is None:
-            return await opening
-        raw_events = await await_before(opening, deadline, self.retrier.deadline_error)
-        return aiterate_before(raw_events, deadline, self.retrier.deadline_error)
+        return await self.runner.aopen_stream(payload, self.plan.deadline, self.retrier.deadline_error)
 
     def stream(self) -> Iterator[StreamEvent]:
         """Yield stream events; failures before the first event are retried like :meth:`complete`."""

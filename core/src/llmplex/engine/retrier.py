@@ -171,21 +171,6 @@ class Retrier:
         if self.telemetry.wants(RequestStarted):  # skips building the event's fields when nobody listens
             self.telemetry.emit(RequestStarted, attempt=self.attempt, stream=stream, **self._where)
 
-    def timeout(self, hook: str) -> float | None:
-        """The SDK timeout of the attempt about to be sent through ``hook``: the seconds left.
-
-        Read at the last moment, once the SDK client that ``hook`` (``"call"``,
-        ``"acall"``, ``"stream"``, ``"astream"``) will use exists, so that building
-        it does not eat into the SDK's time. (A bridged hook builds its client on
-        the other side of the bridge.)
-        """
-        deadline = self.plan.deadline
-        if deadline is None:
-            return None
-        if self.runner.hooks.implements(hook):
-            self.runner.provider.client(hook.startswith("a"))
-        return deadline.remaining()
-
     def deadline_error(self, cause: LLMError | None = None) -> LLMDeadlineExceededError:
         """The error of a call whose deadline passed (``cause``: the timeout it turned into)."""
         route = self.runner.route

@@ -221,6 +221,8 @@ class PluginHost:
 
     def _mark_broken(self, entry: PluginEntry, error: str) -> None:
         self._broken[entry.name] = BrokenPlugin(entry, error)
+        if not threading.main_thread().is_alive():  # an import a deadline abandoned, failing at exit: no news
+            return
         warnings.warn(f"llmplex plugin {entry.label} is broken: {error}", PluginLoadWarning, stacklevel=3)
 
     def _broken_error(self, name: str) -> LLMConfigurationError:

@@ -1,14 +1,23 @@
-"""An absolute wall-clock deadline on the monotonic clock."""
+"""An absolute wall-clock deadline on the monotonic clock, and the deadline of the call running now.
+
+Core sets :func:`current_deadline` around every hook that does I/O (in the
+worker thread or task that runs it), so code deep in a plugin, such as the
+HTTP transport of :mod:`llmplex.http`, can bound its own waits without being
+handed the deadline.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from llmplex.errors import LLMConfigurationError
 from llmplex.reliability.clock import Clock
 
-__all__ = ["Deadline"]
+__all__ = ["Deadline", "current_deadline", "deadline_scope"]
 
 
 @dataclass(frozen=True)
@@ -19,12 +28,12 @@ class Deadline:
     clock: Clock = field(default_factory=Clock)
 
     @classmethod
-    def after(cls, seconds: float, clock: Clock | None = None) -> Deadline:
-        """A deadline ``seconds`` from now (``0``: already reached)."""
+    def after(cls, seconds: float, clock: Clock | None = None, *, since: float | None = None) -> Deadline:
+        """A deadline ``seconds`` from now (``0``: already reached) or from ``since`` (a ``clock.monotonic()``)."""
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < math.inf:
             raise LLMConfigurationError(f"a deadline needs a finite number of seconds >= 0, got {seconds!r}")
         clock = clock or Clock()
-        return cls(clock.monotonic() + seconds, clock)
+        return cls((clock.monotonic() if since is None else since) + seconds, clock)
 
     def remaining(self) -> float:
         """Seconds left (never negative)."""
@@ -34,3 +43,21 @@ class Deadline:
     def expired(self) -> bool:
         """Whether no time is left."""
         return self.clock.monotonic() >= self.at
+
+
+_current: ContextVar[Deadline | None] = ContextVar("llmplex_deadline", default=None)
+
+
+def current_deadline() -> Deadline | None:
+    """The deadline of the llmplex call whose I/O runs in this context, if it has one."""
+    return _current.get()
+
+
+@contextmanager
+def deadline_scope(deadline: Deadline | None) -> Iterator[None]:
+    """Make ``deadline`` the :func:`current_deadline` inside the block (this thread or task only)."""
+    token = _current.set(deadline)
+    try:
+        yield
+    finally:
+        _current.reset(token)

@@ -1,9 +1,18 @@
-"""Hold provider I/O to a deadline, in async code and in sync streams that may stall.
+"""Hold provider I/O and tool handlers to a deadline, whatever the code inside does.
 
-The SDK timeout (the seconds left, passed on each call) bounds one blocking
-read, not a whole stream: a stream that sends a few events and then trickles
-or stalls could outlive the deadline. These helpers end the wait at the
-deadline itself and raise the error ``expired()`` builds.
+A timeout handed to an SDK bounds one blocking read, not a whole response: a
+server that trickles a byte every few seconds, a stream that stalls, a plugin
+that ignores its timeout or a tool that never returns would outlive the
+deadline. These helpers end the caller's wait at the deadline itself and raise
+the error ``expired()`` builds:
+
+- async code is cancelled at the deadline;
+- blocking code runs on a worker thread (:mod:`llmplex.reliability.workers`)
+  that the caller abandons at the deadline; it ends on its own later (an HTTP
+  transport from :mod:`llmplex.http` ends it at the deadline too).
+
+Inside, :func:`~llmplex.reliability.deadline.current_deadline` is the deadline.
+With ``deadline=None`` each helper just runs the code, in the caller's thread.
 """
 
 from __future__ import annotations
@@ -14,11 +23,13 @@ import inspect
 import queue
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
-from llmplex.reliability.deadline import Deadline
+from llmplex.reliability import workers
+from llmplex.reliability.deadline import Deadline, deadline_scope
 
-__all__ = ["aiterate_before", "await_before", "iterate_before"]
+__all__ = ["aiterate_before", "await_before", "call_before", "in_worker", "iterate_before"]
 
 T = TypeVar("T")
 Expired = Callable[[], BaseException]
@@ -26,34 +37,60 @@ Expired = Callable[[], BaseException]
 _ITEM, _END, _FAILED = 0, 1, 2
 
 
-async def await_before(awaitable: Awaitable[T], deadline: Deadline, expired: Expired) -> T:
-    """``await awaitable``, cancelled at the deadline."""
-    scope = asyncio.timeout(deadline.remaining())
+def call_before(fn: Callable[[], T], deadline: Deadline | None, expired: Expired) -> T:
+    """``fn()``; with a deadline it runs on a worker thread, abandoned when the deadline passes first."""
+    if deadline is None:
+        return fn()
+    if deadline.expired:
+        raise expired()
+
+    def scoped() -> T:
+        with deadline_scope(deadline):
+            return fn()
+
+    future = workers.submit(scoped)
     try:
-        async with scope:
-            return await awaitable
-    except TimeoutError:
-        if scope.expired():
-            raise expired() from None
-        raise
+        return future.result(timeout=deadline.remaining())
+    except FutureTimeout:
+        if future.done():  # finished in the instant the wait timed out
+            return future.result()
+        future.cancel()
+        raise expired() from None
 
 
-async def aiterate_before(iterator: AsyncIterator[T], deadline: Deadline, expired: Expired) -> AsyncIterator[T]:
-    """The items of ``iterator`` until it ends; past the deadline, ``expired()`` is raised instead."""
+async def in_worker(fn: Callable[[], T]) -> T:
+    """``await`` a blocking ``fn()`` run on a worker thread (abandoned, not awaited, when cancelled)."""
+    return await asyncio.wrap_future(workers.submit(fn))
+
+
+async def await_before(make: Callable[[], Awaitable[T]], deadline: Deadline | None, expired: Expired) -> T:
+    """``await make()``, cancelled at the deadline."""
+    if deadline is None:
+        return await make()
+    if deadline.expired:
+        raise expired()
+    with deadline_scope(deadline):
+        scope = asyncio.timeout(deadline.remaining())
+        try:
+            async with scope:
+                return await make()
+        except TimeoutError:
+            if scope.expired():
+                raise expired() from None
+            raise
+
+
+async def aiterate_before(
+    open_: Callable[[], Awaitable[AsyncIterator[T]]], deadline: Deadline | None, expired: Expired
+) -> AsyncIterator[T]:
+    """The items of the async iterator ``await open_()`` until it ends; past the deadline, ``expired()``."""
+    iterator = await await_before(open_, deadline, expired)
     try:
         while True:
-            if deadline.expired:
-                raise expired()
-            scope = asyncio.timeout(deadline.remaining())
             try:
-                async with scope:
-                    item = await anext(iterator)
+                item = await await_before(iterator.__anext__, deadline, expired)
             except StopAsyncIteration:
                 return
-            except TimeoutError:
-                if scope.expired():
-                    raise expired() from None
-                raise
             yield item
     finally:
         close: Callable[[], Any] | None = getattr(iterator, "aclose", None) or getattr(iterator, "close", None)
@@ -63,13 +100,18 @@ async def aiterate_before(iterator: AsyncIterator[T], deadline: Deadline, expire
                 await closing
 
 
-def iterate_before(iterator: Iterator[T], deadline: Deadline, expired: Expired) -> Iterator[T]:
-    """The items of a blocking ``iterator``, read in a worker thread so a stall cannot pass the deadline.
+def iterate_before(open_: Callable[[], Iterator[T]], deadline: Deadline | None, expired: Expired) -> Iterator[T]:
+    """The items of the blocking iterator ``open_()``, opened and read on a worker thread.
 
-    When the caller stops early or the deadline passes, the worker closes the
-    iterator after its current read returns (which the SDK timeout bounds).
+    A stall (or a trickle) cannot pass the deadline. When the caller stops early or
+    the deadline passes, the worker closes the iterator after its current read.
     """
-    pump = _Pump(iterator)
+    if deadline is None:
+        yield from open_()
+        return
+    if deadline.expired:
+        raise expired()
+    pump = _Pump(open_, deadline)
     try:
         while True:
             remaining = deadline.remaining()
@@ -90,26 +132,30 @@ def iterate_before(iterator: Iterator[T], deadline: Deadline, expired: Expired) 
 
 
 class _Pump:
-    """Reads a blocking iterator in a daemon thread into a queue."""
+    """Opens and reads a blocking iterator on a worker thread, into a queue."""
 
-    def __init__(self, iterator: Iterator[Any]) -> None:
-        self.iterator = iterator
+    def __init__(self, open_: Callable[[], Iterator[Any]], deadline: Deadline) -> None:
+        self.open = open_
+        self.deadline = deadline
         self.items: queue.SimpleQueue[tuple[int, Any]] = queue.SimpleQueue()
         self.abandoned = threading.Event()
-        threading.Thread(target=self._run, name="llmplex-stream-reader", daemon=True).start()
+        workers.submit(self._run)
 
     def _run(self) -> None:
-        try:
-            for item in self.iterator:
-                if self.abandoned.is_set():
-                    break
-                self.items.put((_ITEM, item))
-            else:
-                self.items.put((_END, None))
-        except BaseException as exc:  # handed to the consumer thread, which raises it
-            self.items.put((_FAILED, exc))
-        if self.abandoned.is_set():
-            close: Callable[[], Any] | None = getattr(self.iterator, "close", None)
-            if close is not None:
-                with contextlib.suppress(Exception):
-                    close()
+        iterator: Iterator[Any] | None = None
+        with deadline_scope(self.deadline):
+            try:
+                iterator = self.open()
+                for item in iterator:
+                    if self.abandoned.is_set():
+                        break
+                    self.items.put((_ITEM, item))
+                else:
+                    self.items.put((_END, None))
+            except BaseException as exc:  # handed to the consumer thread, which raises it
+                self.items.put((_FAILED, exc))
+            if self.abandoned.is_set() and iterator is not None:
+                close: Callable[[], Any] | None = getattr(iterator, "close", None)
+                if close is not None:
+                    with contextlib.suppress(Exception):
+                        close()

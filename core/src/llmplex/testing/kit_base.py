@@ -161,7 +161,7 @@ class KitBase:
         """Format, send and parse ``request`` through the plugin's hooks (no retries, no deadline)."""
         attempt = Attempt(llm.route(self.spec))
         try:
-            return attempt.parse(attempt.send(attempt.format(request), timeout, request), request)
+            return attempt.parse(attempt.send_unguarded(attempt.format(request), request, timeout), request)
         except LLMError:
             raise
         except Exception as exc:

@@ -124,8 +124,11 @@ class Conversation:
             raise LLMConfigurationError(f"tool_context must be a ToolContext, got {type(context).__name__}")
         self.client = client
         self.model = model
+        # one deadline for every round of the loop, started before the first use loads plugins
+        deadline = client._deadline(args.pop("timeout", None), args.pop("deadline", None))
+        route = client._route_before(model, deadline)
         first = first_round(
-            client.route(model).provider.capabilities,
+            route.provider.capabilities,
             prompt,
             system=args.pop("system", None),
             tools=args.pop("tools", None),
@@ -137,9 +140,8 @@ class Conversation:
         self.messages = first.messages
         tools = first.tools
         args.update(
-            # one deadline and one budget tracker for every round of the loop
-            deadline=client._deadline(args.pop("timeout", None), args.pop("deadline", None)),
-            budget=as_tracker(args.pop("budget", None)),
+            deadline=deadline,
+            budget=as_tracker(args.pop("budget", None)),  # one budget tracker for every round too
             tools=tools,
             tool_choice=first.tool_choice,
             output=first.output,

@@ -7,6 +7,7 @@ from typing import Any
 import anthropic
 
 from llmplex.errors import LLMConfigurationError
+from llmplex.http import honour_deadline
 from llmplex.urls import split_query
 from llmplex_anthropic.settings import AnthropicSettings
 
@@ -36,10 +37,12 @@ def _client_options(settings: AnthropicSettings) -> dict[str, Any]:
 
 
 def create_client(settings: AnthropicSettings) -> anthropic.Anthropic:
-    """The sync SDK client; core retries, so the SDK never does."""
-    return anthropic.Anthropic(**_client_options(settings))
+    """The sync SDK client; core retries, so the SDK never does; requests hold to the call's deadline."""
+    http_client = honour_deadline(anthropic.DefaultHttpxClient())
+    return anthropic.Anthropic(**_client_options(settings), http_client=http_client)
 
 
 def create_async_client(settings: AnthropicSettings) -> anthropic.AsyncAnthropic:
-    """The async SDK client; core retries, so the SDK never does."""
-    return anthropic.AsyncAnthropic(**_client_options(settings))
+    """The async SDK client (one per event loop); core retries, so the SDK never does."""
+    http_client = honour_deadline(anthropic.DefaultAsyncHttpxClient())
+    return anthropic.AsyncAnthropic(**_client_options(settings), http_client=http_client)

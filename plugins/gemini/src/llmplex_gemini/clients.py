@@ -1,7 +1,9 @@
-"""Build the SDK clients for one provider instance: httpx2 on both paths, retries off."""
+"""Build and close the SDK clients of one provider instance: httpx2 on both paths, retries off, the deadline held."""
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Awaitable
 from typing import Any
 
 import httpx2
@@ -9,9 +11,10 @@ from google import genai
 from google.genai import types
 
 from llmplex.errors import LLMConfigurationError
+from llmplex.http import async_client, sync_client
 from llmplex_gemini.settings import GeminiSettings
 
-__all__ = ["LOCAL_PLACEHOLDER_KEY", "create_async_client", "create_client", "timeout_millis"]
+__all__ = ["LOCAL_PLACEHOLDER_KEY", "close_client", "create_async_client", "create_client", "timeout_millis"]
 
 LOCAL_PLACEHOLDER_KEY = "llmplex-local-no-key"
 """Sent to a ``base_url`` server configured without a key."""
@@ -40,11 +43,37 @@ def _client(settings: GeminiSettings, **transport: Any) -> genai.Client:
     return genai.Client(vertexai=False, api_key=key, http_options=options)
 
 
+# The SDK leaves the httpx2 clients it is given open: each SDK client's own, closed by close_client.
+_http_clients: weakref.WeakKeyDictionary[genai.Client, Any] = weakref.WeakKeyDictionary()
+
+
 def create_client(settings: GeminiSettings) -> genai.Client:
-    """The sync SDK client (``client.models``)."""
-    return _client(settings, httpx_client=httpx2.Client(follow_redirects=True))
+    """The sync SDK client (``client.models``); its requests hold to the call's deadline."""
+    http = sync_client(httpx2, follow_redirects=True)
+    client = _client(settings, httpx_client=http)
+    _http_clients[client] = http
+    return client
 
 
 def create_async_client(settings: GeminiSettings) -> genai.Client:
-    """The client whose ``.aio`` serves async calls, pinned to httpx2 rather than aiohttp."""
-    return _client(settings, httpx_async_client=httpx2.AsyncClient(follow_redirects=True))
+    """The client whose ``.aio`` serves async calls (one per event loop), pinned to httpx2 rather than aiohttp."""
+    http = async_client(httpx2, follow_redirects=True)
+    client = _client(settings, httpx_async_client=http)
+    _http_clients[client] = http
+    return client
+
+
+def close_client(client: genai.Client) -> Awaitable[None] | None:
+    """Close the SDK client and its httpx2 client (``ProviderInfo.close_client``)."""
+    http = _http_clients.pop(client, None)
+    if isinstance(http, httpx2.AsyncClient):
+        return _aclose(client, http)
+    client.close()
+    if http is not None:
+        http.close()
+    return None
+
+
+async def _aclose(client: genai.Client, http: httpx2.AsyncClient) -> None:
+    await client.aio.aclose()
+    await http.aclose()

@@ -12,7 +12,7 @@ from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo
 from llmplex.types import Embeddings, ModelInfo, Request, Response, StreamEvent, StreamState, Tool
 from llmplex_gemini import embeddings
-from llmplex_gemini.clients import create_async_client, create_client, timeout_millis
+from llmplex_gemini.clients import close_client, create_async_client, create_client, timeout_millis
 from llmplex_gemini.errors import classify_error
 from llmplex_gemini.request import format_request, tool_declaration
 from llmplex_gemini.response import parse_response
@@ -40,6 +40,7 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
             default_embedding_model="gemini-embedding-001",
             create_client=create_client,
             create_async_client=create_async_client,
+            close_client=close_client,
             description="Google Gemini (generateContent) on the official google-genai SDK.",
         )
     )

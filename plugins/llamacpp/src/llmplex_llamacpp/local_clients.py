@@ -1,9 +1,11 @@
-"""One OpenAI SDK client pair per local model, each talking to that model's own server."""
+"""OpenAI SDK clients per local model, each talking to that model's own server."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from llmplex_openai.clients import make_async_client, make_client
 from openai import AsyncOpenAI, OpenAI
@@ -11,15 +13,17 @@ from openai import AsyncOpenAI, OpenAI
 from llmplex_llamacpp.server import LocalServer
 from llmplex_llamacpp.settings import LlamaCppSettings
 
-__all__ = ["LocalClients"]
+__all__ = ["AsyncLocalClients", "LocalClients"]
+
+SDK = TypeVar("SDK", OpenAI, AsyncOpenAI)
 
 
 @dataclass
-class LocalClients:
-    """The ``llamacpp`` provider's client: starts (or reuses) a server for a model on first use."""
+class _PerModel(Generic[SDK]):
+    """One SDK client per model; a model's server is started (or reused) on first use."""
 
     settings: LlamaCppSettings
-    _clients: dict[str, tuple[OpenAI, AsyncOpenAI]] = field(default_factory=dict, repr=False)
+    _clients: dict[str, SDK] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def server(self, model: str) -> LocalServer:
@@ -29,19 +33,40 @@ class LocalClients:
             model, n_ctx=settings.n_ctx, start_timeout=settings.start_timeout, mmproj=settings.mmproj
         )
 
-    def _pair(self, model: str) -> tuple[OpenAI, AsyncOpenAI]:
-        server = self.server(model)
+    def _client(self, model: str, make: Callable[[str], SDK]) -> SDK:
+        url = self.server(model).openai_base_url
         with self._lock:
-            pair = self._clients.get(model)
-            if pair is None or str(pair[0].base_url).rstrip("/") != server.openai_base_url.rstrip("/"):
-                url = server.openai_base_url
-                pair = self._clients[model] = (make_client(url), make_async_client(url))
-            return pair
+            client = self._clients.get(model)
+            if client is None or str(client.base_url).rstrip("/") != url.rstrip("/"):
+                client = self._clients[model] = make(url)  # a restarted server listens elsewhere
+            return client
+
+
+class LocalClients(_PerModel[OpenAI]):
+    """The ``llamacpp`` provider's sync client (``ProviderInfo.create_client``)."""
 
     def sync(self, model: str) -> OpenAI:
-        """The sync SDK client for ``model``'s server (blocks while a server starts)."""
-        return self._pair(model)[0]
+        """The SDK client for ``model``'s server (blocks while a server starts)."""
+        return self._client(model, make_client)
+
+    def close(self) -> None:
+        """Close every SDK client."""
+        with self._lock:
+            clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            client.close()
+
+
+class AsyncLocalClients(_PerModel[AsyncOpenAI]):
+    """The async client of one event loop (``ProviderInfo.create_async_client``)."""
 
     def async_(self, model: str) -> AsyncOpenAI:
         """The async SDK client for ``model``'s server (blocks while a server starts)."""
-        return self._pair(model)[1]
+        return self._client(model, make_async_client)
+
+    async def aclose(self) -> None:
+        """Close every SDK client (on the loop they belong to)."""
+        with self._lock:
+            clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.close()

@@ -20,7 +20,7 @@ from llmplex.provider import Capabilities, ProviderInfo
 from llmplex.types import ModelInfo, Request, Response, StreamEvent, StreamState, Tool
 from llmplex_llamacpp.catalogue import DEFAULT_MODEL, MODELS
 from llmplex_llamacpp.errors import LocalModelError
-from llmplex_llamacpp.local_clients import LocalClients
+from llmplex_llamacpp.local_clients import AsyncLocalClients, LocalClients
 from llmplex_llamacpp.model_files import model_label
 from llmplex_llamacpp.settings import LlamaCppSettings
 
@@ -36,6 +36,7 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
             default_model=DEFAULT_MODEL,
             model_aliases={alias: model.name for model in MODELS for alias in model.aliases},
             create_client=LocalClients,
+            create_async_client=AsyncLocalClients,
             description=f"Local llama.cpp server with a GGUF model ({DEFAULT_MODEL} from PyPI by default); no API key.",
         )
     )
@@ -63,7 +64,7 @@ def llmplex_call(
 
 @hookimpl
 async def llmplex_acall(
-    payload: dict[str, Any], settings: LlamaCppSettings, client: LocalClients, timeout: float | None
+    payload: dict[str, Any], settings: LlamaCppSettings, client: AsyncLocalClients, timeout: float | None
 ) -> Any:
     """Async send (``llmplex_astream`` too); a server start runs in a worker thread."""
     sdk = await asyncio.to_thread(client.async_, payload["model"])

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from openai import AsyncOpenAI, OpenAI
+from openai import AsyncOpenAI, DefaultAsyncHttpxClient, DefaultHttpxClient, OpenAI
 
 from llmplex.errors import LLMConfigurationError
+from llmplex.http import honour_deadline
 from llmplex.urls import split_query
 from llmplex_openai.settings import OpenAISettings
 
@@ -60,12 +61,14 @@ def make_client(
     project: str | None = None,
     timeout: float | None = None,
 ) -> OpenAI:
-    """A sync SDK client for ``base_url`` with ``max_retries=0`` (a placeholder key when none is given).
+    """A sync SDK client for ``base_url`` with ``max_retries=0`` (a placeholder key when none is given),
+    whose requests hold to the llmplex call's deadline (:func:`llmplex.http.honour_deadline`).
 
     A query string in ``base_url`` (``?key=...`` for some gateways) is sent with every
     request as the SDK's ``default_query``.
     """
-    client = OpenAI(**_options(base_url, api_key, organization, project, timeout))
+    http_client = honour_deadline(DefaultHttpxClient())
+    client = OpenAI(**_options(base_url, api_key, organization, project, timeout), http_client=http_client)
     _pin_identity(client, organization, project)
     return client
 
@@ -78,8 +81,9 @@ def make_async_client(
     project: str | None = None,
     timeout: float | None = None,
 ) -> AsyncOpenAI:
-    """Async twin of :func:`make_client`."""
-    client = AsyncOpenAI(**_options(base_url, api_key, organization, project, timeout))
+    """Async twin of :func:`make_client` (build one per event loop)."""
+    http_client = honour_deadline(DefaultAsyncHttpxClient())
+    client = AsyncOpenAI(**_options(base_url, api_key, organization, project, timeout), http_client=http_client)
     _pin_identity(client, organization, project)
     return client
 

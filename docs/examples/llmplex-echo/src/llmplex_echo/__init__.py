@@ -24,6 +24,7 @@ from llmplex.errors import (
     LLMServerError,
 )
 from llmplex.hookspecs import hookimpl
+from llmplex.http import sync_client
 from llmplex.provider import Capabilities, ProviderInfo, ProviderSettings
 from llmplex.types import Request, Response, Usage
 
@@ -39,7 +40,8 @@ class EchoSettings(ProviderSettings):
 
 def _client(settings: EchoSettings) -> httpx.Client:
     key = settings.api_key.get_secret_value() if settings.api_key else None
-    return httpx.Client(base_url=settings.base_url, headers={"authorization": f"Bearer {key}"} if key else None)
+    # llmplex.http's client holds every request to the call's deadline, the whole response included
+    return sync_client(base_url=settings.base_url, headers={"authorization": f"Bearer {key}"} if key else None)
 
 
 @hookimpl
