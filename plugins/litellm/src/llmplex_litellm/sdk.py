@@ -8,6 +8,7 @@ from types import ModuleType
 from typing import Any
 
 from llmplex.errors import LLMConfigurationError
+from llmplex.http import honour_deadline
 from llmplex.urls import split_query
 from llmplex_litellm.settings import LiteLLMSettings
 
@@ -92,6 +93,16 @@ class LiteLLMClient:
         """``litellm.aembedding``."""
         return await self.litellm.aembedding(**self.arguments(payload, timeout))
 
+    def close(self) -> None:
+        """Close the sync query client, if any (LiteLLM's own clients are LiteLLM's)."""
+        if self.query_client is not None:
+            self.query_client.close()
+
+    async def aclose(self) -> None:
+        """Close the async query client, if any."""
+        if self.query_client is not None:
+            await self.query_client.close()
+
 
 def _query_client(settings: LiteLLMSettings, asynchronous: bool) -> Any:
     """An OpenAI SDK client sending ``api_base``'s query string with every request; ``None`` without a query."""
@@ -101,8 +112,10 @@ def _query_client(settings: LiteLLMSettings, asynchronous: bool) -> Any:
     import openai
 
     key = settings.api_key.get_secret_value() if settings.api_key is not None else None
-    factory = openai.AsyncOpenAI if asynchronous else openai.OpenAI
-    return factory(base_url=base, api_key=key, default_query=query, max_retries=0)
+    options: dict[str, Any] = {"base_url": base, "api_key": key, "default_query": query, "max_retries": 0}
+    if asynchronous:
+        return openai.AsyncOpenAI(**options, http_client=honour_deadline(openai.DefaultAsyncHttpxClient()))
+    return openai.OpenAI(**options, http_client=honour_deadline(openai.DefaultHttpxClient()))
 
 
 def create_client(settings: LiteLLMSettings) -> LiteLLMClient:
