@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,7 +11,7 @@ from llmplex.engine.retrier import Retrier, RetryPlan
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMConfigurationError, LLMServerError
 from llmplex.events import PromptExecuted
-from llmplex.reliability.guard import await_before
+from llmplex.reliability.guard import await_before, call_before, in_worker
 from llmplex.routing import Route, Router
 from llmplex.types import Embeddings, LLMConfig, Message, Request, Usage
 
@@ -116,27 +115,37 @@ class EmbedRun:
             self.request_id, self.runner, self.plan, self.telemetry, self.attempts, self.started, request=request
         )
 
-    def _args(self, batch: list[str], timeout: float | None, asynchronous: bool) -> dict[str, Any]:
+    def _args(self, batch: list[str], asynchronous: bool) -> dict[str, Any]:
+        client = self.route.provider.client(asynchronous)  # built first: the timeout is what is left after
+        deadline = self.plan.deadline
         return {
             "texts": batch,
             "model": self.route.model,
             "dimensions": self.dimensions,
             "settings": self.route.provider.settings,
-            "client": self.route.provider.client(asynchronous),
-            "timeout": timeout,
+            "client": client,
+            "timeout": None if deadline is None else deadline.remaining(),
         }
 
-    def _send(self, batch: list[str], timeout: float | None) -> Any:
+    def _send(self, batch: list[str], retrier: Retrier) -> Any:
+        """Send ``batch`` synchronously, held to the deadline (:mod:`llmplex.reliability.guard`)."""
         hooks = self.route.provider.hooks
         if hooks.implements("embed"):
-            return hooks.embed(**self._args(batch, timeout, False))
-        return run_on_loop(lambda: hooks.aembed(**self._args(batch, timeout, True)))
+            return call_before(
+                lambda: hooks.embed(**self._args(batch, False)), self.plan.deadline, retrier.deadline_error
+            )
+        return run_on_loop(lambda: self._asend(batch, retrier))
 
-    async def _asend(self, batch: list[str], timeout: float | None) -> Any:
+    async def _asend(self, batch: list[str], retrier: Retrier) -> Any:
+        """Async :meth:`_send`: cancelled at the deadline; a sync-only hook runs on a worker thread."""
         hooks = self.route.provider.hooks
-        if hooks.implements("aembed"):
-            return await hooks.aembed(**self._args(batch, timeout, True))
-        return await asyncio.to_thread(lambda: hooks.embed(**self._args(batch, timeout, False)))
+
+        async def sending() -> Any:
+            if hooks.implements("aembed"):
+                return await hooks.aembed(**self._args(batch, True))
+            return await in_worker(lambda: hooks.embed(**self._args(batch, False)))
+
+        return await await_before(sending, self.plan.deadline, retrier.deadline_error)
 
     def _accept(self, result: Any, batch: list[str], retrier: Retrier) -> Embeddings:
         if not isinstance(result, Embeddings) or len(result.vectors) != len(batch):
@@ -160,7 +169,7 @@ class EmbedRun:
                 while True:
                     retrier.begin()
                     try:
-                        parts.append(self._accept(self._send(batch, retrier.timeout("embed")), batch, retrier))
+                        parts.append(self._accept(self._send(batch, retrier), batch, retrier))
                         break
                     except Exception as exc:
                         error, delay = retrier.failure(exc)
@@ -174,7 +183,6 @@ class EmbedRun:
 
     async def arun(self) -> Embeddings:
         """Async :meth:`run`: waits are cancelled at the deadline."""
-        deadline = self.plan.deadline
         parts = []
         for batch in self.batches:
             retrier = self._retrier(batch)
@@ -182,10 +190,7 @@ class EmbedRun:
                 while True:
                     await retrier.abegin()
                     try:
-                        sending = self._asend(batch, retrier.timeout("aembed"))
-                        if deadline is not None:
-                            sending = await_before(sending, deadline, retrier.deadline_error)
-                        parts.append(self._accept(await sending, batch, retrier))
+                        parts.append(self._accept(await self._asend(batch, retrier), batch, retrier))
                         break
                     except Exception as exc:
                         error, delay = retrier.failure(exc)
