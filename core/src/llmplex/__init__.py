@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import importlib
+import math
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -303,7 +304,34 @@ def default_client() -> Client:
     return _default
 
 
-# The clock of a call starts when it is made, before the default client (config, plugins) exists.
+def _client_since(started: float, kwargs: CallArgs) -> tuple[Client, CallArgs]:
+    """The default client, and ``kwargs`` with the call's deadline counted from ``started``.
+
+    The clock starts when the call is made: building the default client on first use
+    (config, imports) counts, and with ``timeout=``/``deadline=`` it is held to the deadline.
+    """
+    if _default is not None:
+        return _default, _default._since(kwargs, started)
+    from llmplex.errors import LLMDeadlineExceededError
+    from llmplex.reliability.deadline import Deadline
+    from llmplex.reliability.guard import call_before
+
+    timeout, deadline = kwargs.get("timeout"), kwargs.get("deadline")
+    if deadline is None and isinstance(timeout, (int, float)) and 0 < timeout < math.inf:
+        deadline = Deadline.after(timeout, since=started)
+    if not isinstance(deadline, Deadline):
+        client = default_client()  # no deadline to hold it to (or a bad one: the call says what is wrong)
+        return client, client._since(kwargs, started)
+
+    def expired() -> LLMDeadlineExceededError:
+        return LLMDeadlineExceededError(
+            "deadline reached before the request could be sent, while loading llmplex's configuration "
+            "(a first call also imports llmplex's client: allow it more time)",
+            attempts=0,
+        )
+
+    client = call_before(default_client, deadline, expired)
+    return client, client._since({**kwargs, "deadline": deadline}, started)
 
 
 def complete(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Response:
@@ -315,16 +343,14 @@ def complete(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs])
     `tools`, `timeout`, `fallbacks`, ... It is [`Client.complete`][llmplex.client.Client.complete]
     on [`default_client()`][llmplex.default_client]; failures raise an `LLMError` subclass.
     """
-    started = time.monotonic()
-    client = default_client()
-    return client.complete(model, prompt, **client._since(kwargs, started))
+    client, kwargs = _client_since(time.monotonic(), kwargs)
+    return client.complete(model, prompt, **kwargs)
 
 
 async def acomplete(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Response:
     """[`complete()`][llmplex.complete] for async code: `r = await llmplex.acomplete(model, prompt)`."""
-    started = time.monotonic()
-    client = default_client()
-    return await client.acomplete(model, prompt, **client._since(kwargs, started))
+    client, kwargs = _client_since(time.monotonic(), kwargs)
+    return await client.acomplete(model, prompt, **kwargs)
 
 
 def stream(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Iterator[StreamEvent]:
@@ -333,16 +359,14 @@ def stream(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -
     Arguments as for [`complete()`][llmplex.complete]; the last event (`type == "response"`)
     carries the whole `Response`. It is [`Client.stream`][llmplex.client.Client.stream] on the default client.
     """
-    started = time.monotonic()
-    client = default_client()
-    return client.stream(model, prompt, **client._since(kwargs, started))
+    client, kwargs = _client_since(time.monotonic(), kwargs)
+    return client.stream(model, prompt, **kwargs)
 
 
 def astream(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> AsyncIterator[StreamEvent]:
     """[`stream()`][llmplex.stream] for async code: `async for event in llmplex.astream(model, prompt)`."""
-    started = time.monotonic()
-    client = default_client()
-    return client.astream(model, prompt, **client._since(kwargs, started))
+    client, kwargs = _client_since(time.monotonic(), kwargs)
+    return client.astream(model, prompt, **kwargs)
 
 
 def tool_declarations(tools: Sequence[ToolInput], provider: str) -> list[dict[str, Any]]:

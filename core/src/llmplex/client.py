@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self, Unpack
+from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack
 
 from llmplex.config.loader import load_config
 from llmplex.config.schema import Config
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from llmplex.tooling.conversation import Conversation
 
 __all__ = ["Client"]
+
+T = TypeVar("T")
 
 _request_ids = itertools.count(1)
 _CONTROL_ARGS = frozenset(
@@ -193,15 +195,15 @@ class Client:
         deadline = self._deadline(args.get("timeout"), None, started)
         return args if deadline is None else {**args, "deadline": deadline}
 
-    def _route_before(self, model: str | None, deadline: Deadline | None) -> Route:
-        """The route of ``model``; the first use loads plugins, which the deadline bounds like any I/O."""
+    def _first_use(self, model: str | None, deadline: Deadline | None, prepare: Callable[[], T]) -> T:
+        """``prepare()``, held to the deadline when ``model`` is used for the first time.
+
+        A first use loads observers, the provider plugin and its SDK: seconds on a busy
+        machine, which the deadline bounds like any I/O (the imports finish in the background).
+        """
         written = self.config.default_model if model is None else model
         if self._observers_ready and self.router.is_cached(written):
-            return self.route(model)
-
-        def prepare() -> Route:
-            self._ready()
-            return self.route(model)
+            return prepare()
 
         def expired() -> LLMDeadlineExceededError:
             return LLMDeadlineExceededError(
@@ -219,10 +221,15 @@ class Client:
 
     def _call(self, model: str | None, prompt: PromptInput, stream: bool, args: CallArgs) -> Call:
         deadline = self._deadline(args.get("timeout"), args.get("deadline"))
-        route = self._route_before(model, deadline)
-        request = _build_request(route.model, prompt, stream, args)
-        written = self.config.default_model if model is None else model
-        return self.calls.start(f"req-{next(_request_ids)}", written, route, request, deadline, args)
+
+        def prepare() -> Call:
+            self._ready()
+            route = self.route(model)
+            request = _build_request(route.model, prompt, stream, args)
+            written = self.config.default_model if model is None else model
+            return self.calls.start(f"req-{next(_request_ids)}", written, route, request, deadline, args)
+
+        return self._first_use(model, deadline, prepare)
 
     def _conversation(self, model: str | None, prompt: PromptInput, args: CallArgs) -> Conversation:
         from llmplex.tooling.conversation import Conversation

@@ -126,7 +126,7 @@ class Conversation:
         self.model = model
         # one deadline for every round of the loop, started before the first use loads plugins
         deadline = client._deadline(args.pop("timeout", None), args.pop("deadline", None))
-        route = client._route_before(model, deadline)
+        route = client._first_use(model, deadline, lambda: client.route(model))
         first = first_round(
             route.provider.capabilities,
             prompt,
