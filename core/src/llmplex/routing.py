@@ -99,7 +99,7 @@ class Router:
 
     def is_cached(self, model: str) -> bool:
         """Whether ``model`` was resolved before (resolving it again loads nothing)."""
-        return model in self._routes
+        return isinstance(model, str) and model in self._routes
 
     def _resolve(self, model: str) -> Route:
         spec = self._expand_alias(model)
