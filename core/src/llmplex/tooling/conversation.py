@@ -125,7 +125,7 @@ class Conversation:
         self.client = client
         self.model = model
         # one deadline for every round of the loop, started before the first use loads plugins
-        deadline = client._deadline(args.pop("timeout", None), args.pop("deadline", None))
+        deadline = self.deadline = client._deadline(args.pop("timeout", None), args.pop("deadline", None))
         route = client._first_use(model, deadline, lambda: client.route(model))
         first = first_round(
             route.provider.capabilities,
@@ -161,7 +161,7 @@ class Conversation:
                 step = steps.send(reply)
             except StopIteration as stop:
                 return stop.value  # type: ignore[no-any-return]
-            reply = step.call.complete() if isinstance(step, _Ask) else self.runner.run(step.calls)
+            reply = step.call.complete() if isinstance(step, _Ask) else self.runner.run(step.calls, self.deadline)
 
     async def arun(self) -> Response:
         """Run every round asynchronously."""
@@ -172,7 +172,11 @@ class Conversation:
                 step = steps.send(reply)
             except StopIteration as stop:
                 return stop.value  # type: ignore[no-any-return]
-            reply = await step.call.acomplete() if isinstance(step, _Ask) else await self.runner.arun(step.calls)
+            reply = (
+                await step.call.acomplete()
+                if isinstance(step, _Ask)
+                else await self.runner.arun(step.calls, self.deadline)
+            )
 
     # -- the rounds ----------------------------------------------------------------------
 

@@ -1,8 +1,11 @@
 """Run the tool calls of one model turn: validate arguments, call handlers, build tool messages.
 
-Nothing a tool does aborts the loop: an unknown tool, invalid arguments or a
-handler that raises become a tool message carrying the error, so the model
-can correct itself.
+Nothing a tool does aborts the loop but overrunning the call's deadline: an
+unknown tool, invalid arguments or a handler that raises become a tool message
+carrying the error, so the model can correct itself. A handler still running
+at the deadline raises ``LLMDeadlineExceededError`` naming it: a sync handler
+runs on a worker thread that is left behind, an async one is cancelled (see
+:mod:`llmplex.reliability.guard`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ import pydantic_core
 from pydantic import ValidationError
 
 from llmplex.engine.bridge import run_on_loop
+from llmplex.errors import LLMDeadlineExceededError
+from llmplex.reliability.deadline import Deadline
+from llmplex.reliability.guard import await_before, call_before, in_worker
 from llmplex.structured.schema import OutputInvalidError, describe_errors, json_schema_validator, pydantic_errors
 from llmplex.tooling.context import ToolContext
 from llmplex.tooling.function_tool import FunctionHandler, context_parameter
@@ -76,8 +82,8 @@ class ToolRunner:
 
     # -- drivers -------------------------------------------------------------------------
 
-    def run(self, calls: Sequence[ToolCall]) -> list[ToolOutcome]:
-        """Run ``calls`` from sync code: sync handlers in order here, async ones together on the bridge loop."""
+    def run(self, calls: Sequence[ToolCall], deadline: Deadline | None = None) -> list[ToolOutcome]:
+        """Run ``calls`` from sync code: sync handlers in order, async ones together on the bridge loop."""
         prepared = [self._prepare(call) for call in calls]
         outcomes: dict[int, ToolOutcome] = {}
         pending: dict[int, _Invocation] = {}
@@ -87,17 +93,17 @@ class ToolRunner:
             elif item.is_async:
                 pending[index] = item
             else:
-                outcomes[index] = self._invoke(item)
+                outcomes[index] = self._invoke(item, deadline)
         if pending:
-            done = run_on_loop(lambda: self._gather(list(pending.values())))
+            done = run_on_loop(lambda: self._gather(list(pending.values()), deadline))
             outcomes.update(zip(pending, done, strict=True))
         return self._report([outcomes[i] for i in range(len(prepared))])
 
-    async def arun(self, calls: Sequence[ToolCall]) -> list[ToolOutcome]:
+    async def arun(self, calls: Sequence[ToolCall], deadline: Deadline | None = None) -> list[ToolOutcome]:
         """Run ``calls`` from async code: async handlers concurrently, sync ones in order."""
         prepared = [self._prepare(call) for call in calls]
         invocations = [item for item in prepared if isinstance(item, _Invocation)]
-        done = iter(await self._gather(invocations))
+        done = iter(await self._gather(invocations, deadline))
         return self._report([item if isinstance(item, ToolOutcome) else next(done) for item in prepared])
 
     def _report(self, outcomes: list[ToolOutcome]) -> list[ToolOutcome]:
@@ -141,45 +147,84 @@ class ToolRunner:
             validate = self._validators[tool.name] = json_schema_validator(tool.parameters)
         return dict(validate(arguments))
 
-    def _invoke(self, invocation: _Invocation) -> ToolOutcome:
+    def _invoke(self, invocation: _Invocation, deadline: Deadline | None) -> ToolOutcome:
+        """One sync handler; with a deadline it runs on a worker thread, left there when the deadline passes."""
+
+        def call() -> Any:
+            result = invocation.handler(**invocation.kwargs)
+            if inspect.isawaitable(result):
+                awaitable = result
+                result = run_on_loop(lambda: awaitable)
+            return result
+
         started = time.perf_counter()
         try:
             with self.context.transaction() if invocation.uses_context else nullcontext():
-                result = invocation.handler(**invocation.kwargs)
-                if inspect.isawaitable(result):
-                    awaitable = result
-                    result = run_on_loop(lambda: awaitable)
+                result = call_before(call, deadline, self._overran(invocation, started))
                 content = _render(invocation.call.name, result)
         except Exception as exc:
-            return _raised(invocation, exc, time.perf_counter() - started)
+            return self._raised(invocation, exc, started)
         return _succeeded(invocation, result, content, time.perf_counter() - started)
 
-    async def _ainvoke(self, invocation: _Invocation, lock: asyncio.Lock) -> ToolOutcome:
+    async def _ainvoke(self, invocation: _Invocation, lock: asyncio.Lock, deadline: Deadline | None) -> ToolOutcome:
+        """One handler from async code: an async one cancelled at the deadline, a sync one on a worker thread
+        when there is a deadline to leave it at."""
+
+        async def call() -> Any:
+            if deadline is not None and not invocation.is_async:
+                return await in_worker(lambda: invocation.handler(**invocation.kwargs))
+            result = invocation.handler(**invocation.kwargs)
+            return await result if inspect.isawaitable(result) else result
+
         started = time.perf_counter()
         serial: AbstractAsyncContextManager[Any] = lock if invocation.uses_context else nullcontext()
         try:
             async with serial:
                 with self.context.transaction() if invocation.uses_context else nullcontext():
-                    result = invocation.handler(**invocation.kwargs)
-                    if inspect.isawaitable(result):
-                        result = await result
+                    result = await await_before(call, deadline, self._overran(invocation, started))
                     content = _render(invocation.call.name, result)
         except Exception as exc:
-            return _raised(invocation, exc, time.perf_counter() - started)
+            return self._raised(invocation, exc, started)
         return _succeeded(invocation, result, content, time.perf_counter() - started)
 
-    async def _gather(self, invocations: list[_Invocation]) -> list[ToolOutcome]:
+    async def _gather(self, invocations: list[_Invocation], deadline: Deadline | None) -> list[ToolOutcome]:
         lock = asyncio.Lock()
         results: dict[int, ToolOutcome] = {}
-        concurrent = []
-        for index, invocation in enumerate(invocations):
-            if invocation.is_async:
-                concurrent.append((index, asyncio.ensure_future(self._ainvoke(invocation, lock))))
-            else:
-                results[index] = await self._ainvoke(invocation, lock)
-        for index, task in concurrent:
-            results[index] = await task
+        concurrent: dict[int, asyncio.Future[ToolOutcome]] = {}
+        try:
+            for index, invocation in enumerate(invocations):
+                if invocation.is_async:
+                    concurrent[index] = asyncio.ensure_future(self._ainvoke(invocation, lock, deadline))
+                else:
+                    results[index] = await self._ainvoke(invocation, lock, deadline)
+            for index, task in concurrent.items():
+                results[index] = await task
+        finally:  # one overran: the others end with the call (each also meets the deadline)
+            for task in concurrent.values():
+                task.cancel()
+            await asyncio.gather(*concurrent.values(), return_exceptions=True)
         return [results[i] for i in range(len(invocations))]
+
+    def _overran(self, invocation: _Invocation, started: float) -> Callable[[], LLMDeadlineExceededError]:
+        """The error of a handler still running at the deadline (its state changes are rolled back)."""
+        name = invocation.call.name
+
+        def expired() -> LLMDeadlineExceededError:
+            return LLMDeadlineExceededError(
+                f"the call's deadline passed while tool {name!r} was running ({time.perf_counter() - started:.2f} s "
+                "in it); make the tool return sooner or give the call more time (timeout=)",
+                context={"tool": name},
+            )
+
+        return expired
+
+    def _raised(self, invocation: _Invocation, exc: Exception, started: float) -> ToolOutcome:
+        """The outcome of a handler that raised, for the model; a deadline it overran ends the call instead."""
+        outcome = _raised(invocation, exc, time.perf_counter() - started)
+        if isinstance(exc, LLMDeadlineExceededError) and exc.context.get("tool") == invocation.call.name:
+            self.on_outcome(outcome)  # observers see the tool that overran
+            raise exc
+        return outcome
 
 
 def _context_param(handler: Callable[..., Any]) -> str | None:
