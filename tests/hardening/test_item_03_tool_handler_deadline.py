@@ -111,4 +111,3 @@ def test_item_03_a_tool_that_overran_leaves_no_trace_in_the_tool_context(mode: s
 
     _ends_at_deadline(run)
     assert context.state == {"visited": []}
-
