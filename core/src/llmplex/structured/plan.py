@@ -8,9 +8,11 @@ from typing import Any, Literal, get_args
 
 from llmplex.errors import LLMConfigurationError, LLMIncompleteError, LLMOutputParseError, LLMRefusalError
 from llmplex.provider import Capabilities
+from llmplex.reliability.deadline import Deadline
 from llmplex.structured.extract import extract_json
 from llmplex.structured.schema import OutputInvalidError, OutputSpec, describe_errors
 from llmplex.types import Message, OutputSchema, Response, Tool, ToolCall
+from llmplex.types.messages import decode_json
 
 __all__ = ["OutputPlan", "Strategy", "choose_strategy"]
 
@@ -71,11 +73,12 @@ class OutputPlan:
 
     # -- reading answers -------------------------------------------------------------
 
-    def read(self, response: Response) -> Any:
+    def read(self, response: Response, deadline: Deadline | None = None) -> Any:
         """The validated value in ``response``; raises refusal, truncation or parse errors.
 
         An answer cut off at the token limit is accepted when the value in it is
         already whole and valid (small models often keep generating after it).
+        Looking for the value in a long text answer stops at ``deadline``.
         """
         where = {"provider": response.provider or None, "model": response.model or None}
         if response.refusal is not None or response.finish_reason in ("refusal", "content_filter"):
@@ -84,7 +87,7 @@ class OutputPlan:
         call = self._output_call(response)
         raw = response.text if call is None else call.arguments
         try:
-            return self._parse(raw, call is None, where)
+            return self._parse(raw, call is None, where, deadline)
         except LLMOutputParseError:
             if response.finish_reason != "length":
                 raise
@@ -101,10 +104,10 @@ class OutputPlan:
             return None
         return next((c for c in response.tool_calls if c.name == self.name), None)
 
-    def _parse(self, raw: str, is_text: bool, where: dict[str, Any]) -> Any:
+    def _parse(self, raw: str, is_text: bool, where: dict[str, Any], deadline: Deadline | None) -> Any:
         """Decode and validate ``raw``: JSON found in text, or a tool call's JSON arguments."""
         try:
-            data = extract_json(raw) if is_text else json.loads(raw or "{}")
+            data = extract_json(raw, deadline) if is_text else decode_json(raw or "{}")
         except ValueError as exc:
             raise LLMOutputParseError(
                 f"the answer is not JSON ({exc}); expected a {self.name} value",

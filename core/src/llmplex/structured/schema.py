@@ -188,10 +188,13 @@ def json_schema_validator(schema: Mapping[str, Any]) -> Callable[[Any], Any]:
     validator = validator_for(schema)(schema)
 
     def validate(data: Any) -> Any:
-        errors = [
-            {"path": "/".join(str(p) for p in e.absolute_path), "message": e.message}
-            for e in validator.iter_errors(data)
-        ]
+        try:
+            errors = [
+                {"path": "/".join(str(p) for p in e.absolute_path), "message": e.message}
+                for e in validator.iter_errors(data)
+            ]
+        except RecursionError:  # a recursive schema ($ref) walking data nested hundreds of levels deep
+            errors = [{"path": "", "message": "the value is nested too deeply to check against the schema"}]
         if errors:
             raise OutputInvalidError(errors)
         return data

@@ -197,7 +197,7 @@ class Conversation:
             if self.plan is None:
                 return response.model_copy(update={"usage": usage})
             try:
-                value = self.plan.read(response)
+                value = self.plan.read(response, self.deadline)
             except LLMOutputParseError as exc:
                 if parse_failures >= self.output_retries:
                     exc.context["output_retries"] = self.output_retries

@@ -11,9 +11,22 @@ from pydantic_core import PydanticCustomError
 
 from llmplex.types.parts import Audio, ContentPart, Document, Image, MediaPart
 
-__all__ = ["Message", "Role", "ToolCall"]
+__all__ = ["JSONNestingError", "Message", "Role", "ToolCall", "decode_json"]
 
 Role = Literal["system", "user", "assistant", "tool"]
+
+
+class JSONNestingError(ValueError):
+    """JSON nested too deeply for Python to read."""
+
+
+def decode_json(text: str) -> Any:
+    """``json.loads(text)``; JSON nested too deeply to read raises :class:`JSONNestingError`, a ``ValueError``
+    like any other unreadable JSON, instead of ``RecursionError``."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise JSONNestingError("the JSON is nested too deeply to read (more than about 1000 levels)") from None
 
 
 class ToolCall(BaseModel):
@@ -26,8 +39,8 @@ class ToolCall(BaseModel):
     arguments: str = Field(default="{}", description="The arguments as the model sent them: a JSON text.")
 
     def parsed_arguments(self) -> Any:
-        """The arguments decoded from JSON (raises ``ValueError`` when they are not JSON)."""
-        return json.loads(self.arguments or "{}")
+        """The arguments decoded from JSON (raises ``ValueError`` when they are not JSON or nest too deeply)."""
+        return decode_json(self.arguments or "{}")
 
 
 _PART_TYPES: dict[str, type[MediaPart]] = {"image": Image, "document": Document, "audio": Audio}
