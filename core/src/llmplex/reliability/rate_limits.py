@@ -6,7 +6,8 @@ windows in the ``[limits]`` storage: with Redis, every process and host using
 the same config and prefix shares them. A request is *admitted* when every
 window has room for it (one request, and its estimated tokens: prompt
 characters / 4 plus ``max_tokens``); the limits hold at that moment — no
-window of admissions ever holds more than its limit. After the answer, its
+window of admissions, as the storage's timestamps place them, ever holds more
+than its limit (each process stamps its own admissions). After the answer, its
 reported tokens replace the estimate where they are more (tokens reserved but
 not used stay counted until they leave the window, as the provider's own
 limiter counts ``max_tokens``). ``max_concurrency`` caps the calls in flight in
