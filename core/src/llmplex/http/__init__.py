@@ -1,13 +1,40 @@
-"""HTTP helpers for provider plugins: httpx clients that hold every request to the call's deadline.
+"""HTTP helpers for provider plugins: deadline-bound httpx clients, an event-stream parser, the status mapping.
 
-    from llmplex.http import async_client, sync_client
+    from llmplex.http import async_client, classify_http_error, iter_sse, sync_client
 
     def create_client(settings):        # ProviderInfo.create_client
-        return MySDK(http_client=sync_client())
+        return sync_client(base_url=settings.base_url)
 
-See :mod:`llmplex.http.clients`.
+    @hookimpl
+    def llmplex_classify_error(error):
+        return classify_http_error(error)   # None for what is not an HTTP status error
+
+See :mod:`llmplex.http.clients`, :mod:`llmplex.http.sse` and :mod:`llmplex.http.statuses`.
 """
 
 from llmplex.http.clients import async_client, honour_deadline, sync_client
+from llmplex.http.sse import ServerSentEvent, SSEDecoder, aiter_sse, iter_sse
+from llmplex.http.statuses import (
+    Override,
+    body_excerpt,
+    classify_http_error,
+    default_error_class,
+    error_for_status,
+    error_from_response,
+)
 
-__all__ = ["async_client", "honour_deadline", "sync_client"]
+__all__ = [
+    "Override",
+    "SSEDecoder",
+    "ServerSentEvent",
+    "aiter_sse",
+    "async_client",
+    "body_excerpt",
+    "classify_http_error",
+    "default_error_class",
+    "error_for_status",
+    "error_from_response",
+    "honour_deadline",
+    "iter_sse",
+    "sync_client",
+]

@@ -1,0 +1,130 @@
+"""Server-sent events (``text/event-stream``) read from a response's bytes, as the WHATWG spec says.
+
+    from llmplex.http import iter_sse
+
+    for event in iter_sse(response.iter_bytes()):   # aiter_sse(response.aiter_bytes()) when async
+        if event.data != "[DONE]":
+            yield event.json()
+
+Chunks may split the stream anywhere (inside a UTF-8 sequence, between CR and
+LF); lines end with CRLF, LF or CR; a leading byte order mark is dropped;
+``:`` comment lines are skipped; ``data:`` lines of one event are joined with
+``\\n``; ``event``, ``id`` and ``retry`` are read; a block without ``data`` is not
+an event. An event whose blank line never came (the stream was cut) is
+discarded, as the spec says, so a truncated JSON payload is never handed on.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["SSEDecoder", "ServerSentEvent", "aiter_sse", "iter_sse"]
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_BOM = "\ufeff"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSentEvent:
+    """One event: its ``data`` (lines joined with ``\\n``), type, last event id and reconnection time.
+
+    ``event`` is ``"message"`` unless the stream named it; ``id`` is the last
+    event id the stream set (it carries over to later events, ``""`` if never
+    set); ``retry`` is the last reconnection time in milliseconds the stream
+    gave (``None`` if never).
+    """
+
+    data: str
+    event: str = "message"
+    id: str = ""
+    retry: int | None = None
+
+    def json(self) -> Any:
+        """``data`` parsed as JSON (raises ``ValueError`` when it is not JSON)."""
+        return json.loads(self.data)
+
+
+class SSEDecoder:
+    """An incremental event-stream parser: :meth:`feed` it bytes as they come, get the complete events back."""
+
+    def __init__(self) -> None:
+        self._text = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._started = False
+        self._after_cr = False
+        self._line: list[str] = []
+        self._data: list[str] = []
+        self._event = ""
+        self._id = ""
+        self._retry: int | None = None
+
+    def feed(self, chunk: bytes) -> list[ServerSentEvent]:
+        """The events completed by ``chunk`` (bytes in any split), in order."""
+        text = self._text.decode(chunk)
+        if not self._started and text:
+            self._started = True
+            text = text.removeprefix(_BOM)
+        if text and self._after_cr:
+            self._after_cr = False
+            if text[0] == "\n":
+                text = text[1:]  # the LF of a CRLF split across chunks
+        if not text:
+            return []
+        self._after_cr = text.endswith("\r")
+        lines = _LINE_END.split(text)
+        if len(lines) == 1:
+            self._line.append(text)
+            return []
+        if self._line:
+            lines[0] = "".join(self._line) + lines[0]
+        self._line = [lines[-1]] if lines[-1] else []
+        events: list[ServerSentEvent] = []
+        for line in lines[:-1]:
+            event = self._read(line)
+            if event is not None:
+                events.append(event)
+        return events
+
+    def _read(self, line: str) -> ServerSentEvent | None:
+        """Take one line: a blank one ends the event (returned if it has data); a field line fills it."""
+        if not line:
+            return self._dispatch()
+        name, colon, value = line.partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id":
+            if "\0" not in value:
+                self._id = value
+        elif name == "retry" and value.isascii() and value.isdigit():
+            self._retry = int(value)
+        return None  # a comment (empty name) or an unknown field is ignored
+
+    def _dispatch(self) -> ServerSentEvent | None:
+        data, event = self._data, self._event
+        self._data, self._event = [], ""
+        if not data:
+            return None
+        return ServerSentEvent("\n".join(data), event or "message", self._id, self._retry)
+
+
+def iter_sse(chunks: Iterable[bytes]) -> Iterator[ServerSentEvent]:
+    """The events of an event stream given as bytes (``response.iter_bytes()``, a file, a list)."""
+    decoder = SSEDecoder()
+    for chunk in chunks:
+        yield from decoder.feed(chunk)
+
+
+async def aiter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[ServerSentEvent]:
+    """Async twin of :func:`iter_sse` (``response.aiter_bytes()``)."""
+    decoder = SSEDecoder()
+    async for chunk in chunks:
+        for event in decoder.feed(chunk):
+            yield event
