@@ -75,13 +75,26 @@ def honour_deadline(client: ClientT) -> ClientT:
     return client
 
 
-def _flavour(client: object) -> tuple[ModuleType, bool]:
-    """The library ``client`` comes from (httpx, httpx2) and whether it is async."""
+def is_blocking_client(client: object) -> bool:
+    """Whether ``client`` is a sync httpx or httpx2 ``Client`` (an SDK's subclass too), whose I/O blocks."""
+    found = _found_flavour(client)
+    return found is not None and not found[1]
+
+
+def _found_flavour(client: object) -> tuple[ModuleType, bool] | None:
     for cls in type(client).__mro__:
         module = sys.modules.get(cls.__module__.partition(".")[0])
         if cls.__name__ in ("Client", "AsyncClient") and getattr(module, cls.__name__, None) is cls:
             assert module is not None
             return module, cls.__name__ == "AsyncClient"
+    return None
+
+
+def _flavour(client: object) -> tuple[ModuleType, bool]:
+    """The library ``client`` comes from (httpx, httpx2) and whether it is async."""
+    found = _found_flavour(client)
+    if found is not None:
+        return found
     raise LLMConfigurationError(
         f"honour_deadline() takes an httpx or httpx2 Client or AsyncClient, got {type(client).__name__}"
     )

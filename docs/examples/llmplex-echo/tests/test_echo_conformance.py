@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from llmplex.testing import FakeError, HTTPConformanceTests, Received, Reply, SentMessage, SentRequest, WireAdapter
+from llmplex.testing import (
+    FakeError,
+    HTTPConformanceTests,
+    Received,
+    Reply,
+    SentMessage,
+    SentRequest,
+    WireAdapter,
+    sse,
+)
 
 ERROR_TYPES = {"quota": "insufficient_quota", "rate_limit": "rate_limited", "authentication": "invalid_api_key"}
 
@@ -23,6 +32,13 @@ class EchoWire(WireAdapter):
             "finish_reason": finish,
         }
 
+    def stream(self, reply: Reply) -> list[bytes]:
+        ids = {"id": reply.response_id, "model": reply.model}
+        words = [word + " " for word in reply.text.split(" ")]
+        words[-1] = words[-1][:-1]
+        done = {**ids, "usage": self.response(reply)["usage"], "finish_reason": self.response(reply)["finish_reason"]}
+        return [sse({**ids, "delta": word}) for word in words if word] + [sse(done, event="done")]
+
     def error_body(self, error: FakeError) -> dict[str, Any]:
         return {"error": {"type": ERROR_TYPES.get(error.kind, error.kind), "message": error.message}}
 
@@ -34,6 +50,7 @@ class EchoWire(WireAdapter):
             system=tuple(m["content"] for m in turns if m["role"] == "system"),
             messages=tuple(SentMessage(m["role"], m["content"]) for m in turns if m["role"] != "system"),
             options={k: list(v) if k == "stop" else v for k, v in body["options"].items()},
+            stream=body.get("stream", False),
             raw=body,
         )
 
@@ -44,3 +61,5 @@ class TestEchoConformance(HTTPConformanceTests):
     wire = EchoWire()
     usage_fields = frozenset({"input_tokens", "output_tokens"})
     reports_refusals = False
+    supports_streaming = True
+    supports_async = True
