@@ -140,11 +140,10 @@ def test_item_3_cli_embed_prints_json_vectors_and_norms(tmp_path: Path) -> None:
     assert bad.returncode != 0 and "texts[0] is blank" in bad.stderr and "Traceback" not in bad.stderr
 
 
-def test_item_3_a_model_is_required_and_llamacpp_makes_no_embeddings_yet(client: Client) -> None:
-    with pytest.raises(LLMConfigurationError, match="embed\\(\\) needs a model"):
-        client.embed(None, "hi")
-    with pytest.raises(LLMConfigurationError, match="does not make embeddings"):
-        client.embed("llamacpp:qwen2.5-coder-1.5b", "hi")
+def test_item_3_no_model_means_the_configured_default_and_a_missing_provider_is_typed(client: Client) -> None:
+    assert client.config.default_embedding_model == "llamacpp:all-minilm-l6-v2"
+    with pytest.raises(LLMConfigurationError, match="anthropic"):
+        Client(default_embedding_model="anthropic:claude-haiku-4-5").embed(None, "hi")
 
 
 def test_item_3_providers_check_lists_embeddings_as_a_capability_but_no_batch_size(client: Client) -> None:

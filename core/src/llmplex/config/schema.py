@@ -12,6 +12,7 @@ from llmplex.config.wording import KEY_ERROR
 from llmplex.redaction import is_secret_name, url_credentials
 
 __all__ = [
+    "DEFAULT_EMBEDDING_MODEL",
     "DEFAULT_MODEL",
     "LIMIT_KEYS",
     "BudgetConfig",
@@ -25,6 +26,9 @@ __all__ = [
 
 DEFAULT_MODEL = "llamacpp:qwen2.5-coder-1.5b"
 """The model a call uses when it names none: the local, instruction-tuned default of llmplex-llamacpp."""
+
+DEFAULT_EMBEDDING_MODEL = "llamacpp:all-minilm-l6-v2"
+"""The model ``embed`` uses when it names none: llmplex-llamacpp's local embedding model, no API key."""
 
 LIMIT_KEYS = ("rate_limit", "token_rate_limit", "max_concurrency")
 """Keys of a ``[providers.<prefix>]`` table that core reads (shared limits), never passed to the plugin."""
@@ -151,6 +155,7 @@ class Config(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     default_model: str = DEFAULT_MODEL
+    default_embedding_model: str = DEFAULT_EMBEDDING_MODEL
     default_provider: str | None = None
     enabled: tuple[str, ...] | None = Field(default=None, description="Allow-list of prefixes; None allows all.")
     disabled: tuple[str, ...] = ()

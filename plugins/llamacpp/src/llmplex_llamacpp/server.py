@@ -36,6 +36,8 @@ DEFAULT_START_TIMEOUT = 120.0
 _STOP_TIMEOUT = 5.0
 _HOST = "127.0.0.1"
 _PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
+_Key = tuple[Path, Path | None, str | None]
+"""A server's identity in a process: model file, vision projector, embedding pooling (``None``: chat)."""
 _PERSISTENT_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 """Persistent servers started by this interpreter, kept so they can be reaped."""
 
@@ -51,8 +53,8 @@ def _logs_dir() -> Path:
 class LocalServer:
     """A llama.cpp HTTP server for one GGUF file, listening on 127.0.0.1."""
 
-    _registry: ClassVar[dict[tuple[Path, Path | None], LocalServer]] = {}
-    _start_locks: ClassVar[dict[tuple[Path, Path | None], threading.Lock]] = {}
+    _registry: ClassVar[dict[_Key, LocalServer]] = {}
+    _start_locks: ClassVar[dict[_Key, threading.Lock]] = {}
     _registry_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(
@@ -63,9 +65,12 @@ class LocalServer:
         log_path: Path,
         process: subprocess.Popen[bytes] | None = None,
         mmproj: Path | None = None,
+        pooling: str | None = None,
     ) -> None:
         self.model_path = model_path
         self.mmproj = mmproj
+        self.pooling = pooling
+        """``None`` for a chat server; for an embedding server, its ``--pooling`` (``model``, ``mean``...)."""
         self.pid = pid
         self.port = port
         self.log_path = log_path
@@ -98,17 +103,20 @@ class LocalServer:
         n_ctx: int = DEFAULT_N_CTX,
         start_timeout: float = DEFAULT_START_TIMEOUT,
         mmproj: Path | None = None,
+        pooling: str | None = None,
     ) -> LocalServer:
         """Return the running server for `model`, starting one if needed.
 
-        Thread-safe; one server per model path (and vision projector) per process.
-        `n_ctx` applies only when a server is started here. With `mmproj` (the
-        model's multimodal projector GGUF) the server reads images; a persistent
-        server, which has none, is not reused then.
+        Thread-safe; one server per model path (and vision projector, and
+        mode) per process. `n_ctx` applies only when a server is started
+        here. With `mmproj` (the model's multimodal projector GGUF) the server
+        reads images; with `pooling` (see `serve.POOLING_CHOICES`) it is an
+        embedding server (``/v1/embeddings``), separate from the model's chat
+        server. A persistent server (chat, no projector) is reused only for chat.
         """
         model_path = resolve_model(model)
         mmproj = None if mmproj is None else mmproj.expanduser().resolve()
-        key = (model_path, mmproj)
+        key = (model_path, mmproj, pooling)
         with cls._registry_lock:
             start_lock = cls._start_locks.setdefault(key, threading.Lock())
         with start_lock:
@@ -117,8 +125,10 @@ class LocalServer:
                 return current
             if current is not None:
                 current.stop()
-            persistent = None if mmproj else _persistent_server_for(model_path)
-            server = persistent or _start_owned(model_path, n_ctx=n_ctx, timeout=start_timeout, mmproj=mmproj)
+            persistent = None if mmproj or pooling else _persistent_server_for(model_path)
+            server = persistent or _start_owned(
+                model_path, n_ctx=n_ctx, timeout=start_timeout, mmproj=mmproj, pooling=pooling
+            )
             with cls._registry_lock:
                 cls._registry[key] = server
             return server
@@ -131,7 +141,7 @@ class LocalServer:
 
     def stop(self) -> None:
         """Stop the server if this interpreter owns it; else just forget it."""
-        key = (self.model_path, self.mmproj)
+        key = (self.model_path, self.mmproj, self.pooling)
         with self._registry_lock:
             if self._registry.get(key) is self:
                 del self._registry[key]
@@ -254,24 +264,27 @@ def _persistent_server_for(model_path: Path) -> LocalServer | None:
     return LocalServer(model_path, pid, port, log_path)
 
 
-def _start_owned(model_path: Path, *, n_ctx: int, timeout: float, mmproj: Path | None = None) -> LocalServer:
-    log_path = _logs_dir() / f"server-{os.getpid()}-{model_path.stem}.log"
-    process, port = _spawn(model_path, log_path, n_ctx=n_ctx, parent_pid=os.getpid(), timeout=timeout, mmproj=mmproj)
-    return LocalServer(model_path, process.pid, port, log_path, process, mmproj)
+def _start_owned(
+    model_path: Path, *, n_ctx: int, timeout: float, mmproj: Path | None = None, pooling: str | None = None
+) -> LocalServer:
+    mode = "" if pooling is None else "-embedding"
+    log_path = _logs_dir() / f"server-{os.getpid()}-{model_path.stem}{mode}.log"
+    process, port = _spawn(
+        model_path, log_path, n_ctx=n_ctx, parent_pid=os.getpid(), timeout=timeout, mmproj=mmproj, pooling=pooling
+    )
+    return LocalServer(model_path, process.pid, port, log_path, process, mmproj, pooling)
 
 
-def _spawn(
+def serve_command(
     model_path: Path,
-    log_path: Path,
+    ready_file: Path,
     *,
     n_ctx: int,
     parent_pid: int | None,
-    timeout: float,
     mmproj: Path | None = None,
-) -> tuple[subprocess.Popen[bytes], int]:
-    """Run ``llmplex_llamacpp.serve`` in its own process group; wait until healthy."""
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    ready_file = log_path.parent / f".ready-{uuid.uuid4().hex}.json"
+    pooling: str | None = None,
+) -> list[str]:
+    """The child's command line: ``python -m llmplex_llamacpp.serve`` for chat, or embeddings with `pooling`."""
     command = [
         sys.executable,
         "-m",
@@ -287,6 +300,25 @@ def _spawn(
         command += ["--parent-pid", str(parent_pid)]
     if mmproj is not None:
         command += ["--mmproj", str(mmproj)]
+    if pooling is not None:
+        command += ["--embedding", "--pooling", pooling]
+    return command
+
+
+def _spawn(
+    model_path: Path,
+    log_path: Path,
+    *,
+    n_ctx: int,
+    parent_pid: int | None,
+    timeout: float,
+    mmproj: Path | None = None,
+    pooling: str | None = None,
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Run ``llmplex_llamacpp.serve`` in its own process group; wait until healthy."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    ready_file = log_path.parent / f".ready-{uuid.uuid4().hex}.json"
+    command = serve_command(model_path, ready_file, n_ctx=n_ctx, parent_pid=parent_pid, mmproj=mmproj, pooling=pooling)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
     with log_path.open("wb") as log:

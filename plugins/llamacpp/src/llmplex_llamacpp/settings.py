@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Literal
 
 from pydantic import Field, FilePath
 
@@ -23,6 +24,10 @@ class LlamaCppSettings(ProviderSettings):
         mmproj: the multimodal projector GGUF of a vision model (its image encoder, published
             next to the model as ``mmproj-*.gguf``); with it the server reads images, without it
             images are refused before sending.
+        embedding_pooling: how llama.cpp turns token vectors into one vector per text when it embeds
+            with a GGUF model (``llamacpp:/path/model.gguf``): ``model`` keeps the pooling the GGUF
+            declares (BERT-style embedding models do), else ``mean``, ``cls`` or ``last`` (decoder
+            models). The built-in ONNX embedding model always mean-pools.
     """
 
     n_ctx: int = Field(default=4096, ge=256)
@@ -30,6 +35,7 @@ class LlamaCppSettings(ProviderSettings):
     default_max_tokens: int = Field(default=256, gt=0)
     timeout: float | None = Field(default=None, gt=0)
     mmproj: FilePath | None = None
+    embedding_pooling: Literal["model", "mean", "cls", "last"] = "model"
 
     def capabilities(self, declared: Capabilities) -> Capabilities:
         """Images only with a vision projector (``mmproj``)."""
