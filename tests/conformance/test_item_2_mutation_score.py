@@ -4,8 +4,10 @@ Each mutant of ``tests/conformance/reference_plugin`` (see its ``mutants.py``) i
 written to its own directory and the reference plugin's conformance tests run on
 it in a subprocess (``pytest -x``: the first failing check kills it). A mutant
 whose run passes survived: the test fails naming every survivor. The unmutated
-plugin runs through the same harness first and must pass, so a broken harness
-cannot pass for a strong kit. The score is printed (``pytest -s`` shows it).
+plugin, and each bug-free rewrite of it the mutants start from (``CONTROLS``: a
+hand-written error classifier), run through the same harness first and must
+pass, so a broken harness, or a rewrite the kit fails anyway, cannot pass for a
+strong kit. The score is printed (``pytest -s`` shows it).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance.reference_plugin.mutants import MUTANTS, Mutant, apply
+from tests.conformance.reference_plugin.mutants import CONTROLS, MUTANTS, Mutant, apply
 from tests.conformance.reference_plugin.site import HERE, SOURCE_VARIABLE
 
 ROOT = HERE.parents[2]
@@ -70,7 +72,7 @@ def _mutant_source(mutant: Mutant | None, root: Path) -> Path:
 def test_every_mutant_applies_exactly_once(tmp_path: Path) -> None:
     names = [m.name for m in MUTANTS]
     assert len(names) == len(set(names)) >= 21
-    for mutant in MUTANTS:
+    for mutant in MUTANTS + CONTROLS:
         _mutant_source(mutant, tmp_path)  # raises unless the replaced text occurs exactly once
 
 
@@ -78,6 +80,9 @@ def test_item_2_the_kit_kills_every_mutant(tmp_path: Path) -> None:
     bytecode = tmp_path / "pycache"
     clean = _run_kit("unmutated", _mutant_source(None, tmp_path), bytecode)
     assert clean.exit_code == 0, f"the unmutated reference plugin must pass the kit:\n{clean.output}"
+    for control in CONTROLS:
+        run = _run_kit(control.name, _mutant_source(control, tmp_path), bytecode)
+        assert run.exit_code == 0, f"the bug-free rewrite {control.name} must pass the kit:\n{run.output}"
     sources = {m.name: _mutant_source(m, tmp_path) for m in MUTANTS}
     with ThreadPoolExecutor(WORKERS) as pool:
         runs = list(pool.map(lambda m: _run_kit(m.name, sources[m.name], bytecode), MUTANTS))

@@ -3,6 +3,11 @@
 A mutant is a replacement of one exact piece of the plugin's source (it must occur
 exactly once). The first eleven are the bugs issue 14 found the old kit letting
 through; the rest are other mistakes a plugin author makes.
+
+The plugin classifies errors with ``llmplex.http``'s status mapping, so the
+classification bugs are those of an author who writes the classifier by hand
+instead: each such mutant is :data:`HAND_ROLLED` (which passes the kit, see
+:data:`CONTROLS`) with one bug.
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["MUTANTS", "Mutant", "apply"]
+__all__ = ["CONTROLS", "HAND_ROLLED", "MUTANTS", "Mutant", "apply"]
 
 PLUGIN = Path("llmplex_reference") / "__init__.py"
 
@@ -42,6 +47,46 @@ _OPTIONS = "    payload.update(request.config.set_options())\n"
 def _without_option(name: str) -> str:
     return f"    payload.update({{k: v for k, v in request.config.set_options().items() if k != {name!r}}})\n"
 
+
+CLASSIFY = 'return classify_http_error(error, key_hint="check REFERENCE_API_KEY")'
+
+HAND_ROLLED = """from llmplex.errors import (
+        LLMAuthenticationError, LLMBadRequestError, LLMQuotaExhaustedError, LLMRateLimitError, LLMServerError,
+    )
+
+    if not isinstance(error, httpx.HTTPStatusError):
+        return None
+    answer, status = error.response, error.response.status_code
+    try:
+        body = answer.json()
+    except ValueError:
+        body = answer.text
+    detail = body.get("error") or {} if isinstance(body, dict) else {}
+    message = f"the server answered {status}: {detail.get('message') or answer.reason_phrase}"
+    facts: dict[str, Any] = {"status_code": status, "response_body": body, "headers": answer.headers, "cause": error}
+    if "insufficient_quota" in (detail.get("code"), detail.get("type")):
+        return LLMQuotaExhaustedError(message, **facts)
+    if status == 429:
+        return LLMRateLimitError(message, **facts)
+    if status in (401, 403):
+        return LLMAuthenticationError(f"{message}; check REFERENCE_API_KEY", **facts)
+    if status == 408 or status >= 500:
+        return LLMServerError(message, **facts)
+    return LLMBadRequestError(message, **facts)"""
+"""A correct classifier written by hand, as plugins did before ``llmplex.http`` had the status mapping."""
+
+
+def _hand_rolled(name: str, bug: str, old: str, new: str) -> Mutant:
+    """The plugin with :data:`HAND_ROLLED` as its classifier, ``old`` replaced by ``new`` in it."""
+    if HAND_ROLLED.count(old) != 1:
+        raise ValueError(f"mutant {name}: the replaced text occurs {HAND_ROLLED.count(old)} times in HAND_ROLLED")
+    return Mutant(name, f"{bug} (a hand-written classifier)", CLASSIFY, HAND_ROLLED.replace(old, new))
+
+
+CONTROLS: tuple[Mutant, ...] = (
+    Mutant("hand_rolled_classifier", "none: the correct hand-written classifier", CLASSIFY, HAND_ROLLED),
+)
+"""Rewrites that are no bug: the kit must pass them (the classifier mutants are these with one bug)."""
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
@@ -100,11 +145,11 @@ MUTANTS: tuple[Mutant, ...] = (
         '"length": "length", ',
         "",
     ),
-    Mutant(
+    _hand_rolled(
         "html_502_escapes_as_json_error",
         "a non-JSON error body (an HTML 502) escapes as a JSONDecodeError",
-        "    try:\n        return answer.json()\n    except ValueError:\n        return answer.text\n",
-        "    return answer.json()\n",
+        "    try:\n        body = answer.json()\n    except ValueError:\n        body = answer.text\n",
+        "    body = answer.json()\n",
     ),
     Mutant(
         "only_first_tool_call_parsed",
@@ -124,19 +169,19 @@ MUTANTS: tuple[Mutant, ...] = (
         "        cached_tokens=cached,\n",
         "",
     ),
-    Mutant(
+    _hand_rolled(
         "quota_as_rate_limit",
         "a 429 for exhausted quota is treated as a (retryable) rate limit",
         '"insufficient_quota" in (detail.get("code"), detail.get("type"))',
         'detail.get("code") == "quota_exceeded"',
     ),
-    Mutant(
+    _hand_rolled(
         "retry_after_ignored",
         "Retry-After is not read (the response headers are not passed to the error)",
         '"headers": answer.headers, ',
         "",
     ),
-    Mutant(
+    _hand_rolled(
         "401_as_bad_request",
         "401 is classified as a bad request",
         "if status in (401, 403):",
@@ -163,7 +208,7 @@ MUTANTS: tuple[Mutant, ...] = (
         'refusal = message.get("refusal")',
         "refusal = None",
     ),
-    Mutant(
+    _hand_rolled(
         "503_as_bad_request",
         "503 and 529 (overloaded) are bad requests, never retried",
         "if status == 408 or status >= 500:",

@@ -1,8 +1,9 @@
 """llmplex-reference: an OpenAI-compatible Chat Completions provider over plain httpx, written from the docs.
 
 A third party's plugin as the tutorial teaches it: settings, sync and async httpx
-clients, the request and response translation, streaming, and error
-classification. The conformance kit runs on it, and on single-bug mutants of it
+clients (``llmplex.http``), the request and response translation, streaming
+(``llmplex.http.iter_sse``), and error classification (``llmplex.http``'s status
+mapping). The conformance kit runs on it, and on single-bug mutants of it
 (tests/conformance/reference_plugin/mutants.py), to show which bugs it catches.
 """
 
@@ -17,15 +18,9 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
-from llmplex.errors import (
-    LLMAuthenticationError,
-    LLMBadRequestError,
-    LLMError,
-    LLMQuotaExhaustedError,
-    LLMRateLimitError,
-    LLMServerError,
-)
+from llmplex.errors import LLMError
 from llmplex.hookspecs import hookimpl
+from llmplex.http import ServerSentEvent, aiter_sse, async_client, classify_http_error, iter_sse, sync_client
 from llmplex.provider import Capabilities, ProviderInfo, ProviderSettings
 from llmplex.types import Message, Request, Response, StreamEvent, StreamState, ToolCall, Usage
 
@@ -52,11 +47,11 @@ def _tls() -> ssl.SSLContext:
 
 
 def _client(settings: ReferenceSettings) -> httpx.Client:
-    return httpx.Client(base_url=settings.base_url, headers=_headers(settings), verify=_tls())
+    return sync_client(base_url=settings.base_url, headers=_headers(settings), verify=_tls())
 
 
 def _async_client(settings: ReferenceSettings) -> httpx.AsyncClient:
-    return httpx.AsyncClient(base_url=settings.base_url, headers=_headers(settings), verify=_tls())
+    return async_client(base_url=settings.base_url, headers=_headers(settings), verify=_tls())
 
 
 def _timeout(timeout: float | None) -> Any:
@@ -133,12 +128,9 @@ async def llmplex_acall(payload: dict[str, Any], client: httpx.AsyncClient, time
     return answer.json()
 
 
-def _data(line: str) -> dict[str, Any] | None:
-    """The JSON of one ``data:`` line of the event stream (``None`` for other lines and ``[DONE]``)."""
-    if not line.startswith("data:") or line[5:].strip() == "[DONE]":
-        return None
-    data: dict[str, Any] = json.loads(line[5:])
-    return data
+def _chunk(event: ServerSentEvent) -> Any:
+    """The JSON chunk an event carries (``None`` for the final ``[DONE]``)."""
+    return None if event.data == "[DONE]" else json.loads(event.data)
 
 
 @hookimpl
@@ -153,8 +145,8 @@ def llmplex_stream(payload: dict[str, Any], client: httpx.Client, timeout: float
 
     def chunks() -> Iterator[Any]:
         try:
-            for line in answer.iter_lines():
-                if (data := _data(line)) is not None:
+            for event in iter_sse(answer.iter_bytes()):
+                if (data := _chunk(event)) is not None:
                     yield data
         finally:
             answer.close()
@@ -175,8 +167,8 @@ async def llmplex_astream(
 
     async def chunks() -> AsyncIterator[Any]:
         try:
-            async for line in answer.aiter_lines():
-                if (data := _data(line)) is not None:
+            async for event in aiter_sse(answer.aiter_bytes()):
+                if (data := _chunk(event)) is not None:
                     yield data
         finally:
             await answer.aclose()
@@ -249,29 +241,8 @@ def llmplex_parse_event(raw_event: dict[str, Any], state: StreamState) -> list[S
     return events
 
 
-def _body(answer: httpx.Response) -> Any:
-    try:
-        return answer.json()
-    except ValueError:
-        return answer.text
-
-
 @hookimpl
 def llmplex_classify_error(error: BaseException) -> LLMError | None:
-    """Error statuses as the core taxonomy; core's fallback maps httpx timeouts and connection failures."""
-    if not isinstance(error, httpx.HTTPStatusError):
-        return None
-    answer, status = error.response, error.response.status_code
-    body = _body(answer)
-    detail = body.get("error") or {} if isinstance(body, dict) else {}
-    message = f"the server answered {status}: {detail.get('message') or answer.reason_phrase}"
-    facts: dict[str, Any] = {"status_code": status, "response_body": body, "headers": answer.headers, "cause": error}
-    if "insufficient_quota" in (detail.get("code"), detail.get("type")):
-        return LLMQuotaExhaustedError(message, **facts)
-    if status == 429:
-        return LLMRateLimitError(message, **facts)
-    if status in (401, 403):
-        return LLMAuthenticationError(f"{message}; check REFERENCE_API_KEY", **facts)
-    if status == 408 or status >= 500:
-        return LLMServerError(message, **facts)
-    return LLMBadRequestError(message, **facts)
+    """Error statuses as the core taxonomy (``insufficient_quota`` 429s are quota, waits read from the headers);
+    core's fallback maps httpx timeouts and connection failures."""
+    return classify_http_error(error, key_hint="check REFERENCE_API_KEY")
