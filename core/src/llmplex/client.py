@@ -300,13 +300,15 @@ class Client:
         """Async :meth:`embed`."""
         return await self._embedding(model, texts, kwargs).arun()
 
-    def models(self, provider: str, *, refresh: bool = False) -> list[ModelInfo]:
+    def models(self, provider: str, *, refresh: bool = False, timeout: float | None = None) -> list[ModelInfo]:
         """The models ``provider`` (a prefix or config instance) serves, asked once per client and kept.
 
-        ``refresh=True`` asks again.
+        ``refresh=True`` asks again. ``timeout`` (default: the config's) bounds the asking:
+        past it, ``LLMDeadlineExceededError``.
         """
         self._ready()
-        return self.catalog.models(self._provider(provider), refresh=refresh)
+        deadline = self._deadline(timeout, None)
+        return self.catalog.models(self._provider(provider), refresh=refresh, deadline=deadline)
 
 
 def _wants_conversation(args: CallArgs) -> bool:

@@ -6,7 +6,9 @@ import threading
 from collections.abc import Sequence
 
 from llmplex.engine.attempt import Attempt
-from llmplex.errors import LLMConfigurationError, LLMError, LLMServerError
+from llmplex.errors import LLMConfigurationError, LLMDeadlineExceededError, LLMError, LLMServerError
+from llmplex.reliability.deadline import Deadline
+from llmplex.reliability.guard import call_before
 from llmplex.routing import ProviderInstance, Route
 from llmplex.types import ModelInfo
 
@@ -20,17 +22,20 @@ class ModelCatalog:
         self._lists: dict[str, tuple[ModelInfo, ...]] = {}
         self._lock = threading.Lock()
 
-    def models(self, instance: ProviderInstance, refresh: bool = False) -> list[ModelInfo]:
-        """``instance``'s models, from the cache unless ``refresh``; errors are typed ``LLMError``."""
+    def models(
+        self, instance: ProviderInstance, refresh: bool = False, deadline: Deadline | None = None
+    ) -> list[ModelInfo]:
+        """``instance``'s models, from the cache unless ``refresh``, asked before ``deadline``; errors are typed
+        ``LLMError``."""
         with self._lock:
             kept = None if refresh else self._lists.get(instance.name)
         if kept is None:
-            kept = self._fetch(instance)
+            kept = self._fetch(instance, deadline)
             with self._lock:
                 self._lists[instance.name] = kept
         return list(kept)
 
-    def _fetch(self, instance: ProviderInstance) -> tuple[ModelInfo, ...]:
+    def _fetch(self, instance: ProviderInstance, deadline: Deadline | None) -> tuple[ModelInfo, ...]:
         hooks = instance.hooks
         if not hooks.implements("models"):
             raise LLMConfigurationError(
@@ -38,7 +43,13 @@ class ModelCatalog:
                 "it does not implement llmplex_models"
             )
         try:
-            listed = hooks.models(settings=instance.settings, client=instance.client(False))
+            listed = call_before(
+                lambda: hooks.models(settings=instance.settings, client=instance.client(False)),
+                deadline,
+                lambda: LLMDeadlineExceededError(
+                    f"provider {instance.name!r} did not list its models before the timeout", provider=instance.name
+                ),
+            )
         except LLMError:
             raise
         except Exception as exc:

@@ -7,16 +7,17 @@ results = await llm.create_batch([LLMRequest(..., entity_key=f"plan:{a['identity
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from llmplex.errors import LLMConfigurationError
+from llmplex.errors import LLMConfigurationError, LLMDeadlineExceededError
 from llmplex.facade.calls import EntityCalls, RateLimitWarning
 from llmplex.facade.entities import STATE_KEY
 from llmplex.facade.request import LLMRequest, input_text
+from llmplex.reliability.deadline import Deadline
+from llmplex.reliability.guard import await_before, in_worker
 
 if TYPE_CHECKING:
     from llmplex.plugins.host import PluginHost
@@ -87,23 +88,32 @@ class LLMClient(EntityCalls):
             )
 
     async def _delete(self, response_id: str) -> None:
-        await delete_response(self.route, response_id)
+        await delete_response(self.route, response_id, self.call_kwargs.get("timeout") or self.client.config.timeout)
 
 
-async def delete_response(route: Route, response_id: str) -> None:
-    """Delete a stored response at ``route``'s provider, when it supports deletion (failures are only logged)."""
+async def delete_response(route: Route, response_id: str, timeout: float | None = None) -> None:
+    """Delete a stored response at ``route``'s provider, when it supports deletion.
+
+    Failures, and a deletion still running after ``timeout`` seconds, are only logged.
+    """
     provider = route.provider
     if not provider.capabilities.delete_response:
         return
-    try:
-        deleted = await asyncio.to_thread(
-            provider.hooks.delete_response,
-            response_id=response_id,
-            settings=provider.settings,
-            client=provider.client(False),
+
+    async def deleting() -> None:
+        deleted = await in_worker(
+            lambda: provider.hooks.delete_response(
+                response_id=response_id, settings=provider.settings, client=provider.client(False)
+            )
         )
         if inspect.isawaitable(deleted):
             await deleted
+
+    def late() -> LLMDeadlineExceededError:
+        return LLMDeadlineExceededError(f"the deletion took longer than {timeout}s", provider=provider.name)
+
+    try:
+        await await_before(deleting, Deadline.after(timeout) if timeout is not None else None, late)
     except Exception as exc:
         logger.warning(
             "could not delete response %s at %s: %s: %s", response_id, provider.name, type(exc).__name__, exc

@@ -1,0 +1,121 @@
+"""Issue 14 item 4: the timeout contract is core's — a plugin that ignores its timeout cannot hang a caller.
+
+``stuck:`` (sync hooks) and ``astuck:`` (async hooks) never return and never
+look at ``timeout``. Every public call through them, sync and async, raises
+``LLMDeadlineExceededError`` within the timeout plus a CI margin: a call, a
+stream stalled after its first event, embeddings, the model list, and a
+stored response's deletion (which is only logged).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import llmplex
+from llmplex.errors import LLMDeadlineExceededError
+from llmplex.facade.client import delete_response
+from tests.platform import stuck_plugin
+
+TIMEOUT = 0.4
+SLACK = 0.6
+"""How much later than the timeout the caller may get its error (a loaded 2-core CI machine)."""
+
+
+@pytest.fixture(autouse=True)
+def stuck_providers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """``stuck`` and ``astuck`` discovered as installed plugins; their blocked threads released afterwards."""
+    info = tmp_path / "llmplex_stuck-0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: llmplex-stuck\nVersion: 0\n")
+    (info / "entry_points.txt").write_text(
+        "[llmplex.providers]\nstuck = tests.platform.stuck_plugin\nastuck = tests.platform.astuck_plugin\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    stuck_plugin.RELEASE.clear()
+    yield
+    stuck_plugin.RELEASE.set()
+
+
+def _held(run: Callable[[], Any]) -> float:
+    """Seconds ``run()`` took to raise the deadline error."""
+    started = time.monotonic()
+    with pytest.raises(LLMDeadlineExceededError):
+        run()
+    took = time.monotonic() - started
+    assert took < TIMEOUT + SLACK, f"the caller waited {took:.2f}s with timeout={TIMEOUT}s"
+    return took
+
+
+@pytest.mark.parametrize("prefix", ["stuck", "astuck"])
+def test_item_4_complete_ends_at_the_deadline(prefix: str) -> None:
+    with llmplex.Client() as llm:
+        assert _held(lambda: llm.complete(f"{prefix}:m", "hi", timeout=TIMEOUT)) >= TIMEOUT - 0.05
+
+
+@pytest.mark.parametrize("prefix", ["stuck", "astuck"])
+def test_item_4_acomplete_ends_at_the_deadline(prefix: str) -> None:
+    async def ask() -> None:
+        async with llmplex.Client() as llm:
+            await llm.acomplete(f"{prefix}:m", "hi", timeout=TIMEOUT)
+
+    _held(lambda: asyncio.run(ask()))
+
+
+@pytest.mark.parametrize("prefix", ["stuck", "astuck"])
+def test_item_4_a_stream_stalled_after_its_first_event_ends_at_the_deadline(prefix: str) -> None:
+    seen: list[str] = []
+
+    def read() -> None:
+        with llmplex.Client() as llm:
+            seen.extend(event.text for event in llm.stream(f"{prefix}:m", "hi", timeout=TIMEOUT))
+
+    _held(read)
+    assert seen == ["first"]
+
+
+@pytest.mark.parametrize("prefix", ["stuck", "astuck"])
+def test_item_4_astream_ends_at_the_deadline(prefix: str) -> None:
+    async def read() -> None:
+        async with llmplex.Client() as llm:
+            async for _ in llm.astream(f"{prefix}:m", "hi", timeout=TIMEOUT):
+                pass
+
+    _held(lambda: asyncio.run(read()))
+
+
+@pytest.mark.parametrize("prefix", ["stuck", "astuck"])
+def test_item_4_embed_ends_at_the_deadline(prefix: str) -> None:
+    with llmplex.Client() as llm:
+        _held(lambda: llm.embed(f"{prefix}:e", ["a", "b"], timeout=TIMEOUT))
+
+    async def aembed() -> None:
+        async with llmplex.Client() as llm:
+            await llm.aembed(f"{prefix}:e", ["a"], timeout=TIMEOUT)
+
+    _held(lambda: asyncio.run(aembed()))
+
+
+def test_item_4_the_model_list_ends_at_the_deadline() -> None:
+    with llmplex.Client() as llm:
+        _held(lambda: llm.models("stuck", timeout=TIMEOUT))
+    with llmplex.Client(timeout=TIMEOUT) as llm:
+        _held(lambda: llm.models("stuck"))  # the config's timeout by default
+
+
+def test_item_4_deleting_a_stored_response_gives_up_at_the_deadline(caplog: pytest.LogCaptureFixture) -> None:
+    """A deletion is cleanup: a stuck one is logged and given up at the timeout, never raised."""
+    with llmplex.Client() as llm:
+        route = llm.route("stuck:m")
+        started = time.monotonic()
+        with caplog.at_level(logging.WARNING, logger="llmplex"):
+            asyncio.run(delete_response(route, "resp_1", timeout=TIMEOUT))
+        assert time.monotonic() - started < TIMEOUT + SLACK
+    assert "could not delete response resp_1" in caplog.text
+    assert "LLMDeadlineExceededError" in caplog.text
