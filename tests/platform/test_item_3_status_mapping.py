@@ -161,6 +161,7 @@ def test_item_3_request_id_headers_and_provider_facts() -> None:
     assert (error.request_id, error.provider, error.model, error.__cause__) == ("req_1", "echo", "echo-1", cause)
     assert SECRET not in repr(error.headers)
     assert error_for_status(500, {"request-id": "r2"}, request_id="mine").request_id == "mine"
+    assert error_for_status(400, context={"subtype": "x"}).context == {"subtype": "x"}
 
 
 def _transport(status: int, content: bytes, content_type: str) -> httpx.MockTransport:

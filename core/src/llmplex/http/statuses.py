@@ -80,6 +80,7 @@ def error_for_status(
     override: Override | None = None,
     retry_after: float | None = None,
     request_id: str | None = None,
+    context: Mapping[str, Any] | None = None,
     cause: BaseException | None = None,
 ) -> LLMAPIError:
     """The taxonomy error for an answer with HTTP ``status``, its ``headers`` and its ``body``.
@@ -87,8 +88,8 @@ def error_for_status(
     ``body`` is the parsed JSON, or the text of a body that is not JSON.
     ``key_hint`` ends the message of a 401/403 (``"check ECHO_API_KEY"``);
     ``retry_after`` is a wait the plugin read from the body (the headers are read
-    anyway); ``request_id`` defaults to the ``x-request-id``/``request-id`` header.
-    Core fills ``provider`` and ``model`` when they are not given.
+    anyway); ``request_id`` defaults to the ``x-request-id``/``request-id`` header;
+    ``context`` is kept as the error's ``context``. Core fills ``provider`` and ``model`` when they are not given.
     """
     headers = headers or {}
     cls = (override(status, body) if override else None) or default_error_class(status, body)
@@ -102,6 +103,7 @@ def error_for_status(
         "request_id": request_id or _request_id(headers),
         "provider": provider,
         "model": model,
+        "context": context,
         "cause": cause,
     }
     if issubclass(cls, _WAITS):

@@ -5,17 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from llmplex.errors import (
-    LLMAuthenticationError,
-    LLMBadRequestError,
     LLMConfigurationError,
     LLMConnectionError,
     LLMError,
     LLMQuotaExhaustedError,
-    LLMRateLimitError,
-    LLMServerError,
     LLMSubprocessError,
     LLMTimeoutError,
 )
+from llmplex.http import error_for_status
 from llmplex_claude_code.failures import CLIExitError, CLIOutputError, CLIResultError, CLITimeoutError
 
 __all__ = ["classify_error"]
@@ -35,24 +32,23 @@ def _from_result(error: CLIResultError) -> LLMError:
     status = status if isinstance(status, int) else None
     lowered = message.lower()
     fields: dict[str, Any] = {
-        "status_code": status,
-        "response_body": result.get("result"),
         "request_id": result.get("session_id"),
         "context": {"subtype": result.get("subtype"), "return_code": error.return_code},
         "cause": error,
     }
-    if status in (401, 403):
-        return LLMAuthenticationError(f"the claude CLI is not authenticated ({message}); {_LOGIN_HINT}", **fields)
+    quota = any(m in lowered for m in _QUOTA_MARKERS)
+    if status is not None and status >= 400:  # the API's answer, relayed: llmplex.http's status mapping
+        return error_for_status(
+            status,
+            body=message,
+            key_hint=_LOGIN_HINT,
+            override=lambda _status, _body: LLMQuotaExhaustedError if quota and status in (400, 402, 429) else None,
+            **fields,
+        )
     if status is None and any(m in lowered for m in _AUTH_MARKERS):  # the CLI's own login check: no API status
         return LLMConfigurationError(f"the claude CLI is not authenticated ({message}); {_LOGIN_HINT}", cause=error)
-    if any(m in lowered for m in _QUOTA_MARKERS) and status in (None, 400, 402, 429):
+    if status is None and quota:
         return LLMQuotaExhaustedError(f"{message} (retrying will not help)", **fields)
-    if status == 429:
-        return LLMRateLimitError(message, **fields)
-    if status is not None and (status >= 500 or status == 408):
-        return LLMServerError(message, **fields)
-    if status is not None and status >= 400:
-        return LLMBadRequestError(message, **fields)
     if status is None and "connection error" in lowered:
         return LLMConnectionError(f"the claude CLI could not reach the API: {message}", cause=error)
     if status is None and "timed out" in lowered:
