@@ -1,7 +1,8 @@
 """A minimal OpenAI-compatible HTTP/1.1 server for benchmarks (standard library only).
 
-``POST /v1/chat/completions`` answers with one fixed ``chat.completion`` body, at
-once, on keep-alive connections; anything else gets 404. It binds 127.0.0.1 on an
+``POST /v1/chat/completions`` answers with one fixed ``chat.completion`` body and
+``POST /v1/responses`` with one fixed Responses API ``response``, at once, on
+keep-alive connections; anything else gets 404. It binds 127.0.0.1 on an
 ephemeral port, prints ``PORT <n>`` on stdout, and stops when stdin closes or
 after ``--lifetime`` seconds, whichever comes first.
 
@@ -46,6 +47,46 @@ CHAT_COMPLETION = {
     "system_fingerprint": "fp_bench",
 }
 
+RESPONSE = {
+    "id": "resp_bench0000000000000000000000000000",
+    "object": "response",
+    "created_at": 1741569952,
+    "status": "completed",
+    "error": None,
+    "incomplete_details": None,
+    "instructions": None,
+    "max_output_tokens": None,
+    "model": "stub-model",
+    "output": [
+        {
+            "type": "message",
+            "id": "msg_bench0000000000000000000000000000",
+            "status": "completed",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Hello! How can I help?", "annotations": []}],
+        }
+    ],
+    "parallel_tool_calls": True,
+    "previous_response_id": None,
+    "reasoning": {"effort": None, "summary": None},
+    "store": True,
+    "temperature": 1.0,
+    "text": {"format": {"type": "text"}},
+    "tool_choice": "auto",
+    "tools": [],
+    "top_p": 1.0,
+    "truncation": "disabled",
+    "usage": {
+        "input_tokens": 9,
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "output_tokens": 7,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 16,
+    },
+    "user": None,
+    "metadata": {},
+}
+
 
 def _reply(status: str, body: bytes) -> bytes:
     head = (
@@ -56,6 +97,7 @@ def _reply(status: str, body: bytes) -> bytes:
 
 
 OK = _reply("200 OK", json.dumps(CHAT_COMPLETION, separators=(",", ":")).encode())
+OK_RESPONSES = _reply("200 OK", json.dumps(RESPONSE, separators=(",", ":")).encode())
 NOT_FOUND = _reply("404 Not Found", b'{"error":{"message":"not found","type":"invalid_request_error"}}')
 
 
@@ -72,8 +114,13 @@ async def _serve_connection(reader: asyncio.StreamReader, writer: asyncio.Stream
             if length:
                 await reader.readexactly(length)
             parts = request_line.split(b" ")
-            found = len(parts) > 1 and parts[0] == b"POST" and parts[1].endswith(b"/chat/completions")
-            writer.write(OK if found else NOT_FOUND)
+            path = parts[1].partition(b"?")[0] if len(parts) > 1 and parts[0] == b"POST" else b""
+            if path.endswith(b"/chat/completions"):
+                writer.write(OK)
+            elif path.endswith(b"/responses"):
+                writer.write(OK_RESPONSES)
+            else:
+                writer.write(NOT_FOUND)
             await writer.drain()
     except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, asyncio.CancelledError):
         pass  # the client went away, or the server is stopping
