@@ -119,7 +119,11 @@ def _requested_wait(retry_after: float | None, headers: Mapping[str, str]) -> fl
 
 
 class LLMRateLimitError(LLMAPIError):
-    """429 Too Many Requests; ``retry_after`` is the wait the provider asked for, in seconds."""
+    """429 Too Many Requests; ``retry_after`` is the wait the provider asked for, in seconds.
+
+    Without ``retry_after=``, it is read from ``headers=``: ``retry-after-ms``, then
+    ``Retry-After`` as seconds or as an HTTP date.
+    """
 
     retryable = True
 
@@ -138,7 +142,8 @@ class LLMQuotaExhaustedError(LLMRateLimitError):
 
 
 class LLMServerError(LLMAPIError):
-    """5xx or overloaded; ``retry_after`` set when the provider asked for a wait."""
+    """5xx, 408 or overloaded; ``retry_after`` set when the provider asked for a wait (read as for
+    :class:`LLMRateLimitError`)."""
 
     retryable = True
 

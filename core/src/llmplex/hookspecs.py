@@ -88,14 +88,24 @@ def llmplex_acall(
 def llmplex_stream(
     payload: dict[str, Any], settings: ProviderSettings, client: Any, timeout: float | None
 ) -> Iterator[Any]:
-    """Send ``payload`` as a streaming request; return an iterator of raw events."""
+    """Send ``payload`` (carrying the stream flag) as a streaming request; return an iterator of raw events.
+
+    Open the response in the hook and raise for an error status before returning:
+    core classifies and retries a failure to open like a failed call. The iterator
+    owns the response and closes it when it ends; core closes the iterator when the
+    caller stops early, on an error, or at the deadline.
+    """
 
 
 @hookspec(firstresult=True)
 def llmplex_astream(
     payload: dict[str, Any], settings: ProviderSettings, client: Any, timeout: float | None
 ) -> Awaitable[AsyncIterator[Any]]:
-    """Async twin of :func:`llmplex_stream`: return an awaitable of an async iterator of raw events."""
+    """Async twin of :func:`llmplex_stream`: return an awaitable of an async iterator of raw events.
+
+    An ``async def`` hook returning an async generator does it: core awaits the
+    hook (opening errors raise there), then iterates what it returned.
+    """
 
 
 @hookspec(firstresult=True)
@@ -103,8 +113,11 @@ def llmplex_parse(raw: Any, request: Request, settings: ProviderSettings) -> Res
     """Translate the raw response into a core :class:`~llmplex.types.Response`.
 
     ``settings`` are the provider instance's (most providers need only ``raw`` and
-    ``request``). Core fills ``provider``, ``attempts`` and ``latency`` afterwards. Raise
-    ``LLMRefusalError`` / ``LLMIncompleteError`` where the provider says so.
+    ``request``). Core fills ``provider``, ``attempts`` and ``latency`` afterwards.
+    An answer cut by the token limit returns ``finish_reason="length"`` and a
+    refusal ``finish_reason="refusal"`` with ``refusal`` set, not an exception: core
+    raises ``LLMIncompleteError`` / ``LLMRefusalError`` where an answer must be whole
+    (structured output).
     """
 
 
@@ -114,7 +127,11 @@ def llmplex_parse_event(raw_event: Any, state: StreamState) -> Sequence[StreamEv
 
     ``state`` lives for one stream: keep ids or partial data in ``state.data``.
     Core assembles text, tool calls, usage and finish reason into the final
-    ``response`` event itself; return an empty sequence for events with no content.
+    ``response`` event itself, and reads the response's ``response_id`` and
+    ``model`` from the events: set them on the events whose raw event carries
+    them. ``tool_call_index`` identifies one call among parallel calls: give each
+    call its own index and the same index on every piece of it. Return an empty
+    sequence for events with no content.
     """
 
 
