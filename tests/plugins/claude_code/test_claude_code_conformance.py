@@ -195,7 +195,7 @@ class TestClaudeCodeConformance(ProviderConformanceTests):
     supports_native_structured_output = True
     supports_streaming = True
     supports_async = True
-    reports_retry_after = False
+    reports_retry_after = False  # the CLI relays no response headers: a requested wait never reaches the plugin
     usage_fields = frozenset({"input_tokens", "output_tokens", "cached_tokens"})
 
     @pytest.fixture

@@ -75,7 +75,7 @@ class SSEDecoder:
         if not text:
             return []
         self._after_cr = text.endswith("\r")
-        lines = _LINE_END.split(text)
+        lines = text.split("\n") if "\r" not in text else _LINE_END.split(text)
         if len(lines) == 1:
             self._line.append(text)
             return []
