@@ -62,8 +62,19 @@ class OnnxEmbedder:
         with cls._lock:
             loaded = cls._loaded.get(model.name)
             if loaded is None:
-                loaded = cls._loaded[model.name] = _load(model, threads)
+                path = part_path(model, model.parts[0])
+                _verify(model, path)
+                loaded = cls._loaded[model.name] = cls.from_file(path, model, threads=threads)
             return loaded
+
+    @classmethod
+    def from_file(cls, path: Path, model: EmbeddingModel, *, threads: int = DEFAULT_THREADS) -> OnnxEmbedder:
+        """Load the ONNX file `path` as `model` is run (its vocabulary, its token limit), without the hash check.
+
+        For files of your own (``bench/local_embedding_quality.py`` compares
+        them); `for_model` is the checked, cached way to the known models.
+        """
+        return _load(model, path, threads)
 
     def embed(self, texts: Sequence[str]) -> tuple[list[list[float]], int]:
         """One unit-length vector per text, in order, and the number of tokens read (special tokens included)."""
@@ -75,7 +86,8 @@ class OnnxEmbedder:
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
-        hidden = self._session.run(None, feed)[0]
+        outputs = self._session.run(None, feed)
+        hidden = next(out for out in outputs if out.ndim == 3)  # token vectors (batch, tokens, dimensions)
         weights = mask[..., None].astype(hidden.dtype)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
@@ -83,9 +95,7 @@ class OnnxEmbedder:
         return vectors.astype(float).tolist(), int(mask.sum())
 
 
-def _load(model: EmbeddingModel, threads: int) -> OnnxEmbedder:
-    path = part_path(model, model.parts[0])
-    _verify(model, path)
+def _load(model: EmbeddingModel, path: Path, threads: int) -> OnnxEmbedder:
     vocabulary = _vocabulary(model)
     try:
         import onnxruntime
