@@ -1,12 +1,19 @@
-"""A minimal OpenAI-compatible HTTP/1.1 server for benchmarks (standard library only).
+"""A minimal OpenAI- and Anthropic-compatible HTTP/1.1 server for benchmarks (standard library only).
 
-``POST /v1/chat/completions`` answers with one fixed ``chat.completion`` body and
-``POST /v1/responses`` with one fixed Responses API ``response``, at once, on
-keep-alive connections; anything else gets 404. It binds 127.0.0.1 on an
-ephemeral port, prints ``PORT <n>`` on stdout, and stops when stdin closes or
-after ``--lifetime`` seconds, whichever comes first.
+It answers, at once and on keep-alive connections, with one fixed body per route:
 
-    python bench/openai_stub_server.py --lifetime 300
+* ``POST .../chat/completions``: a ``chat.completion``; with ``"stream": true`` in
+  the body, the same answer as ``STREAM_CHUNKS`` server-sent ``chat.completion.chunk``
+  events then ``[DONE]``;
+* ``POST .../responses``: a Responses API ``response``;
+* ``POST .../messages``: an Anthropic ``message``; streamed, the documented
+  ``message_start`` ... ``message_stop`` events with ``STREAM_CHUNKS`` text deltas.
+
+Anything else gets 404. It binds 127.0.0.1 on an ephemeral port, prints
+``PORT <n>`` on stdout, and stops when stdin closes or after ``--lifetime``
+seconds, whichever comes first. ``--cpu N`` pins it to CPU ``N``.
+
+    python bench/openai_stub_server.py --lifetime 300 --cpu 1
 """
 
 from __future__ import annotations
@@ -15,8 +22,13 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import sys
 import threading
+from typing import Any
+
+STREAM_CHUNKS = 32
+"""Text deltas in a streamed answer."""
 
 CHAT_COMPLETION = {
     "id": "chatcmpl-bench0000000000000000000000000",
@@ -48,57 +60,152 @@ CHAT_COMPLETION = {
 }
 
 RESPONSE = {
-    "id": "resp_bench0000000000000000000000000000",
+    "id": "resp_bench000000000000000000000000000000000000000000",
     "object": "response",
     "created_at": 1741569952,
     "status": "completed",
+    "background": False,
+    "completed_at": 1741569953,
     "error": None,
     "incomplete_details": None,
     "instructions": None,
     "max_output_tokens": None,
+    "max_tool_calls": None,
     "model": "stub-model",
     "output": [
         {
+            "id": "msg_bench000000000000000000000000000000000000000000",
             "type": "message",
-            "id": "msg_bench0000000000000000000000000000",
             "status": "completed",
             "role": "assistant",
-            "content": [{"type": "output_text", "text": "Hello! How can I help?", "annotations": []}],
+            "content": [{"type": "output_text", "text": "Hello! How can I help?", "annotations": [], "logprobs": []}],
         }
     ],
     "parallel_tool_calls": True,
     "previous_response_id": None,
     "reasoning": {"effort": None, "summary": None},
+    "service_tier": "default",
     "store": True,
     "temperature": 1.0,
-    "text": {"format": {"type": "text"}},
+    "text": {"format": {"type": "text"}, "verbosity": "medium"},
     "tool_choice": "auto",
     "tools": [],
+    "top_logprobs": 0,
     "top_p": 1.0,
     "truncation": "disabled",
+    "metadata": {},
     "usage": {
         "input_tokens": 9,
-        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "input_tokens_details": {"cached_tokens": 0},
         "output_tokens": 7,
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": 16,
     },
-    "user": None,
-    "metadata": {},
+}
+
+MESSAGE = {
+    "id": "msg_bench00000000000000000000",
+    "type": "message",
+    "role": "assistant",
+    "model": "stub-model",
+    "content": [{"type": "text", "text": "Hello! How can I help?", "citations": None}],
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "usage": {
+        "input_tokens": 9,
+        "output_tokens": 7,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+        "server_tool_use": None,
+        "service_tier": "standard",
+    },
 }
 
 
-def _reply(status: str, body: bytes) -> bytes:
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _chat_stream() -> bytes:
+    base = {k: CHAT_COMPLETION[k] for k in ("id", "created", "model", "system_fingerprint")}
+    chunk = {**base, "object": "chat.completion.chunk"}
+
+    def event(delta: dict[str, Any], finish: str | None = None) -> str:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return f"data: {_json({**chunk, 'choices': [choice]})}\n\n"
+
+    events = [event({"role": "assistant", "content": ""})]
+    events += [event({"content": f"w{i} "}) for i in range(STREAM_CHUNKS)]
+    events.append(event({}, "stop"))
+    events.append("data: [DONE]\n\n")
+    return "".join(events).encode()
+
+
+def _messages_stream() -> bytes:
+    start = {**MESSAGE, "content": [], "stop_reason": None, "usage": {"input_tokens": 9, "output_tokens": 1}}
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": start}),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        ),
+    ]
+    events += [
+        (
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": f"w{i} "}},
+        )
+        for i in range(STREAM_CHUNKS)
+    ]
+    events += [
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": 7},
+            },
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    return "".join(f"event: {name}\ndata: {_json(data)}\n\n" for name, data in events).encode()
+
+
+def _reply(status: str, body: bytes, content_type: str = "application/json") -> bytes:
     head = (
-        f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
-        "x-request-id: req_bench\r\nconnection: keep-alive\r\n\r\n"
+        f"HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {len(body)}\r\n"
+        "x-request-id: req_bench\r\nrequest-id: req_bench\r\nconnection: keep-alive\r\n\r\n"
     )
     return head.encode() + body
 
 
-OK = _reply("200 OK", json.dumps(CHAT_COMPLETION, separators=(",", ":")).encode())
-OK_RESPONSES = _reply("200 OK", json.dumps(RESPONSE, separators=(",", ":")).encode())
+def _ok(value: Any) -> bytes:
+    return _reply("200 OK", _json(value).encode())
+
+
+OK = _ok(CHAT_COMPLETION)
+ROUTES: dict[tuple[bytes, bool], bytes] = {
+    (b"/chat/completions", False): OK,
+    (b"/chat/completions", True): _reply("200 OK", _chat_stream(), "text/event-stream"),
+    (b"/responses", False): _ok(RESPONSE),
+    (b"/messages", False): _ok(MESSAGE),
+    (b"/messages", True): _reply("200 OK", _messages_stream(), "text/event-stream"),
+}
 NOT_FOUND = _reply("404 Not Found", b'{"error":{"message":"not found","type":"invalid_request_error"}}')
+
+
+def _answer(request_line: bytes, body: bytes) -> bytes:
+    parts = request_line.split(b" ")
+    if len(parts) < 2 or parts[0] != b"POST":
+        return NOT_FOUND
+    path = parts[1].partition(b"?")[0]
+    streamed = b'"stream":true' in body or b'"stream": true' in body
+    for (suffix, stream), answer in ROUTES.items():
+        if stream == streamed and path.endswith(suffix):
+            return answer
+    return NOT_FOUND
 
 
 async def _serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -111,16 +218,8 @@ async def _serve_connection(reader: asyncio.StreamReader, writer: asyncio.Stream
                 name, _, value = line.partition(b":")
                 if name.strip().lower() == b"content-length":
                     length = int(value)
-            if length:
-                await reader.readexactly(length)
-            parts = request_line.split(b" ")
-            path = parts[1].partition(b"?")[0] if len(parts) > 1 and parts[0] == b"POST" else b""
-            if path.endswith(b"/chat/completions"):
-                writer.write(OK)
-            elif path.endswith(b"/responses"):
-                writer.write(OK_RESPONSES)
-            else:
-                writer.write(NOT_FOUND)
+            body = await reader.readexactly(length) if length else b""
+            writer.write(_answer(request_line, body))
             await writer.drain()
     except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, asyncio.CancelledError):
         pass  # the client went away, or the server is stopping
@@ -135,7 +234,7 @@ def _watch_stdin(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
 
 async def serve(lifetime: float) -> None:
     """Serve until stdin closes or ``lifetime`` seconds pass."""
-    server = await asyncio.start_server(_serve_connection, "127.0.0.1", 0, backlog=256)
+    server = await asyncio.start_server(_serve_connection, "127.0.0.1", 0, backlog=1024)
     port = server.sockets[0].getsockname()[1]
     print(f"PORT {port}", flush=True)
     stop = asyncio.Event()
@@ -148,7 +247,11 @@ async def serve(lifetime: float) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lifetime", type=float, default=300.0, help="stop after this many seconds")
-    asyncio.run(serve(parser.parse_args().lifetime))
+    parser.add_argument("--cpu", type=int, default=None, help="pin the server to this CPU")
+    args = parser.parse_args()
+    if args.cpu is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {args.cpu})
+    asyncio.run(serve(args.lifetime))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,343 @@
+"""Per-call cost of llmplex, the official SDKs and litellm against raw httpx, httpx2 and aiohttp (issue 17).
+
+Run: ``python bench/transport.py [--quick] [--no-litellm] [--profile CASE]`` (about a
+minute and a half; ``tox -e bench`` runs it too). One process run, against a local
+stub server (``bench/openai_stub_server.py``, Chat Completions, Responses and
+Anthropic Messages, plain and SSE) in its own process; with two CPUs or more the
+server runs on CPU 1 and this process on CPU 0.
+
+Every measure runs its cases side by side in interleaved rounds (the order
+rotates each round) and reports medians over rounds; ratios are taken within a
+round, against the yardstick of that round, then the median of those:
+
+* sync: µs per short call, sequential; ratio to raw ``httpx.Client`` posting the same JSON;
+* async: requests/s with 64 in flight in one event loop; ratio to raw ``httpx.AsyncClient``;
+* streaming: time to the first text chunk and µs per further chunk, against raw
+  httpx reading the same SSE (``iter_lines`` + ``json.loads``);
+* memory: tracemalloc peak of one burst of 64 concurrent calls, per call (KiB).
+
+Goals (issue 17): llmplex chat, responses and anthropic sync <= 1.5x raw httpx,
+async >= 1.5x raw httpx.AsyncClient; printed MET/MISSED. Raw aiohttp reaching more
+requests/s than every other case shows the server is not the bottleneck.
+
+``--profile CASE`` (e.g. ``"llmplex anthropic"``) runs cProfile over that case's
+sync and async loops and prints own time per package, then the costliest functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import os
+import pstats
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import transport_cases  # noqa: E402
+from transport_cases import Async, Cases, Stream, Sync  # noqa: E402
+
+CONCURRENCY = 64
+SYNC_GOAL, ASYNC_GOAL = 1.5, 1.5
+GOAL_CASES = ("llmplex chat", "llmplex responses", "llmplex anthropic")
+SYNC_YARDSTICK, ASYNC_YARDSTICK = "raw httpx", "raw httpx"
+
+
+class Settings:
+    """Seconds each case runs per round (``--quick`` divides them) and rounds per measure."""
+
+    def __init__(self, quick: bool) -> None:
+        scale = 4 if quick else 1
+        self.sync_rounds, self.sync_seconds = 9, 0.3 / scale
+        self.async_rounds, self.async_seconds = 5, 0.8 / scale
+        self.stream_rounds, self.stream_seconds = 7, 0.25 / scale
+
+
+class StubServer:
+    """The stub server process, pinned to ``cpu``; stops when this closes its stdin."""
+
+    def __init__(self, cpu: int | None) -> None:
+        command = [sys.executable, str(HERE / "openai_stub_server.py"), "--lifetime", "900"]
+        if cpu is not None:
+            command += ["--cpu", str(cpu)]
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline().split()
+        if line[:1] != ["PORT"]:
+            self.stop()
+            raise RuntimeError(f"the stub server did not start: {line!r}")
+        self.root = f"http://127.0.0.1:{line[1]}"
+
+    def stop(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=10)
+
+
+def _rotations(names: list[str], rounds: int) -> list[list[str]]:
+    return [names[r % len(names) :] + names[: r % len(names)] for r in range(rounds)]
+
+
+def _ratios(per_round: dict[str, list[float]], yardstick: str) -> dict[str, float]:
+    """Median over rounds of each case's figure divided by the yardstick's figure of the same round."""
+    base = per_round[yardstick]
+    return {
+        name: statistics.median(v / b for v, b in zip(values, base, strict=True)) for name, values in per_round.items()
+    }
+
+
+# -- sync ---------------------------------------------------------------------------------
+
+
+def sync_rounds(cases: dict[str, Sync], settings: Settings) -> dict[str, list[float]]:
+    """µs per call of each case, per round."""
+    for call in cases.values():  # warm-up: connections open, caches filled
+        for _ in range(20):
+            call()
+    per_round: dict[str, list[float]] = {name: [] for name in cases}
+    for order in _rotations(list(cases), settings.sync_rounds):
+        for name in order:
+            call, calls = cases[name], 0
+            started = time.perf_counter()
+            while (elapsed := time.perf_counter() - started) < settings.sync_seconds:
+                for _ in range(10):
+                    call()
+                calls += 10
+            per_round[name].append(elapsed / calls * 1e6)
+    return per_round
+
+
+# -- async --------------------------------------------------------------------------------
+
+
+async def _burst(call: Async, total: int) -> None:
+    remaining = iter(range(total))
+
+    async def worker() -> None:
+        for _ in remaining:
+            await call()
+
+    await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+
+
+async def async_rounds(
+    factories: dict[str, Callable[[], Async]], closers: list[Callable[[], Awaitable[object]]], settings: Settings
+) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """Requests/s of each case per round, and KiB per in-flight call (tracemalloc peak of one burst / 64)."""
+    calls = {name: factory() for name, factory in factories.items()}
+    for call in calls.values():  # warm-up: a connection per worker
+        await _burst(call, CONCURRENCY)
+    per_round: dict[str, list[float]] = {name: [] for name in calls}
+    for order in _rotations(list(calls), settings.async_rounds):
+        for name in order:
+            done = 0
+            started = time.perf_counter()
+            while (elapsed := time.perf_counter() - started) < settings.async_seconds:
+                await _burst(calls[name], CONCURRENCY)
+                done += CONCURRENCY
+            per_round[name].append(done / elapsed)
+    memory: dict[str, float] = {}
+    for name, call in calls.items():
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        await _burst(call, CONCURRENCY)
+        memory[name] = (tracemalloc.get_traced_memory()[1] - before) / CONCURRENCY / 1024
+        tracemalloc.stop()
+    for close in closers:
+        await close()
+    return per_round, memory
+
+
+# -- streaming ----------------------------------------------------------------------------
+
+
+def stream_rounds(cases: dict[str, Stream], settings: Settings) -> dict[str, tuple[list[float], list[float]]]:
+    """Per round: median µs to the first chunk, and median µs per further chunk, of each case."""
+    for stream in cases.values():
+        for _ in range(3):
+            sum(1 for _ in stream())
+    figures: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in cases}
+    for order in _rotations(list(cases), settings.stream_rounds):
+        for name in order:
+            firsts, per_chunk = [], []
+            begun = time.perf_counter()
+            while time.perf_counter() - begun < settings.stream_seconds:
+                started = time.perf_counter()
+                chunks = cases[name]()
+                next(chunks)
+                first = time.perf_counter()
+                rest = sum(1 for _ in chunks)
+                firsts.append(first - started)
+                per_chunk.append((time.perf_counter() - first) / max(rest, 1))
+            figures[name][0].append(statistics.median(firsts) * 1e6)
+            figures[name][1].append(statistics.median(per_chunk) * 1e6)
+    return figures
+
+
+# -- profile ------------------------------------------------------------------------------
+
+_GROUPS = (
+    ("/llmplex_anthropic/", "plugin llmplex_anthropic"),
+    ("/llmplex_openai/", "plugin llmplex_openai"),
+    ("/llmplex/", "core llmplex"),
+    ("/anthropic/", "anthropic SDK"),
+    ("/openai/", "openai SDK"),
+    ("/pydantic", "pydantic"),
+    ("/pluggy/", "pluggy"),
+    ("/httpx2/", "httpx2"),
+    ("/httpx/", "httpx"),
+    ("/httpcore", "httpcore"),
+    ("/h11/", "h11"),
+    ("/json/", "json"),
+    ("/asyncio/", "asyncio"),
+    ("/threading.py", "threading"),
+    ("/concurrent/", "threading"),
+)
+
+
+def _group(filename: str) -> str:
+    return next((group for marker, group in _GROUPS if marker in filename), "other (stdlib, C, ...)")
+
+
+def _report_profile(profiler: cProfile.Profile, calls: int, title: str) -> None:
+    stats = pstats.Stats(profiler)
+    groups: dict[str, float] = {}
+    for (filename, _, _), (_, _, own, _, _) in stats.stats.items():  # type: ignore[attr-defined]
+        groups[_group(filename)] = groups.get(_group(filename), 0.0) + own
+    total = sum(groups.values())
+    print(f"\n{title}: own time per package, µs/call under cProfile ({calls} calls)")
+    for name, own in sorted(groups.items(), key=lambda item: -item[1]):
+        print(f"  {name:<28} {own / calls * 1e6:8.1f}  ({own / total:5.1%})")
+    stats.sort_stats("tottime").print_stats(18)
+
+
+def profile(cases: Cases, name: str, calls: int = 2000) -> None:
+    """cProfile of ``calls`` sync calls and of ``calls`` async calls (64 in flight) of case ``name``."""
+    call = cases.sync[name]
+    for _ in range(100):
+        call()
+    profiler = cProfile.Profile()
+    profiler.runcall(lambda: [call() for _ in range(calls)])
+    _report_profile(profiler, calls, f"{name}, sync")
+
+    async def run() -> None:
+        acall = cases.asynchronous[name]()
+        await _burst(acall, 200)
+        profiler.enable()
+        await _burst(acall, calls)
+        profiler.disable()
+
+    profiler = cProfile.Profile()
+    asyncio.run(run())
+    _report_profile(profiler, calls, f"{name}, async with {CONCURRENCY} in flight")
+
+
+# -- report -------------------------------------------------------------------------------
+
+
+def _print_table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    print(f"\n{title}")
+    print(f"  {'case':<26}" + "".join(f"{c:>14}" for c in columns))
+    for name, *cells in rows:
+        print(f"  {name:<26}" + "".join(f"{c:>14}" for c in cells))
+
+
+def report(
+    sync: dict[str, list[float]],
+    asynchronous: dict[str, list[float]],
+    memory: dict[str, float],
+    streams: dict[str, tuple[list[float], list[float]]],
+) -> list[str]:
+    """Print the tables; return the goal lines."""
+    sync_ratio = _ratios(sync, SYNC_YARDSTICK)
+    rows = [(n, f"{statistics.median(v):.0f}", f"{sync_ratio[n]:.2f}x") for n, v in sync.items()]
+    _print_table(f"sync, one short call (median of {len(sync[SYNC_YARDSTICK])} rounds)", ("µs/call", "vs httpx"), rows)
+    async_ratio = _ratios(asynchronous, ASYNC_YARDSTICK)
+    rows = [
+        (n, f"{statistics.median(v):.0f}", f"{async_ratio[n]:.2f}x", f"{memory.get(n, 0):.1f}")
+        for n, v in asynchronous.items()
+    ]
+    _print_table(f"async, {CONCURRENCY} in flight", ("requests/s", "vs httpx", "KiB/in-flight"), rows)
+    rows = []
+    for name, (firsts, chunks) in streams.items():
+        raw = "raw httpx SSE (messages)" if "anthropic" in name or "messages" in name else "raw httpx SSE (chat)"
+        first_ratio = statistics.median(a / b for a, b in zip(firsts, streams[raw][0], strict=True))
+        chunk_ratio = statistics.median(a / b for a, b in zip(chunks, streams[raw][1], strict=True))
+        rows.append(
+            (
+                name,
+                f"{statistics.median(firsts):.0f}",
+                f"{first_ratio:.2f}x",
+                f"{statistics.median(chunks):.1f}",
+                f"{chunk_ratio:.2f}x",
+            )
+        )
+    _print_table("streaming (vs raw httpx reading the same SSE)", ("first µs", "vs raw", "µs/chunk", "vs raw"), rows)
+    fastest = max(asynchronous, key=lambda n: statistics.median(asynchronous[n]))
+    print(f"\nfastest async case: {fastest} (raw aiohttp on top means the server is not the bottleneck)")
+    goals = []
+    for name in GOAL_CASES:
+        if name in sync:
+            met = sync_ratio[name] <= SYNC_GOAL
+            goals.append(f"{name:<20} sync {sync_ratio[name]:.2f}x <= {SYNC_GOAL}x: {'MET' if met else 'MISSED'}")
+        if name in asynchronous:
+            met = async_ratio[name] >= ASYNC_GOAL
+            goals.append(f"{name:<20} async {async_ratio[name]:.2f}x >= {ASYNC_GOAL}x: {'MET' if met else 'MISSED'}")
+    print("\ngoals (issue 17)")
+    for line in goals:
+        print(f"  {line}")
+    return goals
+
+
+def _pin() -> tuple[int | None, str]:
+    """Pin this process to CPU 0 and give the server CPU 1, when there are two CPUs to use."""
+    if not hasattr(os, "sched_setaffinity"):
+        return None, "not pinned (no sched_setaffinity)"
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return None, "not pinned (one CPU)"
+    os.sched_setaffinity(0, {cpus[0]})
+    return cpus[1], f"client on CPU {cpus[0]}, server on CPU {cpus[1]}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a quarter of the calls (a smoke run)")
+    parser.add_argument("--no-litellm", action="store_true", help="leave litellm out (its import is slow)")
+    parser.add_argument("--profile", metavar="CASE", help="profile this case instead of benchmarking")
+    args = parser.parse_args()
+    settings = Settings(args.quick)
+    server_cpu, pinning = _pin()
+    server = StubServer(server_cpu)
+    started = time.perf_counter()
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            transport_cases.configure_llmplex(server.root, Path(folder))
+            cases = transport_cases.build(server.root, litellm=not args.no_litellm)
+            if args.profile:
+                profile(cases, args.profile)
+                return 0
+            print(f"transport benchmark: {pinning}; load {os.getloadavg()[0]:.2f}")
+            sync = sync_rounds(cases.sync, settings)
+            asynchronous, memory = asyncio.run(async_rounds(cases.asynchronous, cases.aclosers, settings))
+            streams = stream_rounds(cases.streams, settings)
+            for close in cases.closers:
+                close()
+    finally:
+        server.stop()
+    report(sync, asynchronous, memory, streams)
+    print(f"\n({time.perf_counter() - started:.0f} s; load {os.getloadavg()[0]:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

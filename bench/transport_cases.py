@@ -1,0 +1,190 @@
+"""The cases bench/transport.py runs: one short call (sync, async) or one streamed call per case.
+
+Each factory takes the stub server's root URL and returns a ready-to-call
+function (clients built, imports done, nothing timed yet). Yardsticks post the
+same JSON as the SDKs with raw ``httpx``, ``httpx2`` and ``aiohttp`` and decode
+the JSON answer; a case whose library is missing is left out.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MODEL = "stub-model"
+PROMPT = "Say hello."
+MESSAGES = [{"role": "user", "content": PROMPT}]
+CHAT_BODY = {"model": MODEL, "messages": MESSAGES}
+MESSAGES_BODY = {"max_tokens": 4096, "messages": MESSAGES, "model": MODEL}
+HEADERS = {"authorization": "Bearer bench", "content-type": "application/json"}
+
+Sync = Callable[[], object]
+Async = Callable[[], Awaitable[object]]
+Stream = Callable[[], Iterator[object]]
+"""A streamed call: yields once per text chunk, as the caller would see it."""
+
+
+@dataclass(frozen=True)
+class Cases:
+    """Every case, built against one server, and what to close at the end."""
+
+    sync: dict[str, Sync]
+    asynchronous: dict[str, Callable[[], Async]]
+    """Factories called inside the running loop (clients bound to it)."""
+    streams: dict[str, Stream]
+    closers: list[Callable[[], object]]
+    aclosers: list[Callable[[], Awaitable[object]]]
+    """Closed at the end of the event loop the async cases ran in."""
+
+
+def has(module: str) -> bool:
+    """Whether ``module`` can be imported."""
+    return importlib.util.find_spec(module) is not None
+
+
+def configure_llmplex(root: str, folder: Path) -> None:
+    """A config whose ``local``/``localr``/``localant`` instances are the stub (chat, responses, anthropic)."""
+    config = folder / "llmplex.toml"
+    config.write_text(
+        'disabled = ["recorder", "otel"]\n\n'
+        f'[providers.local]\nplugin = "openai"\nbase_url = "{root}/v1"\napi = "chat"\napi_key = "bench"\n\n'
+        f'[providers.localr]\nplugin = "openai"\nbase_url = "{root}/v1"\napi = "responses"\napi_key = "bench"\n\n'
+        f'[providers.localant]\nplugin = "anthropic"\nbase_url = "{root}"\napi_key = "bench"\n'
+    )
+    os.environ["LLMPLEX_CONFIG"] = str(config)
+
+
+def build(root: str, *, litellm: bool) -> Cases:
+    """Every available case against the server at ``root`` (``http://127.0.0.1:PORT``)."""
+    cases = Cases({}, {}, {}, [], [])
+    _yardsticks(root, cases)
+    _sdks(root, cases)
+    if litellm and has("litellm"):
+        _litellm(root, cases)
+    _llmplex(cases)
+    return cases
+
+
+def _yardsticks(root: str, cases: Cases) -> None:
+    import httpx
+    import httpx2
+
+    chat = f"{root}/v1/chat/completions"
+    for name, http in (("httpx", httpx), ("httpx2", httpx2)):
+        client = http.Client(headers=HEADERS)
+        cases.closers.append(client.close)
+        cases.sync[f"raw {name}"] = lambda client=client: client.post(chat, json=CHAT_BODY).json()
+
+        def factory(http: Any = http) -> Async:
+            client = http.AsyncClient(headers=HEADERS)
+
+            async def call() -> object:
+                return (await client.post(chat, json=CHAT_BODY)).json()
+
+            return call
+
+        cases.asynchronous[f"raw {name}"] = factory
+    if has("aiohttp"):
+        cases.asynchronous["raw aiohttp"] = lambda: _aiohttp(chat, cases)
+    client = httpx.Client(headers=HEADERS)
+    cases.closers.append(client.close)
+    cases.streams["raw httpx SSE (chat)"] = lambda: _raw_sse(client, chat, {**CHAT_BODY, "stream": True})
+    messages = f"{root}/v1/messages"
+    cases.streams["raw httpx SSE (messages)"] = lambda: _raw_sse(client, messages, {**MESSAGES_BODY, "stream": True})
+
+
+def _aiohttp(url: str, cases: Cases) -> Async:
+    import aiohttp
+
+    session = aiohttp.ClientSession(headers=HEADERS, connector=aiohttp.TCPConnector(limit=100))
+    cases.aclosers.append(session.close)
+
+    async def call() -> object:
+        async with session.post(url, json=CHAT_BODY) as response:
+            return await response.json()
+
+    return call
+
+
+def _raw_sse(client: Any, url: str, body: dict[str, Any]) -> Iterator[object]:
+    """SSE read by hand: every ``data:`` line decoded, each text delta yielded."""
+    with client.stream("POST", url, json=body) as response:
+        for line in response.iter_lines():
+            if not line.startswith("data:") or line == "data: [DONE]":
+                continue
+            event = json.loads(line[5:])
+            if "choices" in event:
+                if event["choices"] and event["choices"][0]["delta"].get("content"):
+                    yield event
+            elif event.get("type") == "content_block_delta":
+                yield event
+
+
+def _sdks(root: str, cases: Cases) -> None:
+    import anthropic
+    import openai
+
+    sync_openai = openai.OpenAI(base_url=f"{root}/v1", api_key="bench", max_retries=0)
+    sync_anthropic = anthropic.Anthropic(base_url=root, api_key="bench", max_retries=0)
+    cases.closers.extend([sync_openai.close, sync_anthropic.close])
+    cases.sync["openai SDK chat"] = lambda: sync_openai.chat.completions.create(model=MODEL, messages=MESSAGES)  # type: ignore[arg-type]
+    cases.sync["openai SDK responses"] = lambda: sync_openai.responses.create(model=MODEL, input=PROMPT)
+    cases.sync["anthropic SDK"] = lambda: sync_anthropic.messages.create(**MESSAGES_BODY)  # type: ignore[arg-type]
+
+    def async_openai() -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(base_url=f"{root}/v1", api_key="bench", max_retries=0)
+
+    def chat_factory() -> Async:
+        client = async_openai()
+        return lambda: client.chat.completions.create(model=MODEL, messages=MESSAGES)  # type: ignore[arg-type]
+
+    def responses_factory() -> Async:
+        client = async_openai()
+        return lambda: client.responses.create(model=MODEL, input=PROMPT)
+
+    def messages_factory() -> Async:
+        client = anthropic.AsyncAnthropic(base_url=root, api_key="bench", max_retries=0)
+        return lambda: client.messages.create(**MESSAGES_BODY)  # type: ignore[arg-type]
+
+    cases.asynchronous["openai SDK chat"] = chat_factory
+    cases.asynchronous["openai SDK responses"] = responses_factory
+    cases.asynchronous["anthropic SDK"] = messages_factory
+
+    def openai_stream() -> Iterator[object]:
+        with sync_openai.chat.completions.create(model=MODEL, messages=MESSAGES, stream=True) as stream:  # type: ignore[arg-type]
+            yield from (chunk for chunk in stream if chunk.choices and chunk.choices[0].delta.content)
+
+    def anthropic_stream() -> Iterator[object]:
+        with sync_anthropic.messages.create(**MESSAGES_BODY, stream=True) as stream:  # type: ignore[arg-type]
+            yield from (event for event in stream if event.type == "content_block_delta")
+
+    cases.streams["openai SDK chat"] = openai_stream
+    cases.streams["anthropic SDK"] = anthropic_stream
+
+
+def _litellm(root: str, cases: Cases) -> None:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    options = {"model": f"openai/{MODEL}", "messages": MESSAGES, "api_base": f"{root}/v1", "api_key": "bench"}
+    cases.sync["litellm"] = lambda: litellm.completion(**options)
+    cases.asynchronous["litellm"] = lambda: lambda: litellm.acompletion(**options)
+
+
+def _llmplex(cases: Cases) -> None:
+    import llmplex
+
+    for label, prefix in (("chat", "local"), ("responses", "localr"), ("anthropic", "localant")):
+        model = f"{prefix}:{MODEL}"
+        cases.sync[f"llmplex {label}"] = lambda model=model: llmplex.complete(model, PROMPT)
+        cases.asynchronous[f"llmplex {label}"] = lambda model=model: lambda: llmplex.acomplete(model, PROMPT)
+    for label, prefix in (("chat", "local"), ("anthropic", "localant")):
+        model = f"{prefix}:{MODEL}"
+        cases.streams[f"llmplex {label}"] = lambda model=model: (
+            event for event in llmplex.stream(model, PROMPT) if event.type == "text"
+        )
