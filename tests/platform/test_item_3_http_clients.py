@@ -10,6 +10,8 @@ and asking for an async client outside an event loop is a typed error too.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -19,34 +21,34 @@ from llmplex.errors import LLMConfigurationError
 from llmplex.http import honour_deadline
 from llmplex.plugins.sdk_clients import SDKClients
 from llmplex.provider import ProviderInfo, ProviderSettings
+from tests.platform.site import install_providers
 
 
 def _echo() -> llmplex.Client:
     return llmplex.Client(providers={"echo": {"base_url": "http://127.0.0.1:9", "api_key": "sk-echo-0123456789"}})
 
 
-def test_item_3_async_hooks_never_get_a_sync_httpx_client() -> None:
-    clients = SDKClients(ProviderInfo(name="trap", create_client=lambda _: httpx.Client()), ProviderSettings())
+def test_item_3_async_hooks_never_get_a_sync_httpx_client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    install_providers(tmp_path, monkeypatch, {"trap": "tests.platform.trap_plugin"})
 
-    async def ask() -> object:
-        return clients.get(asynchronous=True)
+    async def ask(llm: llmplex.Client) -> str:
+        return (await llm.acomplete("trap:m", "hi")).text
 
-    with pytest.raises(LLMConfigurationError, match="create_async_client") as caught:
-        asyncio.run(ask())
+    with llmplex.Client(throttle={"max_attempts": 1}) as llm:
+        assert llm.complete("trap:m", "hi").text == "sync Client"  # the sync hooks still get it
+        with pytest.raises(LLMConfigurationError, match="create_async_client") as caught:
+            asyncio.run(ask(llm))
     assert "blocks the event loop" in str(caught.value)
-    assert isinstance(clients.get(asynchronous=False), httpx.Client)  # the sync hooks still get it
-    clients.close()
 
 
 def test_item_3_a_client_that_is_not_httpx_is_still_shared_with_async_hooks() -> None:
     """A subprocess runner or a mock backend is not the trap: it is handed to async hooks as before."""
-    backend = object()
-    clients = SDKClients(ProviderInfo(name="cli", create_client=lambda _: backend), ProviderSettings())
 
-    async def ask() -> object:
-        return clients.get(asynchronous=True)
+    async def ask() -> str:
+        async with llmplex.Client() as llm:
+            return (await llm.acomplete("mock:echo", "shared")).text
 
-    assert asyncio.run(ask()) is backend
+    assert "shared" in asyncio.run(ask())
 
 
 def test_item_3_an_async_client_outside_an_event_loop_is_a_typed_error() -> None:
@@ -83,3 +85,36 @@ def test_item_3_aclose_closes_the_running_loops_client() -> None:
         return client
 
     asyncio.run(run())
+
+
+def test_item_3_a_plugins_close_hook_closes_its_sync_and_async_clients() -> None:
+    """``ProviderInfo.close_client`` (documented for third-party plugins) is how core closes what they built."""
+    closed: list[tuple[str, object]] = []
+
+    async def aclose(client: httpx.AsyncClient) -> None:
+        closed.append(("async", client))
+        await client.aclose()
+
+    def close(client: object) -> Any:
+        if isinstance(client, httpx.AsyncClient):
+            return aclose(client)  # an awaitable: core awaits it on the client's loop
+        closed.append(("sync", client))
+        return None
+
+    info = ProviderInfo(
+        name="closing",
+        create_client=lambda _: httpx.Client(),
+        create_async_client=lambda _: httpx.AsyncClient(),
+        close_client=close,
+    )
+    clients = SDKClients(info, ProviderSettings())
+    sync = clients.get(asynchronous=False)
+
+    async def run() -> object:
+        client = clients.get(asynchronous=True)
+        await clients.aclose()
+        return client
+
+    async_client = asyncio.run(run())
+    assert closed == [("sync", sync), ("async", async_client)]
+    sync.close()

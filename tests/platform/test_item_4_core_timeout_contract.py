@@ -22,6 +22,7 @@ import llmplex
 from llmplex.errors import LLMDeadlineExceededError
 from llmplex.facade.client import delete_response
 from tests.platform import stuck_plugin
+from tests.platform.site import install_providers
 
 TIMEOUT = 0.4
 SLACK = 0.6
@@ -31,13 +32,9 @@ SLACK = 0.6
 @pytest.fixture(autouse=True)
 def stuck_providers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """``stuck`` and ``astuck`` discovered as installed plugins; their blocked threads released afterwards."""
-    info = tmp_path / "llmplex_stuck-0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: llmplex-stuck\nVersion: 0\n")
-    (info / "entry_points.txt").write_text(
-        "[llmplex.providers]\nstuck = tests.platform.stuck_plugin\nastuck = tests.platform.astuck_plugin\n"
+    install_providers(
+        tmp_path, monkeypatch, {"stuck": "tests.platform.stuck_plugin", "astuck": "tests.platform.astuck_plugin"}
     )
-    monkeypatch.syspath_prepend(str(tmp_path))
     stuck_plugin.RELEASE.clear()
     yield
     stuck_plugin.RELEASE.set()

@@ -7,9 +7,10 @@ from typing import Any
 
 from llmplex.engine.bridge import aiterate_in_thread, iterate_on_loop, run_on_loop
 from llmplex.errors import LLMConfigurationError, LLMError
+from llmplex.http.clients import is_blocking_client
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.guard import Expired, aiterate_before, await_before, call_before, in_worker, iterate_before
-from llmplex.routing import Route
+from llmplex.routing import ProviderInstance, Route
 from llmplex.scrubbing import scrub_error
 from llmplex.types import Request, Response
 
@@ -87,7 +88,7 @@ class Attempt:
     ) -> dict[str, Any]:
         """The I/O hook's arguments; ``timeout`` is the deadline's time left once the SDK client exists (built on
         first use), else the one given."""
-        client = self.provider.client(asynchronous)
+        client = hook_client(self.provider, asynchronous)
         return {
             "payload": payload,
             "request": request,
@@ -166,3 +167,15 @@ class Attempt:
                 f"provider {self.provider.name!r} ({self.provider.plugin.entry.distribution}) implements "
                 f"neither the sync nor the async variant of {hook.removeprefix('a')!r}"
             )
+
+
+def hook_client(provider: ProviderInstance, asynchronous: bool) -> Any:
+    """The client an I/O hook of ``provider`` gets; an async hook is never handed a sync httpx client."""
+    client = provider.client(asynchronous)
+    if asynchronous and is_blocking_client(client):
+        raise LLMConfigurationError(
+            f"provider {provider.name!r} has async hooks but no ProviderInfo.create_async_client, so they would get "
+            f"its sync {type(client).__name__}, whose I/O blocks the event loop: give create_async_client (e.g. "
+            "llmplex.http.async_client(...)), or implement only the sync hooks (core runs them in a thread)"
+        )
+    return client

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from llmplex.engine.attempt import Attempt
+from llmplex.engine.attempt import Attempt, hook_client
 from llmplex.engine.bridge import run_on_loop
 from llmplex.engine.retrier import Retrier, RetryPlan
 from llmplex.engine.telemetry import Telemetry
@@ -113,7 +113,7 @@ class EmbedRun:
         )
 
     def _args(self, batch: list[str], asynchronous: bool) -> dict[str, Any]:
-        client = self.route.provider.client(asynchronous)  # built first: the timeout is what is left after
+        client = hook_client(self.route.provider, asynchronous)  # built first: the timeout is what is left after
         deadline = self.plan.deadline
         return {
             "texts": batch,

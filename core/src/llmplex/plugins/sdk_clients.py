@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmplex.errors import LLMConfigurationError
-from llmplex.http.clients import is_blocking_client
 from llmplex.provider import ProviderInfo, ProviderSettings
 
 __all__ = ["SDKClients"]
@@ -49,22 +48,9 @@ class SDKClients:
         self._lock = threading.Lock()
 
     def get(self, asynchronous: bool) -> Any:
-        """The sync client, or the async one of the running loop (the sync one when the plugin has none).
-
-        A sync httpx client is never handed out as the async one: its I/O would block the event loop.
-        """
+        """The sync client, or the async one of the running loop (the sync one when the plugin has none)."""
         if asynchronous and self.info.create_async_client is not None:
             return self._for_loop(_running_loop())
-        client = self._sync_client()
-        if asynchronous and is_blocking_client(client):
-            raise LLMConfigurationError(
-                f"provider {self.info.name!r} has async hooks but no ProviderInfo.create_async_client, so they would "
-                f"get its sync {type(client).__name__}, whose I/O blocks the event loop: give create_async_client "
-                "(e.g. llmplex.http.async_client(...)), or implement only the sync hooks (core runs them in a thread)"
-            )
-        return client
-
-    def _sync_client(self) -> Any:
         try:
             return self._sync[0]
         except IndexError:

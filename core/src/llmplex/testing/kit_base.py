@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import pytest
 
 from llmplex.client import Client
-from llmplex.engine.attempt import Attempt
+from llmplex.engine.attempt import Attempt, hook_client
 from llmplex.errors import LLMError
 from llmplex.testing.observe import Observed
 from llmplex.testing.replies import ErrorKind, FakeError, Reply
@@ -223,7 +223,7 @@ class KitBase:
         payload = Attempt(llm.route(self.spec)).format(request)
 
         def args(asynchronous: bool) -> dict[str, Any]:
-            client = provider.client(asynchronous)
+            client = hook_client(provider, asynchronous)
             sent = {"payload": payload, "request": request, "settings": provider.settings, "timeout": timeout}
             return {**sent, "client": client}
 
