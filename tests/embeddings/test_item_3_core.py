@@ -69,6 +69,7 @@ def test_item_3_dimensions_reach_the_provider_and_are_refused_where_unsupported(
         ([1], r"texts\[0\] must be a string"),
         (b"bytes", "must be a string or a list"),
         (None, "must be a string or a list"),
+        (["ok", "half \ud800 a pair"], r"texts\[1\] is not valid Unicode text: surrogates not allowed at position 5"),
     ],
 )
 def test_item_3_bad_texts_are_typed_errors_before_sending(

@@ -92,3 +92,23 @@ def test_item_3_a_gguf_embeds_on_its_own_llama_cpp_server(small_server: LocalSer
     assert server.pid != small_server.pid and server.base_url.startswith("http://127.0.0.1:")
     client.embed(f"llamacpp:{path}", "again")
     assert LocalServer.for_model(path, pooling="mean") is server  # started lazily once, then reused
+
+
+ABANDONED_AT_THE_DEADLINE = """
+from concurrent.futures import ThreadPoolExecutor
+import llmplex
+texts = [f"text {i}" for i in range(200)]
+with ThreadPoolExecutor(8) as pool:
+    list(pool.map(lambda text: llmplex.embed(None, text), texts))
+try:
+    llmplex.embed(None, texts * 50, timeout=0.2)
+except llmplex.LLMDeadlineExceededError:
+    print("deadline")
+"""
+
+
+def test_item_3_a_run_left_at_the_deadline_does_not_abort_the_interpreter_exit(no_keys: None) -> None:
+    # Without the exit wait, onnxruntime torn down under a still-running batch aborts the process (exit 134).
+    command = [sys.executable, "-c", ABANDONED_AT_THE_DEADLINE]
+    done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=300)
+    assert (done.returncode, done.stdout.strip()) == (0, "deadline"), done.stderr[-2000:]

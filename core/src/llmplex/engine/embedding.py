@@ -45,7 +45,7 @@ def embedding_route(router: Router, model: str | None) -> Route:
 
 
 def embedding_texts(texts: str | Sequence[str]) -> list[str]:
-    """``texts`` as a non-empty list of non-blank strings (one string is a list of one)."""
+    """``texts`` as a non-empty list of non-blank, UTF-8-encodable strings (one string is a list of one)."""
     items: object = [texts] if isinstance(texts, str) else texts
     if not isinstance(items, (list, tuple)):
         raise LLMConfigurationError(f"texts must be a string or a list of strings, got {type(texts).__name__}")
@@ -56,6 +56,13 @@ def embedding_texts(texts: str | Sequence[str]) -> list[str]:
             raise LLMConfigurationError(f"texts[{index}] must be a string, got {type(text).__name__}")
         if not text.strip():
             raise LLMConfigurationError(f"texts[{index}] is blank; providers embed only non-empty text")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise LLMConfigurationError(
+                f"texts[{index}] is not valid Unicode text: {exc.reason} at position {exc.start}; "
+                "decode the source with errors='replace' or remove the stray character"
+            ) from None
     return list(items)
 
 

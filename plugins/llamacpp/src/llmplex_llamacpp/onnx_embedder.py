@@ -11,6 +11,7 @@ sentence-transformers does for these models.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.resources
 import threading
@@ -26,6 +27,20 @@ from .serve import DEFAULT_THREADS
 __all__ = ["OnnxEmbedder", "file_sha256"]
 
 _RUNTIME_HINT = "pip install onnxruntime tokenizers numpy (installing llmplex-llamacpp brings them)"
+_EXIT_WAIT = 30.0
+"""Seconds the interpreter's exit waits for runs still in onnxruntime (one batch takes well under that)."""
+
+_running = 0
+_idle = threading.Condition()
+
+
+def _wait_for_runs() -> None:
+    """At exit, let runs abandoned at a deadline finish: onnxruntime aborts the process if torn down under one."""
+    with _idle:
+        _idle.wait_for(lambda: _running == 0, timeout=_EXIT_WAIT)
+
+
+atexit.register(_wait_for_runs)
 
 
 def file_sha256(path: Path) -> str:
@@ -86,13 +101,25 @@ class OnnxEmbedder:
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
-        outputs = self._session.run(None, feed)
+        outputs = self._run(feed)
         hidden = next(out for out in outputs if out.ndim == 3)  # token vectors (batch, tokens, dimensions)
         weights = mask[..., None].astype(hidden.dtype)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         vectors = pooled / np.maximum(norms, 1e-12)
         return vectors.astype(float).tolist(), int(mask.sum())
+
+    def _run(self, feed: dict[str, Any]) -> list[Any]:
+        global _running
+        with _idle:
+            _running += 1
+        try:
+            outputs: list[Any] = self._session.run(None, feed)
+            return outputs
+        finally:
+            with _idle:
+                _running -= 1
+                _idle.notify_all()
 
 
 def _load(model: EmbeddingModel, path: Path, threads: int) -> OnnxEmbedder:
