@@ -92,7 +92,9 @@ class ProviderInfo:
         default_model: the model used when a request names only the prefix.
         default_embedding_model: the model ``embed`` uses when given only the prefix.
         create_client: builds the SDK client once per provider instance (sync).
-        create_async_client: the async client, built once per event loop; defaults to ``create_client``.
+        create_async_client: the async client, built once per event loop. Without it, async hooks get
+            ``create_client``'s client, unless that is a sync httpx client: core then raises
+            ``LLMConfigurationError`` rather than let its blocking I/O stall the event loop.
         close_client: closes a client built by either factory (``Client.close()``/``aclose()``, and an
             event loop's shutdown for async clients); may return an awaitable for async clients.
             Default: the client's ``aclose()`` (async clients) or ``close()``.
