@@ -240,3 +240,15 @@ def test_item_3_any_chunking_gives_the_same_events_sync_and_async(stream: bytes,
 def test_item_3_byte_by_byte_sync_and_async_agree(stream: bytes) -> None:
     every_byte = range(len(stream) + 1)
     assert _parse(stream, every_byte) == _aparse(stream, every_byte) == _reference(stream)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(), st.one_of(st.none(), st.text(alphabet=st.characters(blacklist_characters="\r\n"), min_size=1)))
+def test_item_3_the_kits_sse_writer_and_the_parser_agree(data: str, event: str | None) -> None:
+    """What the conformance kit's ``sse()`` writes (a plugin's fake stream) reads back as the same event."""
+    from llmplex.testing import sse
+
+    text = data.replace("\r\n", "\n").replace("\r", "\n")  # data lines cannot hold a CR
+    (parsed,) = _parse(sse(text, event=event))
+    assert parsed.data == text
+    assert parsed.event == (event or "message")

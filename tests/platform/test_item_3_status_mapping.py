@@ -203,3 +203,16 @@ def test_item_3_body_excerpt_is_one_short_line() -> None:
     assert body_excerpt("<p>a\n\n  b</p>") == "a b"
     assert len(body_excerpt("y" * 1000)) == 200
     assert body_excerpt("y" * 1000).endswith("…")
+
+
+def test_item_3_a_raw_body_is_parsed_here() -> None:
+    """A transport without httpx (a lean path) passes the body's bytes."""
+    quota = error_for_status(429, {}, b'{"error": {"type": "insufficient_quota", "message": "pay up"}}')
+    assert type(quota) is LLMQuotaExhaustedError
+    assert quota.response_body == {"error": {"type": "insufficient_quota", "message": "pay up"}}
+    assert "pay up" in str(quota)
+    page = error_for_status(502, {}, BAD_GATEWAY_PAGE.encode())
+    assert type(page) is LLMServerError
+    assert "502 Bad Gateway" in str(page)
+    assert error_for_status(500, {}, b"\xff\xfe").response_body == "\ufffd\ufffd"
+    assert error_for_status(500, {}, b"").response_body is None

@@ -85,13 +85,16 @@ def error_for_status(
 ) -> LLMAPIError:
     """The taxonomy error for an answer with HTTP ``status``, its ``headers`` and its ``body``.
 
-    ``body`` is the parsed JSON, or the text of a body that is not JSON.
+    ``body`` is the parsed JSON, the text of a body that is not JSON, or the raw
+    bytes of the body (parsed here: JSON when it is, else its text).
     ``key_hint`` ends the message of a 401/403 (``"check ECHO_API_KEY"``);
     ``retry_after`` is a wait the plugin read from the body (the headers are read
     anyway); ``request_id`` defaults to the ``x-request-id``/``request-id`` header;
     ``context`` is kept as the error's ``context``. Core fills ``provider`` and ``model`` when they are not given.
     """
     headers = headers or {}
+    if isinstance(body, bytes | bytearray):
+        body = _parsed(bytes(body).decode("utf-8", errors="replace"))
     cls = (override(status, body) if override else None) or default_error_class(status, body)
     message = f"the provider answered {_status_line(status)}: {_detail(body) or 'no explanation given'}"
     if key_hint and issubclass(cls, LLMAuthenticationError):
@@ -209,7 +212,12 @@ def _body(response: Any) -> Any:
         if type(error).__name__ == "ResponseNotRead":  # a streamed body that was not read: the status is known
             return None
         raise
+    return _parsed(text)
+
+
+def _parsed(text: str) -> Any:
+    """The JSON of a body, or its text when it is not JSON (or nested past Python's limit); ``None`` when empty."""
     try:
         return json.loads(text) if text else None
-    except (ValueError, RecursionError):  # not JSON, or nested past Python's limit: keep the text
+    except (ValueError, RecursionError):
         return text
