@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from llmplex.cli.main import cli
 from tests.scaling.batch_server import BatchServer
+from tests.support.fault_server import FaultServer
 from tests.support.fixtures import fault_server, redis_server, redis_session
 
 __all__ = ["batch_api", "fault_server", "fresh_memory_limits", "redis_server", "redis_session"]
@@ -66,5 +67,41 @@ def run_batch(*args: str) -> tuple[int, str]:
     return result.exit_code, result.stderr
 
 
+KEY = "sk-test-ray-key-4f1c"
+
+
+def config_file(folder: Path, **tables: dict[str, Any]) -> Path:
+    """A TOML config of ``tables`` (``{"providers.openai": {...}}``) with fast retries."""
+    tables = {"throttle": {"base_delay": 0.01, "max_delay": 0.05}, **tables}
+    lines = []
+    for name, table in tables.items():
+        lines.append(f"[{name}]")
+        lines += [f"{key} = {json.dumps(value)}" for key, value in table.items()]
+    path = folder / "llmplex.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def batch(config: Path, requests: Path, output: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["--config", str(config), "batch", str(requests), "-o", str(output), *args])
+    return result.exit_code, result.stderr
+
+
+def openai(server: FaultServer, **extra: Any) -> dict[str, Any]:
+    return {"base_url": server.url, "api_key": KEY, **extra}
+
+
 def results(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def ray_address() -> Iterator[str]:
+    """One local Ray instance for the test module (``tests/support/ray_cluster.py``); its head's address."""
+    from tests.support.ray_cluster import start_ray
+
+    address = start_ray()
+    yield address
+    import ray
+
+    ray.shutdown()

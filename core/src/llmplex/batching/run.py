@@ -12,7 +12,16 @@ from llmplex.types import Response
 if TYPE_CHECKING:
     from llmplex.client import Client
 
-__all__ = ["DEFAULT_CONCURRENCY", "BatchResult", "abatch", "batch", "checked_concurrency", "settle", "split_item"]
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "BatchResult",
+    "abatch",
+    "batch",
+    "checked_concurrency",
+    "complete_item",
+    "settle",
+    "split_item",
+]
 
 T = TypeVar("T")
 BatchResult = Response | LLMError
@@ -53,7 +62,7 @@ def split_item(item: Mapping[str, Any]) -> tuple[str | None, Any, dict[str, Any]
     return model, prompt, kwargs
 
 
-async def _complete(client: Client, item: Mapping[str, Any]) -> Response:
+async def complete_item(client: Client, item: Mapping[str, Any]) -> Response:
     """One batch item sent with ``client``."""
     model, prompt, kwargs = split_item(item)
     return await client.acomplete(model, prompt, **kwargs)
@@ -84,7 +93,7 @@ async def abatch(
 
     async def worker() -> None:
         for index, item in queue:
-            result = await settle(_complete(client, item))
+            result = await settle(complete_item(client, item))
             results[index] = result
             if on_result is not None:
                 on_result(index, result)

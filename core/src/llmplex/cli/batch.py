@@ -17,6 +17,7 @@ import click
 
 from llmplex.batching.journal import Journal
 from llmplex.batching.provider_run import ProviderBatchRun, check_online_resume
+from llmplex.batching.ray_run import LOCAL, RayRun
 from llmplex.batching.records import error_record, result_record
 from llmplex.batching.requests_file import FileRequest, read_requests
 from llmplex.batching.run import DEFAULT_CONCURRENCY, BatchResult, abatch
@@ -52,6 +53,19 @@ __all__ = ["batch_command"]
     type=click.FloatRange(min=0, min_open=True),
     help="Seconds between polls of provider batches (default: 5 s, growing to 60 s).",
 )
+@click.option(
+    "--ray",
+    "ray_address",
+    is_flag=False,
+    flag_value=LOCAL,
+    metavar="[ADDRESS]",
+    help="Run the requests on a Ray cluster: its head's ADDRESS, or alone for a local instance (llmplex[ray]).",
+)
+@click.option(
+    "--ray-workers",
+    type=click.IntRange(min=1),
+    help="Worker processes on the Ray cluster (default: one per CPU of the cluster).",
+)
 @click.pass_obj
 def batch_command(
     client: Client,
@@ -63,6 +77,8 @@ def batch_command(
     progress: bool | None,
     provider_batch: bool,
     poll_interval: float | None,
+    ray_address: str | None,
+    ray_workers: int | None,
 ) -> None:
     """Run every request of REQUESTS_FILE (one JSON object per line) and write one result per line.
 
@@ -71,11 +87,18 @@ def batch_command(
     requests go to OUTPUT.journal as they complete; after an interruption, run
     the same command with --resume to finish without redoing them. With
     --provider-batch the requests go through the providers' Batch APIs and the
-    journal keeps the batch ids, so --resume polls the same batches. The exit
+    journal keeps the batch ids, so --resume polls the same batches. With --ray
+    the requests run on Ray workers and this process keeps the order and the
+    journal; --concurrency counts across the whole cluster. The exit
     status is 0 when every request succeeded, 15 when some failed, 16 when all did.
     """
     if poll_interval is not None and not provider_batch:
         raise LLMConfigurationError("--poll-interval applies to provider batches only: add --provider-batch")
+    if ray_address is not None and provider_batch:
+        raise LLMConfigurationError("--ray and --provider-batch exclude each other: the provider runs a batch itself")
+    if ray_workers is not None and ray_address is None:
+        raise LLMConfigurationError("--ray-workers applies to Ray runs only: add --ray")
+    ray_run = None if ray_address is None else RayRun(client, ray_address, concurrency=concurrency, workers=ray_workers)
     if not output.parent.is_dir():
         raise LLMConfigurationError(
             f"the output directory {output.parent} does not exist; create it or choose another --output"
@@ -90,7 +113,7 @@ def batch_command(
     if provider_batch:
         ran = _provider_batch(client, requests, journal, fresh, mode, poll_interval)
     else:
-        ran = _online(client, requests, journal, mode, concurrency)
+        ran = _online(client, requests, journal, mode, concurrency, ray_run)
     try:
         _write_results(output, requests, journal.done)
     except OSError as exc:
@@ -105,18 +128,28 @@ def batch_command(
         sys.exit(BATCH_ALL_FAILED if failed == len(requests) else BATCH_SOME_FAILED)
 
 
-def _online(client: Client, requests: list[FileRequest], journal: Journal, mode: Mode, concurrency: int) -> int:
-    """Send the unfinished requests one by one, ``concurrency`` at a time; return how many ran."""
+def _online(
+    client: Client, requests: list[FileRequest], journal: Journal, mode: Mode, concurrency: int, ray: RayRun | None
+) -> int:
+    """Send the unfinished requests one by one, ``concurrency`` at a time (here or on Ray); return how many ran."""
     check_online_resume(journal)
     pending = [i for i, r in enumerate(requests) if r.error is None and i not in journal.done]
     completed = len(requests) - len(pending)
     with _interruptible(journal, len(requests)), batch_progress(mode, len(requests), completed) as shown:
 
-        def finished(position: int, result: BatchResult) -> None:
-            journal.record(pending[position], result_record(result))
+        def arrived(index: int, record: dict[str, Any]) -> None:
+            journal.record(index, record)
             shown.advance()
 
-        asyncio.run(abatch([requests[i].arguments for i in pending], concurrency, client=client, on_result=finished))
+        def finished(position: int, result: BatchResult) -> None:
+            arrived(pending[position], result_record(result))
+
+        if ray is not None:
+            ray.run([(i, requests[i].arguments) for i in pending], arrived)
+        else:
+            asyncio.run(
+                abatch([requests[i].arguments for i in pending], concurrency, client=client, on_result=finished)
+            )
     return len(pending)
 
 

@@ -1,0 +1,159 @@
+"""Issue 15 item 3: ``llmplex batch --ray`` runs the rows on a local Ray instance with two worker processes.
+
+The rows go to the fake OpenAI-wire server (which records every request), to
+the mock provider, and to the ``rayrows`` test provider, which answers with its
+worker's process id or ends its process. One Ray instance serves the module.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.scaling.conftest import KEY, batch, config_file, openai, results, write_requests
+from tests.support.fault_server import FaultServer
+from tests.support.redis_server import RedisServer
+
+
+def test_item_3_ray_batch_keeps_the_order_every_row_once_and_errors_in_place(
+    tmp_path: Path, ray_address: str, fault_server: FaultServer
+) -> None:
+    config = config_file(tmp_path, **{"providers.openai": openai(fault_server)})
+    rows: list[dict[str, Any] | str] = []
+    for i in range(24):
+        kind = i % 4
+        if kind == 0:
+            rows.append({"id": f"row-{i}", "model": "openai:gpt-4o-mini", "prompt": f"question {i}"})
+        elif kind == 1:
+            rows.append({"id": f"row-{i}", "model": "mock:echo", "prompt": f"echo {i}"})
+        elif kind == 2:
+            rows.append({"id": f"row-{i}", "model": "rayrows:any", "prompt": "pid"})
+        else:
+            rows.append({"id": f"row-{i}", "model": "nowhere:model", "prompt": "unroutable"})
+    rows.append("not json")
+    write_requests(tmp_path / "in.jsonl", rows)
+
+    status, stderr = batch(config, tmp_path / "in.jsonl", tmp_path / "out.jsonl", "--ray", "-c", "6")
+
+    assert status == 15, stderr  # some rows failed
+    out = results(tmp_path / "out.jsonl")
+    assert [r["index"] for r in out] == list(range(25))
+    assert [r.get("id") for r in out[:24]] == [f"row-{i}" for i in range(24)]
+    for i, record in enumerate(out[:24]):
+        if i % 4 == 0:
+            assert record["ok"] and record["response"]["text"] == "Hello! How can I help?"
+        elif i % 4 == 1:
+            assert record["ok"] and record["response"]["text"] == f"echo {i}"
+        elif i % 4 == 2:
+            assert record["ok"] and record["response"]["text"].startswith("pid ")
+        else:
+            assert record["error"]["type"] == "LLMConfigurationError" and "nowhere" in record["error"]["message"]
+    assert out[24]["error"]["type"] == "LLMConfigurationError"
+    pids = {r["response"]["text"] for r in out[2:24:4]}
+    assert len(pids) == 2 and f"pid {os.getpid()}" not in pids  # two Ray worker processes, not this one
+    prompts = sorted(r.body["messages"][-1]["content"] for r in fault_server.requests)
+    assert prompts == sorted(f"question {i}" for i in range(0, 24, 4))  # each sent once
+    assert not (tmp_path / "out.jsonl.journal").exists()
+
+
+def test_item_3_ray_workers_share_the_redis_rate_limit(
+    tmp_path: Path, ray_address: str, fault_server: FaultServer, redis_server: RedisServer
+) -> None:
+    config = config_file(
+        tmp_path,
+        limits={"storage": redis_server.url},
+        **{"providers.openai": openai(fault_server, rate_limit="5/minute"), "throttle": {"max_attempts": 1}},
+    )
+    rows: list[dict[str, Any] | str] = [{"model": "rayrows:any", "prompt": "pid"} for _ in range(2)]
+    rows += [{"model": "openai:gpt-4o-mini", "prompt": f"limited {i}", "timeout": 5} for i in range(12)]
+    write_requests(tmp_path / "in.jsonl", rows)
+
+    status, stderr = batch(config, tmp_path / "in.jsonl", tmp_path / "out.jsonl", "--ray", "--ray-workers", "2")
+
+    assert status == 15, stderr
+    out = results(tmp_path / "out.jsonl")
+    assert len({r["response"]["text"] for r in out[:2]}) == 2  # both workers answered rows
+    limited = out[2:]
+    assert sum(r["ok"] for r in limited) == 5
+    assert fault_server.request_count == 5  # per-worker windows would have let 10 through
+    assert {r["error"]["type"] for r in limited if not r["ok"]} == {"LLMRateLimitError"}
+
+
+def test_item_3_ray_workers_get_the_provider_key_from_the_driver_without_logging_it(
+    tmp_path: Path, ray_address: str, fault_server: FaultServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ray
+
+    # set after Ray started: the worker processes can only have it from the driver
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    config = config_file(tmp_path, **{"providers.openai": {"base_url": fault_server.url}})
+    write_requests(tmp_path / "in.jsonl", [{"model": "openai:gpt-4o-mini", "prompt": f"q{i}"} for i in range(4)])
+
+    status, stderr = batch(config, tmp_path / "in.jsonl", tmp_path / "out.jsonl", "--ray")
+
+    assert status == 0, stderr
+    assert {r.headers["authorization"] for r in fault_server.requests} == {f"Bearer {KEY}"}
+    logs = Path(ray._private.worker._global_node.get_session_dir_path())
+    leaked = [p for p in logs.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
+    assert not leaked
+    assert KEY not in stderr
+
+
+def test_item_3_a_worker_that_dies_is_replaced_and_its_rows_sent_again(tmp_path: Path, ray_address: str) -> None:
+    marker = tmp_path / "crashed-once"
+    rows: list[dict[str, Any] | str] = [{"model": "rayrows:any", "prompt": "pid"} for _ in range(8)]
+    rows.insert(3, {"model": "rayrows:any", "prompt": f"exit-once:{marker}"})
+    write_requests(tmp_path / "in.jsonl", rows)
+    config = config_file(tmp_path)
+
+    status, stderr = batch(config, tmp_path / "in.jsonl", tmp_path / "out.jsonl", "--ray", "-c", "4")
+
+    assert status == 0, stderr
+    assert marker.exists()  # the row did end its worker once
+    out = results(tmp_path / "out.jsonl")
+    assert [r["index"] for r in out] == list(range(9)) and all(r["ok"] for r in out)
+
+
+def test_item_3_a_row_that_kills_every_worker_fails_in_place_with_a_typed_error(
+    tmp_path: Path, ray_address: str
+) -> None:
+    rows: list[dict[str, Any] | str] = [
+        {"model": "rayrows:any", "prompt": "pid"},
+        {"model": "rayrows:any", "prompt": "exit"},
+        {"model": "mock:echo", "prompt": "after"},
+    ]
+    write_requests(tmp_path / "in.jsonl", rows)
+    config = config_file(tmp_path, throttle={"max_attempts": 2, "base_delay": 0.01})
+
+    status, stderr = batch(config, tmp_path / "in.jsonl", tmp_path / "out.jsonl", "--ray", "-c", "1")
+
+    assert status == 15, stderr
+    first, dying, last = results(tmp_path / "out.jsonl")
+    assert first["ok"] and last["ok"] and last["response"]["text"] == "after"
+    assert dying["error"]["type"] == "LLMError"
+    assert "Ray worker running this request died" in dying["error"]["message"]
+    assert dying["error"]["retryable"] is True and dying["error"]["attempts"] == 2
+
+
+@pytest.mark.parametrize("table", [{"providers.openai": {"rate_limit": "5/minute"}}, {"budget": {"max_requests": 9}}])
+def test_item_3_ray_refuses_limits_counted_per_worker_in_memory(tmp_path: Path, table: dict[str, Any]) -> None:
+    config = config_file(tmp_path, **table)
+    write_requests(tmp_path / "in.jsonl", [{"model": "mock:echo", "prompt": "hi"}])
+
+    status, stderr = batch(config, tmp_path / "in.jsonl", tmp_path / "out.jsonl", "--ray")
+
+    assert status != 0
+    assert "LLMConfigurationError" in stderr and 'storage = "memory://"' in stderr and "redis://" in stderr
+    assert not (tmp_path / "out.jsonl.journal").exists()  # nothing started: the same command works once fixed
+
+
+def test_item_3_ray_excludes_provider_batch_and_ray_workers_needs_ray(tmp_path: Path) -> None:
+    config = config_file(tmp_path)
+    write_requests(tmp_path / "in.jsonl", [{"model": "mock:echo", "prompt": "hi"}])
+    status, stderr = batch(config, tmp_path / "in.jsonl", tmp_path / "out.jsonl", "--ray", "--provider-batch")
+    assert status != 0 and "--ray and --provider-batch" in stderr
+    status, stderr = batch(config, tmp_path / "in.jsonl", tmp_path / "out.jsonl", "--ray-workers", "2")
+    assert status != 0 and "add --ray" in stderr

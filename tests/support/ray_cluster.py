@@ -1,0 +1,40 @@
+"""A local Ray instance for a test module: 2 CPUs, 127.0.0.1 only, no dashboard, no usage reports.
+
+    address = start_ray()      # "127.0.0.1:PORT" of its head (GCS), for --ray ADDRESS in other processes
+    ...
+    ray.shutdown()
+
+The variables of ``RAY_ENVIRONMENT`` are set in this process before Ray is
+imported (Ray reads some of them at import) and are inherited by every Ray
+process and by drivers started from the tests.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["RAY_ENVIRONMENT", "start_ray"]
+
+RAY_ENVIRONMENT = {
+    "RAY_USAGE_STATS_ENABLED": "0",  # no usage report, no prompt
+    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",  # every Ray process keeps 127.0.0.1 (not the host's address)
+    "RAY_DEDUP_LOGS": "0",
+}
+_OBJECT_STORE_BYTES = 100 * 1024 * 1024
+
+
+def start_ray() -> str:
+    """Start Ray in this process (the tests' own driver) and return its head's address."""
+    os.environ.update(RAY_ENVIRONMENT)
+    import ray
+
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        _node_ip_address="127.0.0.1",
+        object_store_memory=_OBJECT_STORE_BYTES,
+        configure_logging=False,
+    )
+    address = str(ray.get_runtime_context().gcs_address)
+    assert address.startswith("127.0.0.1:"), f"Ray listens on {address}, not on 127.0.0.1 only"
+    return address
