@@ -8,6 +8,7 @@ from typing import Any
 from llmplex.engine.bridge import aiterate_in_thread, iterate_on_loop, run_on_loop
 from llmplex.errors import LLMConfigurationError, LLMError
 from llmplex.http.clients import is_blocking_client
+from llmplex.plugins.hooks import ProviderHooks
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.guard import Expired, aiterate_before, await_before, call_before, in_worker, iterate_before
 from llmplex.routing import ProviderInstance, Route
@@ -27,7 +28,12 @@ class Attempt:
     def __init__(self, route: Route) -> None:
         self.route = route
         self.provider = route.provider
-        self.hooks = route.provider.hooks
+
+    @property
+    def hooks(self) -> ProviderHooks:
+        """The provider's pipeline hooks as bound now, not when the attempt began: a provider plugin loaded
+        while it waited (for a limit, a retry) must never see its payloads."""
+        return self.provider.hooks
 
     def format(self, request: Request) -> dict[str, Any]:
         """The provider payload for ``request`` (refused first if it needs what the provider lacks)."""
