@@ -15,6 +15,7 @@ import httpx
 import pytest
 import respx
 from llmplex_llamacpp import plugin, serve
+from llmplex_llamacpp import server as server_module
 from llmplex_llamacpp.catalogue import Part
 from llmplex_llamacpp.embedding_models import ALL_MINILM_L6_V2, DEFAULT_EMBEDDING_MODEL, find_embedding_model
 from llmplex_llamacpp.server import LocalServer, serve_command
@@ -173,3 +174,13 @@ def test_item_3_a_changed_vocabulary_is_refused(monkeypatch: pytest.MonkeyPatch,
     use_model(monkeypatch, vocabulary_sha256="f" * 64)
     with pytest.raises(LLMConfigurationError, match=r"vocabulary .* is missing or changed"):
         client.embed(None, "hi")
+
+
+def test_item_3_the_embedding_model_is_refused_for_chat_before_any_server_starts(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spawned: list[object] = []
+    monkeypatch.setattr(server_module, "_spawn", lambda *args, **kwargs: spawned.append(args))
+    with pytest.raises(LLMConfigurationError, match="'all-minilm-l6-v2' is the local embedding model: use it with"):
+        client.complete("llamacpp:minilm", "hi")
+    assert spawned == []

@@ -14,6 +14,7 @@ from llmplex.cache.stores import CACHE_DIR_ENV, cache_dir
 
 from .assembly import Progress, join_parts
 from .catalogue import DEFAULT_MODEL, MODEL_NAMES, SMALL_MODEL, LocalModel, PackagedModel, Part, find
+from .embedding_models import find_embedding_model
 from .errors import LocalModelError, LocalModelIntegrityError
 
 __all__ = [
@@ -67,6 +68,11 @@ def resolve_model(ref: str | os.PathLike[str]) -> Path:
     if model is not None:
         return prepared(model)
     path = Path(text).expanduser()
+    if find_embedding_model(text) is not None:
+        raise LocalModelError(
+            f"{text!r} is the local embedding model: use it with embed() (llmplex embed), not for chat; "
+            f"chat models: {', '.join(MODEL_NAMES)} or the path to a .gguf file"
+        )
     if path.suffix.lower() != ".gguf" and not path.exists():
         known = ", ".join(MODEL_NAMES)
         raise LocalModelError(f"unknown local model {text!r}: use one of {known} or the path to a .gguf file")
