@@ -225,9 +225,8 @@ _TOKEN_COUNTS = tuple(Usage.model_fields)
 
 def _spent(usages: list[dict[str, Any]]) -> str:
     """The tokens and cost of every answer of the batch (from the journal's records), as one line."""
-    # the token counts summed field by field: adding Usage objects keeps every part for pricing, quadratic here
-    counts = {name: sum(n for u in usages if type(n := u.get(name)) is int) for name in _TOKEN_COUNTS}
-    total = Usage.model_validate(counts)
+    counts = ({name: n for name in _TOKEN_COUNTS if type(n := u.get(name)) is int} for u in usages)
+    total = sum((Usage.model_validate(c) for c in counts), Usage())
     costs = [u.get("cost_usd") for u in usages]
     known = [Decimal(str(c)) for c in costs if c is not None]
     cost = sum(known, Decimal(0)) if known or not usages else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -48,7 +49,7 @@ class Usage(BaseModel):
         """
         if self._parts:
             total = Decimal(0)
-            for part in self._parts:
+            for part in self._priced_parts():
                 cost = part.cost_usd
                 if cost is None:
                     return None
@@ -90,6 +91,17 @@ class Usage(BaseModel):
     def __hash__(self) -> int:
         return hash(tuple(self.__dict__.values()))
 
+    def _priced_parts(self) -> Iterator[Usage]:
+        """The usages this sum was added from, each priced on its own (a depth-first walk, no recursion)."""
+        stack = [self]
+        while stack:
+            usage = stack.pop()
+            parts = (usage.__pydantic_private__ or {}).get("_parts")
+            if parts:
+                stack.extend(reversed(parts))
+            else:
+                yield usage
+
     def __add__(self, other: Usage) -> Usage:
         total = Usage(
             input_tokens=self.input_tokens + other.input_tokens,
@@ -99,6 +111,7 @@ class Usage(BaseModel):
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
-        parts = (p for u in (self, other) for p in (u._parts or (u,)))
-        total._parts = tuple(p for p in parts if p._priced_as is not None or p.total_tokens)
+        # the two operands themselves, not their parts flattened: each sum is O(1), so summing N usages
+        # is linear (cost_usd walks the tree once); an unpriced empty usage (sum()'s start) has no price to add
+        total._parts = tuple(u for u in (self, other) if u._parts or u._priced_as is not None or u.total_tokens)
         return total
