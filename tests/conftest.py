@@ -20,7 +20,7 @@ def isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     monkeypatch.chdir(tmp_path)
     yield tmp_path
-    llmplex._default = None
+    llmplex.process_client._default = None
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from llmplex.reliability.retry_after import requested_wait
+from llmplex.retry_after import requested_wait
 from llmplex.testing import FakeError
 from llmplex.testing.replies import ERROR_KINDS
 

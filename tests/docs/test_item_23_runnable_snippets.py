@@ -61,7 +61,7 @@ def answers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> deque[dict[str, 
     config = tmp_path / "swap.toml"
     config.write_text("".join(f'[providers.{name}]\nplugin = "mock"\n' for name in SWAPPED), encoding="utf-8")
     monkeypatch.setenv("LLMPLEX_CONFIG", str(config))
-    llmplex._default = None
+    llmplex.process_client._default = None
     queue: deque[dict[str, Any]] = deque()
     take = MockBackend.take
 
@@ -76,7 +76,7 @@ def answers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> deque[dict[str, 
 
 def run_page(page: Path, answers: deque[dict[str, Any]]) -> list[str]:
     """Run the Python blocks of ``page`` in order in one namespace; what went wrong, if anything."""
-    llmplex._default = None  # each page starts from a fresh default client, as a new script would
+    llmplex.process_client._default = None  # each page starts from a fresh default client, as a new script would
     namespace: dict[str, Any] = {"__name__": "__main__"}
     problems = []
     for block in python_blocks(page):

@@ -19,7 +19,7 @@ from llmplex import (
     LLMTimeoutError,
     ThrottlePolicy,
 )
-from llmplex.reliability.retry_after import requested_wait
+from llmplex.retry_after import requested_wait
 from tests.reliability.fakes import FakeTime
 
 

@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from llmplex import LLMConfigurationError, Tool, ToolContext
-from llmplex.tooling.function_tool import FunctionHandler
+from llmplex.types.function_tool import FunctionHandler
 
 
 class Address(BaseModel):

@@ -9,12 +9,12 @@
 
 from __future__ import annotations
 
-import atexit
 import importlib
 import math
-import threading
 import time
 from typing import TYPE_CHECKING, Any
+
+from llmplex import process_client
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator, Sequence
@@ -271,9 +271,6 @@ __all__ = [
     "tool_declarations",
 ]
 
-_default: Client | None = None
-_default_lock = threading.Lock()
-
 
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
@@ -293,15 +290,7 @@ def default_client() -> Client:
 
     It is built on first use from the configuration files and `LLMPLEX_*` environment variables.
     """
-    global _default
-    if _default is None:
-        with _default_lock:
-            if _default is None:
-                from llmplex.client import Client
-
-                _default = Client()
-                atexit.register(_default.close)  # its connections end cleanly when the interpreter exits
-    return _default
+    return process_client.shared()
 
 
 def _client_since(started: float, kwargs: CallArgs) -> tuple[Client, CallArgs]:
@@ -310,8 +299,9 @@ def _client_since(started: float, kwargs: CallArgs) -> tuple[Client, CallArgs]:
     The clock starts when the call is made: building the default client on first use
     (config, imports) counts, and with ``timeout=``/``deadline=`` it is held to the deadline.
     """
-    if _default is not None:
-        return _default, _default._since(kwargs, started)
+    built = process_client.current()
+    if built is not None:
+        return built, built._since(kwargs, started)
     from llmplex.errors import LLMDeadlineExceededError
     from llmplex.reliability.deadline import Deadline
     from llmplex.reliability.guard import call_before

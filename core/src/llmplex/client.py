@@ -23,7 +23,7 @@ from llmplex.reliability.clock import Clock
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.guard import call_before
 from llmplex.routing import ProviderInstance, Route, Router
-from llmplex.types import Embeddings, ModelInfo, OutputSchema, Request, Response, StreamEvent
+from llmplex.types import Embeddings, Message, ModelInfo, OutputSchema, Request, Response, StreamEvent
 
 if TYPE_CHECKING:
     from llmplex.tooling.conversation import Conversation
@@ -232,9 +232,20 @@ class Client:
         return self._first_use(model, deadline, prepare)
 
     def _conversation(self, model: str | None, prompt: PromptInput, args: CallArgs) -> Conversation:
+        """The tool loop / structured output of one call: one deadline for every round, started before the
+        first use loads plugins; the loop starts each round through ``send`` (it never imports the client)."""
         from llmplex.tooling.conversation import Conversation
 
-        return Conversation(self, model, prompt, args)
+        deadline = self._deadline(args.get("timeout"), args.get("deadline"))
+        route = self._first_use(model, deadline, lambda: self.route(model))
+        rest = {k: v for k, v in args.items() if k not in ("timeout", "deadline")}
+
+        def send(messages: list[Message], round_args: CallArgs) -> Call:
+            return self._call(model, messages, False, round_args)
+
+        return Conversation(
+            route.provider.capabilities, prompt, rest, deadline=deadline, send=send, telemetry=self.telemetry
+        )
 
     # -- public calls ----------------------------------------------------------------
 

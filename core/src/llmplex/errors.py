@@ -113,7 +113,7 @@ class LLMAPIError(LLMError):
 def _requested_wait(retry_after: float | None, headers: Mapping[str, str]) -> float | None:
     if retry_after is None and not headers:
         return None
-    from llmplex.reliability.retry_after import requested_wait
+    from llmplex.retry_after import requested_wait
 
     return requested_wait(retry_after, headers)
 

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from llmplex import process_client
 from llmplex.errors import LLMConfigurationError, LLMError
 from llmplex.types import Response
 
@@ -84,9 +85,7 @@ async def abatch(
     """
     checked_concurrency(concurrency)
     if client is None:
-        from llmplex import default_client
-
-        client = default_client()
+        client = process_client.shared()
     items = list(requests)
     results: list[BatchResult | None] = [None] * len(items)
     queue = iter(enumerate(items))

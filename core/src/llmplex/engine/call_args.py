@@ -11,7 +11,7 @@ from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.throttle import ThrottlePolicy
 
 if TYPE_CHECKING:
-    from llmplex.tooling.context import ToolContext
+    from llmplex.types.tool_context import ToolContext
 
 __all__ = ["CallArgs"]
 
@@ -41,7 +41,7 @@ class CallArgs(TypedDict, total=False):
         output_retries: how many times to re-ask after an invalid structured answer (default 0).
         output_strategy: ``"native"``, ``"tool"`` or ``"prompt"`` (default: the best the provider declares).
         max_tool_rounds: how many rounds of tool calls to run before giving up (default 10).
-        tool_context: the :class:`~llmplex.tooling.context.ToolContext` handlers receive.
+        tool_context: the :class:`~llmplex.types.tool_context.ToolContext` handlers receive.
         cache: with a ``[cache]`` table, ``True`` caches this answer whatever its temperature,
             ``False`` neither reads nor writes the cache (default: cache at temperature 0).
         cache_key: caches this answer under this key too (implies ``cache=True``).

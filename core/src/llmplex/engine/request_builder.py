@@ -161,6 +161,8 @@ def build_tools(tools: Sequence[ToolInput] | None) -> tuple[Tool, ...]:
             built.append(Tool.model_validate(tool))
         except ValidationError as exc:
             raise LLMConfigurationError(f"tools[{index}] is not a valid tool: {_problems(exc)}") from None
+        except LLMConfigurationError as exc:  # a name providers reject, or a $ref to nothing
+            raise LLMConfigurationError(f"tools[{index}] is not a valid tool: {exc}") from None
     for index, tool in enumerate(built):
         problem = _parameters_problem(json.dumps(tool.parameters, sort_keys=True, default=repr))
         if problem:

@@ -1,5 +1,8 @@
-"""Tools: declarations from Python functions, argument validation, and the tool-calling loop."""
+"""The tool-calling loop: running handlers with validated arguments, rounds until a final answer.
 
-from llmplex.tooling.context import ToolContext
+``ToolContext`` lives in :mod:`llmplex.types` (the engine carries it); it is re-exported here.
+"""
+
+from llmplex.types.tool_context import ToolContext
 
 __all__ = ["ToolContext"]

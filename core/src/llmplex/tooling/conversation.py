@@ -6,7 +6,7 @@ the model, run tools); a sync and an async driver perform those steps.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -17,15 +17,19 @@ from llmplex.redaction import redact
 from llmplex.reliability.budget import as_tracker
 from llmplex.structured.plan import OutputPlan, choose_strategy
 from llmplex.structured.schema import output_spec
-from llmplex.tooling.context import ToolContext
 from llmplex.tooling.runner import ToolOutcome, ToolRunner
 from llmplex.types import Message, OutputSchema, Response, Tool, ToolCall, Usage
+from llmplex.types.tool_context import ToolContext
 
 if TYPE_CHECKING:
-    from llmplex.client import Client
     from llmplex.engine.call_args import CallArgs
     from llmplex.engine.fallback import Call
+    from llmplex.engine.telemetry import Telemetry
     from llmplex.provider import Capabilities
+    from llmplex.reliability.deadline import Deadline
+
+    # starts one model call of the loop with these messages and arguments (the client's, bound to the model)
+    SendRound = Callable[[list[Message], CallArgs], Call]
 
 __all__ = ["DEFAULT_MAX_TOOL_ROUNDS", "Conversation", "FirstRound", "first_round", "wants_conversation"]
 
@@ -111,7 +115,21 @@ class Conversation:
     returned Response carries the usage of every round together.
     """
 
-    def __init__(self, client: Client, model: str | None, prompt: PromptInput, kwargs: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        capabilities: Capabilities,
+        prompt: PromptInput,
+        kwargs: Mapping[str, Any],
+        *,
+        deadline: Deadline | None,
+        send: SendRound,
+        telemetry: Telemetry,
+    ) -> None:
+        """Plan the rounds for a provider of ``capabilities``; ``send`` starts each model call.
+
+        The caller (the client) resolves the model and the call's one ``deadline``
+        before the loop starts and passes them down, so this layer never calls up.
+        """
         args = dict(kwargs)
         output = args.pop("output", None)
         self.output_retries = _count(args.pop("output_retries", None), "output_retries", 0, minimum=0)
@@ -122,13 +140,11 @@ class Conversation:
         context = args.pop("tool_context", None) or ToolContext()
         if not isinstance(context, ToolContext):
             raise LLMConfigurationError(f"tool_context must be a ToolContext, got {type(context).__name__}")
-        self.client = client
-        self.model = model
-        # one deadline for every round of the loop, started before the first use loads plugins
-        deadline = self.deadline = client._deadline(args.pop("timeout", None), args.pop("deadline", None))
-        route = client._first_use(model, deadline, lambda: client.route(model))
+        self.send = send
+        self.telemetry = telemetry
+        self.deadline = deadline
         first = first_round(
-            route.provider.capabilities,
+            capabilities,
             prompt,
             system=args.pop("system", None),
             tools=args.pop("tools", None),
@@ -184,7 +200,7 @@ class Conversation:
         usage = Usage()
         tool_rounds = parse_failures = 0
         while True:
-            call = self._current = self.client._call(self.model, self.messages, False, self.round_args)
+            call = self._current = self.send(self.messages, self.round_args)
             response: Response = yield _Ask(call)
             usage += response.usage
             if self.runner.should_run(response):
@@ -219,7 +235,7 @@ class Conversation:
     def _report(self, outcome: ToolOutcome) -> None:
         if self._current is None:
             return
-        self.client.telemetry.emit(
+        self.telemetry.emit(
             ToolInvoked,
             name=outcome.call.name,
             arguments=redact(outcome.arguments),

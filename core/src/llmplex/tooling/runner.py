@@ -26,9 +26,9 @@ from llmplex.errors import LLMDeadlineExceededError
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.guard import await_before, call_before, in_worker
 from llmplex.structured.schema import OutputInvalidError, describe_errors, json_schema_validator, pydantic_errors
-from llmplex.tooling.context import ToolContext
-from llmplex.tooling.function_tool import FunctionHandler, context_parameter
 from llmplex.types import Message, Response, Tool, ToolCall
+from llmplex.types.function_tool import FunctionHandler, context_parameter
+from llmplex.types.tool_context import ToolContext
 
 __all__ = ["ToolOutcome", "ToolRunner"]
 

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from llmplex.errors import LLMConfigurationError
 from llmplex.types.parts import Audio, ContentPart, Document, Image, MediaPart
 
 __all__ = ["JSONNestingError", "Message", "Role", "ToolCall", "decode_json"]
@@ -88,8 +89,6 @@ class Message(BaseModel):
     @model_validator(mode="after")
     def _parts_only_from_users(self) -> Message:
         if isinstance(self.content, tuple) and self.role != "user":
-            from llmplex.errors import LLMConfigurationError  # imported late: errors sit above the types layer
-
             raise LLMConfigurationError(
                 f"a {self.role} message's content must be text; only user messages take a list of text, "
                 "images, documents and audio"

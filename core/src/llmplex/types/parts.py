@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from llmplex.errors import LLMConfigurationError
 from llmplex.types.media import MEDIA_TYPES, PartKind, kind_of, normalize, sniff, type_of_suffix
 
 __all__ = ["MAX_PART_BYTES", "Audio", "ContentPart", "Document", "Image", "MediaPart", "part_from_path"]
@@ -35,12 +36,6 @@ _ARTICLE = {"image": "an image", "document": "a PDF document", "audio": "an audi
 _CLASS = {"image": "Image", "document": "Document", "audio": "Audio"}
 
 
-def _fail(message: str) -> Exception:
-    from llmplex.errors import LLMConfigurationError  # imported late: errors sit above the types layer
-
-    return LLMConfigurationError(message)
-
-
 def _size(count: int) -> str:
     return f"{count / (1024 * 1024):.1f} MiB" if count >= 1024 * 1024 else f"{count} bytes"
 
@@ -49,28 +44,28 @@ def _check_media(kind: PartKind, media_type: str, data: bytes | None, where: str
     """Raise unless ``media_type`` is a type of ``kind`` and ``data`` (if any) is of that type."""
     actual_kind = kind_of(media_type)
     if actual_kind is None:
-        raise _fail(
+        raise LLMConfigurationError(
             f"{where}: {media_type!r} is not a media type llmplex sends as {_ARTICLE[kind]}; "
             f"use one of {', '.join(MEDIA_TYPES[kind])}"
         )
     if actual_kind != kind:
-        raise _fail(
+        raise LLMConfigurationError(
             f"{where}: {media_type} is {_ARTICLE[actual_kind]}, not {_ARTICLE[kind]}; "
             f"use llmplex.{_CLASS[actual_kind]} for it"
         )
     if data is None:
         return
     if not data:
-        raise _fail(f"{where}: the file is empty; give {_ARTICLE[kind]} with content")
+        raise LLMConfigurationError(f"{where}: the file is empty; give {_ARTICLE[kind]} with content")
     if len(data) > MAX_PART_BYTES:
-        raise _fail(
+        raise LLMConfigurationError(
             f"{where}: {_size(len(data))} is larger than the {_size(MAX_PART_BYTES)} a part may hold "
             "(llmplex.types.parts.MAX_PART_BYTES); shrink the file or send it by URL"
         )
     found = sniff(data)
     if found != media_type:
         shown = f"are {found}" if found else "match no type llmplex sends (is the file damaged?)"
-        raise _fail(f"{where}: the bytes {shown}, not {media_type}; give the right file or media type")
+        raise LLMConfigurationError(f"{where}: the bytes {shown}, not {media_type}; give the right file or media type")
 
 
 class MediaPart(BaseModel):
@@ -96,7 +91,7 @@ class MediaPart(BaseModel):
             return value
         fields = dict(value)
         if fields.get("data") is None and fields.get("url") is None:
-            raise _fail(f"{_ARTICLE[cls.kind]} needs either data (its bytes) or a url")
+            raise LLMConfigurationError(f"{_ARTICLE[cls.kind]} needs either data (its bytes) or a url")
         if isinstance(fields.get("data"), str):
             fields["data"] = _decode(fields["data"], cls.kind)
         if fields.get("media_type") is None:
@@ -113,7 +108,7 @@ class MediaPart(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> Self:
         if (self.data is None) == (self.url is None):
-            raise _fail(f"{_ARTICLE[self.kind]} needs either data (its bytes) or a url, and not both")
+            raise LLMConfigurationError(f"{_ARTICLE[self.kind]} needs either data (its bytes) or a url, and not both")
         if self.url is not None:
             _check_url(self.url, self.kind)
         _check_media(self.kind, self.media_type, self.data, f"{_ARTICLE[self.kind]} ({self.media_type})")
@@ -130,14 +125,16 @@ class MediaPart(BaseModel):
     def from_bytes(cls, data: bytes, media_type: str | None = None) -> Self:
         """The part for ``data``; ``media_type`` is told from the bytes when not given, and checked when given."""
         if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise _fail(f"{cls.__name__}.from_bytes takes bytes, got {type(data).__name__}")
+            raise LLMConfigurationError(f"{cls.__name__}.from_bytes takes bytes, got {type(data).__name__}")
         raw = bytes(data)
         where = f"{cls.__name__}.from_bytes"
         if media_type is None:
             found = sniff(raw[:4096])
             if found is None:
                 expected = ", ".join(MEDIA_TYPES[cls.kind])
-                raise _fail(f"{where}: the bytes are none of {expected}; give media_type, or the right file")
+                raise LLMConfigurationError(
+                    f"{where}: the bytes are none of {expected}; give media_type, or the right file"
+                )
             media_type = found
         _check_media(cls.kind, normalize(media_type), raw, where)
         return cls(data=raw, media_type=media_type)
@@ -164,7 +161,7 @@ class MediaPart(BaseModel):
     def base64(self) -> str:
         """The bytes in base64 (standard alphabet, padded); only for a part that holds bytes."""
         if self.data is None:
-            raise _fail(f"{_ARTICLE[self.kind]} given by URL has no bytes to encode")
+            raise LLMConfigurationError(f"{_ARTICLE[self.kind]} given by URL has no bytes to encode")
         return base64.b64encode(self.data).decode("ascii")
 
     def data_url(self) -> str:
@@ -184,7 +181,7 @@ class _LinkablePart(MediaPart):
         _check_url(url, cls.kind)
         found = media_type or _guess(cls.kind, None, url)
         if found is None:
-            raise _fail(
+            raise LLMConfigurationError(
                 f"{cls.__name__}.from_url cannot tell the media type of {_shown(url)!r} from its name; "
                 f"give media_type= (one of {', '.join(MEDIA_TYPES[cls.kind])})"
             )
@@ -256,24 +253,26 @@ def _read(file: Path) -> bytes:
         with file.open("rb") as handle:
             info = os.fstat(handle.fileno())
             if not stat.S_ISREG(info.st_mode):
-                raise _fail(f"{where} is not a regular file; give the path of an image, PDF or audio file")
+                raise LLMConfigurationError(
+                    f"{where} is not a regular file; give the path of an image, PDF or audio file"
+                )
             if info.st_size > MAX_PART_BYTES:
-                raise _fail(
+                raise LLMConfigurationError(
                     f"{where} is {_size(info.st_size)}, larger than the {_size(MAX_PART_BYTES)} a part may hold; "
                     "shrink the file or send it by URL"
                 )
             data = handle.read(MAX_PART_BYTES + 1)
     except FileNotFoundError:
-        raise _fail(f"{where} does not exist; check the path") from None
+        raise LLMConfigurationError(f"{where} does not exist; check the path") from None
     except IsADirectoryError:
-        raise _fail(f"{where} is a directory; give the path of a file") from None
+        raise LLMConfigurationError(f"{where} is a directory; give the path of a file") from None
     except PermissionError:
-        raise _fail(f"{where} cannot be read: permission denied") from None
+        raise LLMConfigurationError(f"{where} cannot be read: permission denied") from None
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
-        raise _fail(f"{where} cannot be read: {reason}") from None
+        raise LLMConfigurationError(f"{where} cannot be read: {reason}") from None
     if len(data) > MAX_PART_BYTES:
-        raise _fail(f"{where} grew past the {_size(MAX_PART_BYTES)} a part may hold while it was read")
+        raise LLMConfigurationError(f"{where} grew past the {_size(MAX_PART_BYTES)} a part may hold while it was read")
     return data
 
 
@@ -285,9 +284,11 @@ def _type_of_file(file: Path, data: bytes) -> str:
     if found is None:
         known = ", ".join(t for types in MEDIA_TYPES.values() for t in types)
         said = f" although its name says {named}" if named else ""
-        raise _fail(f"{where} is no file type llmplex sends{said} (is it damaged?); supported: {known}")
+        raise LLMConfigurationError(f"{where} is no file type llmplex sends{said} (is it damaged?); supported: {known}")
     if named is not None and named != found:
-        raise _fail(f"{where} holds {found} data but its name says {named}; rename the file to match its content")
+        raise LLMConfigurationError(
+            f"{where} holds {found} data but its name says {named}; rename the file to match its content"
+        )
     return found
 
 
@@ -296,7 +297,7 @@ def _decode(text: str, kind: PartKind) -> bytes:
     try:
         return base64.b64decode(text.encode("ascii"), altchars=b"-_" if urlsafe else None, validate=True)
     except (binascii.Error, UnicodeEncodeError):
-        raise _fail(f"the data of {_ARTICLE[kind]} given as text is not base64") from None
+        raise LLMConfigurationError(f"the data of {_ARTICLE[kind]} given as text is not base64") from None
 
 
 def _guess(kind: PartKind, data: Any, url: Any) -> str | None:
@@ -319,10 +320,10 @@ def _shown(url: str) -> str:
 
 def _check_url(url: str, kind: PartKind) -> None:
     if not isinstance(url, str):
-        raise _fail(f"the URL of {_ARTICLE[kind]} must be a string, got {type(url).__name__}")
+        raise LLMConfigurationError(f"the URL of {_ARTICLE[kind]} must be a string, got {type(url).__name__}")
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() for c in url):
-        raise _fail(
+        raise LLMConfigurationError(
             f"{_shown(url)[:80]!r} is not an http(s) URL; give {_ARTICLE[kind]} by URL as https://..., "
             f"or its bytes with llmplex.{_CLASS[kind]}.from_path / from_bytes"
         )

@@ -69,7 +69,8 @@ from llmplex.compat.weakincentives.prompt import (
 )
 from llmplex.compat.weakincentives.session import Session
 from llmplex.compat.weakincentives.throttle import ThrottlePolicy, new_throttle_policy
-from llmplex.compat.weakincentives.tools import Tool, ToolContext, ToolResult
+from llmplex.compat.weakincentives.tool_run import ToolContext
+from llmplex.compat.weakincentives.tools import Tool, ToolResult
 
 __all__ = [
     "LITELLM_ADAPTER_NAME",

@@ -22,7 +22,8 @@ from llmplex.compat.weakincentives.errors import (
 )
 from llmplex.compat.weakincentives.events import PromptExecuted, PromptRendered, TokenUsage
 from llmplex.compat.weakincentives.prompt import Prompt, RenderedPrompt
-from llmplex.compat.weakincentives.tools import Tool, ToolContext, run_tool
+from llmplex.compat.weakincentives.tool_run import ToolContext, run_tool
+from llmplex.compat.weakincentives.tools import Tool
 from llmplex.errors import LLMConfigurationError, LLMError
 from llmplex.reliability.deadline import Deadline as EngineDeadline
 

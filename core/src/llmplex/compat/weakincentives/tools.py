@@ -1,4 +1,4 @@
-"""weakincentives' ``Tool``, ``ToolResult`` and ``ToolContext``, run by llmplex's tool loop.
+"""weakincentives' ``Tool`` and ``ToolResult``, run by llmplex's tool loop (see ``tool_run`` for the running).
 
 Each tool becomes an llmplex :class:`~llmplex.types.Tool` whose JSON Schema is
 its params dataclass's; llmplex validates the model's arguments, and the
@@ -10,27 +10,17 @@ every call publishes ``ToolInvoked`` on the session.
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, get_type_hints
+from typing import Any, ClassVar, Generic, TypeVar, get_type_hints
 
 import pydantic_core
 from pydantic import PydanticUserError, TypeAdapter, ValidationError
 
 from llmplex.compat.weakincentives.errors import PromptValidationError
-from llmplex.compat.weakincentives.events import ToolInvoked
 from llmplex.types import Tool as EngineTool
 
-if TYPE_CHECKING:
-    from llmplex.compat.weakincentives.budget import BudgetTracker, Deadline
-    from llmplex.compat.weakincentives.prompt import Prompt, PromptResources, RenderedPrompt
-    from llmplex.compat.weakincentives.session import Session
-
-__all__ = ["Tool", "ToolContext", "ToolResult", "render_tool_payload", "run_tool"]
-
-logger = logging.getLogger("llmplex.compat.weakincentives")
+__all__ = ["Tool", "ToolResult", "render_tool_payload"]
 
 ParamsT = TypeVar("ParamsT")
 ResultT = TypeVar("ResultT")
@@ -81,23 +71,6 @@ def render_tool_payload(value: object) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     return pydantic_core.to_json(value, fallback=str).decode()
-
-
-@dataclass(frozen=True)
-class ToolContext:
-    """What a handler can reach: the prompt (and its resources), the adapter, the session, the deadline."""
-
-    prompt: Prompt[Any]
-    rendered_prompt: RenderedPrompt[Any] | None
-    adapter: Any
-    session: Session
-    deadline: Deadline | None = None
-    budget_tracker: BudgetTracker | None = None
-
-    @property
-    def resources(self) -> PromptResources:
-        """The prompt's resources (``context.resources.get(Type)``)."""
-        return self.prompt.resources
 
 
 class Tool(Generic[ParamsT, ResultT]):
@@ -193,40 +166,3 @@ class _Handler:
 
     def __call__(self, **arguments: Any) -> str:
         return self.invoke(self.tool, arguments)
-
-
-def run_tool(
-    tool: Tool[Any, Any],
-    arguments: Mapping[str, Any],
-    context: ToolContext,
-    adapter_name: str,
-    prompt_name: str,
-) -> str:
-    """Run ``tool`` for one call, publish ``ToolInvoked``, and return the message for the model."""
-    params: Any = None
-    try:
-        params = tool.parse_params(arguments)
-        if tool.handler is None:
-            result: ToolResult[Any] = ToolResult.error(f"tool {tool.name!r} has no handler")
-        else:
-            returned: Any = tool.handler(params, context=context)
-            result = returned
-            if not isinstance(returned, ToolResult):
-                result = ToolResult.error(f"tool {tool.name!r} returned {type(returned).__name__}, not a ToolResult")
-    except Exception as exc:
-        logger.warning("tool %s failed: %s: %s", tool.name, type(exc).__name__, exc)
-        result = ToolResult.error(f"{type(exc).__name__}: {exc}")
-    message = result.tool_message()
-    context.session.dispatcher.dispatch(
-        ToolInvoked(
-            prompt_name=prompt_name,
-            adapter=adapter_name,
-            name=tool.name,
-            params=params,
-            result=result,
-            session_id=context.session.session_id,
-            created_at=datetime.now(UTC),
-            rendered_output=message,
-        )
-    )
-    return message

@@ -1,19 +1,18 @@
-"""``Tool.from_function``: name, description and JSON Schema from a typed Python function."""
+"""What ``Tool.from_function`` reads from a typed Python function: name, description, JSON Schema, handler."""
 
 from __future__ import annotations
 
 import inspect
 import re
 from collections.abc import Callable
-from typing import Any, get_type_hints
+from typing import Any, NamedTuple, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from llmplex.errors import LLMConfigurationError
-from llmplex.tooling.context import ToolContext
-from llmplex.types import Tool
+from llmplex.types.tool_context import ToolContext
 
-__all__ = ["FunctionHandler", "context_parameter", "tool_from_function"]
+__all__ = ["FunctionHandler", "FunctionTool", "context_parameter", "describe_function"]
 
 _SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Params|Returns?|Raises|Yields|Examples?|Notes?)\s*:\s*$")
 _ARG_LINE = re.compile(r"^\s*\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
@@ -49,8 +48,19 @@ def context_parameter(fn: Callable[..., Any]) -> str | None:
     return None
 
 
-def tool_from_function(fn: Callable[..., Any], *, name: str | None = None, description: str | None = None) -> Tool:
-    """A Tool whose handler is ``fn``: parameters from its signature, descriptions from its docstring.
+class FunctionTool(NamedTuple):
+    """The parts of a tool read from a function; ``Tool.from_function`` builds the Tool from them."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    handler: FunctionHandler
+
+
+def describe_function(
+    fn: Callable[..., Any], *, name: str | None = None, description: str | None = None
+) -> FunctionTool:
+    """A tool's parts from ``fn``: parameters from its signature, descriptions from its docstring.
 
     Google-style ``Args:`` sections and Sphinx ``:param x:`` lines describe the
     parameters; the text before them describes the tool. A parameter annotated
@@ -58,7 +68,7 @@ def tool_from_function(fn: Callable[..., Any], *, name: str | None = None, descr
     """
     if not callable(fn):
         raise LLMConfigurationError(f"Tool.from_function needs a function, got {fn!r}")
-    tool_name = name or getattr(fn, "__name__", "")
+    tool_name = name or str(getattr(fn, "__name__", ""))
     summary, param_docs = _parse_docstring(inspect.getdoc(fn) or "")
     hints = _hints(fn)
     context_param = context_parameter(fn)
@@ -91,13 +101,7 @@ def tool_from_function(fn: Callable[..., Any], *, name: str | None = None, descr
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():
         prop.pop("title", None)
-    handler = FunctionHandler(fn, arguments, context_param)
-    try:
-        return Tool(name=tool_name, description=description or summary, parameters=schema, handler=handler)
-    except ValidationError:
-        raise LLMConfigurationError(
-            f"tool name {tool_name!r} is invalid: use 1-64 letters, digits, '_' or '-' (pass name=...)"
-        ) from None
+    return FunctionTool(tool_name, description or summary, schema, FunctionHandler(fn, arguments, context_param))
 
 
 def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
