@@ -232,8 +232,11 @@ class Client:
         return self._first_use(model, deadline, prepare)
 
     def _conversation(self, model: str | None, prompt: PromptInput, args: CallArgs) -> Conversation:
-        """The tool loop / structured output of one call: one deadline for every round, started before the
-        first use loads plugins; the loop starts each round through ``send`` (it never imports the client)."""
+        """The tool loop or structured output of one call, each of its rounds started through ``send``.
+
+        One deadline holds every round; it starts before the first use loads plugins. The loop gets
+        ``send`` and never imports the client (it sits in the layer below).
+        """
         from llmplex.tooling.conversation import Conversation
 
         deadline = self._deadline(args.get("timeout"), args.get("deadline"))
