@@ -119,3 +119,42 @@ def test_item_6_the_cycle_finder_finds_cycles() -> None:
     """The checker itself: a two-module cycle and a three-module one are found, a chain is not."""
     edges = {"a": {"b"}, "b": {"a"}, "c": {"d"}, "d": {"e"}, "e": {"c"}, "f": {"a"}, "g": set()}
     assert sorted(_cycles(edges)) == [["a", "b"], ["c", "d", "e"]]
+
+
+def test_item_6_the_tool_loop_runs_on_a_send_callable_without_a_client() -> None:
+    """Dependency inversion: the conversation gets ``send`` (one model call) from above and needs no Client."""
+    from llmplex.engine.telemetry import Telemetry
+    from llmplex.plugins.host import PluginHost
+    from llmplex.provider import Capabilities
+    from llmplex.tooling.conversation import Conversation
+    from llmplex.types import Message, Response, ToolCall
+
+    answers = iter(
+        [Response(tool_calls=(ToolCall(id="c1", name="add", arguments='{"a": 1, "b": 2}'),)), Response(text="3")]
+    )
+    sent: list[list[Message]] = []
+
+    class OneCall:
+        def __init__(self, messages: list[Message]) -> None:
+            sent.append(list(messages))
+            self.answer = next(answers)
+
+        def complete(self) -> Response:
+            return self.answer
+
+        def where(self) -> dict[str, str]:
+            return {}
+
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    conversation = Conversation(
+        Capabilities(),
+        "what is 1 + 2?",
+        {"tools": [add]},
+        deadline=None,
+        send=lambda messages, _args: OneCall(messages),  # type: ignore[arg-type,return-value]
+        telemetry=Telemetry(PluginHost()),
+    )
+    assert conversation.run().text == "3"
+    assert [m.role for m in sent[1]] == ["user", "assistant", "tool"] and sent[1][2].content == "3"
