@@ -59,6 +59,22 @@ def test_item_3_ray_batch_keeps_the_order_every_row_once_and_errors_in_place(
     assert not (tmp_path / "out.jsonl.journal").exists()
 
 
+def test_item_3_concurrency_bounds_the_rows_in_flight_on_the_whole_cluster(tmp_path: Path, ray_address: str) -> None:
+    folder = tmp_path / "running"
+    folder.mkdir()
+    write_requests(tmp_path / "in.jsonl", [{"model": "rayrows:any", "prompt": f"hold:{folder}"} for _ in range(12)])
+    config = config_file(tmp_path)
+
+    status, stderr = batch(
+        config, tmp_path / "in.jsonl", tmp_path / "out.jsonl", "--ray", "--ray-workers", "2", "-c", "3"
+    )
+
+    assert status == 0, stderr
+    answers = [r["response"]["text"].split() for r in results(tmp_path / "out.jsonl")]
+    assert len({pid for _, pid, _, _ in answers}) == 2  # both workers ran rows
+    assert max(int(peers) for *_, peers in answers) <= 3  # never more than --concurrency at once, all workers together
+
+
 def test_item_3_ray_workers_share_the_redis_rate_limit(
     tmp_path: Path, ray_address: str, fault_server: FaultServer, redis_server: RedisServer
 ) -> None:
@@ -178,3 +194,17 @@ def test_item_3_a_provider_plugin_loaded_while_a_request_waits_never_sees_its_pa
     payload = attempt.format(Request(model="good-small-v1", messages=[Message(role="user", content="hi")]))
 
     assert payload["shout"] is True and payload["text"] == "hi"  # the good plugin's payload, not rayrows'
+
+
+def test_item_3_ray_without_the_extra_says_how_to_install_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a))
+    write_requests(tmp_path / "in.jsonl", [{"model": "mock:echo", "prompt": "hi"}])
+
+    status, stderr = batch(config_file(tmp_path), tmp_path / "in.jsonl", tmp_path / "out.jsonl", "--ray")
+
+    assert status != 0 and "LLMConfigurationError" in stderr and "llmplex[ray]" in stderr
+    assert "Traceback" not in stderr
+    assert not (tmp_path / "out.jsonl.journal").exists()
