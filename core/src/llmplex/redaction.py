@@ -49,12 +49,13 @@ SECRET_WORDS = frozenset(
         "secrets",
         "sig",
         "signature",
-        "token",
     }
 )
 """A config key, URL query parameter or HTTP header is secret when one of its words is one of these."""
 
-_LIMIT_WORDS = frozenset({"limit", "rate"})
+_COUNTING_BEFORE = frozenset({"max", "min", "num", "total", "input", "output", "prompt", "completion", "reasoning"})
+_COUNTING_AFTER = frozenset({"rate", "limit", "limits", "count", "counts", "budget", "usage", "per", "type"})
+"""Words that, next to ``token``, make it model tokens counted (``max_output_token``, ``token_rate_limit``)."""
 _KEY_SHAPES = re.compile(
     r"(sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{8,})"
     r"|(AIza[0-9A-Za-z_\-]{20,})"
@@ -88,13 +89,18 @@ def is_secret_name(name: str) -> bool:
 
     The name is split into words at ``_``, ``-``, ``.`` and camelCase humps
     (``x-goog-api-key``, ``accessToken``, ``aws_secret_access_key``); it is secret
-    when a word is in :data:`SECRET_WORDS` (so ``max_tokens`` is not) and none says it is a limit
-    (so ``token_rate_limit`` is not).
+    when a word is in `SECRET_WORDS`, or is ``token`` naming a credential (``token``,
+    ``api_token``, ``access_token``, ``refreshToken``, ``x-auth-token``, ``HF_TOKEN``,
+    ``token_value``). Model tokens counted are not secret: ``max_tokens``, ``max_output_token``,
+    ``token_rate_limit``, ``token_count``, ``tokens_per_minute``.
     """
-    words = _NOT_ALNUM.split(_CAMEL.sub("_", name).lower())
-    if _LIMIT_WORDS.intersection(words):
-        return False  # a limit on tokens (token_rate_limit) counts them: it holds none
-    return any(word in SECRET_WORDS for word in words) or "".join(words).endswith("apikey")
+    words = ["", *_NOT_ALNUM.split(_CAMEL.sub("_", name).lower()), ""]
+    if any(word in SECRET_WORDS for word in words) or "".join(words).endswith("apikey"):
+        return True
+    return any(
+        word == "token" and words[i - 1] not in _COUNTING_BEFORE and words[i + 1] not in _COUNTING_AFTER
+        for i, word in enumerate(words[1:-1], start=1)
+    )
 
 
 def looks_like_key(text: str) -> bool:
