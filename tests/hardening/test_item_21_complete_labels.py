@@ -44,7 +44,7 @@ def test_item_21_complete_says_when_max_tokens_cut_the_answer(tmp_path: Path) ->
 @pytest.fixture
 def local_server(monkeypatch: pytest.MonkeyPatch) -> respx.MockRouter:
     """llama.cpp's server faked under the OpenAI SDK; like the real one it reports the model's full path."""
-    monkeypatch.setattr(LocalClients, "server", lambda _, model: SimpleNamespace(openai_base_url=LOCAL_URL))
+    monkeypatch.setattr(LocalClients, "server", lambda _, model, **kw: SimpleNamespace(openai_base_url=LOCAL_URL))
     with respx.mock(base_url=LOCAL_URL, assert_all_called=False) as router:
         yield router
 
