@@ -5,15 +5,17 @@ it in the message, the parsed body, the response headers and the raw response
 (with, behind it, the request and its ``Authorization`` header). Once an error
 has been classified, :func:`scrub_error` masks every secret
 (:func:`~llmplex.redaction.redact`) in the exception, its ``__cause__`` /
-``__context__`` chain, their ``args`` and attributes, and the HTTP messages they
-hold (headers, body, URL), so that no ``str``, ``repr`` or traceback shows one.
-Objects of other kinds are left alone: only values that contain a secret change.
+``__context__`` chain, the ``exceptions`` of exception groups, their ``args`` and
+attributes, and the HTTP messages they hold (headers, body, URL), so that no
+``str``, ``repr`` or traceback shows one. Objects of other kinds are left alone:
+only values that contain a secret change. A group's message cannot be changed in
+place, so a group whose message holds a secret is replaced by a copy with it masked.
 """
 
 from __future__ import annotations
 
 from collections.abc import MutableMapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from llmplex.redaction import REDACTED, is_secret_name, redact
 
@@ -26,7 +28,12 @@ _MAX_CHAIN = 64
 
 
 def scrub_error(error: E) -> E:
-    """Mask every secret in ``error`` and in every exception chained to or held by it, in place."""
+    """Mask every secret in ``error`` and in every exception chained to or held by it, in place.
+
+    Returns ``error``, or, when it is an exception group whose message holds a secret, its masked copy.
+    """
+    if isinstance(error, BaseExceptionGroup):
+        error = cast(E, _masked_group(error))
     seen: set[int] = set()
     todo: list[BaseException] = [error]
     while todo and len(seen) < _MAX_CHAIN:
@@ -40,7 +47,15 @@ def scrub_error(error: E) -> E:
 
 def _scrub_exception(error: BaseException) -> list[BaseException]:
     """Scrub one exception; return the exceptions it leads to."""
+    suppress = error.__suppress_context__
+    if isinstance(error.__cause__, BaseExceptionGroup):
+        error.__cause__ = _masked_group(error.__cause__)
+    if isinstance(error.__context__, BaseExceptionGroup):
+        error.__context__ = _masked_group(error.__context__)
+    error.__suppress_context__ = suppress
     linked = [e for e in (error.__cause__, error.__context__) if e is not None]
+    if isinstance(error, BaseExceptionGroup):
+        linked += error.exceptions
     args = tuple(_scrubbed(a, linked) for a in error.args)
     if args != error.args:
         error.args = args
@@ -50,6 +65,27 @@ def _scrub_exception(error: BaseException) -> list[BaseException]:
         if masked is not value and masked != value:
             attributes[name] = masked
     return linked
+
+
+def _masked_group(group: BaseExceptionGroup[Any], depth: int = 0) -> BaseExceptionGroup[Any]:
+    """``group`` itself, or a copy of it with its message (and those of the groups inside) masked."""
+    inner = [
+        _masked_group(e, depth + 1) if isinstance(e, BaseExceptionGroup) and depth < _MAX_CHAIN else e
+        for e in group.exceptions
+    ]
+    message = redact(group.message)
+    if message == group.message and all(a is b for a, b in zip(inner, group.exceptions, strict=True)):
+        return group
+    try:
+        masked = type(group)(message, inner)
+    except Exception:  # a subclass with a constructor of its own: a plain group keeps what matters
+        masked = BaseExceptionGroup(message, inner)
+    masked.__cause__, masked.__context__ = group.__cause__, group.__context__
+    masked.__suppress_context__ = group.__suppress_context__
+    masked.__traceback__ = group.__traceback__
+    if hasattr(group, "__dict__"):
+        vars(masked).update(vars(group))  # attributes and __notes__, scrubbed by the walk
+    return masked
 
 
 def _scrubbed(value: Any, linked: list[BaseException]) -> Any:
