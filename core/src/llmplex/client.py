@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack
@@ -85,6 +86,10 @@ class Client:
         self._observers_ready = False
         for plugin in plugins:
             self.host.register_observer(plugin)
+        cache_module = sys.modules.get("llmplex.cache")  # imported already if a ResponseCache was built
+        self._caches = self.config.cache is not None or any(
+            cache_module is not None and isinstance(p, cache_module.ResponseCache) for p in plugins
+        )
         if self.config.cache is not None:
             from llmplex.cache import ResponseCache
 
@@ -224,6 +229,7 @@ class Client:
 
         def prepare() -> Call:
             self._ready()
+            _check_cache_args(args, stream, self._caches)
             route = self.route(model)
             request = _build_request(route.model, prompt, stream, args)
             written = self.config.default_model if model is None else model
@@ -332,6 +338,24 @@ def _wants_conversation(args: CallArgs) -> bool:
     from llmplex.tooling.conversation import wants_conversation
 
     return wants_conversation(args)
+
+
+def _check_cache_args(args: CallArgs, stream: bool, caches: bool) -> None:
+    """Refuse ``cache=True`` / ``cache_key=`` that would do nothing: no response cache, or a stream."""
+    if not args or (not args.get("cache") and args.get("cache_key") is None):
+        return
+    asked = "cache=True" if args.get("cache") else "cache_key=..."
+    if stream:
+        raise LLMConfigurationError(
+            f"{asked} has no effect on a stream: streams are never cached. Call complete() to use the cache, "
+            f"or drop {asked}"
+        )
+    if not caches:
+        raise LLMConfigurationError(
+            f"{asked} asks for the response cache, which is off for this client: turn it on with a [cache] table "
+            '(e.g. [cache] backend = "memory" in llmplex.toml, or Client(cache={"backend": "memory"})) or pass a '
+            f"llmplex.cache.ResponseCache in plugins=; or drop {asked}"
+        )
 
 
 def _build_request(model: str, prompt: PromptInput, stream: bool, args: CallArgs) -> Request:
