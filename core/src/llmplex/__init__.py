@@ -361,7 +361,7 @@ def astream(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) 
 
 def tool_declarations(tools: Sequence[ToolInput], provider: str) -> list[dict[str, Any]]:
     """``tools`` in ``provider``'s wire shape (``provider="openai"|"anthropic"|"gemini"|...``); see
-    :meth:`Client.tool_declarations`."""
+    ``Client.tool_declarations``."""
     return default_client().tool_declarations(tools, provider)
 
 

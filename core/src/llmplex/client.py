@@ -56,14 +56,14 @@ _CONVERSATION_ARGS = frozenset({"output", "output_retries", "output_strategy", "
 class Client:
     """One configured llmplex: ``Client(config=..., **overrides)``; ``with``/``async with`` closes it.
 
-    ``config`` is a :class:`~llmplex.config.schema.Config`, a mapping, or the path
+    ``config`` is a ``Config``, a mapping, or the path
     of a TOML file; keyword ``overrides`` (``default_model=...``,
     ``disabled=[...]``) win over every other source. ``plugins`` are extra
     in-process plugin objects (observers, pipeline wrappers). ``budget`` (a
-    :class:`~llmplex.reliability.budget.Budget` or a shared ``BudgetTracker``)
+    ``Budget`` or a shared ``BudgetTracker``)
     caps every call of this client, instead of the config's ``[budget]`` table.
     Creating a client masks secrets in every log record of the process
-    (:mod:`llmplex.log_redaction`).
+    (``llmplex.log_redaction``).
     """
 
     def __init__(
@@ -111,7 +111,7 @@ class Client:
             instance.clients.close()
 
     async def aclose(self) -> None:
-        """Close the providers' SDK clients, awaiting the async ones (see :meth:`close`)."""
+        """Close the providers' SDK clients, awaiting the async ones (see ``close``)."""
         for instance in self.router.instances():
             await instance.clients.aclose()
 
@@ -262,14 +262,14 @@ class Client:
         """Send ``prompt`` to ``model`` (``"provider:model"``; ``None`` for the default) and return the answer.
 
         ``prompt`` is a string, a message, or a list of messages; see
-        :class:`~llmplex.engine.call_args.CallArgs` for the keyword arguments.
+        ``CallArgs`` for the keyword arguments.
         """
         if _wants_conversation(kwargs):
             return self._conversation(model, prompt, kwargs).run()
         return self._call(model, prompt, False, kwargs).complete()
 
     async def acomplete(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Response:
-        """Async :meth:`complete`."""
+        """Async ``complete``."""
         if _wants_conversation(kwargs):
             return await self._conversation(model, prompt, kwargs).arun()
         return await self._call(model, prompt, False, kwargs).acomplete()
@@ -279,7 +279,7 @@ class Client:
         return self._call(model, prompt, True, kwargs).stream()
 
     def astream(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> AsyncIterator[StreamEvent]:
-        """Async :meth:`stream`: ``async for event in client.astream(...)``."""
+        """Async ``stream``: ``async for event in client.astream(...)``."""
         return self._call(model, prompt, True, kwargs).astream()
 
     # -- embeddings and models -------------------------------------------------------
@@ -312,12 +312,12 @@ class Client:
         Keyword arguments: ``dimensions`` (shorter vectors, where the provider
         takes it), ``batch_size`` (texts per request; the provider's maximum
         by default), and ``timeout``, ``deadline``, ``throttle``, ``budget`` as
-        for :meth:`complete`.
+        for ``complete``.
         """
         return self._embedding(model, texts, kwargs).run()
 
     async def aembed(self, model: str | None, texts: str | Sequence[str], **kwargs: Any) -> Embeddings:
-        """Async :meth:`embed`."""
+        """Async ``embed``."""
         return await self._embedding(model, texts, kwargs).arun()
 
     def models(self, provider: str, *, refresh: bool = False, timeout: float | None = None) -> list[ModelInfo]:

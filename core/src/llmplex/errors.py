@@ -143,7 +143,7 @@ class LLMQuotaExhaustedError(LLMRateLimitError):
 
 class LLMServerError(LLMAPIError):
     """5xx, 408 or overloaded; ``retry_after`` set when the provider asked for a wait (read as for
-    :class:`LLMRateLimitError`)."""
+    ``LLMRateLimitError``)."""
 
     retryable = True
 

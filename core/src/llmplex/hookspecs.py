@@ -45,14 +45,14 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
     """Declare the providers this plugin serves.
 
     Called once, when the plugin is first loaded. Call ``register`` with one
-    :class:`~llmplex.provider.ProviderInfo` per prefix; the entry-point name
+    ``ProviderInfo`` per prefix; the entry-point name
     must be one of them.
     """
 
 
 @hookspec(firstresult=True)
 def llmplex_format(request: Request, settings: ProviderSettings) -> dict[str, Any]:
-    """Translate a core :class:`~llmplex.types.Request` into the provider's payload.
+    """Translate a core ``Request`` into the provider's payload.
 
     Called before every attempt. Return plain data (the keyword arguments of the
     SDK call or the JSON body). Raise ``LLMConfigurationError`` for a request the
@@ -78,7 +78,7 @@ def llmplex_call(
 def llmplex_acall(
     payload: dict[str, Any], settings: ProviderSettings, client: Any, timeout: float | None, request: Request | None
 ) -> Awaitable[Any]:
-    """Async twin of :func:`llmplex_call`: return an awaitable of the raw response.
+    """Async twin of ``llmplex_call``: return an awaitable of the raw response.
 
     A provider implementing only one of ``call``/``acall`` is bridged by core.
     """
@@ -101,7 +101,7 @@ def llmplex_stream(
 def llmplex_astream(
     payload: dict[str, Any], settings: ProviderSettings, client: Any, timeout: float | None
 ) -> Awaitable[AsyncIterator[Any]]:
-    """Async twin of :func:`llmplex_stream`: return an awaitable of an async iterator of raw events.
+    """Async twin of ``llmplex_stream``: return an awaitable of an async iterator of raw events.
 
     An ``async def`` hook returning an async generator does it: core awaits the
     hook (opening errors raise there), then iterates what it returned.
@@ -110,7 +110,7 @@ def llmplex_astream(
 
 @hookspec(firstresult=True)
 def llmplex_parse(raw: Any, request: Request, settings: ProviderSettings) -> Response:
-    """Translate the raw response into a core :class:`~llmplex.types.Response`.
+    """Translate the raw response into a core ``Response``.
 
     ``settings`` are the provider instance's (most providers need only ``raw`` and
     ``request``). Core fills ``provider``, ``attempts`` and ``latency`` afterwards.
@@ -148,7 +148,7 @@ def llmplex_classify_error(error: BaseException, settings: ProviderSettings) -> 
 def llmplex_tool_declarations(tools: Sequence[Tool], settings: ProviderSettings) -> list[dict[str, Any]]:
     """Declare ``tools`` the way this provider's requests carry them: one plain dict per tool, in order.
 
-    Behind :func:`llmplex.tool_declarations`, for code that builds its own
+    Behind ``llmplex.tool_declarations``, for code that builds its own
     provider requests. Return exactly what ``llmplex_format`` puts on the wire
     for each tool (call the same function). Only a provider whose capabilities
     include tools is asked.
@@ -187,12 +187,12 @@ def llmplex_aembed(
     client: Any,
     timeout: float | None,
 ) -> Awaitable[Embeddings]:
-    """Async twin of :func:`llmplex_embed` (a provider implementing only one is bridged by core)."""
+    """Async twin of ``llmplex_embed`` (a provider implementing only one is bridged by core)."""
 
 
 @hookspec(firstresult=True)
 def llmplex_models(settings: ProviderSettings, client: Any) -> Sequence[ModelInfo]:
-    """The models this provider serves, as :class:`~llmplex.types.ModelInfo` (``client.models(provider)``).
+    """The models this provider serves, as ``ModelInfo`` (``client.models(provider)``).
 
     Ask the provider where it can list them; fill what it does not say
     (context window, max output) from what the plugin or genai-prices knows.
@@ -217,7 +217,7 @@ def llmplex_batch_submit(requests: Sequence[BatchRequest], label: str, settings:
     Each payload is what ``llmplex_format`` returned for its request. ``label``
     names this submission uniquely (``llmplex-`` and hex digits); attach it to
     the batch where the provider keeps such data (metadata, a file name), so that
-    :func:`llmplex_batch_find` can recover the batch. ``client`` is the sync SDK
+    ``llmplex_batch_find`` can recover the batch. ``client`` is the sync SDK
     client. Do not retry: raise the SDK's exception and core classifies it and
     applies the provider's retry policy. A provider implementing ``batch_submit``,
     ``batch_poll`` and ``batch_results`` supports ``--provider-batch``.
@@ -247,11 +247,11 @@ def llmplex_batch_results(batch_id: str, settings: ProviderSettings, client: Any
     A succeeded outcome carries the raw response that ``llmplex_parse`` reads (the
     same object type as ``llmplex_call`` returns); an errored one the taxonomy
     error of what the provider reported. Requests without an outcome become
-    errors in place. Called only once :func:`llmplex_batch_poll` said ``done``,
+    errors in place. Called only once ``llmplex_batch_poll`` said ``done``,
     and again after an interruption: it must not consume the results.
     """
 
 
 @hookspec
 def llmplex_event(event: Event) -> None:
-    """Observe what happens: called for every :mod:`llmplex.events` event, on every plugin."""
+    """Observe what happens: called for every ``llmplex.events`` event, on every plugin."""

@@ -2,10 +2,10 @@
 
 SDKs and their HTTP stacks log at DEBUG what a server sent (httpcore: response
 headers; openai and anthropic: headers and status errors with tracebacks) and at
-INFO every request URL (httpx). :func:`install_log_redaction` wraps the
+INFO every request URL (httpx). ``install_log_redaction`` wraps the
 process's log record factory once: a record whose message contains a secret is
 stored already formatted and masked, and an exception attached to it is
-scrubbed in place (:func:`~llmplex.scrubbing.scrub_error`), so every handler
+scrubbed in place (``scrub_error``), so every handler
 and formatter sees masked text. Records are only touched when a logger is
 enabled for them, so a quiet application pays nothing.
 """

@@ -1,10 +1,10 @@
 """Scrub secrets from anything that may be shown: error messages, bodies, URLs, events, logs.
 
 Three nets: every secret value core has seen (provider settings, credentials
-inside a ``base_url``) is registered with :func:`register_secret`; well-known
+inside a ``base_url``) is registered with ``register_secret``; well-known
 key shapes (``sk-...``, bearer tokens, Google ``AIza...`` keys) are masked even
 when core never saw them; and in any URL the credentials (``user:pass@``) and
-the values of query parameters with a secret name (:func:`is_secret_name`) are
+the values of query parameters with a secret name (``is_secret_name``) are
 masked.
 """
 
@@ -77,7 +77,7 @@ T = TypeVar("T")
 
 
 def register_secret(value: str | None) -> None:
-    """Remember a secret so that :func:`redact` masks it wherever it appears."""
+    """Remember a secret so that ``redact`` masks it wherever it appears."""
     global _secrets
     if value and len(value) >= _MIN_SECRET_LENGTH and value not in _secrets:
         with _lock:
@@ -185,6 +185,6 @@ def url_credentials(url: str) -> list[str]:
 
 
 def register_url_secrets(url: str) -> None:
-    """Register the credentials in ``url`` (:func:`url_credentials`) for masking."""
+    """Register the credentials in ``url`` (``url_credentials``) for masking."""
     for value in url_credentials(url):
         register_secret(value)

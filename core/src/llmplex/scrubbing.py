@@ -3,8 +3,8 @@
 An SDK exception keeps what the server sent: a proxy that echoes the key puts
 it in the message, the parsed body, the response headers and the raw response
 (with, behind it, the request and its ``Authorization`` header). Once an error
-has been classified, :func:`scrub_error` masks every secret
-(:func:`~llmplex.redaction.redact`) in the exception, its ``__cause__`` /
+has been classified, ``scrub_error`` masks every secret
+(``redact``) in the exception, its ``__cause__`` /
 ``__context__`` chain, the ``exceptions`` of exception groups, their ``args`` and
 attributes, and the HTTP messages they hold (headers, body, URL), so that no
 ``str``, ``repr`` or traceback shows one. Objects of other kinds are left alone:

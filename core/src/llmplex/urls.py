@@ -2,7 +2,7 @@
 
 Some gateways want the key as a query parameter (``https://gw.example/v1?key=...``).
 SDKs append paths to ``base_url`` as text, so a query in it ends up in the middle
-of the path (``/v1?key=.../chat/completions``); :func:`split_query` takes it out,
+of the path (``/v1?key=.../chat/completions``); ``split_query`` takes it out,
 for the SDK's own default query parameters (``default_query=``, ``params=``).
 """
 

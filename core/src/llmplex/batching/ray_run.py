@@ -1,7 +1,7 @@
 """Run batch rows on a Ray cluster (``llmplex batch --ray``): Ray workers answer, this process journals.
 
 The driver (this process) keeps every row's order and the journal: it sends
-rows to :class:`~llmplex.batching.ray_worker.RowWorker` actors, at most
+rows to ``RowWorker`` actors, at most
 ``concurrency`` at a time across the cluster, and hands each record to
 ``on_record`` as it arrives. A worker process that dies fails only the rows it
 was running; they are sent again (to the restarted worker) up to the throttle
@@ -91,7 +91,7 @@ class _Row:
 
 
 class RayRun:
-    """One batch run on Ray: :meth:`run` sends ``rows`` (index, complete() arguments) and reports each record."""
+    """One batch run on Ray: ``run`` sends ``rows`` (index, complete() arguments) and reports each record."""
 
     def __init__(
         self,

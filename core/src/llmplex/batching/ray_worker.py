@@ -1,7 +1,7 @@
 """One Ray worker of ``llmplex batch --ray``: a Client built from the driver's config, answering rows.
 
-This module never imports Ray: the driver (:mod:`llmplex.batching.ray_run`)
-wraps :class:`RowWorker` with ``ray.remote`` and sends it the config and the
+This module never imports Ray: the driver (``llmplex.batching.ray_run``)
+wraps ``RowWorker`` with ``ray.remote`` and sends it the config and the
 provider environment variables as arguments, which Ray keeps in its object
 store (never in the dashboard, a runtime env or a log line).
 """
@@ -22,7 +22,7 @@ __all__ = ["RowWorker"]
 
 
 class RowWorker:
-    """The client of one worker process; :meth:`run` answers one row with its journal record."""
+    """The client of one worker process; ``run`` answers one row with its journal record."""
 
     def __init__(self, config: Config, environment: Mapping[str, str]) -> None:
         """Set the driver's provider variables (API keys) in this process, then build the client.

@@ -38,12 +38,12 @@ class CachedAnswer:
 class ResponseCache:
     """A non-provider plugin wrapping ``llmplex_call``/``llmplex_acall``/``llmplex_parse`` of every provider.
 
-    A cacheable request (see :func:`~llmplex.cache.keys.cacheable_request`) found
+    A cacheable request (see ``cacheable_request``) found
     in ``store`` is answered without sending anything: the Response has
     ``cached=True`` and ``attempts=0``. A complete answer to a cacheable request
     is stored for ``ttl`` seconds (``None``: until evicted). ``now`` reads wall
     time (injectable for tests). A store that fails, or an entry that does not
-    read back, is a :class:`CacheWarning` and a miss, never an error.
+    read back, is a ``CacheWarning`` and a miss, never an error.
     """
 
     def __init__(self, store: Store, ttl: float | None = None, now: Callable[[], float] = time.time) -> None:
@@ -113,7 +113,7 @@ class ResponseCache:
 
     @hookimpl(tryfirst=True)
     def llmplex_acall(self, request: Request | None, settings: ProviderSettings) -> Any:
-        """Async twin of :meth:`llmplex_call`: an awaitable of the hit, or ``None``."""
+        """Async twin of ``llmplex_call``: an awaitable of the hit, or ``None``."""
         hit = self.llmplex_call(request, settings)
         return None if hit is None else _resolved(hit)
 

@@ -27,7 +27,7 @@ def cache_dir() -> Path:
 
 
 class Store(Protocol):
-    """A string store; errors raised here become a warning and a miss in :class:`~llmplex.cache.ResponseCache`."""
+    """A string store; errors raised here become a warning and a miss in ``ResponseCache``."""
 
     def get(self, key: str) -> str | None:
         """The value under ``key``, or ``None``."""

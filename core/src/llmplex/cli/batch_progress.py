@@ -57,7 +57,7 @@ class BatchProgress:
 
 @contextmanager
 def batch_progress(mode: Mode, total: int, completed: int) -> Iterator[BatchProgress]:
-    """A :class:`BatchProgress`: a rich bar with rate and ETA on stderr (``bar``), status lines, or nothing."""
+    """A ``BatchProgress``: a rich bar with rate and ETA on stderr (``bar``), status lines, or nothing."""
     if mode != "bar":
         yield BatchProgress(mode)
         return

@@ -86,7 +86,7 @@ def provider_rows(client: Client) -> list[ProviderRow]:
 
 
 def check_rows(client: Client) -> list[CheckedRow]:
-    """Every provider of :func:`provider_rows`, its enabled plugin imported: status, capabilities, settings."""
+    """Every provider of ``provider_rows``, its enabled plugin imported: status, capabilities, settings."""
     host, config, router = client.host, client.config, client.router
     rows = []
     for listed in provider_rows(client):
@@ -181,7 +181,7 @@ def providers_command(client: Client, check: bool) -> None:
 
 
 def _table(headers: tuple[str, ...], rows: list[tuple[Any, ...]], title: str | None = None) -> Table:
-    """A rich table of plain text (printed by :func:`plain_console`) whose cells fold rather than get cut;
+    """A rich table of plain text (printed by ``plain_console``) whose cells fold rather than get cut;
     secrets in any cell (a key in a ``base_url`` quoted by a problem or an error) are masked."""
     from rich.table import Table
 

@@ -60,7 +60,7 @@ _FINISH: Mapping[str, FinishReason] = {"stop": "stop", "tool_calls": "tool_calls
 
 TOOL_DECLARATIONS: list[dict[str, Any]] = []
 """The application's tool registry (the contract's ``TOOL_DECLARATIONS``): fill it with
-``{"name", "description", "parameters"}`` dicts; :func:`get_tool_declarations` answers from it."""
+``{"name", "description", "parameters"}`` dicts; ``get_tool_declarations`` answers from it."""
 
 
 # -- messages and answers ------------------------------------------------------------------------
@@ -123,7 +123,7 @@ class ToolDeclaration:
 
 @dataclass
 class LLMConfig:
-    """The contract's configuration; :meth:`from_env` reads ``GEMINI_API_KEY`` and ``GEMINI_MODEL``."""
+    """The contract's configuration; ``from_env`` reads ``GEMINI_API_KEY`` and ``GEMINI_MODEL``."""
 
     api_key: str
     model: str = DEFAULT_MODEL
@@ -196,7 +196,7 @@ def get_tool_declarations(
     tools: Sequence[str], registry: Sequence[Mapping[str, Any]] | None = None
 ) -> list[ToolDeclaration]:
     """The declarations of the named tools, in the order asked, from ``registry`` (default:
-    :data:`TOOL_DECLARATIONS`); an unknown name raises :class:`ToolNotFoundError`."""
+    ``TOOL_DECLARATIONS``); an unknown name raises ``ToolNotFoundError``."""
     known = {str(entry.get("name")): entry for entry in (TOOL_DECLARATIONS if registry is None else registry)}
     declared = []
     for name in tools:
@@ -293,7 +293,7 @@ class LLMPlexAdapter:
 
     ``timeout_seconds`` bounds each ``generate`` (retries included) and
     ``max_retries`` is how many times a transient failure is retried; both
-    default to :class:`LLMConfig`'s. ``registry`` replaces :data:`TOOL_DECLARATIONS`.
+    default to ``LLMConfig``'s. ``registry`` replaces ``TOOL_DECLARATIONS``.
     """
 
     def __init__(
@@ -341,7 +341,7 @@ class LLMPlexAdapter:
         return _seed_response(response)
 
     def get_tool_declarations(self, tools: list[str]) -> list[ToolDeclaration]:
-        """The named tools from this adapter's registry (default :data:`TOOL_DECLARATIONS`)."""
+        """The named tools from this adapter's registry (default ``TOOL_DECLARATIONS``)."""
         return get_tool_declarations(tools, self.registry)
 
 
@@ -357,7 +357,7 @@ class GeminiAdapter(LLMPlexAdapter):
 
     @classmethod
     def from_config(cls, config: LLMConfig, **options: Any) -> GeminiAdapter:
-        """The adapter an :class:`LLMConfig` describes (its timeout and retries included)."""
+        """The adapter an ``LLMConfig`` describes (its timeout and retries included)."""
         return cls(
             config.api_key,
             config.model,

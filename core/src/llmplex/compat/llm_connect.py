@@ -267,7 +267,7 @@ class MockLLMAdapter(LLMPlexAdapter):
         return super().execute_prompt(prompt, config)
 
     async def async_execute_prompt(self, prompt: str, config: RunConfig) -> LLMResponse:
-        """Async twin of :meth:`execute_prompt`."""
+        """Async twin of ``execute_prompt``."""
         self._record(prompt, config)
         return await super().async_execute_prompt(prompt, config)
 
@@ -292,7 +292,7 @@ class ErrorLLMAdapter(MockLLMAdapter):
 
 def adapter_for(model: str) -> LLMAdapter:
     """An adapter over any llmplex model string: ``"openai:gpt-4o"``, ``"myinstance:some-model"``,
-    ``"claude-code:sonnet"`` (a :class:`ClaudeCodeAdapter`), an alias; ``"gemini:"`` is the provider's default model.
+    ``"claude-code:sonnet"`` (a ``ClaudeCodeAdapter``), an alias; ``"gemini:"`` is the provider's default model.
 
     Raises ``LLMConfigurationError`` at once for an unknown or disabled provider.
     """

@@ -57,7 +57,7 @@ def _record_tree(value: Any, source: str, origins: Origins, path: tuple[str, ...
 
 
 def _shown(path: Sequence[str | int], value: Any) -> str:
-    """What was found, masked (:func:`~llmplex.redaction.mask_setting`) under a secret-looking key anywhere on
+    """What was found, masked (``mask_setting``) under a secret-looking key anywhere on
     ``path`` or when it looks like a key; credentials in a URL are masked either way."""
     if any(isinstance(part, str) and is_secret_name(part) for part in path):
         return REDACTED
@@ -115,7 +115,7 @@ def load_config(
 ) -> tuple[Config, Origins]:
     """Build the effective config: files and environment, then ``config``, then ``overrides``.
 
-    ``config`` may be a :class:`Config`, a mapping, or the path of a TOML file.
+    ``config`` may be a ``Config``, a mapping, or the path of a TOML file.
     """
     environ = os.environ if environ is None else environ
     layers: list[Layer] = default_layers(environ, cwd or Path.cwd())

@@ -128,7 +128,7 @@ class LimitsConfig(BaseModel):
 
 
 class CacheConfig(BaseModel):
-    """``[cache]``: the opt-in response cache of complete answers (see :mod:`llmplex.cache`)."""
+    """``[cache]``: the opt-in response cache of complete answers (see ``llmplex.cache``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
@@ -146,9 +146,9 @@ class Config(BaseModel):
 
     ``providers`` maps a prefix to its settings; a table with ``plugin = "openai"``
     declares a new instance of that plugin under its own prefix. Strings under a
-    secret name (:func:`~llmplex.redaction.is_secret_name`: ``api_key``,
+    secret name (``is_secret_name``: ``api_key``,
     ``token``, ...), and URLs carrying credentials, are kept as ``SecretStr``, so
-    that no repr or dump of the config shows them; :func:`reveal_secrets` hands
+    that no repr or dump of the config shows them; ``reveal_secrets`` hands
     them to the plugin's settings, which register them for masking.
     """
 

@@ -112,7 +112,7 @@ class Attempt:
         return run_on_loop(lambda: self.hooks.acall(**self._send_args(payload, None, True, request, timeout)))
 
     # Each I/O hook runs under the guard of its deadline (``None``: unguarded), which
-    # ``expired`` turns into the call's error; see :mod:`llmplex.reliability.guard`.
+    # ``expired`` turns into the call's error; see ``llmplex.reliability.guard``.
 
     def send(self, payload: dict[str, Any], request: Request, deadline: Deadline | None, expired: Expired) -> Any:
         """Send ``payload`` (formatted from ``request``) synchronously; an async-only provider runs on the bridge

@@ -17,7 +17,7 @@ __all__ = ["CallArgs"]
 
 
 class CallArgs(TypedDict, total=False):
-    """Keyword arguments of :meth:`llmplex.Client.complete` and its siblings.
+    """Keyword arguments of ``llmplex.Client.complete`` and its siblings.
 
     Attributes:
         system: a system prompt placed before the messages.
@@ -26,10 +26,10 @@ class CallArgs(TypedDict, total=False):
             handlers, ``complete`` runs them and calls the model again until it answers.
         tool_choice: ``"auto"``, ``"none"``, ``"required"`` or one tool's name.
         timeout: seconds until the deadline (default: config ``timeout``).
-        deadline: an absolute :class:`~llmplex.reliability.deadline.Deadline`.
+        deadline: an absolute ``Deadline``.
         throttle: a retry policy for this call, or a mapping of the fields to change
             (``{"max_attempts": 1}`` turns retries off).
-        budget: a :class:`~llmplex.reliability.budget.Budget` for this call alone, or a
+        budget: a ``Budget`` for this call alone, or a
             ``BudgetTracker`` shared with other calls; checked before every attempt.
         fallbacks: models to try in order once this model's retries are exhausted on a
             retryable error (``["anthropic:claude-sonnet-4-5"]``), or a table like the
@@ -41,7 +41,7 @@ class CallArgs(TypedDict, total=False):
         output_retries: how many times to re-ask after an invalid structured answer (default 0).
         output_strategy: ``"native"``, ``"tool"`` or ``"prompt"`` (default: the best the provider declares).
         max_tool_rounds: how many rounds of tool calls to run before giving up (default 10).
-        tool_context: the :class:`~llmplex.types.tool_context.ToolContext` handlers receive.
+        tool_context: the ``ToolContext`` handlers receive.
         cache: with a ``[cache]`` table, ``True`` caches this answer whatever its temperature,
             ``False`` neither reads nor writes the cache (default: cache at temperature 0).
         cache_key: caches this answer under this key too (implies ``cache=True``).

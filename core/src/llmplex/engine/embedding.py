@@ -132,7 +132,7 @@ class EmbedRun:
         }
 
     def _send(self, batch: list[str], retrier: Retrier) -> Any:
-        """Send ``batch`` synchronously, held to the deadline (:mod:`llmplex.reliability.guard`)."""
+        """Send ``batch`` synchronously, held to the deadline (``llmplex.reliability.guard``)."""
         hooks = self.route.provider.hooks
         if hooks.implements("embed"):
             return call_before(
@@ -141,7 +141,7 @@ class EmbedRun:
         return run_on_loop(lambda: self._asend(batch, retrier))
 
     async def _asend(self, batch: list[str], retrier: Retrier) -> Any:
-        """Async :meth:`_send`: cancelled at the deadline; a sync-only hook runs on a worker thread."""
+        """Async ``_send``: cancelled at the deadline; a sync-only hook runs on a worker thread."""
         hooks = self.route.provider.hooks
 
         async def sending() -> Any:
@@ -186,7 +186,7 @@ class EmbedRun:
         return self._join(parts)
 
     async def arun(self) -> Embeddings:
-        """Async :meth:`run`: waits are cancelled at the deadline."""
+        """Async ``run``: waits are cancelled at the deadline."""
         parts = []
         for batch in self.batches:
             retrier = self._retrier(batch)

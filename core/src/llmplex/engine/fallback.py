@@ -142,7 +142,7 @@ class Call:
 
     The raised error's ``attempts`` counts every attempt of the call, across
     fallbacks, and ``context["errors"]`` lists each failed attempt as a
-    :class:`~llmplex.engine.retrier.FailedAttempt` (model, attempt, error).
+    ``FailedAttempt`` (model, attempt, error).
     """
 
     def __init__(
@@ -180,7 +180,7 @@ class Call:
                 pipeline.retrier.close()
 
     async def acomplete(self) -> Response:
-        """Async twin of :meth:`complete`."""
+        """Async twin of ``complete``."""
         while True:
             pipeline = self.pipeline
             try:
@@ -206,7 +206,7 @@ class Call:
                 pipeline.retrier.close()
 
     async def astream(self) -> AsyncIterator[StreamEvent]:
-        """Async twin of :meth:`stream`."""
+        """Async twin of ``stream``."""
         while True:
             yielded = False
             pipeline = self.pipeline

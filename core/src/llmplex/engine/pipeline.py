@@ -22,7 +22,7 @@ class Pipeline:
     """Runs one request against one route, retrying what the policy allows.
 
     The deadline bounds every attempt: its remaining time is the SDK timeout,
-    and the provider's I/O runs under its guard (:mod:`llmplex.reliability.guard`),
+    and the provider's I/O runs under its guard (``llmplex.reliability.guard``),
     so no wait, read or stalled stream passes it.
     """
 
@@ -101,7 +101,7 @@ class Pipeline:
             self.plan.clock.sleep(delay)
 
     async def acomplete(self) -> Response:
-        """Async twin of :meth:`complete`."""
+        """Async twin of ``complete``."""
         while True:
             await self.retrier.abegin()
             try:
@@ -144,7 +144,7 @@ class Pipeline:
         return await self.runner.aopen_stream(payload, self.plan.deadline, self.retrier.deadline_error)
 
     def stream(self) -> Iterator[StreamEvent]:
-        """Yield stream events; failures before the first event are retried like :meth:`complete`."""
+        """Yield stream events; failures before the first event are retried like ``complete``."""
         if not self._streams_natively():
             yield from _as_events(self.complete())
             return
@@ -167,7 +167,7 @@ class Pipeline:
             self.plan.clock.sleep(delay)
 
     async def astream(self) -> AsyncIterator[StreamEvent]:
-        """Async twin of :meth:`stream`."""
+        """Async twin of ``stream``."""
         if not self._streams_natively():
             for event in _as_events(await self.acomplete()):
                 yield event

@@ -45,7 +45,7 @@ class FailedAttempt(NamedTuple):
 class Retrier:
     """Decides, attempt by attempt, whether to send, wait, or give up; emits the events of each decision.
 
-    ``runner`` is the route's :class:`Attempt` (sends, classifies); ``attempt`` counts
+    ``runner`` is the route's ``Attempt`` (sends, classifies); ``attempt`` counts
     attempts on this route; ``sent`` adds the attempts earlier routes of the same
     call made (fallbacks), which is what errors and responses report.
     """
@@ -105,7 +105,7 @@ class Retrier:
         self._started(stream)
 
     async def abegin(self, stream: bool = False) -> None:
-        """Async :meth:`begin`: waiting for budget room or for the limits does not block the event loop."""
+        """Async ``begin``: waiting for budget room or for the limits does not block the event loop."""
         self._check_deadline()
         self.settle(None)
         if self.plan.budgets:

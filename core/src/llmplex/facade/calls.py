@@ -1,6 +1,6 @@
 """``EntityCalls``: per-entity requests, response chains, usage and ordered batches, whatever sends them.
 
-:class:`~llmplex.facade.client.LLMClient` sends through an ``llmplex.Client``;
+``LLMClient`` sends through an ``llmplex.Client``;
 ``llmplex.compat.util_llm.LLMClient`` sends through a util_llm adapter. Both
 share this bookkeeping: the chain window, the usage totals, one entity's
 requests in order, the batch's results in request order, the 429 count.
@@ -66,7 +66,7 @@ def checked_depth(value: Any, name: str) -> int:
 
 
 class EntityCalls(ABC):
-    """Structured answers per entity; subclasses say how one request is sent (:meth:`_ask`).
+    """Structured answers per entity; subclasses say how one request is sent (``_ask``).
 
     ``entities`` are plain dicts (or an index of them), mutated in place under ``entity[state_key]``:
     ``usage`` totals and each chain's response ids (``<chain>_chain``).
@@ -106,7 +106,7 @@ class EntityCalls(ABC):
         """Every request's ``schema`` instance or its LLMError, in request order (failures are returned).
 
         Requests for the same entity run one after another, in order, so its
-        chain stays consistent. Warns (:class:`RateLimitWarning`) with the number
+        chain stays consistent. Warns (``RateLimitWarning``) with the number
         of rate-limit hits.
         """
         results: list[Any] = [None] * len(requests)

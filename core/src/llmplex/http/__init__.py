@@ -9,7 +9,7 @@
     def llmplex_classify_error(error):
         return classify_http_error(error)   # None for what is not an HTTP status error
 
-See :mod:`llmplex.http.clients`, :mod:`llmplex.http.sse` and :mod:`llmplex.http.statuses`.
+See ``llmplex.http.clients``, ``llmplex.http.sse`` and ``llmplex.http.statuses``.
 """
 
 from llmplex.http.clients import async_client, honour_deadline, sync_client

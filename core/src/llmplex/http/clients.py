@@ -2,8 +2,8 @@
 
 An SDK's timeout bounds each socket read, so a server that sends a byte every
 few seconds keeps a plain client reading for minutes. A client passed through
-:func:`honour_deadline` reads the call's deadline
-(:func:`~llmplex.reliability.deadline.current_deadline`, set by core around
+``honour_deadline`` reads the call's deadline
+(``current_deadline``, set by core around
 every I/O hook) on each request: connect, write and read timeouts become at
 most the time left, and reading the response body past the deadline raises
 the library's ``ReadTimeout`` (core reports it as ``LLMDeadlineExceededError``).
@@ -137,11 +137,11 @@ class _Hooks:
             response.stream = self.stream(response.stream, deadline, self._late(response))
 
     async def aclamp(self, request: Any) -> None:
-        """Async twin of :meth:`clamp`."""
+        """Async twin of ``clamp``."""
         self.clamp(request)
 
     async def awrap(self, response: Any) -> None:
-        """Async twin of :meth:`wrap`."""
+        """Async twin of ``wrap``."""
         deadline = current_deadline()
         if deadline is not None:
             response.stream = self.astream(response.stream, deadline, self._late(response))
@@ -173,7 +173,7 @@ class _BoundStream:
 
 
 class _AsyncBoundStream:
-    """Async twin of :class:`_BoundStream`: a read still waiting at the deadline is cancelled."""
+    """Async twin of ``_BoundStream``: a read still waiting at the deadline is cancelled."""
 
     def __init__(self, inner: Any, deadline: Deadline, late: Callable[[], Exception]) -> None:
         self._inner = inner

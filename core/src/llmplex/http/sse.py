@@ -50,7 +50,7 @@ class ServerSentEvent:
 
 
 class SSEDecoder:
-    """An incremental event-stream parser: :meth:`feed` it bytes as they come, get the complete events back."""
+    """An incremental event-stream parser: ``feed`` it bytes as they come, get the complete events back."""
 
     def __init__(self) -> None:
         self._text = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -123,7 +123,7 @@ def iter_sse(chunks: Iterable[bytes]) -> Iterator[ServerSentEvent]:
 
 
 async def aiter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[ServerSentEvent]:
-    """Async twin of :func:`iter_sse` (``response.aiter_bytes()``)."""
+    """Async twin of ``iter_sse`` (``response.aiter_bytes()``)."""
     decoder = SSEDecoder()
     async for chunk in chunks:
         for event in decoder.feed(chunk):

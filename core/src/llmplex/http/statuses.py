@@ -130,11 +130,11 @@ def default_error_class(status: int, body: Any) -> type[LLMAPIError]:
 
 
 def error_from_response(response: Any, **options: Any) -> LLMAPIError:
-    """:func:`error_for_status` for an httpx (or httpx2) ``Response`` whose body was read.
+    """``error_for_status`` for an httpx (or httpx2) ``Response`` whose body was read.
 
     The body is its JSON when it parses, else its text; a streamed response
     must be read first (``response.read()`` / ``await response.aread()``).
-    ``options`` are those of :func:`error_for_status`.
+    ``options`` are those of ``error_for_status``.
     """
     return error_for_status(response.status_code, response.headers, _body(response), **options)
 
@@ -144,7 +144,7 @@ def classify_http_error(error: BaseException, **options: Any) -> LLMAPIError | N
 
     The one line of a plugin's ``llmplex_classify_error``: core's fallback
     classifier maps the timeouts and connection failures it returns ``None`` for.
-    ``options`` are those of :func:`error_for_status`.
+    ``options`` are those of ``error_for_status``.
     """
     if not any(cls.__name__ == "HTTPStatusError" for cls in type(error).__mro__):
         return None

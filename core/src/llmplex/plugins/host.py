@@ -182,7 +182,7 @@ class PluginHost:
             self._hooks.clear()
 
     def unregister_observer(self, plugin: object) -> None:
-        """Remove a plugin object added with :meth:`register_observer`."""
+        """Remove a plugin object added with ``register_observer``."""
         with self._lock:
             self.pm.unregister(plugin)
             self._listeners = None

@@ -296,7 +296,7 @@ def llmplex_stream(payload: dict[str, Any], client: MockBackend, timeout: float 
 async def llmplex_astream(
     payload: dict[str, Any], client: MockBackend, timeout: float | None
 ) -> AsyncIterator[dict[str, Any]]:
-    """Async twin of :func:`llmplex_stream`."""
+    """Async twin of ``llmplex_stream``."""
     raw = await llmplex_acall(payload, client, timeout)
 
     async def chunks() -> AsyncIterator[dict[str, Any]]:

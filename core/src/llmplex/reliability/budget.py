@@ -24,7 +24,7 @@ class Budget:
 
     Tokens are counted from the usage providers report; ``max_requests`` counts
     requests sent to providers, retries and fallbacks included; ``max_cost_usd``
-    caps the US dollars spent (:attr:`Usage.cost_usd <llmplex.types.Usage.cost_usd>`):
+    caps the US dollars spent (``Usage.cost_usd <llmplex.types.Usage.cost_usd>``):
     under it, a call to a model whose price is unknown is refused.
     """
 
@@ -77,7 +77,7 @@ class BudgetSnapshot:
 
 
 class Reservation:
-    """One request's hold on a :class:`BudgetTracker`: made before sending, settled once, after."""
+    """One request's hold on a ``BudgetTracker``: made before sending, settled once, after."""
 
     __slots__ = ("estimate", "settled", "tracker")
 
@@ -96,7 +96,7 @@ class Reservation:
 
 
 class BudgetTracker:
-    """Counts consumption against a :class:`Budget`; safe to share across threads and asyncio tasks.
+    """Counts consumption against a ``Budget``; safe to share across threads and asyncio tasks.
 
     Each request reserves an estimate before it is sent — its prompt (see
     ``estimator``) plus its ``max_tokens`` — and settles to the usage the
@@ -105,11 +105,11 @@ class BudgetTracker:
     usage and the reservations already made, or when nothing else is in flight;
     otherwise it waits for in-flight requests to settle. Once recorded usage
     reaches a cap, requests fail with
-    :class:`~llmplex.errors.LLMBudgetExceededError` before they are sent.
+    ``LLMBudgetExceededError`` before they are sent.
     ``max_requests`` counts requests when they are admitted, so it is exact.
 
     ``estimator`` returns the input tokens of a request (default:
-    :func:`~llmplex.reliability.estimate.estimate_input_tokens`, characters / 4).
+    ``estimate_input_tokens``, characters / 4).
     """
 
     def __init__(self, budget: Budget | None = None, *, estimator: Estimator = estimate_input_tokens) -> None:
@@ -151,7 +151,7 @@ class BudgetTracker:
     def try_reserve(
         self, estimate: Estimate, provider: str | None = None, model: str | None = None
     ) -> Reservation | int:
-        """Reserve ``estimate`` for one request, or return the version to :meth:`wait` on when it must wait.
+        """Reserve ``estimate`` for one request, or return the version to ``wait`` on when it must wait.
 
         Raises ``LLMBudgetExceededError`` when a cap is already reached by recorded usage.
         """
@@ -180,7 +180,7 @@ class BudgetTracker:
         self._changes.wait(version, timeout)
 
     async def await_change(self, version: int, timeout: float | None) -> None:
-        """Async :meth:`wait`: the event loop keeps running meanwhile."""
+        """Async ``wait``: the event loop keeps running meanwhile."""
         await self._changes.await_change(version, timeout)
 
     def _settle(self, reservation: Reservation, usage: Usage | None, sent: bool) -> None:
@@ -353,7 +353,7 @@ async def areserve(
     model: str,
     plugin: str | None = None,
 ) -> list[Reservation] | None:
-    """Async :func:`reserve`: waiting does not block the event loop."""
+    """Async ``reserve``: waiting does not block the event loop."""
     while True:
         result = _try_all(trackers, request, provider, model, plugin)
         if isinstance(result, list):

@@ -1,8 +1,8 @@
 """An absolute wall-clock deadline on the monotonic clock, and the deadline of the call running now.
 
-Core sets :func:`current_deadline` around every hook that does I/O (in the
+Core sets ``current_deadline`` around every hook that does I/O (in the
 worker thread or task that runs it), so code deep in a plugin, such as the
-HTTP transport of :mod:`llmplex.http`, can bound its own waits without being
+HTTP transport of ``llmplex.http``, can bound its own waits without being
 handed the deadline.
 """
 
@@ -55,7 +55,7 @@ def current_deadline() -> Deadline | None:
 
 @contextmanager
 def deadline_scope(deadline: Deadline | None) -> Iterator[None]:
-    """Make ``deadline`` the :func:`current_deadline` inside the block (this thread or task only)."""
+    """Make ``deadline`` the ``current_deadline`` inside the block (this thread or task only)."""
     token = _current.set(deadline)
     try:
         yield

@@ -31,7 +31,7 @@ BYTES_PER_PART_TOKEN = 1000
 1,500-3,000 tokens, a second of audio 25-32); pass ``estimator=`` for a better one."""
 
 Estimator = Callable[[Request], int]
-"""Input tokens a request will use: ``BudgetTracker(estimator=...)`` replaces :func:`estimate_input_tokens`."""
+"""Input tokens a request will use: ``BudgetTracker(estimator=...)`` replaces ``estimate_input_tokens``."""
 
 
 @dataclass(frozen=True)
@@ -54,8 +54,8 @@ class Estimate:
 
 def estimate_input_tokens(request: Request) -> int:
     """The characters of everything the prompt sends — message texts, tool calls, tool and output
-    schemas — divided by :data:`CHARS_PER_TOKEN`, rounded up, plus :data:`IMAGE_TOKENS` per image
-    and one token per :data:`BYTES_PER_PART_TOKEN` bytes of a document or audio clip (by URL: as an image)."""
+    schemas — divided by ``CHARS_PER_TOKEN``, rounded up, plus ``IMAGE_TOKENS`` per image
+    and one token per ``BYTES_PER_PART_TOKEN`` bytes of a document or audio clip (by URL: as an image)."""
     chars = 0
     part_tokens = 0
     for message in request.messages:

@@ -7,11 +7,11 @@ deadline. These helpers end the caller's wait at the deadline itself and raise
 the error ``expired()`` builds:
 
 - async code is cancelled at the deadline;
-- blocking code runs on a worker thread (:mod:`llmplex.reliability.workers`)
+- blocking code runs on a worker thread (``llmplex.reliability.workers``)
   that the caller abandons at the deadline; it ends on its own later (an HTTP
-  transport from :mod:`llmplex.http` ends it at the deadline too).
+  transport from ``llmplex.http`` ends it at the deadline too).
 
-Inside, :func:`~llmplex.reliability.deadline.current_deadline` is the deadline.
+Inside, ``current_deadline`` is the deadline.
 With ``deadline=None`` each helper just runs the code, in the caller's thread.
 """
 

@@ -129,7 +129,7 @@ class ProviderLimits:
             raise
 
     async def aadmit(self, request: Request, deadline: Deadline | None, clock: Clock, report: WaitReport) -> Permit:
-        """Async :meth:`admit`: waits do not block the event loop."""
+        """Async ``admit``: waits do not block the event loop."""
         cost = self._cost(request)
         slot = await self._atake_slot(deadline, report)
         try:
@@ -185,7 +185,7 @@ class ProviderLimits:
         return None
 
     async def _atry(self, storage: Any, cost: int) -> tuple[float, _Window] | None:
-        """Async :meth:`_try` on an async storage (the memory storage is used as it is: it does no I/O)."""
+        """Async ``_try`` on an async storage (the memory storage is used as it is: it does no I/O)."""
         from limits.aio.storage import Storage as AsyncStorage
 
         if not isinstance(storage, AsyncStorage):

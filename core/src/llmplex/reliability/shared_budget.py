@@ -43,7 +43,7 @@ def _snapshot(input_tokens: int, output: int, total: int, requests: int, cost_na
 
 
 class SharedBudgetTracker(BudgetTracker):
-    """A :class:`~llmplex.reliability.budget.BudgetTracker` whose counts live in a ``limits`` storage.
+    """A ``BudgetTracker`` whose counts live in a ``limits`` storage.
 
     Every tracker with the same ``name`` on the same storage (``"redis://host:port/db"``)
     counts into the same budget, in any process or host; admission follows the
@@ -52,14 +52,14 @@ class SharedBudgetTracker(BudgetTracker):
     reservation back when the caps turn out to be passed, so that N processes
     together never pass ``max_requests`` and overshoot a token cap by at most
     one request each. A request waiting for room looks again every
-    :data:`POLL_INTERVAL` seconds (at once when this process settles one).
+    ``POLL_INTERVAL`` seconds (at once when this process settles one).
 
     Its storage calls are synchronous, from async code too: a few round trips
     to Redis per request.
 
     A process killed while its requests are in flight leaves their
     reservations held (and in-flight counted) until the counters expire
-    (:data:`BUDGET_TTL`); start a new budget under a new name.
+    (``BUDGET_TTL``); start a new budget under a new name.
     """
 
     def __init__(
@@ -113,7 +113,7 @@ class SharedBudgetTracker(BudgetTracker):
     def try_reserve(
         self, estimate: Estimate, provider: str | None = None, model: str | None = None
     ) -> Reservation | int:
-        """Reserve ``estimate`` in the shared counters, or return the version to :meth:`wait` on."""
+        """Reserve ``estimate`` in the shared counters, or return the version to ``wait`` on."""
         budget = self.budget
         version = self._changes.version
         spent = self.snapshot()
@@ -189,11 +189,11 @@ class SharedBudgetTracker(BudgetTracker):
             self._changes.notify()
 
     def wait(self, version: int, timeout: float | None) -> None:
-        """Wait for this process to settle a request, or :data:`POLL_INTERVAL` for the others'."""
+        """Wait for this process to settle a request, or ``POLL_INTERVAL`` for the others'."""
         super().wait(version, POLL_INTERVAL if timeout is None else min(timeout, POLL_INTERVAL))
 
     async def await_change(self, version: int, timeout: float | None) -> None:
-        """Async :meth:`wait`."""
+        """Async ``wait``."""
         await super().await_change(version, POLL_INTERVAL if timeout is None else min(timeout, POLL_INTERVAL))
 
 

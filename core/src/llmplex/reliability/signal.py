@@ -10,9 +10,9 @@ __all__ = ["Changes"]
 
 
 class Changes:
-    """A version number bumped by :meth:`notify`; waiters block until it moves past the one they saw.
+    """A version number bumped by ``notify``; waiters block until it moves past the one they saw.
 
-    The owner guards its state with ``lock`` and calls :meth:`notify` while holding it.
+    The owner guards its state with ``lock`` and calls ``notify`` while holding it.
     """
 
     def __init__(self, lock: threading.Lock | threading.RLock | None = None) -> None:
@@ -37,7 +37,7 @@ class Changes:
                 self._condition.wait(timeout)
 
     async def await_change(self, version: int, timeout: float | None) -> None:
-        """Async :meth:`wait`: the event loop keeps running meanwhile."""
+        """Async ``wait``: the event loop keeps running meanwhile."""
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[None] = loop.create_future()
         with self.lock:

@@ -7,9 +7,9 @@ same keys, so threads, tasks, processes and hosts on one Redis share every
 window and counter. ``limits`` (and the Redis client) are imported on first use.
 
 A storage that cannot be reached fails the call with
-:class:`~llmplex.errors.LLMConnectionError` naming the URL (credentials
+``LLMConnectionError`` naming the URL (credentials
 masked); with ``on_storage_error = "local"`` it warns once
-(:class:`LimitsStorageWarning`) and this process keeps its limits in memory
+(``LimitsStorageWarning``) and this process keeps its limits in memory
 from then on.
 """
 
@@ -120,7 +120,7 @@ class LimitsStore:
             return operation(self._unreachable(exc.storage_error))
 
     async def arun(self, operation: Callable[[Any], Awaitable[T]]) -> T:
-        """Async :meth:`run`: ``operation`` gets :meth:`astorage` (an async storage, or the memory one)."""
+        """Async ``run``: ``operation`` gets ``astorage`` (an async storage, or the memory one)."""
         storage = self.astorage()
         try:
             return await operation(storage)

@@ -1,8 +1,8 @@
 """The conformance kit for provider plugins (a pytest plugin; needs ``pytest``).
 
-Subclass :class:`HTTPConformanceTests` (an HTTP plugin: the kit runs a local
-server and your :class:`WireAdapter` speaks your API's JSON) or
-:class:`ProviderConformanceTests` (any other transport, faked by your class) in
+Subclass ``HTTPConformanceTests`` (an HTTP plugin: the kit runs a local
+server and your ``WireAdapter`` speaks your API's JSON) or
+``ProviderConformanceTests`` (any other transport, faked by your class) in
 your plugin's tests, declare the prefix, a model and the capabilities; every
 standard test then runs against your plugin::
 

@@ -46,7 +46,7 @@ def is_skip_mark(mark: Any) -> bool:
 
 
 def check_subclass(cls: type, base: type) -> None:
-    """Raise :class:`ConformanceError` when ``cls`` drops or weakens a standard test of ``base``."""
+    """Raise ``ConformanceError`` when ``cls`` drops or weakens a standard test of ``base``."""
     problems = []
     if vars(cls).get("__test__", True) is False:
         problems.append("sets __test__ = False")

@@ -1,10 +1,10 @@
 """The conformance kit for HTTP plugins: a real local server, and an adapter for the provider's JSON.
 
 Any plugin that talks HTTP (through an official SDK, httpx, aiohttp, ...) is
-tested at the wire: the kit runs a :class:`~llmplex.testing.server.WireServer`
+tested at the wire: the kit runs a ``WireServer``
 on 127.0.0.1, points the plugin at it, scripts its answers (slow ones, stalls,
 resets, streams, an HTML error page) and reads back what the plugin sent. The
-only provider-specific part is a :class:`WireAdapter`, which the plugin's test
+only provider-specific part is a ``WireAdapter``, which the plugin's test
 module writes from the provider's API reference::
 
     class EchoWire(WireAdapter):
@@ -60,7 +60,7 @@ class WireAdapter:
         raise NotImplementedError(f"{type(self).__name__} must implement response(reply)")
 
     def stream(self, reply: Reply) -> Sequence[bytes]:
-        """The body of a streamed answer carrying ``reply``, chunk by chunk (see :func:`sse`).
+        """The body of a streamed answer carrying ``reply``, chunk by chunk (see ``sse``).
 
         Stream text word by word, and give each tool call its own index. Only
         streaming providers need it.
@@ -84,10 +84,10 @@ class WireAdapter:
 class HTTPConformanceTests(ProviderConformanceTests):
     """The conformance kit over a real local HTTP server.
 
-    Declare ``wire`` (your :class:`WireAdapter`) and, unless the plugin's endpoint
+    Declare ``wire`` (your ``WireAdapter``) and, unless the plugin's endpoint
     setting is ``base_url`` taking the server's root URL, override
-    :meth:`server_settings`. The ``connection`` failure resets the connection, the
-    ``timeout`` one stalls, ``bad_gateway`` answers :data:`BAD_GATEWAY_PAGE`.
+    ``server_settings``. The ``connection`` failure resets the connection, the
+    ``timeout`` one stalls, ``bad_gateway`` answers ``BAD_GATEWAY_PAGE``.
     """
 
     wire: ClassVar[WireAdapter]

@@ -2,9 +2,9 @@
 
 A plugin's test module subclasses the base class, declares what the provider is
 and can do, and fakes its transport. An HTTP plugin subclasses
-:class:`~llmplex.testing.http_wire.HTTPConformanceTests` instead and only
+``HTTPConformanceTests`` instead and only
 translates the kit's scenarios into its API's JSON (a
-:class:`~llmplex.testing.http_wire.WireAdapter`); any other transport (a CLI, an
+``WireAdapter``); any other transport (a CLI, an
 in-process backend) implements the methods below itself:
 
 * the ``transport`` fixture sets the fake up and returns a handle the methods receive;
@@ -13,13 +13,13 @@ in-process backend) implements the methods below itself:
 * ``fake_error(transport, error)`` queues one failure of the given kind;
 * ``fake_stall(transport, seconds)`` queues an answer that does not come;
 * ``sent_payloads(transport)`` returns the request bodies that reached the wire;
-* ``sent_requests(transport)`` reads them back as :class:`~llmplex.testing.sent.SentRequest`.
+* ``sent_requests(transport)`` reads them back as ``SentRequest``.
 
 Answers are consumed in the order they were queued. Capability flags (see
-:class:`~llmplex.testing.kit_base.KitBase`) decide which checks apply. A standard
+``KitBase``) decide which checks apply. A standard
 test may only be overridden with a new function marked
 ``pytest.mark.xfail(reason=...)``: any other override, deletion or skip fails the
-kit (see :mod:`llmplex.testing.enforcement`).
+kit (see ``llmplex.testing.enforcement``).
 """
 
 from __future__ import annotations

@@ -78,11 +78,11 @@ class Reply:
 class FakeError:
     """One failure, to be given the way the provider fails.
 
-    ``kind`` says what went wrong (see :data:`ERROR_KINDS` for the HTTP status of
+    ``kind`` says what went wrong (see ``ERROR_KINDS`` for the HTTP status of
     each); ``message`` goes into the provider's error body (it may contain the API
     key, as some providers echo it: redaction is tested); ``retry_after``
     (seconds) is sent as ``retry_after_form``: ``Retry-After: 7``, ``Retry-After``
-    as an HTTP date, or ``retry-after-ms: 7000`` (:meth:`headers`).
+    as an HTTP date, or ``retry-after-ms: 7000`` (``headers``).
     """
 
     kind: ErrorKind

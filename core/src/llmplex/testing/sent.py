@@ -1,7 +1,7 @@
 """What a plugin put on the wire, read back into provider-neutral terms.
 
 A conformance test class turns each request its fake transport received into a
-:class:`SentRequest` (``read_request``); the kit then checks the request's shape
+``SentRequest`` (``read_request``); the kit then checks the request's shape
 without knowing the provider's wire format: the system prompt sent as a system
 prompt, every turn with its role, tool results carrying their call ids, options
 under the right names, the stream flag.
@@ -17,7 +17,7 @@ from typing import Any, Literal
 __all__ = ["OPTION_NAMES", "SentMessage", "SentRequest", "SentTool", "SentToolCall", "json_arguments"]
 
 OPTION_NAMES = ("temperature", "top_p", "max_tokens", "presence_penalty", "frequency_penalty", "stop", "seed")
-"""The core option names :attr:`SentRequest.options` uses, whatever the provider calls them."""
+"""The core option names ``SentRequest.options`` uses, whatever the provider calls them."""
 
 
 def json_arguments(arguments: Any) -> Any:
@@ -72,7 +72,7 @@ class SentRequest:
 
     ``system`` holds the system prompts sent *as system prompts* (a top-level field,
     a system-role message, ``instructions``...); a system prompt sent as a user turn
-    is in ``messages``. ``options`` uses core's option names (:data:`OPTION_NAMES`)
+    is in ``messages``. ``options`` uses core's option names (``OPTION_NAMES``)
     for whatever the provider calls them (``stop_sequences`` is ``stop``,
     ``max_output_tokens`` is ``max_tokens``); ``stop`` is a list.
     ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"``, a tool's name, or

@@ -5,7 +5,7 @@ unknown tool, invalid arguments or a handler that raises become a tool message
 carrying the error, so the model can correct itself. A handler still running
 at the deadline raises ``LLMDeadlineExceededError`` naming it: a sync handler
 runs on a worker thread that is left behind, an async one is cancelled (see
-:mod:`llmplex.reliability.guard`).
+``llmplex.reliability.guard``).
 """
 
 from __future__ import annotations

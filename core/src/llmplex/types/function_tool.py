@@ -64,7 +64,7 @@ def describe_function(
 
     Google-style ``Args:`` sections and Sphinx ``:param x:`` lines describe the
     parameters; the text before them describes the tool. A parameter annotated
-    :class:`ToolContext` receives the loop's context and is not shown to the model.
+    ``ToolContext`` receives the loop's context and is not shown to the model.
     """
     if not callable(fn):
         raise LLMConfigurationError(f"Tool.from_function needs a function, got {fn!r}")

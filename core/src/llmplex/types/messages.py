@@ -22,7 +22,7 @@ class JSONNestingError(ValueError):
 
 
 def decode_json(text: str) -> Any:
-    """``json.loads(text)``; JSON nested too deeply to read raises :class:`JSONNestingError`, a ``ValueError``
+    """``json.loads(text)``; JSON nested too deeply to read raises ``JSONNestingError``, a ``ValueError``
     like any other unreadable JSON, instead of ``RecursionError``."""
     try:
         return json.loads(text)
@@ -64,8 +64,8 @@ class Message(BaseModel):
     """One turn of a conversation.
 
     ``content`` is text, or — on a user message — a sequence mixing text with
-    :class:`~llmplex.types.parts.Image`, :class:`~llmplex.types.parts.Document`
-    and :class:`~llmplex.types.parts.Audio` parts, sent in that order.
+    ``Image``, ``Document``
+    and ``Audio`` parts, sent in that order.
     """
 
     model_config = ConfigDict(frozen=True)

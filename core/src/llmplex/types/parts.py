@@ -6,7 +6,7 @@ media type, told from the bytes' signature (and checked against the file's
 suffix or the type you give). A part is refused, with an
 ``LLMConfigurationError`` saying why, when its type is unknown or does not match
 its bytes, when its file cannot be read, or when it is larger than
-:data:`MAX_PART_BYTES`.
+``MAX_PART_BYTES``.
 """
 
 from __future__ import annotations
@@ -247,7 +247,7 @@ def part_from_path(path: str | os.PathLike[str]) -> Image | Document | Audio:
 
 
 def _read(file: Path) -> bytes:
-    """The file's bytes, refusing what is not a readable regular file of at most :data:`MAX_PART_BYTES`."""
+    """The file's bytes, refusing what is not a readable regular file of at most ``MAX_PART_BYTES``."""
     where = repr(str(file))
     try:
         with file.open("rb") as handle:

@@ -1,7 +1,7 @@
 """What a response cost in US dollars, from the ``genai-prices`` package (imported on first use).
 
 A usage is priced from the llmplex *plugin* that answered and the model id:
-the plugin names the ``genai-prices`` provider (:data:`PRICE_PROVIDERS`);
+the plugin names the ``genai-prices`` provider (``PRICE_PROVIDERS``);
 litellm's ``"provider/model"`` ids name it in the model id. A local model
 (llama.cpp) costs ``0``; a provider or model ``genai-prices`` does not know
 (the mock provider, a third-party plugin, a fine-tune) has no price: ``None``.

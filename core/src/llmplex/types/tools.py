@@ -22,7 +22,7 @@ class Tool(BaseModel):
     """A function the model may call: a name, a description and JSON-Schema parameters.
 
     ``name`` is 1 to 64 letters, digits, ``_`` or ``-`` (what every provider
-    accepts); another name raises :class:`~llmplex.errors.LLMConfigurationError`.
+    accepts); another name raises ``LLMConfigurationError``.
     ``handler`` is the Python callable core runs when the model asks for the tool;
     tools without a handler are only declared, and their calls are returned to you.
     """
@@ -56,7 +56,7 @@ class Tool(BaseModel):
 
         Google-style ``Args:`` sections and Sphinx ``:param x:`` lines describe the
         parameters; the text before them describes the tool. A parameter annotated
-        :class:`~llmplex.ToolContext` receives the loop's context and is not shown to
+        ``ToolContext`` receives the loop's context and is not shown to
         the model. ``name`` defaults to the function's name (pass ``name=`` for a lambda).
         """
         parts = describe_function(fn, name=name, description=description)

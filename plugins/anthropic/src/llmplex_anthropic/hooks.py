@@ -98,7 +98,7 @@ def llmplex_stream(
 async def llmplex_astream(
     payload: dict[str, Any], settings: AnthropicSettings, client: anthropic.AsyncAnthropic, timeout: float | None
 ) -> AsyncIterator[Any]:
-    """Async twin of :func:`llmplex_stream`."""
+    """Async twin of ``llmplex_stream``."""
     stream = await client.messages.create(**payload, stream=True, **_timeout(timeout, settings))
 
     async def events() -> AsyncIterator[Any]:

@@ -57,7 +57,7 @@ class ClaudeCLI:
         return process.check_result(process.find_result(completed.stdout), completed)
 
     async def arun(self, payload: dict[str, Any], timeout: float | None) -> dict[str, Any]:
-        """Async :meth:`run`."""
+        """Async ``run``."""
         completed = await process.arun(*self._invocation(payload), timeout)
         return process.check_result(process.find_result(completed.stdout), completed)
 
@@ -66,7 +66,7 @@ class ClaudeCLI:
         return process.stream_lines(*self._invocation(payload), timeout)
 
     def astream(self, payload: dict[str, Any], timeout: float | None) -> AsyncIterator[dict[str, Any]]:
-        """Async :meth:`stream`."""
+        """Async ``stream``."""
         return process.astream_lines(*self._invocation(payload), timeout)
 
 

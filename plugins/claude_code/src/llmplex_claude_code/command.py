@@ -92,7 +92,7 @@ def check_command_line(argv: Sequence[str], env: dict[str, str]) -> None:
     """Refuse, before anything is started, a command line no operating system would run.
 
     A NUL byte, text that is not valid Unicode, or an argument or whole command
-    line over the system's limit is an :class:`LLMBadRequestError` naming the flag.
+    line over the system's limit is an ``LLMBadRequestError`` naming the flag.
     """
     total = sum(len(os.fsencode(f"{name}={value}")) + 1 + 8 for name, value in env.items())
     for index, argument in enumerate(argv):

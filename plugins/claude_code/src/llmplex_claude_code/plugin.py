@@ -66,7 +66,7 @@ def llmplex_stream(payload: dict[str, Any], client: ClaudeCLI, timeout: float | 
 
 @hookimpl
 async def llmplex_astream(payload: dict[str, Any], client: ClaudeCLI, timeout: float | None) -> AsyncIterator[Any]:
-    """Async twin of :func:`llmplex_stream`."""
+    """Async twin of ``llmplex_stream``."""
     return client.astream(payload, timeout)
 
 

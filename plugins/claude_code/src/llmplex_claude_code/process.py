@@ -43,7 +43,7 @@ def _start(argv: Sequence[str], env: dict[str, str], cwd: str | None) -> subproc
 
 
 async def _astart(argv: Sequence[str], env: dict[str, str], cwd: str | None) -> asyncio.subprocess.Process:
-    """Async :func:`_start`; stdout lines may be as long as one stream-json event gets."""
+    """Async ``_start``; stdout lines may be as long as one stream-json event gets."""
     return await asyncio.create_subprocess_exec(
         *argv, **_PIPES, env=env, cwd=cwd, start_new_session=True, limit=_LINE_LIMIT
     )
@@ -68,7 +68,7 @@ def run(argv: Sequence[str], stdin: str, env: dict[str, str], cwd: str | None, t
 async def arun(
     argv: Sequence[str], stdin: str, env: dict[str, str], cwd: str | None, timeout: float | None
 ) -> Completed:
-    """Async :func:`run` (``asyncio.create_subprocess_exec``)."""
+    """Async ``run`` (``asyncio.create_subprocess_exec``)."""
     process = await _astart(argv, env, cwd)
     try:
         out, err = await asyncio.wait_for(process.communicate(stdin.encode()), timeout)
@@ -143,7 +143,7 @@ class _StreamOutput:
         return None
 
     def checked_result(self, return_code: int, stderr: str) -> dict[str, Any]:
-        """The result line once the process ended (see :func:`check_result`)."""
+        """The result line once the process ended (see ``check_result``)."""
         return check_result(self.result, Completed(return_code, "\n".join(self.other), stderr))
 
 
@@ -190,7 +190,7 @@ def stream_lines(
 async def astream_lines(
     argv: Sequence[str], stdin: str, env: dict[str, str], cwd: str | None, timeout: float | None
 ) -> AsyncIterator[dict[str, Any]]:
-    """Async :func:`stream_lines`."""
+    """Async ``stream_lines``."""
     process = await _astart(argv, env, cwd)
     if process.stdin is None or process.stdout is None or process.stderr is None:
         raise RuntimeError("the CLI process was started without pipes")

@@ -47,7 +47,7 @@ def embed(
 async def aembed(
     client: genai.Client, texts: Sequence[str], model: str, dimensions: int | None, timeout: float | None
 ) -> Embeddings:
-    """Async :func:`embed`."""
+    """Async ``embed``."""
     raw = await client.aio.models.embed_content(model=model, contents=list(texts), config=_config(dimensions, timeout))
     return _parse(raw, model)
 

@@ -91,7 +91,7 @@ def llmplex_stream(
 async def llmplex_astream(
     payload: dict[str, Any], settings: GeminiSettings, client: genai.Client, timeout: float | None
 ) -> AsyncIterator[Any]:
-    """Async twin of :func:`llmplex_stream`."""
+    """Async twin of ``llmplex_stream``."""
     return await client.aio.models.generate_content_stream(**_with_timeout(payload, timeout, settings))
 
 
@@ -141,7 +141,7 @@ async def llmplex_aembed(
     client: genai.Client,
     timeout: float | None,
 ) -> Embeddings:
-    """Async twin of :func:`llmplex_embed`."""
+    """Async twin of ``llmplex_embed``."""
     return await embeddings.aembed(client, texts, model, dimensions, _timeout(timeout, settings))
 
 

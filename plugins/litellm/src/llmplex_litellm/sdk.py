@@ -124,5 +124,5 @@ def create_client(settings: LiteLLMSettings) -> LiteLLMClient:
 
 
 def create_async_client(settings: LiteLLMSettings) -> LiteLLMClient:
-    """:func:`create_client` for async calls (one per event loop, as core keeps them)."""
+    """``create_client`` for async calls (one per event loop, as core keeps them)."""
     return LiteLLMClient(load_litellm(), settings, _query_client(settings, asynchronous=True))

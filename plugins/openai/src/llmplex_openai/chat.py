@@ -1,7 +1,7 @@
 """Chat Completions (``POST /chat/completions``): format a request, parse an answer or a stream chunk.
 
 Plain functions, reusable by any plugin that talks to an OpenAI-compatible server:
-:func:`format_chat_request`, :func:`parse_chat_response`, :func:`parse_chat_event`.
+``format_chat_request``, ``parse_chat_response``, ``parse_chat_event``.
 """
 
 from __future__ import annotations

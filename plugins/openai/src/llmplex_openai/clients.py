@@ -1,6 +1,6 @@
 """Build the official SDK's clients: no SDK retries, no credentials read from the environment.
 
-:func:`make_client` / :func:`make_async_client` are reusable by other plugins that
+``make_client`` / ``make_async_client`` are reusable by other plugins that
 talk to an OpenAI-compatible server (``base_url`` and an optional ``api_key``).
 """
 
@@ -62,7 +62,7 @@ def make_client(
     timeout: float | None = None,
 ) -> OpenAI:
     """A sync SDK client for ``base_url`` with ``max_retries=0`` (a placeholder key when none is given),
-    whose requests hold to the llmplex call's deadline (:func:`llmplex.http.honour_deadline`).
+    whose requests hold to the llmplex call's deadline (``llmplex.http.honour_deadline``).
 
     A query string in ``base_url`` (``?key=...`` for some gateways) is sent with every
     request as the SDK's ``default_query``.
@@ -81,7 +81,7 @@ def make_async_client(
     project: str | None = None,
     timeout: float | None = None,
 ) -> AsyncOpenAI:
-    """Async twin of :func:`make_client` (build one per event loop)."""
+    """Async twin of ``make_client`` (build one per event loop)."""
     http_client = honour_deadline(DefaultAsyncHttpxClient())
     client = AsyncOpenAI(**_options(base_url, api_key, organization, project, timeout), http_client=http_client)
     _pin_identity(client, organization, project)

@@ -1,7 +1,7 @@
 """``POST /embeddings`` and ``GET /models`` through the SDK, reusable by OpenAI-compatible plugins.
 
-- :func:`embed` / :func:`aembed` ``(client, texts, model, dimensions, timeout) -> Embeddings``
-- :func:`list_models` ``(client) -> list[ModelInfo]``
+- ``embed`` / ``aembed`` ``(client, texts, model, dimensions, timeout) -> Embeddings``
+- ``list_models`` ``(client) -> list[ModelInfo]``
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def embed(
 async def aembed(
     client: AsyncOpenAI, texts: Sequence[str], model: str, dimensions: int | None, timeout: float | None
 ) -> Embeddings:
-    """Async :func:`embed`."""
+    """Async ``embed``."""
     return parse_embeddings(await client.embeddings.create(**_kwargs(texts, model, dimensions, timeout)), model)
 
 

@@ -1,7 +1,7 @@
 """Map every exception of the OpenAI SDK (and in-band API errors) to the core taxonomy.
 
-:func:`classify_error` is the plain function behind the plugin's
-``llmplex_classify_error``; :func:`error_from_api` builds the error for an error
+``classify_error`` is the plain function behind the plugin's
+``llmplex_classify_error``; ``error_from_api`` builds the error for an error
 the API reports inside a 200 answer or a stream (``response.failed``, ``error`` events).
 """
 

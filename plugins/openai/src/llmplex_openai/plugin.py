@@ -12,20 +12,20 @@ other ``base_url``). Another instance of this plugin is one config table away::
 Reusable pieces, stable names, for plugins that talk to OpenAI-compatible servers
 (``llmplex-llamacpp``) instead of duplicating the translation:
 
-- :func:`llmplex_openai.chat.format_chat_request` ``(request, *, max_tokens_key=...) -> dict``
-- :func:`llmplex_openai.chat.parse_chat_response` ``(raw: ChatCompletion, request) -> Response``
-- :func:`llmplex_openai.chat.parse_chat_event` ``(chunk: ChatCompletionChunk, state) -> list[StreamEvent]``
-- :func:`llmplex_openai.chat.tool_declaration` ``(tool) -> dict`` (and ``responses.tool_declaration``)
-- :func:`llmplex_openai.errors.classify_error` ``(error) -> LLMError | None``
-- :func:`llmplex_openai.transport.send_chat` / ``asend_chat`` ``(client, payload, timeout)``
+- ``llmplex_openai.chat.format_chat_request`` ``(request, *, max_tokens_key=...) -> dict``
+- ``llmplex_openai.chat.parse_chat_response`` ``(raw: ChatCompletion, request) -> Response``
+- ``llmplex_openai.chat.parse_chat_event`` ``(chunk: ChatCompletionChunk, state) -> list[StreamEvent]``
+- ``llmplex_openai.chat.tool_declaration`` ``(tool) -> dict`` (and ``responses.tool_declaration``)
+- ``llmplex_openai.errors.classify_error`` ``(error) -> LLMError | None``
+- ``llmplex_openai.transport.send_chat`` / ``asend_chat`` ``(client, payload, timeout)``
   (a ``ChatCompletion``, or the chunk stream when ``payload["stream"]``)
-- :func:`llmplex_openai.clients.make_client` / ``make_async_client`` ``(base_url, api_key=None, ...)``
-  and :func:`llmplex_openai.clients.request_timeout`
-- the Responses API twins in :mod:`llmplex_openai.responses` and ``transport.send_responses``.
-- :func:`llmplex_openai.embeddings.embed` / ``aembed`` and ``list_models`` (``/embeddings``, ``/models``).
+- ``llmplex_openai.clients.make_client`` / ``make_async_client`` ``(base_url, api_key=None, ...)``
+  and ``llmplex_openai.clients.request_timeout``
+- the Responses API twins in ``llmplex_openai.responses`` and ``transport.send_responses``.
+- ``llmplex_openai.embeddings.embed`` / ``aembed`` and ``list_models`` (``/embeddings``, ``/models``).
 
 Provider-native batches (``llmplex batch --provider-batch``) go through the Batch
-API of the instance's API: :mod:`llmplex_openai.batch`.
+API of the instance's API: ``llmplex_openai.batch``.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def llmplex_format(request: Request, settings: OpenAISettings) -> dict[str, Any]
 
 @hookimpl
 def llmplex_call(payload: dict[str, Any], settings: OpenAISettings, client: OpenAI, timeout: float | None) -> Any:
-    """Send synchronously; the SDK's exceptions propagate for :func:`llmplex_classify_error`.
+    """Send synchronously; the SDK's exceptions propagate for ``llmplex_classify_error``.
 
     With ``payload["stream"]`` the SDK returns its stream of raw events
     (``ChatCompletionChunk`` or Responses API events), so this is ``llmplex_stream`` too.
@@ -115,7 +115,7 @@ def llmplex_call(payload: dict[str, Any], settings: OpenAISettings, client: Open
 async def llmplex_acall(
     payload: dict[str, Any], settings: OpenAISettings, client: AsyncOpenAI, timeout: float | None
 ) -> Any:
-    """Async twin of :func:`llmplex_call` (``llmplex_astream`` too)."""
+    """Async twin of ``llmplex_call`` (``llmplex_astream`` too)."""
     asend = transport.asend_chat if settings.effective_api == "chat" else transport.asend_responses
     return await asend(client, payload, request_timeout(timeout, settings.timeout))
 
@@ -220,7 +220,7 @@ async def llmplex_aembed(
     client: AsyncOpenAI,
     timeout: float | None,
 ) -> Embeddings:
-    """Async twin of :func:`llmplex_embed`."""
+    """Async twin of ``llmplex_embed``."""
     return await embeddings.aembed(client, texts, model, dimensions, request_timeout(timeout, settings.timeout))
 
 

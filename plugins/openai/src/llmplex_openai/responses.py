@@ -1,7 +1,7 @@
 """The Responses API (``POST /responses``): format a request, parse an answer or a stream event.
 
-Plain functions: :func:`format_responses_request`, :func:`parse_responses_response`,
-:func:`parse_responses_event`.
+Plain functions: ``format_responses_request``, ``parse_responses_response``,
+``parse_responses_event``.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ def send_chat(client: OpenAI, payload: dict[str, Any], timeout: float | None) ->
 
 
 async def asend_chat(client: AsyncOpenAI, payload: dict[str, Any], timeout: float | None) -> Any:
-    """Async :func:`send_chat`."""
+    """Async ``send_chat``."""
     return await client.chat.completions.create(**_kwargs(payload, _body_params(Completions.create), timeout))
 
 
@@ -53,5 +53,5 @@ def send_responses(client: OpenAI, payload: dict[str, Any], timeout: float | Non
 
 
 async def asend_responses(client: AsyncOpenAI, payload: dict[str, Any], timeout: float | None) -> Any:
-    """Async :func:`send_responses`."""
+    """Async ``send_responses``."""
     return await client.responses.create(**_kwargs(payload, _body_params(Responses.create), timeout))

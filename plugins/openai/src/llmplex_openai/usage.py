@@ -1,4 +1,4 @@
-"""Token usage of either API (Chat Completions or Responses) as core :class:`~llmplex.types.Usage`."""
+"""Token usage of either API (Chat Completions or Responses) as core ``Usage``."""
 
 from __future__ import annotations
 

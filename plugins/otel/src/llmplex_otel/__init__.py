@@ -2,7 +2,7 @@
 
 The plugin (entry point ``llmplex.plugins: otel``) listens to llmplex events.
 It uses the global OpenTelemetry tracer and meter providers unless
-:func:`instrument` names others, and does nothing while none is configured.
+``instrument`` names others, and does nothing while none is configured.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
 @dataclass(frozen=True)
 class Options:
-    """What :func:`instrument` set; ``None`` means the global provider / the environment."""
+    """What ``instrument`` set; ``None`` means the global provider / the environment."""
 
     tracer_provider: TracerProvider | None = None
     meter_provider: MeterProvider | None = None

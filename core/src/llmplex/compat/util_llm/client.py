@@ -70,7 +70,7 @@ class ResponseChainManager:
 class LLMClient(EntityCalls):
     """Structured answers per entity through one phase's adapter: ``LLMClient(adapter, entities, default_depth)``.
 
-    ``adapter`` is an :class:`~llmplex.compat.util_llm.OpenAIAdapter` or any
+    ``adapter`` is an ``OpenAIAdapter`` or any
     object with util_llm's ``execute`` and ``delete_response`` coroutines. A
     batch runs every request at once (one entity's requests in order) and
     returns each result or its LLMError in request order.

@@ -62,7 +62,7 @@ class ProviderAdapter(ABC, Generic[ConfigT]):
 
 
 class _LLMplexAdapter(ProviderAdapter[Any]):
-    """An adapter whose evaluations are llmplex calls described by a :class:`CallPlan`."""
+    """An adapter whose evaluations are llmplex calls described by a ``CallPlan``."""
 
     plan: CallPlan
 
@@ -75,7 +75,7 @@ class _LLMplexAdapter(ProviderAdapter[Any]):
         budget: Budget | None = None,
         budget_tracker: BudgetTracker | None = None,
     ) -> PromptResponse[OutputT]:
-        """See :meth:`ProviderAdapter.evaluate`."""
+        """See ``ProviderAdapter.evaluate``."""
         return evaluate_prompt(self.plan, self, prompt, session, deadline, budget, budget_tracker)
 
     def __repr__(self) -> str:

@@ -1,7 +1,7 @@
 """weakincentives' ``Deadline``, ``Budget`` and ``BudgetTracker``, enforced by llmplex's deadline and budget.
 
 A weakincentives deadline is a wall-clock ``datetime``; each evaluation turns
-the time left into an llmplex :class:`~llmplex.reliability.deadline.Deadline`
+the time left into an llmplex ``Deadline``
 (monotonic), which bounds every attempt, retry wait and tool round. A
 ``BudgetTracker`` wraps an llmplex tracker that the engine admits requests
 against and records usage into; ``check()`` keeps weakincentives' rule of
@@ -93,7 +93,7 @@ class BudgetExceededError(LLMBudgetExceededError, RuntimeError):
 
 
 class BudgetTracker:
-    """Consumption against a :class:`Budget`, shared by any number of evaluations and threads.
+    """Consumption against a ``Budget``, shared by any number of evaluations and threads.
 
     The engine reserves each request against it before sending (a cap already
     reached stops new requests) and records the usage every answer reports.
@@ -141,7 +141,7 @@ class BudgetTracker:
         )
 
     def check(self) -> None:
-        """Raise :class:`BudgetExceededError` when the deadline passed or a token total is over its cap."""
+        """Raise ``BudgetExceededError`` when the deadline passed or a token total is over its cap."""
         budget = self.budget
         if budget.deadline is not None and budget.deadline.remaining() <= timedelta(0):
             raise BudgetExceededError(budget, self.consumed, "deadline")

@@ -16,7 +16,7 @@ class Session:
     """Where an evaluation publishes its telemetry: ``session.dispatcher.subscribe(PromptExecuted, handler)``.
 
     ``bus`` is any dispatcher with ``subscribe`` / ``unsubscribe`` / ``dispatch``
-    (default: a fresh :class:`InProcessDispatcher`).
+    (default: a fresh ``InProcessDispatcher``).
     """
 
     def __init__(

@@ -42,7 +42,7 @@ def new_throttle_policy(
     max_delay: timedelta = timedelta(seconds=8),
     max_total_delay: timedelta = timedelta(seconds=30),
 ) -> ThrottlePolicy:
-    """A validated :class:`ThrottlePolicy`: at least one attempt and positive delays."""
+    """A validated ``ThrottlePolicy``: at least one attempt and positive delays."""
     if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
         raise InvalidValueError(f"Throttle max_attempts must be at least 1, got {max_attempts!r}")
     for name, value in (("base_delay", base_delay), ("max_delay", max_delay), ("max_total_delay", max_total_delay)):

@@ -1,6 +1,6 @@
 """weakincentives' ``Tool`` and ``ToolResult``, run by llmplex's tool loop (see ``tool_run`` for the running).
 
-Each tool becomes an llmplex :class:`~llmplex.types.Tool` whose JSON Schema is
+Each tool becomes an llmplex ``Tool`` whose JSON Schema is
 its params dataclass's; llmplex validates the model's arguments, and the
 handler gets the params dataclass and a ``ToolContext``. A handler that raises
 or returns ``success=False`` tells the model so and the evaluation goes on;
@@ -77,7 +77,7 @@ class Tool(Generic[ParamsT, ResultT]):
     """A function the model may call: ``Tool[Params, Result](name=, description=, handler=)``.
 
     ``handler(params, *, context)`` receives the params dataclass (``None`` for
-    ``Tool[None, Result]``) and returns a :class:`ToolResult`.
+    ``Tool[None, Result]``) and returns a ``ToolResult``.
     """
 
     _params_spec: ClassVar[Any] = dataclasses.MISSING
