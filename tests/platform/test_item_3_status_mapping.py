@@ -14,6 +14,7 @@ from email.utils import formatdate
 
 import httpx
 import pytest
+import respx
 
 from llmplex.errors import (
     LLMAPIError,
@@ -216,3 +217,31 @@ def test_item_3_a_raw_body_is_parsed_here() -> None:
     assert "502 Bad Gateway" in str(page)
     assert error_for_status(500, {}, b"\xff\xfe").response_body == "\ufffd\ufffd"
     assert error_for_status(500, {}, b"").response_body is None
+
+
+@pytest.mark.parametrize("depth", [65, 500, 5000])
+def test_item_3_a_hostile_nested_error_body_is_a_typed_error_end_to_end(depth: int) -> None:
+    """A provider (or a proxy) answering JSON nested hundreds deep, a key at the bottom: typed, masked, no
+    RecursionError from masking the body (redaction stops at ``MAX_DEPTH``)."""
+    import llmplex
+    from llmplex.redaction import MAX_DEPTH, TOO_DEEP
+
+    body = b'{"error": ' * depth + f'"{SECRET}"'.encode() + b"}" * depth
+    with respx.mock(base_url="http://echo.test") as router:
+        router.post("/v1/echo").mock(return_value=httpx.Response(400, content=body))
+        with (
+            llmplex.Client(providers={"echo": {"base_url": "http://echo.test"}}) as llm,
+            pytest.raises(LLMBadRequestError) as caught,
+        ):
+            llm.complete("echo:echo-1", "hi")
+    error = caught.value
+    assert SECRET not in str(error)
+    assert SECRET not in repr(error.response_body)
+    if depth > 1000:  # past what json can parse: kept as text, cut
+        assert isinstance(error.response_body, str)
+        assert len(error.response_body) <= 2000
+        return
+    walked, level = error.response_body, 0
+    while isinstance(walked, dict):
+        walked, level = walked["error"], level + 1
+    assert (walked, level) == (TOO_DEEP, MAX_DEPTH)

@@ -30,6 +30,12 @@ __all__ = [
 
 REDACTED = "***"
 
+MAX_DEPTH = 64
+"""How deep :func:`redact` walks nested data."""
+
+TOO_DEEP = "<nested too deeply>"
+"""What :func:`redact` leaves of data nested deeper than :data:`MAX_DEPTH`."""
+
 SECRET_WORDS = frozenset(
     {
         "apikey",
@@ -130,16 +136,26 @@ def _redact_text(text: str) -> str:
 
 
 def redact(value: T) -> T:
-    """Return ``value`` with secrets masked; walks strings, mappings, lists and tuples."""
+    """Return ``value`` with secrets masked; walks strings, mappings, lists and tuples.
+
+    Data nested deeper than :data:`MAX_DEPTH` (a hostile error body) is replaced by
+    :data:`TOO_DEEP` below that depth, rather than exhausting the interpreter's stack.
+    """
+    return _redact(value, 0)
+
+
+def _redact(value: T, depth: int) -> T:
     if isinstance(value, str):
         return _redact_text(value)  # type: ignore[return-value]
+    if isinstance(value, (dict, list, tuple)) and depth >= MAX_DEPTH:
+        return TOO_DEEP  # type: ignore[return-value]
     if isinstance(value, dict):
         return {  # type: ignore[return-value]
-            k: (REDACTED if isinstance(k, str) and _SECRET_KEYS.search(k) and v else redact(v))
+            k: (REDACTED if isinstance(k, str) and _SECRET_KEYS.search(k) and v else _redact(v, depth + 1))
             for k, v in value.items()
         }
     if isinstance(value, (list, tuple)):
-        return _rebuild(value, [redact(v) for v in value])  # type: ignore[no-any-return]
+        return _rebuild(value, [_redact(v, depth + 1) for v in value])  # type: ignore[no-any-return]
     return value
 
 
