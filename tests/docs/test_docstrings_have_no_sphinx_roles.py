@@ -1,7 +1,7 @@
 """Docstrings are Markdown: mkdocstrings renders a Sphinx role (``:class:`X```) as raw text, so none may appear.
 
-Every string statement of core and the plugins is checked: module, class and function docstrings
-and the attribute docstrings under assignments, which mkdocstrings renders too.
+Every string statement of core, the plugins and the example plugin the docs show is checked: module,
+class and function docstrings and the attribute docstrings under assignments, which mkdocstrings renders too.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def _docstrings(path: Path) -> list[tuple[int, str]]:
 
 
 def test_no_docstring_of_core_or_a_plugin_uses_a_sphinx_role() -> None:
-    sources = [*ROOT.glob("core/src/**/*.py"), *ROOT.glob("plugins/*/src/**/*.py")]
+    sources = [*ROOT.glob("core/src/**/*.py"), *ROOT.glob("plugins/*/src/**/*.py"), *ROOT.glob("docs/examples/**/*.py")]
     assert len(sources) > 100
     found = [
         f"{path.relative_to(ROOT)}:{line}: {SPHINX_ROLE.search(text).group(0)}"  # type: ignore[union-attr]

@@ -93,7 +93,7 @@ def llmplex_call(payload: dict[str, Any], client: httpx.Client, timeout: float |
 
 @hookimpl
 async def llmplex_acall(payload: dict[str, Any], client: httpx.AsyncClient, timeout: float | None) -> Any:
-    """Async twin of :func:`llmplex_call`, on the event loop's own client."""
+    """Async twin of ``llmplex_call``, on the event loop's own client."""
     answer = await client.post("/v1/echo", json=payload, timeout=_timeout(timeout))
     answer.raise_for_status()
     return answer.json()
@@ -120,7 +120,7 @@ def llmplex_stream(payload: dict[str, Any], client: httpx.Client, timeout: float
 async def llmplex_astream(
     payload: dict[str, Any], client: httpx.AsyncClient, timeout: float | None
 ) -> AsyncIterator[Any]:
-    """Async twin of :func:`llmplex_stream`: a coroutine, so core gets an awaitable of an async iterator."""
+    """Async twin of ``llmplex_stream``: a coroutine, so core gets an awaitable of an async iterator."""
     request = client.build_request("POST", "/v1/echo", json=payload, timeout=_timeout(timeout))
     answer = await client.send(request, stream=True)
     if answer.is_error:
