@@ -31,10 +31,10 @@ __all__ = [
 REDACTED = "***"
 
 MAX_DEPTH = 64
-"""How deep :func:`redact` walks nested data."""
+"""How deep ``redact`` walks nested data."""
 
 TOO_DEEP = "<nested too deeply>"
-"""What :func:`redact` leaves of data nested deeper than :data:`MAX_DEPTH`."""
+"""What ``redact`` leaves of data nested deeper than ``MAX_DEPTH``."""
 
 SECRET_WORDS = frozenset(
     {
@@ -138,8 +138,8 @@ def _redact_text(text: str) -> str:
 def redact(value: T) -> T:
     """Return ``value`` with secrets masked; walks strings, mappings, lists and tuples.
 
-    Data nested deeper than :data:`MAX_DEPTH` (a hostile error body) is replaced by
-    :data:`TOO_DEEP` below that depth, rather than exhausting the interpreter's stack.
+    Data nested deeper than ``MAX_DEPTH`` (a hostile error body) is replaced by
+    ``TOO_DEEP`` below that depth, rather than exhausting the interpreter's stack.
     """
     return _redact(value, 0)
 

@@ -6,8 +6,8 @@ through; the rest are other mistakes a plugin author makes.
 
 The plugin classifies errors with ``llmplex.http``'s status mapping, so the
 classification bugs are those of an author who writes the classifier by hand
-instead: each such mutant is :data:`HAND_ROLLED` (which passes the kit, see
-:data:`CONTROLS`) with one bug.
+instead: each such mutant is ``HAND_ROLLED`` (which passes the kit, see
+``CONTROLS``) with one bug.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ HAND_ROLLED = """from llmplex.errors import (
 
 
 def _hand_rolled(name: str, bug: str, old: str, new: str) -> Mutant:
-    """The plugin with :data:`HAND_ROLLED` as its classifier, ``old`` replaced by ``new`` in it."""
+    """The plugin with ``HAND_ROLLED`` as its classifier, ``old`` replaced by ``new`` in it."""
     if HAND_ROLLED.count(old) != 1:
         raise ValueError(f"mutant {name}: the replaced text occurs {HAND_ROLLED.count(old)} times in HAND_ROLLED")
     return Mutant(name, f"{bug} (a hand-written classifier)", CLASSIFY, HAND_ROLLED.replace(old, new))

@@ -122,7 +122,7 @@ def llmplex_call(payload: dict[str, Any], client: httpx.Client, timeout: float |
 
 @hookimpl
 async def llmplex_acall(payload: dict[str, Any], client: httpx.AsyncClient, timeout: float | None) -> Any:
-    """Async twin of :func:`llmplex_call`."""
+    """Async twin of ``llmplex_call``."""
     answer = await client.post("/chat/completions", json=payload, timeout=_timeout(timeout))
     answer.raise_for_status()
     return answer.json()
@@ -158,7 +158,7 @@ def llmplex_stream(payload: dict[str, Any], client: httpx.Client, timeout: float
 async def llmplex_astream(
     payload: dict[str, Any], client: httpx.AsyncClient, timeout: float | None
 ) -> AsyncIterator[Any]:
-    """Async twin of :func:`llmplex_stream`: an awaitable of an async iterator."""
+    """Async twin of ``llmplex_stream``: an awaitable of an async iterator."""
     request = client.build_request("POST", "/chat/completions", json=payload, timeout=_timeout(timeout))
     answer = await client.send(request, stream=True)
     if answer.is_error:
