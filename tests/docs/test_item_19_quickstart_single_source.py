@@ -4,7 +4,9 @@ The quickstart lives in the README between ``--8<-- [start:quickstart]`` and
 ``--8<-- [end:quickstart]``; docs/quickstart.md includes it (pymdownx.snippets).
 The first command is run as a new user would: its install part into a fresh
 venv (uv, offline from uv's cache: no network), its ``llmplex complete`` part
-against the embedded local model.
+against the embedded local model. Its precondition: uv's cache holds the
+packages the quickstart installs (tox's envs fill it); when it does not, the test
+fails saying which package is missing and the one command that fills the cache.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
 from uv import find_uv_bin
 
 from tests.docs.markdown import DOCS, README, ROOT, quickstart, shell_blocks
@@ -60,6 +63,44 @@ def test_item_19_every_install_line_names_what_a_clone_has() -> None:
                 assert name not in IN_REPO, f"{where}: {name} is not on the package index; name its folder in the clone"
 
 
+def _install_offline(venv: Path, packages: list[str], env: dict[str, str] | None = None) -> None:
+    """Install ``packages`` into a fresh venv at ``venv`` from uv's cache alone; fail saying how to fill the cache."""
+    uv = find_uv_bin()
+    subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True, timeout=120, env=env)
+    installed = subprocess.run(
+        [uv, "pip", "install", "--offline", "--python", str(venv / "bin" / "python"), *packages],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env=env,
+    )
+    if installed.returncode == 0:
+        return
+    missing = re.search(r"Because (\S+) was not found in the cache", installed.stderr)
+    if missing or "network was disabled" in installed.stderr:
+        cache = subprocess.run([uv, "cache", "dir"], capture_output=True, text=True, check=False, env=env).stdout
+        pytest.fail(
+            f"this test installs {' '.join(packages)} offline, from uv's cache (tests never reach the network), "
+            f"and uv's cache ({cache.strip()}) lacks {missing.group(1) if missing else 'some of them'}. Fill it once, "
+            "with the network, from the repository root, into a throwaway venv: `uv venv /tmp/llmplex-uv-fill && "
+            f"uv pip install --python /tmp/llmplex-uv-fill/bin/python {' '.join(packages)}` (tox's envs fill it too: "
+            "`tox -e py`), then run the test again",
+            pytrace=False,
+        )
+    pytest.fail(f"installing {packages} from uv's cache failed:\n{installed.stderr}", pytrace=False)
+
+
+def test_item_19_an_empty_uv_cache_fails_saying_how_to_fill_it(tmp_path: Path) -> None:
+    env = {**os.environ, "UV_CACHE_DIR": str(tmp_path / "empty-uv-cache")}
+    with pytest.raises(pytest.fail.Exception) as caught:
+        _install_offline(tmp_path / "venv", ["./core"], env)
+    message = str(caught.value)
+    assert "lacks " in message and "was not found" not in message
+    assert "empty-uv-cache" in message and "uv pip install --python /tmp/llmplex-uv-fill/bin/python ./core`" in message
+
+
 def test_item_19_the_quickstart_installs_and_answers_in_a_fresh_venv(tmp_path: Path) -> None:
     first = shell_blocks(quickstart())[0].splitlines()[0]
     install, _, run = first.partition(" && ")
@@ -67,17 +108,7 @@ def test_item_19_the_quickstart_installs_and_answers_in_a_fresh_venv(tmp_path: P
     assert words[:4] == ["python", "-m", "pip", "install"], first
     venv, work = tmp_path / "venv", tmp_path / "work"
     work.mkdir()
-    uv = find_uv_bin()
-    subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True, timeout=120)
-    installed = subprocess.run(
-        [uv, "pip", "install", "--offline", "--python", str(venv / "bin" / "python"), *words[4:]],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert installed.returncode == 0, f"installing {words[4:]} from uv's cache failed:\n{installed.stderr}"
+    _install_offline(venv, words[4:])
     command = shlex.split(run)
     assert command[0] == "llmplex", first
     env = {k: v for k, v in os.environ.items() if not k.startswith("LLMPLEX_") and k != "VIRTUAL_ENV"}
