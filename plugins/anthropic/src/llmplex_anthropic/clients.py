@@ -9,6 +9,7 @@ import anthropic
 from llmplex.errors import LLMConfigurationError
 from llmplex.http import honour_deadline
 from llmplex.urls import split_query
+from llmplex_anthropic import lean
 from llmplex_anthropic.settings import AnthropicSettings
 
 __all__ = ["LOCAL_PLACEHOLDER_KEY", "create_async_client", "create_client"]
@@ -37,12 +38,19 @@ def _client_options(settings: AnthropicSettings) -> dict[str, Any]:
 
 
 def create_client(settings: AnthropicSettings) -> anthropic.Anthropic:
-    """The sync SDK client; core retries, so the SDK never does; requests hold to the call's deadline."""
+    """The sync SDK client; core retries, so the SDK never does; requests hold to the call's deadline.
+
+    Its ``httpx2`` client also carries the lean ``messages.create`` (:mod:`llmplex_anthropic.lean`).
+    """
     http_client = honour_deadline(anthropic.DefaultHttpxClient())
-    return anthropic.Anthropic(**_client_options(settings), http_client=http_client)
+    client = anthropic.Anthropic(**_client_options(settings), http_client=http_client)
+    lean.register(client, http_client)
+    return client
 
 
 def create_async_client(settings: AnthropicSettings) -> anthropic.AsyncAnthropic:
     """The async SDK client (one per event loop); core retries, so the SDK never does."""
     http_client = honour_deadline(anthropic.DefaultAsyncHttpxClient())
-    return anthropic.AsyncAnthropic(**_client_options(settings), http_client=http_client)
+    client = anthropic.AsyncAnthropic(**_client_options(settings), http_client=http_client)
+    lean.register(client, http_client)
+    return client

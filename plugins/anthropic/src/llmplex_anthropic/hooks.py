@@ -25,6 +25,7 @@ from llmplex.types import (
 from llmplex_anthropic import batch
 from llmplex_anthropic.clients import create_async_client, create_client
 from llmplex_anthropic.errors import classify_error
+from llmplex_anthropic.lean import sender
 from llmplex_anthropic.request import format_request, tool_declaration
 from llmplex_anthropic.response import parse_message
 from llmplex_anthropic.settings import AnthropicSettings
@@ -58,9 +59,14 @@ def llmplex_format(request: Request, settings: AnthropicSettings) -> dict[str, A
     return format_request(request, settings)
 
 
+def _chosen(timeout: float | None, settings: AnthropicSettings) -> float | None:
+    """The per-call timeout: the deadline's remaining seconds, capped by the configured timeout."""
+    return min((t for t in (timeout, settings.timeout) if t is not None), default=None)
+
+
 def _timeout(timeout: float | None, settings: AnthropicSettings) -> dict[str, Any]:
-    """The per-call SDK timeout: the deadline's remaining seconds, capped by the configured timeout."""
-    chosen = min((t for t in (timeout, settings.timeout) if t is not None), default=None)
+    """The per-call SDK timeout argument (none: the SDK's default)."""
+    chosen = _chosen(timeout, settings)
     return {} if chosen is None else {"timeout": chosen}
 
 
@@ -68,7 +74,11 @@ def _timeout(timeout: float | None, settings: AnthropicSettings) -> dict[str, An
 def llmplex_call(
     payload: dict[str, Any], settings: AnthropicSettings, client: anthropic.Anthropic, timeout: float | None
 ) -> Any:
-    """One ``messages.create`` call."""
+    """One ``messages.create`` call: the lean path's decoded JSON, or the SDK's ``Message``."""
+    chosen = _chosen(timeout, settings)
+    lean = sender(client, payload, chosen)
+    if lean is not None:
+        return lean[0].send(payload, lean[1], chosen)
     return client.messages.create(**payload, **_timeout(timeout, settings))
 
 
@@ -77,6 +87,10 @@ async def llmplex_acall(
     payload: dict[str, Any], settings: AnthropicSettings, client: anthropic.AsyncAnthropic, timeout: float | None
 ) -> Any:
     """One async ``messages.create`` call."""
+    chosen = _chosen(timeout, settings)
+    lean = sender(client, payload, chosen)
+    if lean is not None:
+        return await lean[0].asend(payload, lean[1], chosen)
     return await client.messages.create(**payload, **_timeout(timeout, settings))
 
 
@@ -111,7 +125,7 @@ async def llmplex_astream(
 
 @hookimpl
 def llmplex_parse(raw: Any, request: Request) -> Response:
-    """The core response for an SDK ``Message``."""
+    """The core response for a ``Message``: the lean path's decoded JSON or the SDK's model."""
     return parse_message(raw, request)
 
 

@@ -1,4 +1,8 @@
-"""An SDK ``Message`` → core ``Response``; stop reasons and usage shared with streaming."""
+"""A ``Message`` → core ``Response``; stop reasons and usage shared with streaming.
+
+A message is the SDK's model (batch results, the SDK path) or the decoded JSON of
+the lean path (:mod:`llmplex_anthropic.lean`); :func:`field` reads either.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from typing import Any
 
 from llmplex.types import FinishReason, Request, Response, ToolCall, Usage
 
-__all__ = ["USAGE_FIELDS", "finish_reason", "is_output_tool", "parse_message", "usage_counts", "usage_from"]
+__all__ = ["USAGE_FIELDS", "field", "finish_reason", "is_output_tool", "parse_message", "usage_counts", "usage_from"]
 
 _FINISH_REASONS: dict[str, FinishReason] = {
     "end_turn": "stop",
@@ -19,6 +23,13 @@ _FINISH_REASONS: dict[str, FinishReason] = {
     "refusal": "refusal",
     "pause_turn": "other",
 }
+
+
+def field(value: Any, name: str) -> Any:
+    """``value``'s member ``name``: a key of decoded JSON or an attribute of an SDK model (``None`` if absent)."""
+    if isinstance(value, Mapping):
+        return value.get(name)
+    return getattr(value, name, None)
 
 
 def is_output_tool(name: str, request: Request) -> bool:
@@ -52,44 +63,46 @@ def usage_counts(counts: Mapping[str, int | None], details: Any = None) -> Usage
         output_tokens=counts.get("output_tokens") or 0,
         cached_tokens=cache_read,
         cache_write_tokens=cache_creation,
-        reasoning_tokens=getattr(details, "thinking_tokens", None) or 0,
+        reasoning_tokens=field(details, "thinking_tokens") or 0,
     )
 
 
 def usage_from(usage: Any) -> Usage:
-    """Core usage for an SDK usage object."""
-    counts = {name: getattr(usage, name, None) for name in USAGE_FIELDS}
-    return usage_counts(counts, getattr(usage, "output_tokens_details", None))
+    """Core usage for a usage object (SDK model or decoded JSON)."""
+    counts = {name: field(usage, name) for name in USAGE_FIELDS}
+    return usage_counts(counts, field(usage, "output_tokens_details"))
 
 
 def parse_message(message: Any, request: Request) -> Response:
-    """The core response for one non-streamed ``Message``."""
+    """The core response for one non-streamed ``Message`` (SDK model or decoded JSON)."""
     texts: list[str] = []
     calls: list[ToolCall] = []
-    for block in message.content:
-        if block.type == "text":
-            texts.append(block.text)
-        elif block.type == "tool_use" and is_output_tool(block.name, request):
-            texts.append(json.dumps(block.input))
-        elif block.type == "tool_use":
-            calls.append(ToolCall(id=block.id, name=block.name, arguments=json.dumps(block.input)))
-    reason = finish_reason(message.stop_reason, bool(calls))
+    for block in field(message, "content") or ():
+        kind = field(block, "type")
+        if kind == "text":
+            texts.append(field(block, "text"))
+        elif kind == "tool_use" and is_output_tool(field(block, "name"), request):
+            texts.append(json.dumps(field(block, "input")))
+        elif kind == "tool_use":
+            arguments = json.dumps(field(block, "input"))
+            calls.append(ToolCall(id=field(block, "id"), name=field(block, "name"), arguments=arguments))
+    reason = finish_reason(field(message, "stop_reason"), bool(calls))
     return Response(
         text="".join(texts),
         tool_calls=tuple(calls),
         finish_reason=reason,
-        usage=usage_from(message.usage),
-        model=message.model,
-        response_id=message.id,
+        usage=usage_from(field(message, "usage")),
+        model=field(message, "model"),
+        response_id=field(message, "id"),
         refusal=_refusal(message) if reason == "refusal" else None,
         raw=message,
     )
 
 
 def _refusal(message: Any) -> str:
-    details = getattr(message, "stop_details", None)
-    explanation = getattr(details, "explanation", None)
-    category = getattr(details, "category", None)
+    details = field(message, "stop_details")
+    explanation = field(details, "explanation")
+    category = field(details, "category")
     if explanation:
         return str(explanation)
     return f"the model refused ({category})" if category else "the model refused to answer"

@@ -1,0 +1,142 @@
+"""``messages.create`` without the SDK's request and response models: the same HTTP request, answered as JSON.
+
+The SDK spends most of a short call building pydantic request options and a
+``Message`` model that the plugin reads once. For the clients this plugin builds
+(:func:`~llmplex_anthropic.clients.create_client`), :func:`sender` returns a
+:class:`LeanMessages` that sends the request the SDK would send — same URL, same
+headers (the SDK client's own), the same JSON bytes (the SDK's encoder settings,
+keys in the SDK's order) — through the SDK client's own deadline-bound ``httpx2``
+client, and decodes the answer with orjson into plain data that
+:func:`~llmplex_anthropic.response.parse_message` reads. Failures are the SDK's
+own exceptions (``APITimeoutError``, ``APIConnectionError``, the status errors of
+``_make_status_error_from_response``), so classification is unchanged.
+
+Anything the lean path does not reproduce goes through the SDK: a payload key
+that is not a plain body field of ``messages.create``, a value that is not
+plain JSON, a deprecated model (the SDK warns), a client built elsewhere.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+import httpx2
+import orjson
+from anthropic._constants import DEFAULT_TIMEOUT, MODEL_NONSTREAMING_TOKENS
+from anthropic.resources.messages.messages import DEPRECATED_MODELS, MODELS_TO_WARN_WITH_THINKING_ENABLED, Messages
+
+__all__ = ["LeanMessages", "register", "sender"]
+
+_NOT_BODY = frozenset(
+    {"self", "stream", "user_profile_id", "workspace_id", "extra_headers", "extra_query", "extra_body", "timeout"}
+)
+_BODY_ORDER = {
+    name: index for index, name in enumerate(inspect.signature(Messages.create).parameters) if name not in _NOT_BODY
+}
+"""The body fields of ``messages.create``, in the order the SDK writes them."""
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+"""The SDK's JSON encoder settings (``anthropic._utils._json``), so the body is byte for byte the SDK's."""
+
+_SENDERS: weakref.WeakKeyDictionary[Any, LeanMessages] = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True)
+class LeanMessages:
+    """``POST /v1/messages`` of one SDK client, sent through its ``httpx2`` client."""
+
+    sdk: anthropic.Anthropic | anthropic.AsyncAnthropic
+    http: httpx2.Client | httpx2.AsyncClient
+    url: httpx2.URL
+    headers: dict[str, str] = field(repr=False)
+    """The SDK client's default headers (key, version, user agent, platform); never shown in the repr."""
+
+    def request(self, payload: dict[str, Any], body: bytes, timeout: float | None) -> httpx2.Request:
+        """The request ``messages.create(**payload, timeout=timeout)`` would send (``None``: the SDK's default)."""
+        chosen: float | httpx2.Timeout
+        read: float | None
+        if timeout is not None:
+            chosen, read = timeout, timeout
+        else:  # the SDK's own choice for a non-streamed call: 10 minutes, or "stream it" for long answers
+            model = payload["model"]
+            chosen = self.sdk._calculate_nonstreaming_timeout(
+                payload["max_tokens"], MODEL_NONSTREAMING_TOKENS.get(model, None)
+            )
+            read = chosen.read
+        headers = {"x-stainless-timeout": str(read), "x-stainless-retry-count": "0"}
+        if read is not None:
+            headers["x-stainless-read-timeout"] = str(read)
+        return self.http.build_request(
+            "POST", self.url, content=body, headers={**headers, **self.headers}, timeout=chosen
+        )
+
+    def send(self, payload: dict[str, Any], body: bytes, timeout: float | None) -> Any:
+        """The decoded answer of one call (sync client); ``body`` is :func:`sender`'s."""
+        assert isinstance(self.http, httpx2.Client)
+        request = self.request(payload, body, timeout)
+        try:
+            response = self.http.send(request)
+        except Exception as error:
+            raise _transport_error(error, request) from error
+        return self._answer(response)
+
+    async def asend(self, payload: dict[str, Any], body: bytes, timeout: float | None) -> Any:
+        """Async twin of :meth:`send`."""
+        assert isinstance(self.http, httpx2.AsyncClient)
+        request = self.request(payload, body, timeout)
+        try:
+            response = await self.http.send(request)
+        except Exception as error:
+            raise _transport_error(error, request) from error
+        return self._answer(response)
+
+    def _answer(self, response: httpx2.Response) -> Any:
+        if not response.is_success:
+            raise self.sdk._make_status_error_from_response(response) from None
+        return orjson.loads(response.content)
+
+
+def _transport_error(error: Exception, request: httpx2.Request) -> Exception:
+    """The SDK's exception for a failed send (``_attempt_request``): a timeout, else a connection error."""
+    if isinstance(error, anthropic.AnthropicError):
+        return error
+    if isinstance(error, httpx2.TimeoutException):
+        return anthropic.APITimeoutError(request=request)
+    return anthropic.APIConnectionError(request=request)
+
+
+def register(sdk: anthropic.Anthropic | anthropic.AsyncAnthropic, http: httpx2.Client | httpx2.AsyncClient) -> None:
+    """Let calls on ``sdk`` (built on ``http``, with an explicit key and no query) take the lean path."""
+    if sdk.default_query or sdk.custom_auth is not None:
+        return
+    base = sdk.base_url
+    url = base.copy_with(raw_path=base.raw_path + b"v1/messages")
+    headers = {name: value for name, value in sdk.default_headers.items() if isinstance(value, str)}
+    _SENDERS[sdk] = LeanMessages(sdk, http, url, headers)
+
+
+def sender(client: Any, payload: dict[str, Any], timeout: float | None) -> tuple[LeanMessages, bytes] | None:
+    """The lean sender for ``client`` and the body it sends, when that is exactly what the SDK would send."""
+    try:
+        lean = _SENDERS.get(client)
+    except TypeError:  # not weakly referenceable: not a client of ours
+        return None
+    if lean is None or not _BODY_ORDER.keys() >= payload.keys():
+        return None
+    model = payload.get("model")
+    if not isinstance(model, str) or model in DEPRECATED_MODELS or not isinstance(payload.get("max_tokens"), int):
+        return None
+    if model in MODELS_TO_WARN_WITH_THINKING_ENABLED and payload.get("thinking"):
+        return None
+    if timeout is None and lean.sdk.timeout != DEFAULT_TIMEOUT:
+        return None
+    try:
+        body = _ENCODER.encode({name: payload[name] for name in sorted(payload, key=_BODY_ORDER.__getitem__)})
+    except (TypeError, ValueError):  # not plain JSON: the SDK transforms it
+        return None
+    return lean, body.encode()
