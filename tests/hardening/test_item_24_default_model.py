@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from llmplex_llamacpp import catalogue
+from llmplex_llamacpp import catalogue, embedding_models
 from llmplex_llamacpp.assembly import Progress
 from llmplex_llamacpp.catalogue import LocalModel, Part
 from llmplex_llamacpp.errors import LocalModelError, LocalModelIntegrityError
@@ -44,7 +44,8 @@ def test_item_24_default_model_is_the_instruction_tuned_qwen(client: llmplex.Cli
 def test_item_24_the_plugin_depends_on_exactly_the_pinned_parts() -> None:
     project = tomllib.loads((ROOT / "plugins/llamacpp/pyproject.toml").read_text(encoding="utf-8"))["project"]
     pinned = {dep for dep in project["dependencies"] if "==" in dep}
-    assert pinned == {req for model in catalogue.MODELS for req in model.requirements}
+    models = (*catalogue.MODELS, *embedding_models.EMBEDDING_MODELS)
+    assert pinned == {req for model in models for req in model.requirements}
 
 
 @pytest.fixture
