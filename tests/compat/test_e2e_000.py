@@ -81,11 +81,8 @@ def test_e2e_000_llm_connect_program_runs_after_swapping_its_imports(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Seed 000 as its users write it: the original imports fail here, the swapped ones run on llmplex."""
-    directory = tmp_path / "bin"
-    directory.mkdir()
-    cli = FakeCLI(directory, monkeypatch)
+    cli = FakeCLI(tmp_path / "bin", monkeypatch, found_by_env=True)
     cli.scenario("ok", text="Hello from Claude")
-    monkeypatch.setenv("CLAUDE_CODE_CLI_PATH", str(cli.path))
     with pytest.raises(AssertionError, match="No module named 'llm_connect'"):
         run_program(PROGRAM, tmp_path)
 

@@ -9,9 +9,8 @@ import pytest
 
 from tests.compat.e2e import run_program, swap_imports
 from tests.compat.fake_gemini import FakeGemini
+from tests.compat.task_tools import KEY, TOOL_DECLARATIONS
 from tests.plugins.gemini.wire import error_body, function_call_part, response, text_part, usage
-
-KEY = "AIzaSyTESTKEY_0123456789abcdefghij"
 
 PROGRAM = '''
 """A task agent written against the agent-runtime LLM adapter contract."""
@@ -23,25 +22,7 @@ from agent_runtime.llm.adapter import TOOL_DECLARATIONS, FunctionResponse, LLMAd
 from agent_runtime.llm.errors import LLMError, RateLimitError, TimeoutError
 from agent_runtime.llm.gemini import GeminiAdapter
 
-TOOL_DECLARATIONS.extend([
-    {
-        "name": "add_task",
-        "description": "Create a new task. Use when user wants to add, create, or remember something.",
-        "parameters": {
-            "type": "object",
-            "properties": {"description": {"type": "string", "description": "Task description"}},
-            "required": ["description"],
-        },
-    },
-    {
-        "name": "list_tasks",
-        "description": "Get user's tasks. Use when user wants to see, view, or list their tasks.",
-        "parameters": {
-            "type": "object",
-            "properties": {"status": {"type": "string", "enum": ["pending", "completed", "all"]}},
-        },
-    },
-])
+TOOL_DECLARATIONS.extend(__TOOLS__)
 TASKS: list = []
 
 
@@ -82,7 +63,7 @@ def main() -> None:
 
 
 main()
-'''
+'''.replace("__TOOLS__", repr(TOOL_DECLARATIONS[:2]))
 
 
 def test_e2e_001_agent_runtime_program_runs_after_swapping_its_imports(

@@ -42,10 +42,7 @@ def fault_toml(fault_server: FaultServer, isolated_config: Path) -> FaultServer:
 @pytest.fixture
 def claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeCLI:
     """The fake ``claude`` CLI, found through CLAUDE_CODE_CLI_PATH (what a user of the CLI sets)."""
-    directory = tmp_path / "bin"
-    directory.mkdir()
-    cli = FakeCLI(directory, monkeypatch)
-    monkeypatch.setenv("CLAUDE_CODE_CLI_PATH", str(cli.path))
+    cli = FakeCLI(tmp_path / "bin", monkeypatch, found_by_env=True)
     monkeypatch.setenv("LLMPLEX_THROTTLE__MAX_ATTEMPTS", "1")
     return cli
 

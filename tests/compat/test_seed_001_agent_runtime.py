@@ -21,6 +21,7 @@ import pytest
 
 from llmplex.compat import agent_runtime as ar
 from tests.compat.conftest import FAULT_KEY
+from tests.compat.task_tools import KEY, TOOL_DECLARATIONS
 from tests.plugins.anthropic.fake_http import FakeHTTP, fake_http
 from tests.plugins.claude_code.conftest import FakeCLI
 from tests.plugins.gemini.wire import error_body, function_call_part, response, text_part, usage
@@ -28,65 +29,8 @@ from tests.support.fault_server import Fault, FaultServer
 
 __all__ = ["fake_http"]
 
-KEY = "AIzaSyTESTKEY_0123456789abcdefghij"
 RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
 
-# "Full Tool Registry", as the seed writes it
-TOOL_DECLARATIONS = [
-    {
-        "name": "add_task",
-        "description": "Create a new task. Use when user wants to add, create, or remember something.",
-        "parameters": {
-            "type": "object",
-            "properties": {"description": {"type": "string", "description": "Task description"}},
-            "required": ["description"],
-        },
-    },
-    {
-        "name": "list_tasks",
-        "description": "Get user's tasks. Use when user wants to see, view, or list their tasks.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "status": {
-                    "type": "string",
-                    "enum": ["pending", "completed", "all"],
-                    "description": "Filter by status (default: all)",
-                }
-            },
-        },
-    },
-    {
-        "name": "update_task",
-        "description": "Update a task's description. Use when user wants to change, edit, or rename a task.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "task_id": {"type": "string", "description": "Task ID to update"},
-                "description": {"type": "string", "description": "New description"},
-            },
-            "required": ["task_id", "description"],
-        },
-    },
-    {
-        "name": "complete_task",
-        "description": "Mark a task as completed. Use when user says done, finished, or completed.",
-        "parameters": {
-            "type": "object",
-            "properties": {"task_id": {"type": "string", "description": "Task ID to complete"}},
-            "required": ["task_id"],
-        },
-    },
-    {
-        "name": "delete_task",
-        "description": "Delete a task permanently. Use when user wants to remove or delete a task.",
-        "parameters": {
-            "type": "object",
-            "properties": {"task_id": {"type": "string", "description": "Task ID to delete"}},
-            "required": ["task_id"],
-        },
-    },
-]
 NAMES = [t["name"] for t in TOOL_DECLARATIONS]
 
 
@@ -484,10 +428,7 @@ def test_adapter_for_resolves_config_instances(fault_toml: FaultServer) -> None:
 
 def test_adapter_for_claude_code_drops_the_temperature(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """adapter_for("claude-code:...") works: generate's temperature, which the CLI cannot take, is dropped."""
-    directory = tmp_path / "bin"
-    directory.mkdir()
-    cli = FakeCLI(directory, monkeypatch)
-    monkeypatch.setenv("CLAUDE_CODE_CLI_PATH", str(cli.path))
+    FakeCLI(tmp_path / "bin", monkeypatch, found_by_env=True)
     answer = run(ar.adapter_for("claude-code:haiku").generate([user("hi")], [], temperature=0.0))
     assert (answer.content, answer.finish_reason) == ("Hello there", "stop")
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import os
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 import llmplex
 from llmplex import LLMBadRequestError, LLMConfigurationError
-from tests.plugins.claude_code.conftest import API_KEY, FakeCLI
+from tests.plugins.claude_code.conftest import API_KEY, FakeCLI, fake_cli, llm
+
+__all__ = ["fake_cli", "llm"]  # the claude-code suite's fixtures: a fake CLI and a client running it
 
 PARENT_SECRETS = {
     "OPENAI_API_KEY": "sk-proj-parent-secret-1",
@@ -25,21 +26,6 @@ PASSED = {
     "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
     "CLAUDE_CONFIG_DIR": "/tmp/claude-config",
 }
-
-
-@pytest.fixture
-def fake_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeCLI:
-    directory = tmp_path / "bin"
-    directory.mkdir()
-    return FakeCLI(directory, monkeypatch)
-
-
-@pytest.fixture
-def llm(fake_cli: FakeCLI) -> llmplex.Client:
-    return llmplex.Client(
-        providers={"claude-code": {"cli_path": str(fake_cli.path), "api_key": API_KEY}},
-        throttle={"max_attempts": 1},
-    )
 
 
 @pytest.mark.parametrize(

@@ -67,6 +67,11 @@ def run_batch(*args: str) -> tuple[int, str]:
     return result.exit_code, result.stderr
 
 
+def run_provider_batch(model: str, *args: str) -> tuple[int, str]:
+    """``llmplex batch in.jsonl -o out.jsonl -m MODEL --provider-batch --poll-interval 0.01 ARGS``."""
+    return run_batch("in.jsonl", "-o", "out.jsonl", "-m", model, "--provider-batch", "--poll-interval", "0.01", *args)
+
+
 KEY = "sk-test-ray-key-4f1c"
 
 

@@ -11,7 +11,7 @@ import pytest
 from llmplex.types.pricing import price_of
 from tests.plugins.anthropic import wire
 from tests.scaling.batch_server import BatchServer, Reply
-from tests.scaling.conftest import results, run_batch, write_config, write_requests
+from tests.scaling.conftest import results, run_provider_batch, write_config, write_requests
 
 MODEL = "anthropic:claude-haiku-4-5"
 
@@ -24,7 +24,7 @@ def test_item_2_anthropic_results_in_input_order_with_failures_in_place(tmp_path
     prompts[6] = "question 6 [cancel]"
     write_requests(tmp_path / "in.jsonl", [{"id": f"q{i}", "prompt": p} for i, p in enumerate(prompts)])
 
-    code, stderr = run_batch("in.jsonl", "-o", "out.jsonl", "-m", MODEL, "--provider-batch", "--poll-interval", "0.01")
+    code, stderr = run_provider_batch(MODEL)
 
     assert code == 15, stderr
     lines = results(tmp_path / "out.jsonl")
@@ -55,7 +55,7 @@ def test_item_2_anthropic_duplicate_and_missing_ids_and_splitting(tmp_path: Path
     rows = [{"id": "dup", "prompt": "a"}, {"id": "dup", "prompt": "b"}, {"prompt": "c"}, {"id": "~!@", "prompt": "d"}]
     write_requests(tmp_path / "in.jsonl", rows)
 
-    code, stderr = run_batch("in.jsonl", "-o", "out.jsonl", "-m", MODEL, "--provider-batch", "--poll-interval", "0.01")
+    code, stderr = run_provider_batch(MODEL)
 
     assert code == 0, stderr
     lines = results(tmp_path / "out.jsonl")
@@ -79,7 +79,7 @@ def test_item_2_anthropic_params_are_the_messages_payload(tmp_path: Path, batch_
         [{"messages": [{"role": "user", "content": "hi"}], "system": "Be terse.", "max_tokens": 50, "stop": ["\n"]}],
     )
 
-    code, stderr = run_batch("in.jsonl", "-o", "out.jsonl", "-m", MODEL, "--provider-batch", "--poll-interval", "0.01")
+    code, stderr = run_provider_batch(MODEL)
 
     assert code == 0, stderr
     (item,) = next(iter(batch_api.anthropic.requests.values()))
@@ -100,7 +100,7 @@ def test_item_2_anthropic_overloaded_while_polling(tmp_path: Path, batch_api: Ba
         "GET /v1/messages/batches/", failures, Reply.json(wire.error_body("overloaded_error", "Overloaded"), 529)
     )
 
-    code, stderr = run_batch("in.jsonl", "-o", "out.jsonl", "-m", MODEL, "--provider-batch", "--poll-interval", "0.01")
+    code, stderr = run_provider_batch(MODEL)
 
     if failures < 5:  # retried by the core policy (5 attempts)
         assert code == 0, stderr
@@ -108,9 +108,7 @@ def test_item_2_anthropic_overloaded_while_polling(tmp_path: Path, batch_api: Ba
         return
     assert code == 6, stderr
     assert "LLMServerError" in stderr and "529 (overloaded_error)" in stderr and "--resume" in stderr
-    code, stderr = run_batch(
-        "in.jsonl", "-o", "out.jsonl", "-m", MODEL, "--provider-batch", "--poll-interval", "0.01", "--resume"
-    )
+    code, stderr = run_provider_batch(MODEL, "--resume")
     assert code == 0, stderr
     assert batch_api.created["anthropic"] == 1
 
@@ -123,7 +121,7 @@ def test_item_2_anthropic_a_refused_batch_fails_its_rows_and_the_others_go_on(
     refused = wire.error_body("invalid_request_error", "requests: too many requests in this batch")
     batch_api.fail("POST /v1/messages/batches$", 1, Reply.json(refused, 400))
 
-    code, stderr = run_batch("in.jsonl", "-o", "out.jsonl", "-m", MODEL, "--provider-batch", "--poll-interval", "0.01")
+    code, stderr = run_provider_batch(MODEL)
 
     assert code == 15, stderr
     lines = results(tmp_path / "out.jsonl")

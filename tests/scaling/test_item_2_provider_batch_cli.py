@@ -11,7 +11,7 @@ import pytest
 from llmplex.batching.provider_run import poll_intervals
 from tests.plugins.anthropic import wire
 from tests.scaling.batch_server import BatchServer, Reply
-from tests.scaling.conftest import results, run_batch, write_config, write_requests
+from tests.scaling.conftest import results, run_batch, run_provider_batch, write_config, write_requests
 
 
 def test_item_2_a_provider_without_batch_hooks_is_refused_before_anything_is_sent(
@@ -48,9 +48,7 @@ def test_item_2_progress_lines_show_the_providers_own_counts(tmp_path: Path, bat
     write_requests(tmp_path / "in.jsonl", [{"prompt": "a"}, {"prompt": "b [error]"}, {"prompt": "c"}])
     write_requests(tmp_path / "in2.jsonl", [{"prompt": "a"}, {"prompt": "b"}])
 
-    code, stderr = run_batch(
-        "in.jsonl", "-o", "out.jsonl", "-m", "openai:gpt-4o-mini", "--provider-batch", "--poll-interval", "0.01"
-    )
+    code, stderr = run_provider_batch("openai:gpt-4o-mini")
     (batch_id,) = batch_api.openai.batches
 
     assert code == 15, stderr
@@ -95,17 +93,7 @@ def test_item_2_the_progress_bar_carries_the_providers_counts(
     write_config(tmp_path, batch_api)
     write_requests(tmp_path / "in.jsonl", [{"prompt": "a"}, {"prompt": "b"}])
 
-    code, stderr = run_batch(
-        "in.jsonl",
-        "-o",
-        "out.jsonl",
-        "-m",
-        "openai:gpt-4o-mini",
-        "--provider-batch",
-        "--poll-interval",
-        "0.01",
-        "--progress",
-    )
+    code, stderr = run_provider_batch("openai:gpt-4o-mini", "--progress")
 
     assert code == 0, stderr
     (batch_id,) = batch_api.openai.batches
@@ -144,17 +132,7 @@ def test_item_2_an_online_run_can_be_finished_through_provider_batches(tmp_path:
         json.dumps(header) + "\n" + "".join(json.dumps({"index": i, "record": online}) + "\n" for i in (0, 2))
     )
 
-    code, stderr = run_batch(
-        "in.jsonl",
-        "-o",
-        "out.jsonl",
-        "-m",
-        "openai:gpt-4o-mini",
-        "--provider-batch",
-        "--poll-interval",
-        "0.01",
-        "--resume",
-    )
+    code, stderr = run_provider_batch("openai:gpt-4o-mini", "--resume")
 
     assert code == 0, stderr
     texts = [line["response"]["text"] for line in results(tmp_path / "out.jsonl")]
@@ -179,7 +157,7 @@ def test_item_2_structured_output_is_sent_natively_and_validated_per_row(
     write_requests(tmp_path / "in.jsonl", rows)
     model = "openai:gpt-4o-mini" if provider == "openai" else "anthropic:claude-haiku-4-5"
 
-    code, stderr = run_batch("in.jsonl", "-o", "out.jsonl", "-m", model, "--provider-batch", "--poll-interval", "0.01")
+    code, stderr = run_provider_batch(model)
 
     assert code == 15, stderr
     lines = results(tmp_path / "out.jsonl")
@@ -216,23 +194,11 @@ def test_item_2_a_rejected_key_while_polling_stops_the_run_and_keeps_the_batches
     }
     batch_api.fail("GET /v1/batches/", 1, Reply.json(body, 401))
 
-    code, stderr = run_batch(
-        "in.jsonl", "-o", "out.jsonl", "-m", "openai:gpt-4o-mini", "--provider-batch", "--poll-interval", "0.01"
-    )
+    code, stderr = run_provider_batch("openai:gpt-4o-mini")
 
     assert code == 3, stderr  # LLMAuthenticationError: fix the key, then --resume
     assert "LLMAuthenticationError" in stderr and "are kept: run the same command with --resume" in stderr
-    code, stderr = run_batch(
-        "in.jsonl",
-        "-o",
-        "out.jsonl",
-        "-m",
-        "openai:gpt-4o-mini",
-        "--provider-batch",
-        "--poll-interval",
-        "0.01",
-        "--resume",
-    )
+    code, stderr = run_provider_batch("openai:gpt-4o-mini", "--resume")
     assert code == 0, stderr
     assert batch_api.created["openai"] == 1
 
@@ -243,9 +209,7 @@ def test_item_2_results_that_are_gone_fail_their_rows_in_place(tmp_path: Path, b
     gone = Reply.json(wire.error_body("not_found_error", "The results of this batch are no longer available"), 404)
     batch_api.fail(r"GET /v1/messages/batches/\w+/results", 1, gone)
 
-    code, stderr = run_batch(
-        "in.jsonl", "-o", "out.jsonl", "-m", "anthropic:claude-haiku-4-5", "--provider-batch", "--poll-interval", "0.01"
-    )
+    code, stderr = run_provider_batch("anthropic:claude-haiku-4-5")
 
     assert code == 16, stderr
     for line in results(tmp_path / "out.jsonl"):

@@ -10,7 +10,7 @@ import pytest
 
 from llmplex.types.pricing import price_of
 from tests.scaling.batch_server import BatchServer, Reply
-from tests.scaling.conftest import results, run_batch, write_config, write_requests
+from tests.scaling.conftest import results, run_provider_batch, write_config, write_requests
 
 
 @pytest.mark.parametrize("api", ["chat", "responses"])
@@ -23,9 +23,7 @@ def test_item_2_openai_results_in_input_order_with_failures_in_place(
     prompts[5] = "question 5 [expire]"
     write_requests(tmp_path / "in.jsonl", [{"id": f"q{i}", "prompt": p} for i, p in enumerate(prompts)])
 
-    code, stderr = run_batch(
-        "in.jsonl", "-o", "out.jsonl", "-m", "openai:gpt-4o-mini", "--provider-batch", "--poll-interval", "0.01"
-    )
+    code, stderr = run_provider_batch("openai:gpt-4o-mini")
 
     assert code == 15, stderr
     lines = results(tmp_path / "out.jsonl")
@@ -66,9 +64,7 @@ def test_item_2_openai_ids_may_repeat_or_be_missing(tmp_path: Path, batch_api: B
     ]
     write_requests(tmp_path / "in.jsonl", rows)
 
-    code, stderr = run_batch(
-        "in.jsonl", "-o", "out.jsonl", "-m", "openai:gpt-4o-mini", "--provider-batch", "--poll-interval", "0.01"
-    )
+    code, stderr = run_provider_batch("openai:gpt-4o-mini")
 
     assert code == 0, stderr
     lines = results(tmp_path / "out.jsonl")
@@ -105,9 +101,7 @@ def test_item_2_openai_invalid_rows_fail_in_place_and_are_never_sent(tmp_path: P
         ],
     )
 
-    code, stderr = run_batch(
-        "in.jsonl", "-o", "out.jsonl", "-m", "openai:gpt-4o-mini", "--provider-batch", "--poll-interval", "0.01"
-    )
+    code, stderr = run_provider_batch("openai:gpt-4o-mini")
 
     assert code == 15, stderr
     lines = results(tmp_path / "out.jsonl")
@@ -122,9 +116,7 @@ def test_item_2_openai_rows_split_into_batches_by_request_limit(tmp_path: Path, 
     write_config(tmp_path, batch_api, openai={"batch_max_requests": 3})
     write_requests(tmp_path / "in.jsonl", [{"prompt": f"p{i}"} for i in range(8)])
 
-    code, stderr = run_batch(
-        "in.jsonl", "-o", "out.jsonl", "-m", "openai:gpt-4o-mini", "--provider-batch", "--poll-interval", "0.01"
-    )
+    code, stderr = run_provider_batch("openai:gpt-4o-mini")
 
     assert code == 0, stderr
     assert batch_api.created["openai"] == 3
@@ -138,9 +130,7 @@ def test_item_2_openai_rows_split_into_batches_by_byte_limit(tmp_path: Path, bat
     write_config(tmp_path, batch_api, openai={"batch_max_bytes": 1500})
     write_requests(tmp_path / "in.jsonl", [{"prompt": f"{i} {long}"} for i in range(5)] + [{"prompt": "z" * 2000}])
 
-    code, stderr = run_batch(
-        "in.jsonl", "-o", "out.jsonl", "-m", "openai:gpt-4o-mini", "--provider-batch", "--poll-interval", "0.01"
-    )
+    code, stderr = run_provider_batch("openai:gpt-4o-mini")
 
     assert code == 15, stderr
     files = [content for fid, content in batch_api.openai.files.items() if batch_api.openai.file_objects.get(fid)]
@@ -158,9 +148,7 @@ def test_item_2_openai_models_never_share_a_batch(tmp_path: Path, batch_api: Bat
         [{"prompt": "a"}, {"prompt": "b", "model": "openai:gpt-4.1-mini"}, {"prompt": "c"}],
     )
 
-    code, stderr = run_batch(
-        "in.jsonl", "-o", "out.jsonl", "-m", "openai:gpt-4o-mini", "--provider-batch", "--poll-interval", "0.01"
-    )
+    code, stderr = run_provider_batch("openai:gpt-4o-mini")
 
     assert code == 0, stderr
     models = sorted({line["body"]["model"] for lines in batch_api.openai.inputs.values() for line in lines})
@@ -178,9 +166,7 @@ def test_item_2_openai_a_batch_that_fails_validation_fails_each_of_its_rows(
     write_config(tmp_path, batch_api)
     write_requests(tmp_path / "in.jsonl", [{"prompt": "a"}, {"prompt": "b [reject]"}])
 
-    code, stderr = run_batch(
-        "in.jsonl", "-o", "out.jsonl", "-m", "openai:gpt-4o-mini", "--provider-batch", "--poll-interval", "0.01"
-    )
+    code, stderr = run_provider_batch("openai:gpt-4o-mini")
 
     assert code == 16, stderr
     for line in results(tmp_path / "out.jsonl"):
@@ -196,9 +182,7 @@ def test_item_2_openai_5xx_while_polling_is_retried_by_the_core_policy(tmp_path:
     )
     batch_api.fail("GET /v1/batches/", 3, overloaded)
 
-    code, stderr = run_batch(
-        "in.jsonl", "-o", "out.jsonl", "-m", "openai:gpt-4o-mini", "--provider-batch", "--poll-interval", "0.01"
-    )
+    code, stderr = run_provider_batch("openai:gpt-4o-mini")
 
     assert code == 0, stderr
     assert [line["response"]["text"] for line in results(tmp_path / "out.jsonl")] == ["echo: a", "echo: b"]
@@ -216,9 +200,7 @@ def test_item_2_openai_5xx_past_the_retry_policy_is_a_typed_error_and_resume_col
     )
     batch_api.fail("GET /v1/batches/", 5, overloaded)  # the default policy makes 5 attempts
 
-    code, stderr = run_batch(
-        "in.jsonl", "-o", "out.jsonl", "-m", "openai:gpt-4o-mini", "--provider-batch", "--poll-interval", "0.01"
-    )
+    code, stderr = run_provider_batch("openai:gpt-4o-mini")
 
     assert code == 6, stderr  # LLMServerError
     assert "error: LLMServerError: [openai:gpt-4o-mini] HTTP 503" in stderr
@@ -226,17 +208,7 @@ def test_item_2_openai_5xx_past_the_retry_policy_is_a_typed_error_and_resume_col
     assert "Traceback" not in stderr
     assert not (tmp_path / "out.jsonl").exists()
 
-    code, stderr = run_batch(
-        "in.jsonl",
-        "-o",
-        "out.jsonl",
-        "-m",
-        "openai:gpt-4o-mini",
-        "--provider-batch",
-        "--poll-interval",
-        "0.01",
-        "--resume",
-    )
+    code, stderr = run_provider_batch("openai:gpt-4o-mini", "--resume")
 
     assert code == 0, stderr
     assert batch_api.created["openai"] == 1
@@ -253,9 +225,7 @@ def test_item_2_openai_a_failed_create_is_retried_and_never_makes_a_second_batch
     error = Reply.json({"error": {"message": "boom", "type": "server_error", "param": None, "code": None}}, 500)
     batch_api.fail("POST /v1/batches", 1, error, after=lost)
 
-    code, stderr = run_batch(
-        "in.jsonl", "-o", "out.jsonl", "-m", "openai:gpt-4o-mini", "--provider-batch", "--poll-interval", "0.01"
-    )
+    code, stderr = run_provider_batch("openai:gpt-4o-mini")
 
     assert code == 0, stderr
     assert batch_api.created["openai"] == 1

@@ -14,7 +14,7 @@ import pytest
 from llmplex.batching.provider_calls import DuplicateBatchWarning
 from llmplex.batching.requests_file import read_requests
 from tests.scaling.batch_server import BatchServer
-from tests.scaling.conftest import results, run_batch, write_config, write_requests
+from tests.scaling.conftest import results, run_batch, run_provider_batch, write_config, write_requests
 from tests.support.cli import LLMPLEX
 
 MODELS = {"openai": "openai:gpt-4o-mini", "anthropic": "anthropic:claude-haiku-4-5"}
@@ -81,9 +81,7 @@ def test_item_2_kill_9_while_polling_then_resume_polls_the_same_batches(
     assert sorted(ids) == sorted(batch_api.polled) and batch_api.created[provider] == 3
     batch_api.hold.clear()
 
-    code, stderr = run_batch(
-        "in.jsonl", "-o", "out.jsonl", "-m", MODELS[provider], "--provider-batch", "--poll-interval", "0.01", "--resume"
-    )
+    code, stderr = run_provider_batch(MODELS[provider], "--resume")
 
     assert code == 0, stderr
     assert batch_api.created[provider] == 3  # exactly one creation per batch
@@ -101,9 +99,7 @@ def test_item_2_kill_9_between_submitting_and_recording_the_id_finds_the_batch_b
     journal.write_text("\n".join(lines[:lost] + lines[lost + 1 :]) + "\n")  # the id never reached the journal
     batch_api.hold.clear()
 
-    code, stderr = run_batch(
-        "in.jsonl", "-o", "out.jsonl", "-m", MODELS["openai"], "--provider-batch", "--poll-interval", "0.01", "--resume"
-    )
+    code, stderr = run_provider_batch(MODELS["openai"], "--resume")
 
     assert code == 0, stderr
     assert batch_api.created["openai"] == 3
@@ -122,17 +118,7 @@ def test_item_2_anthropic_cannot_look_a_batch_up_so_it_warns_before_submitting_a
     batch_api.hold.clear()
 
     with pytest.warns(DuplicateBatchWarning, match="may now exist twice"):
-        code, stderr = run_batch(
-            "in.jsonl",
-            "-o",
-            "out.jsonl",
-            "-m",
-            MODELS["anthropic"],
-            "--provider-batch",
-            "--poll-interval",
-            "0.01",
-            "--resume",
-        )
+        code, stderr = run_provider_batch(MODELS["anthropic"], "--resume")
 
     assert code == 0, stderr
     assert batch_api.created["anthropic"] == 3 + 3  # every batch whose id was lost went out again
@@ -151,9 +137,7 @@ def test_item_2_a_submission_torn_by_the_kill_is_dropped_and_sent_on_resume(
     journal.write_text(header + "\n" + first_submit[: len(first_submit) // 2])  # killed while writing it
     batch_api.hold.clear()
 
-    code, stderr = run_batch(
-        "in.jsonl", "-o", "out.jsonl", "-m", MODELS["openai"], "--provider-batch", "--poll-interval", "0.01", "--resume"
-    )
+    code, stderr = run_provider_batch(MODELS["openai"], "--resume")
 
     assert code == 0, stderr
     assert batch_api.created["openai"] == 3 + 3  # nothing had been sent under a torn line: all of it goes now
@@ -221,9 +205,7 @@ def test_item_2_a_corrupted_journal_stops_the_resume_before_anything_is_sent(
     journal.write_text("\n".join([*lines, damage, lines[-1]]) + "\n")
     before = journal.read_bytes()
 
-    code, stderr = run_batch(
-        "in.jsonl", "-o", "out.jsonl", "-m", MODELS["openai"], "--provider-batch", "--poll-interval", "0.01", "--resume"
-    )
+    code, stderr = run_provider_batch(MODELS["openai"], "--resume")
 
     assert code == 3, stderr
     assert f"line {len(lines) + 1} is damaged: " in stderr and problem in stderr
@@ -236,9 +218,7 @@ def test_item_2_the_crafted_journal_is_one_a_resume_accepts(tmp_path: Path, batc
     setup(tmp_path, batch_api, "openai")
     (tmp_path / "out.jsonl.journal").write_text("\n".join(crafted_journal(tmp_path)) + "\n")
 
-    code, stderr = run_batch(
-        "in.jsonl", "-o", "out.jsonl", "-m", MODELS["openai"], "--provider-batch", "--poll-interval", "0.01", "--resume"
-    )
+    code, stderr = run_provider_batch(MODELS["openai"], "--resume")
 
     assert code == 15, stderr  # the fake never heard of batch_one / batch_two: its rows end as typed errors
     assert (
@@ -259,9 +239,7 @@ def test_item_2_a_batch_is_never_polled_through_another_provider(tmp_path: Path,
     lines = [line.replace('"provider": "openai"', '"provider": "anthropic"') for line in crafted_journal(tmp_path)]
     (tmp_path / "out.jsonl.journal").write_text("\n".join(lines) + "\n")
 
-    code, stderr = run_batch(
-        "in.jsonl", "-o", "out.jsonl", "-m", MODELS["openai"], "--provider-batch", "--poll-interval", "0.01", "--resume"
-    )
+    code, stderr = run_provider_batch(MODELS["openai"], "--resume")
 
     assert code == 3, stderr
     assert "batch batch_two was submitted to provider 'anthropic', but its requests now go to 'openai'" in stderr

@@ -16,16 +16,26 @@ FAKE_SOURCE = Path(__file__).with_name("fake_claude.py")
 API_KEY = "sk-ant-test-9d8c7b6a5f4e3d2c"
 
 
+def write_executable(directory: Path, source: Path, interpreter_flags: str = "") -> Path:
+    """``directory/claude``: the fake CLI ``source`` as an executable run by this Python."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "claude"
+    path.write_text(f"#!{sys.executable}{interpreter_flags}\n" + source.read_text())
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
 class FakeCLI:
     """The fake executable, its scenario, and what it was run with."""
 
-    def __init__(self, directory: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.path = directory / "claude"
-        self.path.write_text(f"#!{sys.executable}\n" + FAKE_SOURCE.read_text())
-        self.path.chmod(self.path.stat().st_mode | stat.S_IXUSR)
+    def __init__(self, directory: Path, monkeypatch: pytest.MonkeyPatch, *, found_by_env: bool = False) -> None:
+        """Write it in ``directory``; ``found_by_env``: name it in CLAUDE_CODE_CLI_PATH, as a CLI user does."""
+        self.path = write_executable(directory, FAKE_SOURCE)
         self.record = directory / "runs.jsonl"
         self.pids = directory / "pids.txt"
         monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+        if found_by_env:
+            monkeypatch.setenv("CLAUDE_CODE_CLI_PATH", str(self.path))
 
     def scenario(self, name: str, **settings: str) -> None:
         """Make the next runs behave as ``name`` (see fake_claude.py), e.g. ``text=...``."""
@@ -41,9 +51,7 @@ class FakeCLI:
 @pytest.fixture
 def fake_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeCLI:
     """A fresh fake CLI in its own directory (answers "Hello there" until told otherwise)."""
-    directory = tmp_path / "bin"
-    directory.mkdir()
-    return FakeCLI(directory, monkeypatch)
+    return FakeCLI(tmp_path / "bin", monkeypatch)
 
 
 @pytest.fixture

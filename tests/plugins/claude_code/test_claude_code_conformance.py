@@ -10,8 +10,6 @@ read back into the kit's terms by :func:`read_run`.
 from __future__ import annotations
 
 import json
-import stat
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ from llmplex.client import Client
 from llmplex.testing import FakeError, Observed, ProviderConformanceTests, Reply
 from llmplex.testing.http_wire import BAD_GATEWAY_PAGE
 from llmplex.testing.sent import SentMessage, SentRequest
+from tests.plugins.claude_code.conftest import write_executable
 
 FAKE_SOURCE = Path(__file__).with_name("queued_claude.py")
 MODEL = "haiku"
@@ -50,10 +49,7 @@ class QueuedCLI:
     """The fake executable in its own directory, its answer queue and the runs it received."""
 
     def __init__(self, directory: Path) -> None:
-        directory.mkdir()
-        self.path = directory / "claude"
-        self.path.write_text(f"#!{sys.executable} -S\n" + FAKE_SOURCE.read_text())
-        self.path.chmod(self.path.stat().st_mode | stat.S_IXUSR)
+        self.path = write_executable(directory, FAKE_SOURCE, " -S")
         self.queue = directory / "queue.json"
         self.queue.write_text("[]")
         self.runs = directory / "runs.jsonl"
