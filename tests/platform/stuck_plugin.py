@@ -1,7 +1,8 @@
 """``stuck:``, a provider whose sync I/O hooks ignore their timeout and never return (until the test releases them).
 
 ``llmplex_call``, ``llmplex_stream`` (after one event), ``llmplex_embed``,
-``llmplex_models`` and ``llmplex_delete_response`` block on :data:`RELEASE`.
+``llmplex_models``, ``llmplex_delete_response``, ``llmplex_batch_poll`` and
+``llmplex_batch_find`` block on ``RELEASE``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo
-from llmplex.types import Embeddings, ModelInfo, Request, Response, StreamEvent
+from llmplex.types import BatchStatus, Embeddings, ModelInfo, Request, Response, StreamEvent
 
 RELEASE = threading.Event()
 """Set at the end of a test so that the abandoned worker threads end."""
@@ -68,3 +69,15 @@ def llmplex_parse(raw: Any) -> Response:
 @hookimpl
 def llmplex_parse_event(raw_event: Any) -> list[StreamEvent]:
     return [StreamEvent(type="text", text=raw_event)]
+
+
+@hookimpl
+def llmplex_batch_poll(batch_id: str) -> BatchStatus:
+    RELEASE.wait()
+    return BatchStatus(done=True, status="ended")
+
+
+@hookimpl
+def llmplex_batch_find(label: str) -> str | None:
+    RELEASE.wait()
+    return None

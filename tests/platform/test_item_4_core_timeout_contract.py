@@ -4,7 +4,9 @@
 look at ``timeout``. Every public call through them, sync and async, raises
 ``LLMDeadlineExceededError`` within the timeout plus a CI margin: a call, a
 stream stalled after its first event, embeddings, the model list, and a
-stored response's deletion (which is only logged).
+stored response's deletion (which is only logged). Polling and looking up a
+provider batch are held to the config's ``timeout`` (a retried
+``LLMTimeoutError``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 import pytest
 
 import llmplex
-from llmplex.errors import LLMDeadlineExceededError
+from llmplex.errors import LLMDeadlineExceededError, LLMTimeoutError
 from llmplex.facade.client import delete_response
 from tests.platform import stuck_plugin
 from tests.platform.site import install_providers
@@ -116,3 +118,16 @@ def test_item_4_deleting_a_stored_response_gives_up_at_the_deadline(caplog: pyte
         assert time.monotonic() - started < TIMEOUT + SLACK
     assert "could not delete response resp_1" in caplog.text
     assert "LLMDeadlineExceededError" in caplog.text
+
+
+@pytest.mark.parametrize("hook", ["poll", "find"])
+def test_item_4_polling_or_finding_a_provider_batch_ends_at_the_timeout(hook: str) -> None:
+    from llmplex.batching.provider_calls import BatchCalls
+
+    with llmplex.Client(timeout=TIMEOUT, throttle={"max_attempts": 1}) as llm:
+        calls = BatchCalls(llm, llm.route("stuck:m"))
+        started = time.monotonic()
+        with pytest.raises(LLMTimeoutError, match="took longer than the timeout") as caught:
+            calls.poll("batch_1") if hook == "poll" else calls.find("llmplex-00")
+    assert time.monotonic() - started < TIMEOUT + SLACK
+    assert caught.value.retryable, "a slow poll is retried under the provider's throttle policy"

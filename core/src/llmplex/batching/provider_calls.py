@@ -7,7 +7,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from llmplex.engine.attempt import Attempt
-from llmplex.errors import LLMError, LLMServerError
+from llmplex.errors import LLMError, LLMServerError, LLMTimeoutError
+from llmplex.reliability.deadline import Deadline
+from llmplex.reliability.guard import call_before
 from llmplex.types import BatchLimits, BatchOutcome, BatchRequest, BatchStatus
 
 if TYPE_CHECKING:
@@ -37,6 +39,23 @@ class BatchCalls:
         self.hooks = route.provider.hooks
         self.policy = client.calls.policy(route.provider.name)
         self.clock = client.clock
+        self.timeout = client.config.timeout
+
+    def _held(self, call: Callable[[], T], what: str) -> Callable[[], T]:
+        """``call`` held to the config's ``timeout`` (a request's): past it, a (retried) ``LLMTimeoutError``.
+
+        For the short requests only (finding and polling a batch): an upload or a
+        download of results may rightly take longer.
+        """
+        timeout = self.timeout
+        if timeout is None:
+            return call
+        name = self.provider.name
+
+        def late() -> LLMTimeoutError:
+            return LLMTimeoutError(f"{what} took longer than the timeout ({timeout}s)", provider=name)
+
+        return lambda: call_before(call, Deadline.after(timeout, self.clock), late)
 
     def _args(self) -> dict[str, Any]:
         return {"settings": self.provider.settings, "client": self.provider.client(False)}
@@ -72,7 +91,9 @@ class BatchCalls:
         """The id of the batch submitted under ``label``, when the provider can look it up."""
         if not self.hooks.implements("batch_find"):
             return None
-        found = self._retried(lambda: self.hooks.batch_find(label=label, **self._args()))
+        found = self._retried(
+            self._held(lambda: self.hooks.batch_find(label=label, **self._args()), f"looking up batch {label}")
+        )
         return _batch_id(found) if found is not None else None
 
     def submit(self, requests: Sequence[BatchRequest], label: str, *, maybe_sent: bool = False) -> str:
@@ -102,7 +123,9 @@ class BatchCalls:
 
     def poll(self, batch_id: str) -> BatchStatus:
         """Where batch ``batch_id`` stands."""
-        status = self._retried(lambda: self.hooks.batch_poll(batch_id=batch_id, **self._args()))
+        status = self._retried(
+            self._held(lambda: self.hooks.batch_poll(batch_id=batch_id, **self._args()), f"polling batch {batch_id}")
+        )
         if not isinstance(status, BatchStatus):
             raise LLMServerError(
                 f"the {self.provider.name!r} plugin's llmplex_batch_poll returned {type(status).__name__}, "
