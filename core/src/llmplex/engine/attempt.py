@@ -15,7 +15,7 @@ from llmplex.routing import ProviderInstance, Route
 from llmplex.scrubbing import scrub_error
 from llmplex.types import Request, Response
 
-__all__ = ["Attempt"]
+__all__ = ["Attempt", "hook_client"]
 
 
 def _has_parts(request: Request) -> bool:

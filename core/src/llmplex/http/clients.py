@@ -30,7 +30,7 @@ from llmplex.reliability.deadline import Deadline, current_deadline
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["async_client", "honour_deadline", "sync_client"]
+__all__ = ["async_client", "honour_deadline", "is_blocking_client", "sync_client"]
 
 ClientT = TypeVar("ClientT")
 
