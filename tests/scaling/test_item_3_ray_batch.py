@@ -42,13 +42,14 @@ def test_item_3_ray_batch_keeps_the_order_every_row_once_and_errors_in_place(
         else:
             rows.append({"id": f"row-{i}", "model": "nowhere:model", "prompt": "unroutable"})
     rows.append("not json")
+    rows.append({"model": ["not", "a", "name"], "prompt": "hostile"})  # unhashable: fails in place
     write_requests(tmp_path / "in.jsonl", rows)
 
     status, stderr = batch(config, tmp_path / "in.jsonl", tmp_path / "out.jsonl", "--ray", "-c", "6")
 
     assert status == 15, stderr  # some rows failed
     out = results(tmp_path / "out.jsonl")
-    assert [r["index"] for r in out] == list(range(25))
+    assert [r["index"] for r in out] == list(range(26))
     assert [r.get("id") for r in out[:24]] == [f"row-{i}" for i in range(24)]
     for i, record in enumerate(out[:24]):
         if i % 4 == 0:
@@ -60,6 +61,7 @@ def test_item_3_ray_batch_keeps_the_order_every_row_once_and_errors_in_place(
         else:
             assert record["error"]["type"] == "LLMConfigurationError" and "nowhere" in record["error"]["message"]
     assert out[24]["error"]["type"] == "LLMConfigurationError"
+    assert out[25]["error"]["type"] == "LLMConfigurationError" and "model" in out[25]["error"]["message"]
     pids = {r["response"]["text"] for r in out[2:24:4]}
     assert len(pids) == 2 and f"pid {os.getpid()}" not in pids  # two Ray worker processes, not this one
     prompts = sorted(r.body["messages"][-1]["content"] for r in fault_server.requests)

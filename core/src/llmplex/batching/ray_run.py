@@ -71,7 +71,10 @@ def provider_environment(client: Client, models: Iterable[Any]) -> dict[str, str
     ``models`` are the rows' models (``None``: the default model); fallback models
     count too. A model that does not route is skipped: its row fails in place.
     """
-    wanted = {m for m in models if isinstance(m, str)} | {client.config.default_model}
+    given = list(models)
+    wanted = {m for m in given if isinstance(m, str)}  # any other value fails its row in place
+    if any(m is None for m in given):
+        wanted.add(client.config.default_model)
     wanted.update(m for chain in client.config.fallbacks.values() for m in chain)
     names = {"LLMPLEX_CACHE_DIR"}
     for model in wanted:
@@ -118,7 +121,7 @@ class RayRun:
         queue = deque(_Row(index, arguments) for index, arguments in rows)
         if not queue:
             return
-        environment = provider_environment(self.client, {r.arguments.get("model") for r in queue})
+        environment = provider_environment(self.client, [r.arguments.get("model") for r in queue])
         ray, started = _connect(self.address)
         workers: _Workers | None = None
         try:
