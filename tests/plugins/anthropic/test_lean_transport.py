@@ -66,6 +66,20 @@ PAYLOADS: dict[str, dict[str, Any]] = {
 
 
 @pytest.fixture
+def raw_headers(fake_http: FakeHTTP, monkeypatch: pytest.MonkeyPatch) -> list[list[tuple[bytes, bytes]]]:
+    """The headers of each request that reached the fake network, as bytes on the wire (case and order kept)."""
+    seen: list[list[tuple[bytes, bytes]]] = []
+    answer = fake_http.answer
+
+    def recording(request: httpx2.Request) -> httpx2.Response:
+        seen.append(list(request.headers.raw))
+        return answer(request)
+
+    monkeypatch.setattr(fake_http, "answer", recording)
+    return seen
+
+
+@pytest.fixture
 def sync_client() -> Iterator[anthropic.Anthropic]:
     client = create_client(SETTINGS)
     yield client
@@ -82,7 +96,11 @@ def _sdk_timeout(timeout: float | None) -> dict[str, Any]:
 @pytest.mark.parametrize("timeout", [None, 12.5])
 @pytest.mark.parametrize("name", PAYLOADS)
 def test_item_3_lean_request_is_byte_identical_to_the_sdks(
-    sync_client: anthropic.Anthropic, fake_http: FakeHTTP, name: str, timeout: float | None
+    sync_client: anthropic.Anthropic,
+    fake_http: FakeHTTP,
+    raw_headers: list[list[tuple[bytes, bytes]]],
+    name: str,
+    timeout: float | None,
 ) -> None:
     payload = PAYLOADS[name]
     fake_http.reply(json_body=message())
@@ -93,12 +111,14 @@ def test_item_3_lean_request_is_byte_identical_to_the_sdks(
     lean_sent, sdk_sent = fake_http.sent
     assert lean_sent.url == sdk_sent.url == "https://api.anthropic.com/v1/messages"
     assert lean_sent.body == sdk_sent.body
-    assert list(lean_sent.headers.items()) == list(sdk_sent.headers.items())
+    assert raw_headers[0] == raw_headers[1]
     assert lean_sent.headers["authorization"] == f"Bearer {KEY}"
     assert lean_sent.headers["anthropic-version"]
 
 
-async def test_item_3_lean_async_request_is_byte_identical_to_the_sdks(fake_http: FakeHTTP) -> None:
+async def test_item_3_lean_async_request_is_byte_identical_to_the_sdks(
+    fake_http: FakeHTTP, raw_headers: list[list[tuple[bytes, bytes]]]
+) -> None:
     client = create_async_client(SETTINGS)
     payload = PAYLOADS["everything"]
     fake_http.reply(json_body=message())
@@ -109,10 +129,12 @@ async def test_item_3_lean_async_request_is_byte_identical_to_the_sdks(fake_http
     await client.close()
     lean_sent, sdk_sent = fake_http.sent
     assert (lean_sent.url, lean_sent.body) == (sdk_sent.url, sdk_sent.body)
-    assert list(lean_sent.headers.items()) == list(sdk_sent.headers.items())
+    assert raw_headers[0] == raw_headers[1]
 
 
-def test_item_3_a_local_instance_posts_to_its_own_base_url(fake_http: FakeHTTP) -> None:
+def test_item_3_a_local_instance_posts_to_its_own_base_url(
+    fake_http: FakeHTTP, raw_headers: list[list[tuple[bytes, bytes]]]
+) -> None:
     client = create_client(AnthropicSettings(base_url="http://127.0.0.1:9/gateway"))
     fake_http.reply(json_body=message())
     fake_http.reply(json_body=message())
@@ -122,7 +144,20 @@ def test_item_3_a_local_instance_posts_to_its_own_base_url(fake_http: FakeHTTP) 
     client.messages.create(**PAYLOADS["plain"], timeout=3.0)
     lean_sent, sdk_sent = fake_http.sent
     assert lean_sent.url == sdk_sent.url == "http://127.0.0.1:9/gateway/v1/messages"
-    assert list(lean_sent.headers.items()) == list(sdk_sent.headers.items())
+    assert raw_headers[0] == raw_headers[1]
+
+
+def test_item_3_a_cookie_the_server_set_goes_back_as_through_the_sdk(
+    sync_client: anthropic.Anthropic, fake_http: FakeHTTP, raw_headers: list[list[tuple[bytes, bytes]]]
+) -> None:
+    fake_http.reply(json_body=message(), headers={"set-cookie": "route=a1; Path=/"})
+    fake_http.reply(json_body=message())
+    fake_http.reply(json_body=message())
+    for _ in range(2):
+        hooks.llmplex_call(payload=PAYLOADS["plain"], settings=SETTINGS, client=sync_client, timeout=3.0)
+    sync_client.messages.create(**PAYLOADS["plain"], timeout=3.0)
+    assert raw_headers[1] == raw_headers[2]
+    assert fake_http.sent[1].headers["cookie"] == "route=a1"
 
 
 @pytest.mark.parametrize(

@@ -43,6 +43,9 @@ _BODY_ORDER = {
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 """The SDK's JSON encoder settings (``anthropic._utils._json``), so the body is byte for byte the SDK's."""
 
+_TIMING = frozenset({b"x-stainless-timeout", b"x-stainless-read-timeout"})
+"""The SDK's per-call headers holding the call's read timeout."""
+
 _SENDERS: weakref.WeakKeyDictionary[Any, LeanMessages] = weakref.WeakKeyDictionary()
 
 
@@ -53,27 +56,26 @@ class LeanMessages:
     sdk: anthropic.Anthropic | anthropic.AsyncAnthropic
     http: httpx2.Client | httpx2.AsyncClient
     url: httpx2.URL
-    headers: dict[str, str] = field(repr=False)
-    """The SDK client's default headers (key, version, user agent, platform); never shown in the repr."""
+    headers: list[tuple[bytes, bytes]] = field(repr=False)
+    """The headers the SDK's request gets from both clients (key, version, user agent, platform), in its order,
+    with :data:`_TIMING` values to fill per call; never shown in the repr."""
 
     def request(self, payload: dict[str, Any], body: bytes, timeout: float | None) -> httpx2.Request:
         """The request ``messages.create(**payload, timeout=timeout)`` would send (``None``: the SDK's default)."""
         chosen: float | httpx2.Timeout
-        read: float | None
         if timeout is not None:
-            chosen, read = timeout, timeout
+            chosen, read = timeout, str(timeout).encode()
         else:  # the SDK's own choice for a non-streamed call: 10 minutes, or "stream it" for long answers
             model = payload["model"]
             chosen = self.sdk._calculate_nonstreaming_timeout(
                 payload["max_tokens"], MODEL_NONSTREAMING_TOKENS.get(model, None)
             )
-            read = chosen.read
-        headers = {"x-stainless-timeout": str(read), "x-stainless-retry-count": "0"}
-        if read is not None:
-            headers["x-stainless-read-timeout"] = str(read)
-        return self.http.build_request(
-            "POST", self.url, content=body, headers={**headers, **self.headers}, timeout=chosen
-        )
+            read = str(chosen.read).encode()
+        headers = [(name, read if name in _TIMING else value) for name, value in self.headers]
+        if self.http.cookies:  # cookies a server set: merged the client's way
+            return self.http.build_request("POST", self.url, content=body, headers=headers, timeout=chosen)
+        extensions = {"timeout": httpx2.Timeout(chosen).as_dict()}
+        return httpx2.Request("POST", self.url, content=body, headers=headers, extensions=extensions)
 
     def send(self, payload: dict[str, Any], body: bytes, timeout: float | None) -> Any:
         """The decoded answer of one call (sync client); ``body`` is :func:`sender`'s."""
@@ -116,8 +118,11 @@ def register(sdk: anthropic.Anthropic | anthropic.AsyncAnthropic, http: httpx2.C
         return
     base = sdk.base_url
     url = base.copy_with(raw_path=base.raw_path + b"v1/messages")
-    headers = {name: value for name, value in sdk.default_headers.items() if isinstance(value, str)}
-    _SENDERS[sdk] = LeanMessages(sdk, http, url, headers)
+    per_call = dict.fromkeys(("x-stainless-timeout", "x-stainless-retry-count", "x-stainless-read-timeout"), "0")
+    sdk_headers = {**per_call, **{name: value for name, value in sdk.default_headers.items() if isinstance(value, str)}}
+    merged = httpx2.Headers(http.headers)  # what httpx2's build_request does with the SDK's headers
+    merged.update(sdk_headers)
+    _SENDERS[sdk] = LeanMessages(sdk, http, url, merged.raw)
 
 
 def sender(client: Any, payload: dict[str, Any], timeout: float | None) -> tuple[LeanMessages, bytes] | None:
