@@ -75,6 +75,30 @@ def test_a_provider_exception_group_echoing_the_key_is_masked_through_the_public
     assert any("retry with key ***" in t for t in texts)
 
 
+@pytest.mark.parametrize("mode", ["complete", "acomplete", "stream", "astream"])
+def test_a_base_exception_group_propagates_through_the_public_api_with_the_key_masked(mode: str) -> None:
+    key = f"gw{secrets.token_hex(20)}"
+    client = llmplex.Client(providers={"mock": {"api_key": key}}, throttle={"max_attempts": 1})
+    backend = client.provider_client("mock")
+    assert isinstance(backend, MockBackend)
+    backend.push_error(_group(key, base=True))
+
+    async def drain() -> list[llmplex.StreamEvent]:
+        return [event async for event in client.astream("mock:echo", "hi")]
+
+    calls = {
+        "complete": lambda: client.complete("mock:echo", "hi"),
+        "acomplete": lambda: asyncio.run(client.acomplete("mock:echo", "hi")),
+        "stream": lambda: list(client.stream("mock:echo", "hi")),
+        "astream": lambda: asyncio.run(drain()),
+    }
+    with pytest.raises(BaseExceptionGroup) as caught:  # a BaseException inside: not the library's to contain
+        calls[mode]()
+    assert caught.value.message == "2 tasks failed (key=***)"
+    assert not [text for text in _texts(caught.value) if key in text]
+    assert client.complete("mock:echo", "still fine").text == "still fine"
+
+
 def test_a_group_is_masked_as_the_error_itself_and_as_a_cause_or_context() -> None:
     key = f"gw{secrets.token_hex(20)}"
     llmplex.redaction.register_secret(key)

@@ -13,6 +13,7 @@ from llmplex.errors import LLMServerError
 from llmplex.events import PromptExecuted, PromptRendered
 from llmplex.redaction import redact
 from llmplex.routing import Route
+from llmplex.scrubbing import scrub_error
 from llmplex.types import Request, Response, StreamEvent, StreamState, Usage
 
 __all__ = ["Pipeline"]
@@ -88,6 +89,7 @@ class Pipeline:
 
     def complete(self) -> Response:
         """Run to a Response or raise the final LLMError."""
+        error: BaseException  # what the caller gets: an LLMError, or a group that propagates
         while True:
             self.retrier.begin()
             try:
@@ -96,12 +98,15 @@ class Pipeline:
                 return self._finish(self.runner.parse(raw, self.request))
             except Exception as exc:
                 error, delay = self.retrier.failure(exc)
+            except BaseExceptionGroup as group:  # a group holding a BaseException propagates, its secrets masked
+                error, delay = scrub_error(group), None
             if delay is None:
                 raise error
             self.plan.clock.sleep(delay)
 
     async def acomplete(self) -> Response:
         """Async twin of ``complete``."""
+        error: BaseException  # what the caller gets: an LLMError, or a group that propagates
         while True:
             await self.retrier.abegin()
             try:
@@ -110,6 +115,8 @@ class Pipeline:
                 return self._finish(self.runner.parse(raw, self.request))
             except Exception as exc:
                 error, delay = self.retrier.failure(exc)
+            except BaseExceptionGroup as group:  # a group holding a BaseException propagates, its secrets masked
+                error, delay = scrub_error(group), None
             if delay is None:
                 raise error
             await self.plan.clock.asleep(delay)
@@ -148,6 +155,7 @@ class Pipeline:
         if not self._streams_natively():
             yield from _as_events(self.complete())
             return
+        error: BaseException  # what the caller gets: an LLMError, or a group that propagates
         while True:
             self.retrier.begin(stream=True)
             state = StreamState(self.request)
@@ -162,6 +170,8 @@ class Pipeline:
                 return
             except Exception as exc:
                 error, delay = self.retrier.failure(exc, may_retry=not yielded)
+            except BaseExceptionGroup as group:  # a group holding a BaseException propagates, its secrets masked
+                error, delay = scrub_error(group), None
             if delay is None:
                 raise error
             self.plan.clock.sleep(delay)
@@ -172,6 +182,7 @@ class Pipeline:
             for event in _as_events(await self.acomplete()):
                 yield event
             return
+        error: BaseException  # what the caller gets: an LLMError, or a group that propagates
         while True:
             await self.retrier.abegin(stream=True)
             state = StreamState(self.request)
@@ -186,6 +197,8 @@ class Pipeline:
                 return
             except Exception as exc:
                 error, delay = self.retrier.failure(exc, may_retry=not yielded)
+            except BaseExceptionGroup as group:  # a group holding a BaseException propagates, its secrets masked
+                error, delay = scrub_error(group), None
             if delay is None:
                 raise error
             await self.plan.clock.asleep(delay)
