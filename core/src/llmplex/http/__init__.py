@@ -9,10 +9,12 @@
     def llmplex_classify_error(error):
         return classify_http_error(error)   # None for what is not an HTTP status error
 
-See ``llmplex.http.clients``, ``llmplex.http.sse`` and ``llmplex.http.statuses``.
+See ``llmplex.http.clients``, ``llmplex.http.sharding`` (many requests in flight),
+``llmplex.http.sse`` and ``llmplex.http.statuses``.
 """
 
-from llmplex.http.clients import async_client, honour_deadline, sync_client
+from llmplex.http.clients import async_client, honour_deadline, http_library, sync_client
+from llmplex.http.sharding import DEFAULT_SHARDS, sharded_transport
 from llmplex.http.sse import ServerSentEvent, SSEDecoder, aiter_sse, iter_sse
 from llmplex.http.statuses import (
     Override,
@@ -24,6 +26,7 @@ from llmplex.http.statuses import (
 )
 
 __all__ = [
+    "DEFAULT_SHARDS",
     "Override",
     "SSEDecoder",
     "ServerSentEvent",
@@ -35,6 +38,8 @@ __all__ = [
     "error_for_status",
     "error_from_response",
     "honour_deadline",
+    "http_library",
     "iter_sse",
+    "sharded_transport",
     "sync_client",
 ]

@@ -30,7 +30,7 @@ from llmplex.reliability.deadline import Deadline, current_deadline
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["async_client", "honour_deadline", "is_blocking_client", "sync_client"]
+__all__ = ["async_client", "honour_deadline", "http_library", "is_blocking_client", "sync_client"]
 
 ClientT = TypeVar("ClientT")
 
@@ -88,6 +88,11 @@ def _found_flavour(client: object) -> tuple[ModuleType, bool] | None:
             assert module is not None
             return module, cls.__name__ == "AsyncClient"
     return None
+
+
+def http_library(client: object) -> ModuleType:
+    """The library an httpx-style ``client`` comes from (``httpx`` or ``httpx2``), e.g. for its exception classes."""
+    return _flavour(client)[0]
 
 
 def _flavour(client: object) -> tuple[ModuleType, bool]:

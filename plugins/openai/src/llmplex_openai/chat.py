@@ -6,9 +6,10 @@ Plain functions, reusable by any plugin that talks to an OpenAI-compatible serve
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai.types.chat import ChatCompletionChunk
 
 from llmplex.errors import LLMConfigurationError, LLMServerError
 from llmplex.types import FinishReason, Message, Request, Response, StreamEvent, StreamState, Tool, ToolCall
@@ -16,6 +17,7 @@ from llmplex_openai.outcomes import raise_for_outcome
 from llmplex_openai.parts import chat_content
 from llmplex_openai.schema import strict_json_schema
 from llmplex_openai.usage import core_usage
+from llmplex_openai.wire_json import as_json
 
 __all__ = ["format_chat_request", "parse_chat_event", "parse_chat_response", "tool_declaration"]
 
@@ -105,37 +107,41 @@ def _tool_choice(choice: str) -> Any:
 # --- response --------------------------------------------------------------------------
 
 
-def parse_chat_response(raw: ChatCompletion, request: Request) -> Response:
-    """Core response from a ``ChatCompletion`` (the first choice).
+def parse_chat_response(raw: Any, request: Request) -> Response:
+    """Core response from a chat completion (the first choice): its decoded JSON, or the SDK's ``ChatCompletion``.
 
-    Raises ``LLMRefusalError`` when the model refused and ``LLMIncompleteError``
-    when structured output was cut short.
+    ``Response.raw`` is ``raw`` as given. Raises ``LLMRefusalError`` when the model refused and
+    ``LLMIncompleteError`` when structured output was cut short.
     """
-    if not isinstance(raw, ChatCompletion) or not getattr(raw, "choices", None):
-        raise LLMServerError(f"the API answered with something that is not a chat completion: {_dump(raw)!r:.300}")
-    choice = raw.choices[0]
-    message = choice.message
-    text = message.content or ""
-    finish = _FINISH.get(choice.finish_reason, "other")
-    raise_for_outcome(request, finish, text, message.refusal)
-    calls = tuple(
-        ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "{}")
-        for c in message.tool_calls or ()
-        if c.type == "function"
-    )
+    data = as_json(raw)
+    choices = data.get("choices") if isinstance(data, Mapping) else None
+    if not choices or not isinstance(choices[0], Mapping):
+        raise LLMServerError(f"the API answered with something that is not a chat completion: {data!r:.300}")
+    choice = choices[0]
+    message = choice.get("message") or {}
+    text = message.get("content") or ""
+    finish = _FINISH.get(choice.get("finish_reason"), "other")
+    raise_for_outcome(request, finish, text, message.get("refusal"))
     return Response(
         text=text,
-        tool_calls=calls,
+        tool_calls=_tool_calls(message),
         finish_reason=finish,
-        usage=core_usage(raw.usage),
-        model=raw.model or "",
-        response_id=raw.id,
+        usage=core_usage(data.get("usage")),
+        model=data.get("model") or "",
+        response_id=data.get("id"),
         raw=raw,
     )
 
 
-def _dump(raw: object) -> object:
-    return raw.model_dump() if isinstance(raw, ChatCompletion) else raw
+def _tool_calls(message: Mapping[str, Any]) -> tuple[ToolCall, ...]:
+    calls: list[ToolCall] = []
+    for call in message.get("tool_calls") or ():
+        if call.get("type", "function") == "function":
+            function = call.get("function") or {}
+            calls.append(
+                ToolCall(id=call.get("id"), name=function.get("name"), arguments=function.get("arguments") or "{}")
+            )
+    return tuple(calls)
 
 
 # --- stream ----------------------------------------------------------------------------

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from openai import AsyncOpenAI, DefaultAsyncHttpxClient, DefaultHttpxClient, OpenAI
+from openai import DEFAULT_CONNECTION_LIMITS, AsyncOpenAI, DefaultAsyncHttpxClient, DefaultHttpxClient, OpenAI
 
 from llmplex.errors import LLMConfigurationError
-from llmplex.http import honour_deadline
+from llmplex.http import honour_deadline, sharded_transport
 from llmplex.urls import split_query
 from llmplex_openai.settings import OpenAISettings
 
@@ -81,8 +81,10 @@ def make_async_client(
     project: str | None = None,
     timeout: float | None = None,
 ) -> AsyncOpenAI:
-    """Async twin of ``make_client`` (build one per event loop)."""
-    http_client = honour_deadline(DefaultAsyncHttpxClient())
+    """Async twin of ``make_client`` (build one per event loop), whose connections are spread over
+    several pools (``llmplex.http.sharded_transport``) for many requests in flight."""
+    transport = sharded_transport(limits=DEFAULT_CONNECTION_LIMITS)
+    http_client = honour_deadline(DefaultAsyncHttpxClient(transport=transport))
     client = AsyncOpenAI(**_options(base_url, api_key, organization, project, timeout), http_client=http_client)
     _pin_identity(client, organization, project)
     return client

@@ -13,12 +13,13 @@ Reusable pieces, stable names, for plugins that talk to OpenAI-compatible server
 (``llmplex-llamacpp``) instead of duplicating the translation:
 
 - ``llmplex_openai.chat.format_chat_request`` ``(request, *, max_tokens_key=...) -> dict``
-- ``llmplex_openai.chat.parse_chat_response`` ``(raw: ChatCompletion, request) -> Response``
+- ``llmplex_openai.chat.parse_chat_response`` ``(raw, request) -> Response`` (``raw``: the decoded
+  JSON, or a ``ChatCompletion``)
 - ``llmplex_openai.chat.parse_chat_event`` ``(chunk: ChatCompletionChunk, state) -> list[StreamEvent]``
 - ``llmplex_openai.chat.tool_declaration`` ``(tool) -> dict`` (and ``responses.tool_declaration``)
 - ``llmplex_openai.errors.classify_error`` ``(error) -> LLMError | None``
 - ``llmplex_openai.transport.send_chat`` / ``asend_chat`` ``(client, payload, timeout)``
-  (a ``ChatCompletion``, or the chunk stream when ``payload["stream"]``)
+  (the answer's decoded JSON, or the SDK's chunk stream when ``payload["stream"]``)
 - ``llmplex_openai.clients.make_client`` / ``make_async_client`` ``(base_url, api_key=None, ...)``
   and ``llmplex_openai.clients.request_timeout``
 - the Responses API twins in ``llmplex_openai.responses`` and ``transport.send_responses``.
@@ -126,9 +127,9 @@ llmplex_astream = llmplex_acall
 
 
 @hookimpl
-def llmplex_parse(raw: Any, request: Request) -> Response:
-    """A ``ChatCompletion`` or a Responses API ``Response`` as a core Response."""
-    if isinstance(raw, openai.types.chat.ChatCompletion):
+def llmplex_parse(raw: Any, request: Request, settings: OpenAISettings) -> Response:
+    """The answer of the API this instance speaks (decoded JSON, or an SDK model) as a core Response."""
+    if settings.effective_api == "chat":
         return chat.parse_chat_response(raw, request)
     return responses.parse_responses_response(raw, request)
 

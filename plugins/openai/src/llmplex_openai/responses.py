@@ -6,9 +6,8 @@ Plain functions: ``format_responses_request``, ``parse_responses_response``,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
-
-from openai.types.responses import Response as OpenAIResponse
 
 from llmplex.errors import LLMConfigurationError, LLMServerError
 from llmplex.types import FinishReason, Message, Request, Response, StreamEvent, StreamState, Tool, ToolCall
@@ -17,6 +16,7 @@ from llmplex_openai.outcomes import raise_for_outcome
 from llmplex_openai.parts import responses_content
 from llmplex_openai.schema import strict_json_schema
 from llmplex_openai.usage import core_usage
+from llmplex_openai.wire_json import as_json
 
 __all__ = ["format_responses_request", "parse_responses_event", "parse_responses_response", "tool_declaration"]
 
@@ -103,55 +103,60 @@ def _tool_choice(choice: str) -> Any:
 # --- response --------------------------------------------------------------------------
 
 
-def _finish_reason(raw: OpenAIResponse, has_calls: bool) -> FinishReason:
-    if raw.status == "incomplete":
-        details = raw.incomplete_details
-        return _INCOMPLETE.get(details.reason if details else None, "other")
-    if raw.status == "completed":
+def _finish_reason(data: Mapping[str, Any], has_calls: bool) -> FinishReason:
+    status = data.get("status")
+    if status == "incomplete":
+        details = data.get("incomplete_details") or {}
+        return _INCOMPLETE.get(details.get("reason"), "other")
+    if status == "completed":
         return "tool_calls" if has_calls else "stop"
     return "other"
 
 
-def _raise_if_failed(raw: OpenAIResponse) -> None:
-    if raw.status != "failed":
+def _raise_if_failed(data: Mapping[str, Any]) -> None:
+    if data.get("status") != "failed":
         return
-    error = raw.error
-    if error is None:
-        raise LLMServerError("the response failed without saying why", response_body=raw.model_dump())
-    raise error_from_api(error.message, code=error.code, response_body=error.model_dump())
+    error = data.get("error")
+    if not isinstance(error, Mapping):
+        raise LLMServerError("the response failed without saying why", response_body=dict(data))
+    raise error_from_api(str(error.get("message") or ""), code=error.get("code"), response_body=dict(error))
 
 
-def parse_responses_response(raw: OpenAIResponse, request: Request) -> Response:
-    """Core response from a Responses API ``Response`` object.
+def parse_responses_response(raw: Any, request: Request) -> Response:
+    """Core response from a Responses API response: its decoded JSON, or the SDK's ``Response``.
 
-    Raises the taxonomy error of a failed response, ``LLMRefusalError`` for a
-    refusal, and ``LLMIncompleteError`` when structured output was cut short.
+    ``Response.raw`` is ``raw`` as given. Raises the taxonomy error of a failed response,
+    ``LLMRefusalError`` for a refusal, and ``LLMIncompleteError`` when structured output was cut short.
     """
-    if not isinstance(raw, OpenAIResponse) or not hasattr(raw, "output"):
-        raise LLMServerError(f"the API answered with something that is not a response: {raw!r:.200}")
-    _raise_if_failed(raw)
+    data = as_json(raw)
+    if not isinstance(data, Mapping) or not isinstance(data.get("output"), list):
+        raise LLMServerError(f"the API answered with something that is not a response: {data!r:.200}")
+    _raise_if_failed(data)
     texts: list[str] = []
     refusals: list[str] = []
     calls: list[ToolCall] = []
-    for item in raw.output:
-        if item.type == "message":
-            for part in item.content:
-                if part.type == "output_text":
-                    texts.append(part.text)
-                elif part.type == "refusal":
-                    refusals.append(part.refusal)
-        elif item.type == "function_call":
-            calls.append(ToolCall(id=item.call_id, name=item.name, arguments=item.arguments or "{}"))
+    for item in data["output"]:
+        kind = item.get("type")
+        if kind == "message":
+            for part in item.get("content") or ():
+                if part.get("type") == "output_text":
+                    texts.append(part.get("text") or "")
+                elif part.get("type") == "refusal":
+                    refusals.append(part.get("refusal") or "")
+        elif kind == "function_call":
+            calls.append(
+                ToolCall(id=item.get("call_id"), name=item.get("name"), arguments=item.get("arguments") or "{}")
+            )
     text = "".join(texts)
-    finish = _finish_reason(raw, bool(calls))
+    finish = _finish_reason(data, bool(calls))
     raise_for_outcome(request, finish, text, "".join(refusals) or None)
     return Response(
         text=text,
         tool_calls=tuple(calls),
         finish_reason=finish,
-        usage=core_usage(raw.usage),
-        model=raw.model or "",
-        response_id=raw.id,
+        usage=core_usage(data.get("usage")),
+        model=data.get("model") or "",
+        response_id=data.get("id"),
         raw=raw,
     )
 
@@ -196,19 +201,20 @@ def parse_responses_event(event: Any, state: StreamState) -> list[StreamEvent]:
         state.data["id"], state.data["model"] = event.response.id, event.response.model
         return []
     if kind in _DONE_EVENTS:
-        return _finished(event.response, state)
+        return _finished(as_json(event.response), state)
     if kind == "response.failed":
-        _raise_if_failed(event.response)
+        _raise_if_failed(as_json(event.response))
     if kind == "error":
         raise error_from_api(event.message, code=event.code, response_body=event.model_dump())
     return []
 
 
-def _finished(raw: OpenAIResponse, state: StreamState) -> list[StreamEvent]:
-    finish = _finish_reason(raw, bool(state.data.get("calls")))
+def _finished(data: Mapping[str, Any], state: StreamState) -> list[StreamEvent]:
+    finish = _finish_reason(data, bool(state.data.get("calls")))
     refusal = "".join(state.data.get("refusal", ())) or None
     raise_for_outcome(state.request, finish, "".join(state.data.get("text", ())), refusal)
+    rid, model = data.get("id"), data.get("model")
     return [
-        StreamEvent(type="usage", usage=core_usage(raw.usage), response_id=raw.id, model=raw.model),
-        StreamEvent(type="finish", finish_reason=finish, response_id=raw.id, model=raw.model),
+        StreamEvent(type="usage", usage=core_usage(data.get("usage")), response_id=rid, model=model),
+        StreamEvent(type="finish", finish_reason=finish, response_id=rid, model=model),
     ]

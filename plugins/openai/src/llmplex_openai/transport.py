@@ -1,8 +1,11 @@
-"""Send a formatted payload through the SDK: one function per API, sync and async.
+"""Send a formatted payload: one function per API, sync and async.
 
-A payload is the exact JSON body; keys the SDK method does not name (from
-``provider_options``) travel in ``extra_body``. Whether the call streams is the
-payload's own ``"stream"``, so the same functions serve ``call`` and ``stream``.
+A payload is the exact JSON body. A whole answer is posted through the SDK
+client's own HTTP client and comes back as the decoded JSON ``dict``
+(``llmplex_openai.lean``); a stream (the payload's own ``"stream"``) goes
+through the SDK, whose events are its models, and keys the SDK method does not
+name (from ``provider_options``) travel in its ``extra_body``. The same
+functions serve ``call`` and ``stream``.
 """
 
 from __future__ import annotations
@@ -16,9 +19,12 @@ from openai import AsyncOpenAI, OpenAI
 from openai.resources.chat.completions.completions import Completions
 from openai.resources.responses.responses import Responses
 
+from llmplex_openai.lean import apost, post, suits
+
 __all__ = ["asend_chat", "asend_responses", "send_chat", "send_responses"]
 
 _NOT_BODY = frozenset({"self", "extra_headers", "extra_query", "extra_body", "timeout"})
+_CHAT, _RESPONSES = "/chat/completions", "/responses"
 
 
 @functools.cache
@@ -38,20 +44,28 @@ def _kwargs(payload: dict[str, Any], params: frozenset[str], timeout: float | No
 
 
 def send_chat(client: OpenAI, payload: dict[str, Any], timeout: float | None) -> Any:
-    """``POST /chat/completions``: a ``ChatCompletion``, or a stream of ``ChatCompletionChunk``."""
+    """``POST /chat/completions``: the ``chat.completion`` JSON, or the SDK's stream of ``ChatCompletionChunk``."""
+    if not payload.get("stream") and suits(client):
+        return post(client, _CHAT, Completions.create, payload, timeout)
     return client.chat.completions.create(**_kwargs(payload, _body_params(Completions.create), timeout))
 
 
 async def asend_chat(client: AsyncOpenAI, payload: dict[str, Any], timeout: float | None) -> Any:
     """Async ``send_chat``."""
+    if not payload.get("stream") and suits(client):
+        return await apost(client, _CHAT, Completions.create, payload, timeout)
     return await client.chat.completions.create(**_kwargs(payload, _body_params(Completions.create), timeout))
 
 
 def send_responses(client: OpenAI, payload: dict[str, Any], timeout: float | None) -> Any:
-    """``POST /responses``: a ``Response``, or a stream of ``ResponseStreamEvent``."""
+    """``POST /responses``: the ``response`` JSON, or the SDK's stream of ``ResponseStreamEvent``."""
+    if not payload.get("stream") and suits(client):
+        return post(client, _RESPONSES, Responses.create, payload, timeout)
     return client.responses.create(**_kwargs(payload, _body_params(Responses.create), timeout))
 
 
 async def asend_responses(client: AsyncOpenAI, payload: dict[str, Any], timeout: float | None) -> Any:
     """Async ``send_responses``."""
+    if not payload.get("stream") and suits(client):
+        return await apost(client, _RESPONSES, Responses.create, payload, timeout)
     return await client.responses.create(**_kwargs(payload, _body_params(Responses.create), timeout))

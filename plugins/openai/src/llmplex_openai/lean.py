@@ -1,0 +1,139 @@
+"""Send a JSON request through the SDK client's own HTTP client, skipping the SDK's request and response models.
+
+The SDK spends most of a short call building its request options, transforming
+the body against its TypedDicts and constructing its response models. Here the
+plugin's payload, already the exact JSON body, is serialized once and posted
+with the SDK client's own ``httpx`` (or ``httpx2``) client — the one
+``llmplex_openai.clients`` built to hold the llmplex deadline — and the
+answer is decoded to a plain ``dict``. What the server sees is what the SDK
+sends: the URL, query and headers come from a request the SDK itself built
+once per client and path (``User-Agent``, ``X-Stainless-*``, ``Authorization``,
+organization, project, default headers and query), the body is serialized as
+the SDK serializes it (same key order, same separators). Failures are the
+SDK's own exceptions, built the way the SDK builds them, so
+``llmplex_openai.errors.classify_error`` classifies them unchanged.
+
+Clients whose requests the SDK rewrites per call (a provider runtime, an API
+key provider) do not suit it: ``suits`` says so, and they go through the SDK.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import json
+import weakref
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+from openai import AsyncOpenAI, OpenAI
+from openai._models import FinalRequestOptions
+
+from llmplex.http import http_library
+
+__all__ = ["apost", "post", "suits"]
+
+_READ_TIMEOUT = "x-stainless-read-timeout"
+_SET_BY_HTTP_CLIENT = frozenset({"host", "content-length"})
+
+
+@dataclass(frozen=True)
+class _Wire:
+    """Where and with which headers one SDK client posts to one path."""
+
+    url: str
+    headers: tuple[tuple[str, str], ...]
+    order: dict[str, int]
+
+    def headers_for(self, timeout: float | None) -> list[tuple[str, str]]:
+        """The SDK's headers; with a timeout, the ``x-stainless-read-timeout`` it would announce."""
+        if timeout is None:
+            return list(self.headers)
+        return [(k, str(timeout) if k == _READ_TIMEOUT else v) for k, v in self.headers]
+
+    def body(self, payload: dict[str, Any]) -> bytes:
+        """``payload`` as the SDK serializes it: the method's parameters in its order, extra keys after."""
+        last = len(self.order)
+        ordered = dict(sorted(payload.items(), key=lambda item: self.order.get(item[0], last)))
+        return json.dumps(ordered, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+_wires: weakref.WeakKeyDictionary[OpenAI | AsyncOpenAI, dict[str, _Wire]] = weakref.WeakKeyDictionary()
+
+
+def _wire(client: OpenAI | AsyncOpenAI, path: str, method: Callable[..., Any]) -> _Wire:
+    per_path = _wires.get(client)
+    if per_path is None:
+        per_path = _wires.setdefault(client, {})
+    wire = per_path.get(path)
+    if wire is None:
+        template = client._build_request(FinalRequestOptions(method="post", url=path))
+        headers = tuple((k, v) for k, v in template.headers.items() if k not in _SET_BY_HTTP_CLIENT)
+        order = {name: i for i, name in enumerate(inspect.signature(method).parameters)}
+        wire = per_path[path] = _Wire(str(template.url), headers, order)
+    return wire
+
+
+def suits(client: OpenAI | AsyncOpenAI) -> bool:
+    """Whether requests of ``client`` can skip the SDK: it sends with a fixed key and no per-request hooks."""
+    return getattr(client, "_provider_runtime", None) is None and getattr(client, "_api_key_provider", None) is None
+
+
+def _decoded(client: OpenAI | AsyncOpenAI, response: Any) -> Any:
+    """The SDK's reading of an answer: its status error, the decoded JSON, or the text of a non-JSON body."""
+    if response.status_code >= 400:
+        raise client._make_status_error_from_response(response) from None
+    content_type = response.headers.get("content-type", "*").split(";")[0]
+    if content_type.endswith("json"):
+        return response.json()
+    try:
+        return response.json()
+    except ValueError:
+        return response.text
+
+
+def _request(
+    client: OpenAI | AsyncOpenAI, path: str, method: Callable[..., Any], payload: dict[str, Any], timeout: float | None
+) -> Any:
+    wire = _wire(client, path, method)
+    return client._client.build_request(
+        "POST",
+        wire.url,
+        content=wire.body(payload),
+        headers=wire.headers_for(timeout),
+        timeout=client.timeout if timeout is None else timeout,
+    )
+
+
+@contextlib.contextmanager
+def _sdk_errors(http: object, request: Any) -> Iterator[None]:
+    """Transport failures as the SDK reports them: ``APITimeoutError``, else ``APIConnectionError``."""
+    try:
+        yield
+    except http_library(http).TimeoutException as exc:
+        raise openai.APITimeoutError(request=request) from exc
+    except openai.OpenAIError:
+        raise
+    except Exception as exc:
+        raise openai.APIConnectionError(request=request) from exc
+
+
+def post(client: OpenAI, path: str, method: Callable[..., Any], payload: dict[str, Any], timeout: float | None) -> Any:
+    """``POST path`` with ``payload`` as the body: the decoded JSON answer (``method`` is the SDK method it
+    stands for, whose parameter order the body follows)."""
+    request = _request(client, path, method, payload, timeout)
+    with _sdk_errors(client._client, request):
+        response = client._client.send(request)
+    return _decoded(client, response)
+
+
+async def apost(
+    client: AsyncOpenAI, path: str, method: Callable[..., Any], payload: dict[str, Any], timeout: float | None
+) -> Any:
+    """Async ``post``."""
+    request = _request(client, path, method, payload, timeout)
+    with _sdk_errors(client._client, request):
+        response = await client._client.send(request)
+    return _decoded(client, response)
