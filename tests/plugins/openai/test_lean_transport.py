@@ -310,26 +310,38 @@ def test_item_17_async_clients_spread_connections_over_pools_within_the_sdks_lim
     assert all(p._pool._max_keepalive_connections * DEFAULT_SHARDS >= limits.max_keepalive_connections for p in pools)
 
 
-def test_item_17_sharded_transport_takes_pools_in_turn_and_closes_them_all() -> None:
+def test_item_17_sharded_transport_gives_each_request_the_least_busy_pool_and_closes_them_all() -> None:
     served: list[int] = []
+    release, nine_served = asyncio.Event(), asyncio.Event()
+
+    async def serve(index: int) -> httpx.Response:
+        served.append(index)
+        if len(served) == 9:
+            nine_served.set()
+        await release.wait()
+        return httpx.Response(200, content=b"ok")
 
     async def run() -> list[bool]:
         sharded = sharded_transport(shards=3, limits=httpx.Limits(max_connections=9, max_keepalive_connections=3))
         for index, pool in enumerate(sharded.pools):
-            pool.handle_async_request = lambda request, index=index: _serve(served, index)
+            pool.handle_async_request = lambda request, index=index: serve(index)
         async with httpx.AsyncClient(transport=sharded) as http:
-            await asyncio.gather(*(http.get("http://127.0.0.1:9/x") for _ in range(7)))
+            for _ in range(2):  # one at a time: always the first pool
+                release.set()
+                assert (await http.get("http://127.0.0.1:9/x")).content == b"ok"
+            release.clear()
+            calls = [asyncio.ensure_future(http.get("http://127.0.0.1:9/x")) for _ in range(7)]
+            await nine_served.wait()
+            assert sharded.busy == [3, 2, 2]
+            release.set()
+            await asyncio.gather(*calls)
+            assert sharded.busy == [0, 0, 0]  # every answer arrived
         return [pool._pool._connections == [] for pool in sharded.pools]
 
     assert all(asyncio.run(run()))
-    assert served == [0, 1, 2, 0, 1, 2, 0]
-    with pytest.raises(ValueError, match="shards"):
+    assert served == [0, 0, 0, 1, 2, 0, 1, 2, 0]
+    with pytest.raises(llmplex.LLMConfigurationError, match="at least one pool"):
         sharded_transport(shards=0)
-
-
-async def _serve(served: list[int], index: int) -> httpx.Response:
-    served.append(index)
-    return httpx.Response(200)
 
 
 def test_item_17_sixty_four_requests_in_flight_through_the_async_client() -> None:
