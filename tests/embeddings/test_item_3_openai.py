@@ -14,6 +14,8 @@ import respx
 
 import llmplex
 from llmplex import LLMAuthenticationError, LLMConfigurationError
+from llmplex.testing import FakeError
+from tests.conformance.openai_wire import error_body
 from tests.contract.openapi import validate_openai
 from tests.plugins.openai.conftest import API_KEY, OPENAI_URL
 
@@ -85,14 +87,7 @@ def test_item_3_openai_vectors_follow_their_index_not_the_reply_order(monkeypatc
 
 def test_item_3_openai_errors_are_typed_and_a_short_answer_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
-    error = {
-        "error": {
-            "message": "Incorrect API key",
-            "type": "invalid_request_error",
-            "param": None,
-            "code": "invalid_api_key",
-        }
-    }
+    error = error_body(FakeError("authentication", "Incorrect API key"))
     with respx.mock(assert_all_mocked=True) as router:
         router.post(URL).mock(return_value=httpx.Response(401, json=error))
         with pytest.raises(LLMAuthenticationError):

@@ -21,6 +21,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+import pytest
+
 __all__ = ["EchoServer", "RecordedRequest", "capture_logs", "exception_texts", "leaked"]
 
 _ECHOED = ("authorization", "x-api-key", "x-goog-api-key")
@@ -186,3 +188,21 @@ def capture_logs() -> Iterator[list[str]]:
             logger.setLevel(level)
             logger.disabled = disabled
             logger.propagate = propagate
+
+
+@pytest.fixture
+def proxy() -> Iterator[EchoServer]:
+    """An echoing proxy on 127.0.0.1 for one test."""
+    with EchoServer() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True, scope="module")
+def sdks_imported() -> None:
+    """Import the SDKs first so that their loggers exist when logging is opened up."""
+    import anthropic  # noqa: F401
+    import google.genai  # noqa: F401
+    import openai  # noqa: F401
+    from llmplex_litellm.sdk import load_litellm
+
+    load_litellm()

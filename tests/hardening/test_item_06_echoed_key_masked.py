@@ -15,7 +15,6 @@ import os
 import secrets
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,9 @@ import pytest
 
 import llmplex
 from llmplex.hookspecs import hookimpl
-from tests.hardening.echo_server import EchoServer, capture_logs, exception_texts, leaked
+from tests.hardening.echo_server import EchoServer, capture_logs, exception_texts, leaked, proxy, sdks_imported
+
+__all__ = ["proxy", "sdks_imported"]  # echo_server's fixtures: the proxy, and the SDKs imported first
 
 PROVIDERS = ("openai", "anthropic", "gemini", "litellm")
 MODELS = {
@@ -56,23 +57,6 @@ class Events:
     @hookimpl
     def llmplex_event(self, event: llmplex.Event) -> None:
         self.texts += [repr(event), repr(event.as_dict()) if hasattr(event, "as_dict") else ""]
-
-
-@pytest.fixture
-def proxy() -> Iterator[EchoServer]:
-    with EchoServer() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True, scope="module")
-def sdks_imported() -> None:
-    """Import the SDKs first so that their loggers exist when logging is opened up."""
-    import anthropic  # noqa: F401
-    import google.genai  # noqa: F401
-    import openai  # noqa: F401
-    from llmplex_litellm.sdk import load_litellm
-
-    load_litellm()
 
 
 def failing_call(provider: str, proxy: EchoServer, key: str, *, asynchronous: bool = False) -> tuple[Exception, Events]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import secrets
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -20,7 +19,9 @@ from urllib.parse import parse_qs
 import pytest
 
 import llmplex
-from tests.hardening.echo_server import EchoServer, capture_logs, exception_texts, leaked
+from tests.hardening.echo_server import EchoServer, capture_logs, exception_texts, leaked, proxy, sdks_imported
+
+__all__ = ["proxy", "sdks_imported"]  # echo_server's fixtures: the proxy, and the SDKs imported first
 
 PROVIDERS = ("openai", "anthropic", "gemini", "litellm")
 MODELS = {
@@ -47,23 +48,6 @@ def table(provider: str, url: str) -> dict[str, Any]:
 
 def root(provider: str, proxy: EchoServer) -> str:
     return f"{proxy.url}/v1" if provider in ("openai", "litellm") else proxy.url
-
-
-@pytest.fixture
-def proxy() -> Iterator[EchoServer]:
-    with EchoServer() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True, scope="module")
-def sdks_imported() -> None:
-    """Import the SDKs first so that their loggers exist when logging is opened up."""
-    import anthropic  # noqa: F401
-    import google.genai  # noqa: F401
-    import openai  # noqa: F401
-    from llmplex_litellm.sdk import load_litellm
-
-    load_litellm()
 
 
 def failing_call(client: llmplex.Client, provider: str) -> llmplex.LLMError:

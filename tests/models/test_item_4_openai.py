@@ -8,6 +8,8 @@ import respx
 
 import llmplex
 from llmplex import LLMAuthenticationError
+from llmplex.testing import FakeError
+from tests.conformance.openai_wire import error_body
 from tests.contract.openapi import validate_openai
 from tests.plugins.openai.conftest import API_KEY, OPENAI_URL
 
@@ -35,14 +37,7 @@ def test_item_4_openai_lists_model_ids_once_per_client(monkeypatch: pytest.Monke
 
 def test_item_4_openai_a_rejected_key_is_typed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
-    body = {
-        "error": {
-            "message": "Incorrect API key",
-            "type": "invalid_request_error",
-            "param": None,
-            "code": "invalid_api_key",
-        }
-    }
+    body = error_body(FakeError("authentication", "Incorrect API key"))
     with respx.mock(assert_all_mocked=True) as router:
         router.get(OPENAI_URL + "/models").mock(return_value=httpx.Response(401, json=body))
         with pytest.raises(LLMAuthenticationError) as caught:

@@ -7,7 +7,6 @@ the OpenAPI spec; a document by URL is refused before LiteLLM is called.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,23 +16,12 @@ from llmplex import LLMConfigurationError
 from llmplex.testing import media
 from tests.contract.openapi import validate_openai
 from tests.multimodal.cases import CASE_IDS, CASES, CHAT_PARTS, PROMPT, b64, make
+from tests.plugins.litellm.conftest import llm, server
 from tests.support.fault_server import FaultServer
 
 MODEL = "litellm:openai/gpt-4o"
 
-
-@pytest.fixture
-def server() -> Iterator[FaultServer]:
-    with FaultServer() as fake:
-        yield fake
-
-
-@pytest.fixture
-def llm(server: FaultServer) -> llmplex.Client:
-    return llmplex.Client(
-        providers={"litellm": {"api_base": server.url, "api_key": "sk-test-litellm-multimodal"}},
-        throttle={"max_attempts": 1},
-    )
+__all__ = ["llm", "server"]  # the litellm suite's fixtures: a fault server and a client on it
 
 
 @pytest.mark.parametrize(("kind", "source"), CASES, ids=CASE_IDS)
