@@ -265,3 +265,16 @@ def test_item_3_ray_driver_killed_mid_run_resumes_without_losing_or_repeating_ro
     assert set(sent) == {f"row {i}" for i in range(ROWS)}  # none missing
     assert all(sent[f"row {i}"] == 1 for i in before)  # the journaled rows were not sent again
     assert not journal.exists()
+
+
+def test_item_3_a_ray_address_that_cannot_be_used_is_a_connection_error_before_any_journal(tmp_path: Path) -> None:
+    # a separate process: this module's own Ray, once started, would be used whatever the address
+    write_requests(tmp_path / "in.jsonl", [{"model": "mock:echo", "prompt": "hi"}])
+    command = [sys.executable, "-m", "llmplex", "--config", str(config_file(tmp_path)), "batch"]
+    command += [str(tmp_path / "in.jsonl"), "-o", str(tmp_path / "out.jsonl"), "--ray", "ray://127.0.0.1:1"]
+    done = subprocess.run(command, check=False, cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+    assert done.returncode != 0
+    assert "LLMConnectionError" in done.stderr and "ray://127.0.0.1:1" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "out.jsonl.journal").exists()  # the same command works once the cluster is up

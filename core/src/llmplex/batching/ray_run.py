@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from llmplex.batching.records import result_record
 from llmplex.config.schema import Config
-from llmplex.errors import LLMConfigurationError, LLMError
+from llmplex.errors import LLMConfigurationError, LLMConnectionError, LLMError
 
 if TYPE_CHECKING:
     from llmplex.client import Client
@@ -113,25 +113,33 @@ class RayRun:
         self.concurrency = concurrency
         self.workers = workers
         self.max_attempts = max_attempts or client.config.throttle.max_attempts
+        self._ray: Any = None
+        self._started = False
+
+    def connect(self) -> None:
+        """Join the cluster (or start the local instance) now, before anything is journaled or sent."""
+        if self._ray is None:
+            self._ray, self._started = _connect(self.address)
 
     def run(
         self, rows: Iterable[tuple[int, Mapping[str, Any]]], on_record: Callable[[int, dict[str, Any]], None]
     ) -> None:
         """Answer every row on the cluster; ``on_record(index, record)`` as each one finishes (in this process)."""
-        queue = deque(_Row(index, arguments) for index, arguments in rows)
-        if not queue:
-            return
-        environment = provider_environment(self.client, [r.arguments.get("model") for r in queue])
-        ray, started = _connect(self.address)
+        self.connect()
+        ray = self._ray
         workers: _Workers | None = None
         try:
-            workers = self._start_workers(ray, environment, len(queue))
-            self._drive(ray, workers, queue, on_record)
+            queue = deque(_Row(index, arguments) for index, arguments in rows)
+            if queue:
+                environment = provider_environment(self.client, [r.arguments.get("model") for r in queue])
+                workers = self._start_workers(ray, environment, len(queue))
+                self._drive(ray, workers, queue, on_record)
         finally:
             if workers is not None:
                 workers.stop()
-            if started:
+            if self._started:
                 ray.shutdown()
+                self._ray, self._started = None, False
 
     def _start_workers(self, ray: Any, environment: dict[str, str], rows: int) -> _Workers:
         from llmplex.batching.ray_worker import RowWorker
@@ -247,9 +255,10 @@ def _connect(address: str) -> tuple[Any, bool]:
         options["address"] = address
     try:
         ray.init(**options)
-    except (ConnectionError, ValueError, RuntimeError) as exc:
-        raise LLMConfigurationError(
-            f"cannot reach the Ray cluster at {address!r}: {exc}; give the address of its head node "
+    except Exception as exc:  # Ray raises assorted types (ConnectionError, RuntimeError, its own)
+        where = "start a local Ray instance" if address == LOCAL else f"reach the Ray cluster at {address!r}"
+        raise LLMConnectionError(
+            f"cannot {where}: {type(exc).__name__}: {exc}; give the address of a running head node "
             "(HOST:6379, or ray://HOST:10001 for Ray Client), or --ray alone for a local instance"
         ) from None
     return ray, True

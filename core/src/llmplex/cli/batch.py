@@ -106,6 +106,8 @@ def batch_command(
     requests, fingerprint = read_requests(requests_file, model)
     journal_path = output.with_name(output.name + ".journal")
     fresh = not journal_path.exists()
+    if ray_run is not None:
+        ray_run.connect()  # before the journal: a cluster that cannot be reached leaves nothing to --resume
     journal = Journal.open(journal_path, fingerprint, len(requests), resume=resume)
     terminal = sys.stderr.isatty() if progress is None else progress
     mode: Mode = "bar" if terminal else "lines" if progress is None else "off"
