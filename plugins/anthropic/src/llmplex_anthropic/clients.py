@@ -40,7 +40,7 @@ def _client_options(settings: AnthropicSettings) -> dict[str, Any]:
 def create_client(settings: AnthropicSettings) -> anthropic.Anthropic:
     """The sync SDK client; core retries, so the SDK never does; requests hold to the call's deadline.
 
-    Its ``httpx2`` client also carries the lean ``messages.create`` (:mod:`llmplex_anthropic.lean`).
+    Its ``httpx2`` client also carries the lean ``messages.create`` (``llmplex_anthropic.lean``).
     """
     http_client = honour_deadline(anthropic.DefaultHttpxClient())
     client = anthropic.Anthropic(**_client_options(settings), http_client=http_client)

@@ -2,12 +2,12 @@
 
 The SDK spends most of a short call building pydantic request options and a
 ``Message`` model that the plugin reads once. For the clients this plugin builds
-(:func:`~llmplex_anthropic.clients.create_client`), :func:`sender` returns a
-:class:`LeanMessages` that sends the request the SDK would send — same URL, same
+(``create_client``), ``sender`` returns a
+``LeanMessages`` that sends the request the SDK would send — same URL, same
 headers (the SDK client's own), the same JSON bytes (the SDK's encoder settings,
 keys in the SDK's order) — through the SDK client's own deadline-bound ``httpx2``
 client, and decodes the answer with orjson into plain data that
-:func:`~llmplex_anthropic.response.parse_message` reads. Failures are the SDK's
+``parse_message`` reads. Failures are the SDK's
 own exceptions (``APITimeoutError``, ``APIConnectionError``, the status errors of
 ``_make_status_error_from_response``), so classification is unchanged.
 
@@ -58,7 +58,7 @@ class LeanMessages:
     url: httpx2.URL
     headers: list[tuple[bytes, bytes]] = field(repr=False)
     """The headers the SDK's request gets from both clients (key, version, user agent, platform), in its order,
-    with :data:`_TIMING` values to fill per call; never shown in the repr."""
+    with ``_TIMING`` values to fill per call; never shown in the repr."""
 
     def request(self, payload: dict[str, Any], body: bytes, timeout: float | None) -> httpx2.Request:
         """The request ``messages.create(**payload, timeout=timeout)`` would send (``None``: the SDK's default)."""
@@ -78,7 +78,7 @@ class LeanMessages:
         return httpx2.Request("POST", self.url, content=body, headers=headers, extensions=extensions)
 
     def send(self, payload: dict[str, Any], body: bytes, timeout: float | None) -> Any:
-        """The decoded answer of one call (sync client); ``body`` is :func:`sender`'s."""
+        """The decoded answer of one call (sync client); ``body`` is ``sender``'s."""
         assert isinstance(self.http, httpx2.Client)
         request = self.request(payload, body, timeout)
         try:
@@ -88,7 +88,7 @@ class LeanMessages:
         return self._answer(response)
 
     async def asend(self, payload: dict[str, Any], body: bytes, timeout: float | None) -> Any:
-        """Async twin of :meth:`send`."""
+        """Async twin of ``send``."""
         assert isinstance(self.http, httpx2.AsyncClient)
         request = self.request(payload, body, timeout)
         try:

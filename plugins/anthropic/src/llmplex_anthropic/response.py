@@ -1,7 +1,7 @@
 """A ``Message`` → core ``Response``; stop reasons and usage shared with streaming.
 
 A message is the SDK's model (batch results, the SDK path) or the decoded JSON of
-the lean path (:mod:`llmplex_anthropic.lean`); :func:`field` reads either.
+the lean path (``llmplex_anthropic.lean``); ``field`` reads either.
 """
 
 from __future__ import annotations
