@@ -6,6 +6,7 @@ talk to an OpenAI-compatible server (``base_url`` and an optional ``api_key``).
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from openai import DEFAULT_CONNECTION_LIMITS, AsyncOpenAI, DefaultAsyncHttpxClient, DefaultHttpxClient, OpenAI
@@ -83,7 +84,9 @@ def make_async_client(
 ) -> AsyncOpenAI:
     """Async twin of ``make_client`` (build one per event loop), whose connections are spread over
     several pools (``llmplex.http.sharded_transport``) for many requests in flight."""
-    transport = sharded_transport(limits=DEFAULT_CONNECTION_LIMITS)
+    # the pools of the library the SDK sends with: httpx for openai 2, httpx2 for openai 3
+    http = sys.modules[DefaultAsyncHttpxClient.__mro__[1].__module__.partition(".")[0]]
+    transport = sharded_transport(http, limits=DEFAULT_CONNECTION_LIMITS)
     http_client = honour_deadline(DefaultAsyncHttpxClient(transport=transport))
     client = AsyncOpenAI(**_options(base_url, api_key, organization, project, timeout), http_client=http_client)
     _pin_identity(client, organization, project)
