@@ -10,11 +10,11 @@ instance of the openai plugin (``api = "chat"``, ``base_url`` at the stub).
 * async: ``llmplex.acomplete`` versus ``AsyncOpenAI`` at concurrency 64, in one
   event loop; median throughput and CPU per call. Target: throughput ratio >= 0.95.
 
-* in situ: llmplex's time minus the SDK call it made, call by call (median):
+* in situ: llmplex's time minus the HTTP call it made (``transport.send_chat``), call by call (median):
   its own work amid real calls, with cold caches; split into the plugin's
   format + parse and core's rest.
 * own work: the same call in-process with the HTTP round trip replaced by a
-  ready ``ChatCompletion`` (best of rounds): what the plugin (format + parse)
+  ready answer, the decoded JSON the transport returns (best of rounds): what the plugin (format + parse)
   and core (the rest of the pipeline) add per call, immune to network noise.
 
 ``--profile`` adds a cProfile of that own work: split between core, the
