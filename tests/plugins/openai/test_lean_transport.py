@@ -358,3 +358,29 @@ def test_item_17_sixty_four_requests_in_flight_through_the_async_client() -> Non
     with FaultServer(default=Fault.ok("hi")) as server:
         assert asyncio.run(run(server)) == ["hi"] * 64
         assert server.request_count == 64
+
+
+def test_item_17_lean_path_sends_cookies_a_server_set_like_the_sdk(wire: respx.MockRouter) -> None:
+    answer = _answer(CHAT)
+    seen = _capture(wire, CHAT, httpx.Response(200, json=answer, headers={"set-cookie": "route=b7; Path=/"}))
+    client = _client()
+    _lean_send(client, CHAT, CHAT_PAYLOADS[0], None)  # the server sets its cookie
+    _sdk_send(client, CHAT, CHAT_PAYLOADS[0], None)
+    _lean_send(client, CHAT, CHAT_PAYLOADS[0], None)
+    _, sdk, lean = seen
+    assert lean.headers["cookie"] == "route=b7"
+    assert lean.headers.multi_items() == sdk.headers.multi_items() and lean.content == sdk.content
+
+
+def test_item_17_lean_path_keeps_the_sdks_request_extensions() -> None:
+    """A host name with ``_`` (a docker service) gets the SNI name the SDK sets."""
+    seen: list[httpx.Request] = []
+    with respx.mock(assert_all_called=False) as router:
+        router.post("http://llm_gateway:8000/v1/chat/completions").mock(
+            side_effect=lambda request: seen.append(request) or httpx.Response(200, json=_answer(CHAT))
+        )
+        client = make_client("http://llm_gateway:8000/v1", KEY)
+        _sdk_send(client, CHAT, CHAT_PAYLOADS[0], None)
+        _lean_send(client, CHAT, CHAT_PAYLOADS[0], None)
+    sdk, lean = seen
+    assert lean.extensions == sdk.extensions and lean.extensions["sni_hostname"] == "llm-gateway"

@@ -25,6 +25,7 @@ import json
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 import openai
@@ -36,15 +37,19 @@ from llmplex.http import http_library
 __all__ = ["apost", "post", "suits"]
 
 _READ_TIMEOUT = "x-stainless-read-timeout"
-_SET_BY_HTTP_CLIENT = frozenset({"host", "content-length"})
 
 
 @dataclass(frozen=True)
 class _Wire:
-    """Where and with which headers one SDK client posts to one path."""
+    """Where and with which headers one SDK client posts to one path: the parts of the SDK's own request.
 
-    url: str
+    ``headers`` are already merged with the HTTP client's defaults, as ``build_request`` merges them.
+    """
+
+    library: ModuleType
+    url: Any
     headers: tuple[tuple[str, str], ...]
+    extensions: dict[str, Any]
     order: dict[str, int]
 
     def headers_for(self, timeout: float | None) -> list[tuple[str, str]]:
@@ -70,9 +75,11 @@ def _wire(client: OpenAI | AsyncOpenAI, path: str, method: Callable[..., Any]) -
     wire = per_path.get(path)
     if wire is None:
         template = client._build_request(FinalRequestOptions(method="post", url=path))
-        headers = tuple((k, v) for k, v in template.headers.items() if k not in _SET_BY_HTTP_CLIENT)
+        headers = tuple((k, v) for k, v in template.headers.items() if k != "content-length")
+        extensions = {k: v for k, v in template.extensions.items() if k != "timeout"}
         order = {name: i for i, name in enumerate(inspect.signature(method).parameters)}
-        wire = per_path[path] = _Wire(str(template.url), headers, order)
+        library = http_library(client._client)
+        wire = per_path[path] = _Wire(library, template.url, headers, extensions, order)
     return wire
 
 
@@ -98,12 +105,22 @@ def _request(
     client: OpenAI | AsyncOpenAI, path: str, method: Callable[..., Any], payload: dict[str, Any], timeout: float | None
 ) -> Any:
     wire = _wire(client, path, method)
-    return client._client.build_request(
+    http = client._client
+    if http.cookies:  # cookies a server set on this client: let httpx add them, as for the SDK's request
+        return http.build_request(
+            "POST",
+            wire.url,
+            content=wire.body(payload),
+            headers=wire.headers_for(timeout),
+            timeout=client.timeout if timeout is None else timeout,
+        )
+    timeouts = wire.library.Timeout(client.timeout if timeout is None else timeout).as_dict()
+    return wire.library.Request(
         "POST",
         wire.url,
-        content=wire.body(payload),
         headers=wire.headers_for(timeout),
-        timeout=client.timeout if timeout is None else timeout,
+        content=wire.body(payload),
+        extensions={**wire.extensions, "timeout": timeouts},
     )
 
 
