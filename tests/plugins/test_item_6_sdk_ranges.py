@@ -48,7 +48,7 @@ def test_item_6_installed_openai_sdk_is_inside_the_declared_range() -> None:
     (openai_req,) = [r for r in declared if r.name == "openai"]
     installed = importlib.metadata.version("openai")
     assert openai_req.specifier.contains(installed), f"openai {installed} is outside {openai_req.specifier}"
-    assert openai_req.specifier.contains("3.0.0") and openai_req.specifier.contains("2.0.0")
+    assert openai_req.specifier.contains("3.0.0") and openai_req.specifier.contains("2.17.0")
 
 
 @pytest.mark.parametrize("api", ["chat", "responses"])
