@@ -6,9 +6,11 @@ stub server (``bench/openai_stub_server.py``, Chat Completions, Responses and
 Anthropic Messages, plain and SSE) in its own process; with two CPUs or more the
 server runs on CPU 1 and this process on CPU 0.
 
-Every measure runs its cases side by side in interleaved rounds (the order
-rotates each round) and reports medians over rounds; ratios are taken within a
-round, against the yardstick of that round, then the median of those:
+Sync and async measures run each case right next to its yardstick (the pair's
+order alternates, the cases' order rotates each round) for a fixed time each;
+a case's ratio is the median of its ratios to the yardstick measured beside it,
+its figure the median of its measurements. Streaming runs in rotating rounds,
+ratios taken within a round:
 
 * sync: µs per short call, sequential; ratio to raw ``httpx.Client`` posting the same JSON;
 * async: requests/s with 64 in flight in one event loop; ratio to raw ``httpx.AsyncClient``;
@@ -37,7 +39,8 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -57,8 +60,8 @@ class Settings:
 
     def __init__(self, quick: bool) -> None:
         scale = 4 if quick else 1
-        self.sync_rounds, self.sync_seconds = 9, 0.3 / scale
-        self.async_rounds, self.async_seconds = 5, 0.8 / scale
+        self.sync_rounds, self.sync_seconds = 9, 0.15 / scale
+        self.async_rounds, self.async_seconds = 7, 0.35 / scale
         self.stream_rounds, self.stream_seconds = 7, 0.25 / scale
 
 
@@ -87,33 +90,58 @@ def _rotations(names: list[str], rounds: int) -> list[list[str]]:
     return [names[r % len(names) :] + names[: r % len(names)] for r in range(rounds)]
 
 
-def _ratios(per_round: dict[str, list[float]], yardstick: str) -> dict[str, float]:
-    """Median over rounds of each case's figure divided by the yardstick's figure of the same round."""
-    base = per_round[yardstick]
-    return {
-        name: statistics.median(v / b for v, b in zip(values, base, strict=True)) for name, values in per_round.items()
-    }
+@dataclass
+class Paired:
+    """Each case's figure per measurement, and its ratio to the yardstick measured right next to it."""
+
+    figures: dict[str, list[float]]
+    ratios: dict[str, list[float]]
+
+    @classmethod
+    def of(cls, names: list[str], yardstick: str) -> Paired:
+        return cls({name: [] for name in names}, {name: [1.0] if name == yardstick else [] for name in names})
+
+    def pairs(self, yardstick: str, rounds: int) -> Iterator[tuple[str, tuple[str, str]]]:
+        """Each round, every case next to the yardstick, in a rotating order, the yardstick first every other round."""
+        others = [name for name in self.figures if name != yardstick]
+        for number, order in enumerate(_rotations(others, rounds)):
+            for name in order:
+                yield name, (yardstick, name) if number % 2 == 0 else (name, yardstick)
+
+    def add(self, name: str, yardstick: str, figures: dict[str, float]) -> None:
+        self.figures[name].append(figures[name])
+        self.figures[yardstick].append(figures[yardstick])
+        self.ratios[name].append(figures[name] / figures[yardstick])
+
+    def ratio(self, name: str) -> float:
+        return statistics.median(self.ratios[name])
+
+    def median(self, name: str) -> float:
+        return statistics.median(self.figures[name])
 
 
 # -- sync ---------------------------------------------------------------------------------
 
 
-def sync_rounds(cases: dict[str, Sync], settings: Settings) -> dict[str, list[float]]:
-    """µs per call of each case, per round."""
+def _sync_figure(call: Sync, seconds: float) -> float:
+    calls = 0
+    started = time.perf_counter()
+    while (elapsed := time.perf_counter() - started) < seconds:
+        for _ in range(10):
+            call()
+        calls += 10
+    return elapsed / calls * 1e6
+
+
+def sync_rounds(cases: dict[str, Sync], settings: Settings) -> Paired:
+    """µs per call of each case, each measured right next to the yardstick."""
     for call in cases.values():  # warm-up: connections open, caches filled
         for _ in range(20):
             call()
-    per_round: dict[str, list[float]] = {name: [] for name in cases}
-    for order in _rotations(list(cases), settings.sync_rounds):
-        for name in order:
-            call, calls = cases[name], 0
-            started = time.perf_counter()
-            while (elapsed := time.perf_counter() - started) < settings.sync_seconds:
-                for _ in range(10):
-                    call()
-                calls += 10
-            per_round[name].append(elapsed / calls * 1e6)
-    return per_round
+    paired = Paired.of(list(cases), SYNC_YARDSTICK)
+    for name, pair in paired.pairs(SYNC_YARDSTICK, settings.sync_rounds):
+        paired.add(name, SYNC_YARDSTICK, {n: _sync_figure(cases[n], settings.sync_seconds) for n in pair})
+    return paired
 
 
 # -- async --------------------------------------------------------------------------------
@@ -129,22 +157,26 @@ async def _burst(call: Async, total: int) -> None:
     await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
 
 
+async def _async_figure(call: Async, seconds: float) -> float:
+    done = 0
+    started = time.perf_counter()
+    while (elapsed := time.perf_counter() - started) < seconds:
+        await _burst(call, CONCURRENCY)
+        done += CONCURRENCY
+    return done / elapsed
+
+
 async def async_rounds(
     factories: dict[str, Callable[[], Async]], closers: list[Callable[[], Awaitable[object]]], settings: Settings
-) -> tuple[dict[str, list[float]], dict[str, float]]:
-    """Requests/s of each case per round, and KiB per in-flight call (tracemalloc peak of one burst / 64)."""
+) -> tuple[Paired, dict[str, float]]:
+    """Requests/s of each case, each measured right next to the yardstick; KiB per in-flight call
+    (tracemalloc peak of one burst / 64)."""
     calls = {name: factory() for name, factory in factories.items()}
     for call in calls.values():  # warm-up: a connection per worker
         await _burst(call, CONCURRENCY)
-    per_round: dict[str, list[float]] = {name: [] for name in calls}
-    for order in _rotations(list(calls), settings.async_rounds):
-        for name in order:
-            done = 0
-            started = time.perf_counter()
-            while (elapsed := time.perf_counter() - started) < settings.async_seconds:
-                await _burst(calls[name], CONCURRENCY)
-                done += CONCURRENCY
-            per_round[name].append(done / elapsed)
+    paired = Paired.of(list(calls), ASYNC_YARDSTICK)
+    for name, pair in paired.pairs(ASYNC_YARDSTICK, settings.async_rounds):
+        paired.add(name, ASYNC_YARDSTICK, {n: await _async_figure(calls[n], settings.async_seconds) for n in pair})
     memory: dict[str, float] = {}
     for name, call in calls.items():
         tracemalloc.start()
@@ -154,7 +186,7 @@ async def async_rounds(
         tracemalloc.stop()
     for close in closers:
         await close()
-    return per_round, memory
+    return paired, memory
 
 
 # -- streaming ----------------------------------------------------------------------------
@@ -265,19 +297,15 @@ def _print_table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...
 
 
 def report(
-    sync: dict[str, list[float]],
-    asynchronous: dict[str, list[float]],
-    memory: dict[str, float],
-    streams: dict[str, tuple[list[float], list[float]]],
+    sync: Paired, asynchronous: Paired, memory: dict[str, float], streams: dict[str, tuple[list[float], list[float]]]
 ) -> list[str]:
     """Print the tables; return the goal lines."""
-    sync_ratio = _ratios(sync, SYNC_YARDSTICK)
-    rows = [(n, f"{statistics.median(v):.0f}", f"{sync_ratio[n]:.2f}x") for n, v in sync.items()]
-    _print_table(f"sync, one short call (median of {len(sync[SYNC_YARDSTICK])} rounds)", ("µs/call", "vs httpx"), rows)
-    async_ratio = _ratios(asynchronous, ASYNC_YARDSTICK)
+    rows = [(n, f"{sync.median(n):.0f}", f"{sync.ratio(n):.2f}x") for n in sync.figures]
+    rounds = len(sync.ratios[GOAL_CASES[0]]) if GOAL_CASES[0] in sync.ratios else 0
+    _print_table(f"sync, one short call (medians; {rounds} pairs per case)", ("µs/call", "vs httpx"), rows)
     rows = [
-        (n, f"{statistics.median(v):.0f}", f"{async_ratio[n]:.2f}x", f"{memory.get(n, 0):.1f}")
-        for n, v in asynchronous.items()
+        (n, f"{asynchronous.median(n):.0f}", f"{asynchronous.ratio(n):.2f}x", f"{memory.get(n, 0):.1f}")
+        for n in asynchronous.figures
     ]
     _print_table(f"async, {CONCURRENCY} in flight", ("requests/s", "vs httpx", "KiB/in-flight"), rows)
     rows = []
@@ -295,16 +323,18 @@ def report(
             )
         )
     _print_table("streaming (vs raw httpx reading the same SSE)", ("first µs", "vs raw", "µs/chunk", "vs raw"), rows)
-    fastest = max(asynchronous, key=lambda n: statistics.median(asynchronous[n]))
+    fastest = max(asynchronous.figures, key=asynchronous.median)
     print(f"\nfastest async case: {fastest} (raw aiohttp on top means the server is not the bottleneck)")
     goals = []
     for name in GOAL_CASES:
-        if name in sync:
-            met = sync_ratio[name] <= SYNC_GOAL
-            goals.append(f"{name:<20} sync {sync_ratio[name]:.2f}x <= {SYNC_GOAL}x: {'MET' if met else 'MISSED'}")
-        if name in asynchronous:
-            met = async_ratio[name] >= ASYNC_GOAL
-            goals.append(f"{name:<20} async {async_ratio[name]:.2f}x >= {ASYNC_GOAL}x: {'MET' if met else 'MISSED'}")
+        if name in sync.figures:
+            ratio = sync.ratio(name)
+            goals.append(f"{name:<20} sync {ratio:.2f}x <= {SYNC_GOAL}x: {'MET' if ratio <= SYNC_GOAL else 'MISSED'}")
+        if name in asynchronous.figures:
+            ratio = asynchronous.ratio(name)
+            goals.append(
+                f"{name:<20} async {ratio:.2f}x >= {ASYNC_GOAL}x: {'MET' if ratio >= ASYNC_GOAL else 'MISSED'}"
+            )
     print("\ngoals (issue 17)")
     for line in goals:
         print(f"  {line}")
