@@ -99,6 +99,10 @@ def llmplex_stream(
     payload: dict[str, Any], settings: AnthropicSettings, client: anthropic.Anthropic, timeout: float | None
 ) -> Iterator[Any]:
     """The raw stream events of one streamed ``messages.create``; the response is closed at the end."""
+    chosen = _chosen(timeout, settings)
+    lean = sender(client, payload, chosen, stream=True)
+    if lean is not None:
+        return lean[0].stream(payload, lean[1], chosen)
     stream = client.messages.create(**payload, stream=True, **_timeout(timeout, settings))
 
     def events() -> Iterator[Any]:
@@ -113,6 +117,10 @@ async def llmplex_astream(
     payload: dict[str, Any], settings: AnthropicSettings, client: anthropic.AsyncAnthropic, timeout: float | None
 ) -> AsyncIterator[Any]:
     """Async twin of ``llmplex_stream``."""
+    chosen = _chosen(timeout, settings)
+    lean = sender(client, payload, chosen, stream=True)
+    if lean is not None:
+        return await lean[0].astream(payload, lean[1], chosen)
     stream = await client.messages.create(**payload, stream=True, **_timeout(timeout, settings))
 
     async def events() -> AsyncIterator[Any]:

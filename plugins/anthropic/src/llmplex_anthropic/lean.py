@@ -7,7 +7,13 @@ The SDK spends most of a short call building pydantic request options and a
 headers (the SDK client's own), the same JSON bytes (the SDK's encoder settings,
 keys in the SDK's order) — through the SDK client's own deadline-bound ``httpx2``
 client, and decodes the answer with orjson into plain data that
-``parse_message`` reads. Failures are the SDK's
+``parse_message`` reads. A streamed call (``stream``/``astream``) sends the same
+request with ``"stream": true`` where the SDK writes it, reads the event stream
+with ``llmplex.http.iter_sse``/``aiter_sse`` and builds each event with the SDK's
+own ``_process_response_data`` (the ``RawMessageStreamEvent`` models its
+``Stream`` yields); like the SDK it skips pings and unnamed events, raises an
+``event: error`` as the SDK's status error, and closes the response on every
+exit. Failures are the SDK's
 own exceptions (``APITimeoutError``, ``APIConnectionError``, the status errors of
 ``_make_status_error_from_response``), so classification is unchanged.
 
@@ -21,6 +27,7 @@ from __future__ import annotations
 import inspect
 import json
 import weakref
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,22 +36,28 @@ import httpx2
 import orjson
 from anthropic._constants import DEFAULT_TIMEOUT, MODEL_NONSTREAMING_TOKENS
 from anthropic.resources.messages.messages import DEPRECATED_MODELS, MODELS_TO_WARN_WITH_THINKING_ENABLED, Messages
+from anthropic.types import RawMessageStreamEvent
+
+from llmplex.http import ServerSentEvent, aiter_sse, iter_sse
 
 __all__ = ["LeanMessages", "register", "sender"]
 
 _NOT_BODY = frozenset(
-    {"self", "stream", "user_profile_id", "workspace_id", "extra_headers", "extra_query", "extra_body", "timeout"}
+    {"self", "user_profile_id", "workspace_id", "extra_headers", "extra_query", "extra_body", "timeout"}
 )
 _BODY_ORDER = {
     name: index for index, name in enumerate(inspect.signature(Messages.create).parameters) if name not in _NOT_BODY
 }
-"""The body fields of ``messages.create``, in the order the SDK writes them."""
+"""The body fields of ``messages.create`` (``stream`` too, set by ``stream``/``astream`` only), in the SDK's order."""
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 """The SDK's JSON encoder settings (``anthropic._utils._json``), so the body is byte for byte the SDK's."""
 
 _TIMING = frozenset({b"x-stainless-timeout", b"x-stainless-read-timeout"})
 """The SDK's per-call headers holding the call's read timeout."""
+
+_UNSET = str(anthropic.NOT_GIVEN).encode()
+"""What the SDK writes in ``x-stainless-timeout`` for a streamed call given no timeout (its ``NOT_GIVEN``'s text)."""
 
 _SENDERS: weakref.WeakKeyDictionary[Any, LeanMessages] = weakref.WeakKeyDictionary()
 
@@ -60,11 +73,21 @@ class LeanMessages:
     """The headers the SDK's request gets from both clients (key, version, user agent, platform), in its order,
     with ``_TIMING`` values to fill per call; never shown in the repr."""
 
-    def request(self, payload: dict[str, Any], body: bytes, timeout: float | None) -> httpx2.Request:
-        """The request ``messages.create(**payload, timeout=timeout)`` would send (``None``: the SDK's default)."""
+    def request(
+        self, payload: dict[str, Any], body: bytes, timeout: float | None, *, stream: bool = False
+    ) -> httpx2.Request:
+        """The request ``messages.create(**payload, stream=stream, timeout=timeout)`` would send.
+
+        A ``timeout`` of ``None`` takes the SDK's default.
+        """
         chosen: float | httpx2.Timeout
         if timeout is not None:
             chosen, read = timeout, str(timeout).encode()
+        elif stream:  # the client's timeout, which ``sender`` made sure is the SDK's default
+            chosen = DEFAULT_TIMEOUT
+            read = str(DEFAULT_TIMEOUT.read).encode()
+            timing = {b"x-stainless-timeout": _UNSET, b"x-stainless-read-timeout": read}
+            return self._build(body, [(name, timing.get(name, value)) for name, value in self.headers], chosen)
         else:  # the SDK's own choice for a non-streamed call: 10 minutes, or "stream it" for long answers
             model = payload["model"]
             chosen = self.sdk._calculate_nonstreaming_timeout(
@@ -72,6 +95,9 @@ class LeanMessages:
             )
             read = str(chosen.read).encode()
         headers = [(name, read if name in _TIMING else value) for name, value in self.headers]
+        return self._build(body, headers, chosen)
+
+    def _build(self, body: bytes, headers: list[tuple[bytes, bytes]], chosen: float | httpx2.Timeout) -> httpx2.Request:
         if self.http.cookies:  # cookies a server set: merged the client's way
             return self.http.build_request("POST", self.url, content=body, headers=headers, timeout=chosen)
         extensions = {"timeout": httpx2.Timeout(chosen).as_dict()}
@@ -102,6 +128,75 @@ class LeanMessages:
             raise self.sdk._make_status_error_from_response(response) from None
         return orjson.loads(response.content)
 
+    def stream(self, payload: dict[str, Any], body: bytes, timeout: float | None) -> Iterator[Any]:
+        """The SDK's stream events of one streamed call (sync client), opened now; closed when it ends or is closed."""
+        assert isinstance(self.http, httpx2.Client)
+        request = self.request(payload, body, timeout, stream=True)
+        try:
+            response = self.http.send(request, stream=True)
+        except Exception as error:
+            raise _transport_error(error, request) from error
+        if not response.is_success:
+            try:
+                response.read()
+            finally:
+                response.close()
+            raise self.sdk._make_status_error_from_response(response) from None
+        return self._events(response)
+
+    async def astream(self, payload: dict[str, Any], body: bytes, timeout: float | None) -> AsyncIterator[Any]:
+        """Async twin of ``stream``."""
+        assert isinstance(self.http, httpx2.AsyncClient)
+        request = self.request(payload, body, timeout, stream=True)
+        try:
+            response = await self.http.send(request, stream=True)
+        except Exception as error:
+            raise _transport_error(error, request) from error
+        if not response.is_success:
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
+            raise self.sdk._make_status_error_from_response(response) from None
+        return self._aevents(response)
+
+    def _events(self, response: httpx2.Response) -> Iterator[Any]:
+        try:
+            for sse in iter_sse(response.iter_bytes()):
+                event = self._event(sse, response)
+                if event is not None:
+                    yield event
+        finally:
+            response.close()
+
+    async def _aevents(self, response: httpx2.Response) -> AsyncIterator[Any]:
+        try:
+            async for sse in aiter_sse(response.aiter_bytes()):
+                event = self._event(sse, response)
+                if event is not None:
+                    yield event
+        finally:
+            await response.aclose()
+
+    def _event(self, sse: ServerSentEvent, response: httpx2.Response) -> Any:
+        """The SDK's event for ``sse`` (``anthropic.Stream.__stream__``); ``None`` for what it skips."""
+        if sse.event == "error":
+            body: Any = sse.data
+            try:
+                body = orjson.loads(sse.data)
+                message = f"{body}"
+            except orjson.JSONDecodeError:
+                message = sse.data or f"Error code: {response.status_code}"
+            raise self.sdk._make_status_error(message, body=body, response=response)
+        if sse.event in _SKIPPED or not sse.data:
+            return None
+        data = orjson.loads(sse.data)
+        return self.sdk._process_response_data(data=data, cast_to=RawMessageStreamEvent, response=response)  # type: ignore[arg-type]
+
+
+_SKIPPED = frozenset({"ping", "message"})
+"""Events the SDK's ``Stream`` skips: pings and events without a name (``iter_sse`` calls those ``message``)."""
+
 
 def _transport_error(error: Exception, request: httpx2.Request) -> Exception:
     """The SDK's exception for a failed send (``_attempt_request``): a timeout, else a connection error."""
@@ -125,13 +220,18 @@ def register(sdk: anthropic.Anthropic | anthropic.AsyncAnthropic, http: httpx2.C
     _SENDERS[sdk] = LeanMessages(sdk, http, url, merged.raw)
 
 
-def sender(client: Any, payload: dict[str, Any], timeout: float | None) -> tuple[LeanMessages, bytes] | None:
-    """The lean sender for ``client`` and the body it sends, when that is exactly what the SDK would send."""
+def sender(
+    client: Any, payload: dict[str, Any], timeout: float | None, *, stream: bool = False
+) -> tuple[LeanMessages, bytes] | None:
+    """The lean sender for ``client`` and the body it sends, when that is exactly what the SDK would send.
+
+    ``stream``: the body of the streamed call (``"stream": true``).
+    """
     try:
         lean = _SENDERS.get(client)
     except TypeError:  # not weakly referenceable: not a client of ours
         return None
-    if lean is None or not _BODY_ORDER.keys() >= payload.keys():
+    if lean is None or "stream" in payload or not _BODY_ORDER.keys() >= payload.keys():
         return None
     model = payload.get("model")
     if not isinstance(model, str) or model in DEPRECATED_MODELS or not isinstance(payload.get("max_tokens"), int):
@@ -140,8 +240,9 @@ def sender(client: Any, payload: dict[str, Any], timeout: float | None) -> tuple
         return None
     if timeout is None and lean.sdk.timeout != DEFAULT_TIMEOUT:
         return None
+    fields = {**payload, "stream": True} if stream else payload
     try:
-        body = _ENCODER.encode({name: payload[name] for name in sorted(payload, key=_BODY_ORDER.__getitem__)})
+        body = _ENCODER.encode({name: fields[name] for name in sorted(fields, key=_BODY_ORDER.__getitem__)})
     except (TypeError, ValueError):  # not plain JSON: the SDK transforms it
         return None
     return lean, body.encode()
