@@ -13,6 +13,7 @@ See ``llmplex.http.clients``, ``llmplex.http.sharding`` (many requests in flight
 ``llmplex.http.sse`` and ``llmplex.http.statuses``.
 """
 
+from llmplex.http.chat_parts import chat_content_part
 from llmplex.http.clients import async_client, honour_deadline, http_library, sync_client
 from llmplex.http.sharding import DEFAULT_SHARDS, sharded_transport
 from llmplex.http.sse import ServerSentEvent, SSEDecoder, aiter_sse, iter_sse
@@ -33,6 +34,7 @@ __all__ = [
     "aiter_sse",
     "async_client",
     "body_excerpt",
+    "chat_content_part",
     "classify_http_error",
     "default_error_class",
     "error_for_status",

@@ -5,31 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from llmplex.errors import LLMConfigurationError
-from llmplex.types import Audio, ContentPart, Document, Message, Request, Tool
+from llmplex.http import chat_content_part
+from llmplex.types import Message, Request, Tool
 from llmplex_litellm.settings import RESERVED_KWARGS
 
 __all__ = ["format_request", "tool_declaration"]
 
 
-def _part(piece: ContentPart, index: int) -> dict[str, Any]:
-    """One piece of a user message as an OpenAI Chat Completions content part (LiteLLM translates it)."""
-    if isinstance(piece, str):
-        return {"type": "text", "text": piece}
-    if isinstance(piece, Audio):
-        return {"type": "input_audio", "input_audio": {"data": piece.base64(), "format": piece.format}}
-    if isinstance(piece, Document):
-        if piece.url is not None:
-            raise LLMConfigurationError(
-                f"litellm takes a document only as bytes, not by URL (messages[{index}]: {piece.describe()}); "
-                "use llmplex.Document.from_path / from_bytes"
-            )
-        return {"type": "file", "file": {"filename": piece.filename, "file_data": piece.data_url()}}
-    return {"type": "image_url", "image_url": {"url": piece.uri()}}
-
-
 def _message(message: Message, index: int) -> dict[str, Any]:
     content = message.content
-    parts = [_part(piece, index) for piece in content] if isinstance(content, tuple) else None
+    parts = (
+        [chat_content_part(piece, index, provider="litellm") for piece in content]
+        if isinstance(content, tuple)
+        else None
+    )
     out: dict[str, Any] = {"role": message.role, "content": content if parts is None else parts}
     if message.role == "assistant" and message.tool_calls:
         out["tool_calls"] = [

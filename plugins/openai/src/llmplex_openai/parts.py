@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from llmplex.errors import LLMConfigurationError
+from llmplex.http import chat_content_part
 from llmplex.types import Audio, ContentPart, Document, Message
 
 __all__ = ["chat_content", "responses_content"]
@@ -21,22 +22,12 @@ def chat_content(message: Message, index: int) -> str | list[dict[str, Any]]:
     """The ``content`` of a Chat Completions message: its text, or a list of parts."""
     if not isinstance(message.content, tuple):
         return message.content or ""
-    return [_chat_part(piece, index) for piece in message.content]
-
-
-def _chat_part(piece: ContentPart, index: int) -> dict[str, Any]:
-    if isinstance(piece, str):
-        return {"type": "text", "text": piece}
-    if isinstance(piece, Audio):
-        return {"type": "input_audio", "input_audio": {"data": piece.base64(), "format": piece.format}}
-    if isinstance(piece, Document):
-        if piece.url is not None:
-            raise LLMConfigurationError(
-                f"the OpenAI Chat Completions API takes a document only as bytes, not by URL (messages[{index}]: "
-                f"{piece.describe()}); use llmplex.Document.from_path / from_bytes, or the Responses API"
-            )
-        return {"type": "file", "file": {"filename": piece.filename, "file_data": piece.data_url()}}
-    return {"type": "image_url", "image_url": {"url": piece.uri()}}
+    return [
+        chat_content_part(
+            piece, index, provider="the OpenAI Chat Completions API", alternative=", or the Responses API"
+        )
+        for piece in message.content
+    ]
 
 
 def responses_content(message: Message, index: int) -> str | list[dict[str, Any]]:
