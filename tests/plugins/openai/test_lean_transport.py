@@ -1,5 +1,5 @@
 """Issue 17: the lean path (a whole answer posted through the SDK client's own HTTP client, decoded to a dict)
-sends what the SDK sends and fails the way the SDK fails; async clients spread connections over several pools.
+sends what the SDK sends and fails the way the SDK fails (async clients: tests/plugins/test_item_17_aiohttp_clients.py).
 
 Every comparison runs the same payload through the SDK method (``client.chat.completions.create``) and through
 the lean path (``transport.send_chat``), both under respx, and compares the wire.
@@ -18,14 +18,13 @@ import openai
 import pytest
 import respx
 from llmplex_openai import transport
-from llmplex_openai.clients import make_async_client, make_client
+from llmplex_openai.clients import make_client
 from llmplex_openai.errors import classify_error
 from openai.resources.chat.completions.completions import Completions
 from openai.resources.responses.responses import Responses
 
 import llmplex
 from llmplex import Deadline, LLMDeadlineExceededError
-from llmplex.http import DEFAULT_SHARDS, sharded_transport
 from tests.contract import fixtures_openai as fx
 from tests.support.fault_server import Fault, FaultServer
 
@@ -295,57 +294,8 @@ def test_item_17_lean_path_ends_a_trickling_answer_at_the_deadline(api: str, mod
 # -- connection pools -----------------------------------------------------------------------------------------------
 
 
-def test_item_17_async_clients_spread_connections_over_pools_within_the_sdks_limits() -> None:
-    async def build() -> Any:
-        client = make_async_client(BASE)
-        pools = client._client._transport.pools
-        await client.close()
-        return pools
-
-    pools = asyncio.run(build())
-    assert len(pools) == DEFAULT_SHARDS
-    limits = openai.DEFAULT_CONNECTION_LIMITS
-    assert sum(p._pool._max_connections for p in pools) >= limits.max_connections
-    assert all(p._pool._max_connections * (DEFAULT_SHARDS - 1) < limits.max_connections for p in pools)
-    assert all(p._pool._max_keepalive_connections * DEFAULT_SHARDS >= limits.max_keepalive_connections for p in pools)
-
-
-def test_item_17_sharded_transport_gives_each_request_the_least_busy_pool_and_closes_them_all() -> None:
-    served: list[int] = []
-    release, nine_served = asyncio.Event(), asyncio.Event()
-
-    async def serve(index: int) -> httpx.Response:
-        served.append(index)
-        if len(served) == 9:
-            nine_served.set()
-        await release.wait()
-        return httpx.Response(200, content=b"ok")
-
-    async def run() -> list[bool]:
-        sharded = sharded_transport(shards=3, limits=httpx.Limits(max_connections=9, max_keepalive_connections=3))
-        for index, pool in enumerate(sharded.pools):
-            pool.handle_async_request = lambda request, index=index: serve(index)
-        async with httpx.AsyncClient(transport=sharded) as http:
-            for _ in range(2):  # one at a time: always the first pool
-                release.set()
-                assert (await http.get("http://127.0.0.1:9/x")).content == b"ok"
-            release.clear()
-            calls = [asyncio.ensure_future(http.get("http://127.0.0.1:9/x")) for _ in range(7)]
-            await nine_served.wait()
-            assert sharded.busy == [3, 2, 2]
-            release.set()
-            await asyncio.gather(*calls)
-            assert sharded.busy == [0, 0, 0]  # every answer arrived
-        return [pool._pool._connections == [] for pool in sharded.pools]
-
-    assert all(asyncio.run(run()))
-    assert served == [0, 0, 0, 1, 2, 0, 1, 2, 0]
-    with pytest.raises(llmplex.LLMConfigurationError, match="at least one pool"):
-        sharded_transport(shards=0)
-
-
 def test_item_17_sixty_four_requests_in_flight_through_the_async_client() -> None:
-    """A real local server, 64 concurrent calls through llmplex: all answered, spread over several pools."""
+    """A real local server, 64 concurrent calls through llmplex (the aiohttp transport): all answered."""
 
     async def run(server: FaultServer) -> list[str]:
         llm = llmplex.Client(

@@ -9,13 +9,13 @@
     def llmplex_classify_error(error):
         return classify_http_error(error)   # None for what is not an HTTP status error
 
-See ``llmplex.http.clients``, ``llmplex.http.sharding`` (many requests in flight),
+See ``llmplex.http.clients``, ``llmplex.http.aiohttp_clients`` (many requests in flight),
 ``llmplex.http.sse`` and ``llmplex.http.statuses``.
 """
 
+from llmplex.http.aiohttp_clients import library_transport_replaced, sdk_async_client
 from llmplex.http.chat_parts import chat_content_part
 from llmplex.http.clients import async_client, honour_deadline, http_library, sync_client
-from llmplex.http.sharding import DEFAULT_SHARDS, sharded_transport
 from llmplex.http.sse import ServerSentEvent, SSEDecoder, aiter_sse, iter_sse
 from llmplex.http.statuses import (
     Override,
@@ -27,7 +27,6 @@ from llmplex.http.statuses import (
 )
 
 __all__ = [
-    "DEFAULT_SHARDS",
     "Override",
     "SSEDecoder",
     "ServerSentEvent",
@@ -42,6 +41,7 @@ __all__ = [
     "honour_deadline",
     "http_library",
     "iter_sse",
-    "sharded_transport",
+    "library_transport_replaced",
+    "sdk_async_client",
     "sync_client",
 ]

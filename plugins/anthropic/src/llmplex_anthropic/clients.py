@@ -5,11 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import anthropic
-import httpx2
-from anthropic._constants import DEFAULT_CONNECTION_LIMITS
 
 from llmplex.errors import LLMConfigurationError
-from llmplex.http import honour_deadline, sharded_transport
+from llmplex.http import honour_deadline, sdk_async_client
 from llmplex.urls import split_query
 from llmplex_anthropic import lean
 from llmplex_anthropic.settings import AnthropicSettings
@@ -53,11 +51,9 @@ def create_client(settings: AnthropicSettings) -> anthropic.Anthropic:
 def create_async_client(settings: AnthropicSettings) -> anthropic.AsyncAnthropic:
     """The async SDK client (one per event loop); core retries, so the SDK never does.
 
-    Its connections are spread over several pools (``llmplex.http.sharded_transport``, within the SDK's
-    limits) for many requests in flight.
+    It sends through the SDK's aiohttp transport (``llmplex.http.sdk_async_client``) for many requests in flight.
     """
-    transport = sharded_transport(httpx2, limits=DEFAULT_CONNECTION_LIMITS)
-    http_client = honour_deadline(anthropic.DefaultAsyncHttpxClient(transport=transport))
+    http_client = sdk_async_client(anthropic)
     client = anthropic.AsyncAnthropic(**_client_options(settings), http_client=http_client)
     lean.register(client, http_client)
     return client

@@ -6,13 +6,13 @@ talk to an OpenAI-compatible server (``base_url`` and an optional ``api_key``).
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
-from openai import DEFAULT_CONNECTION_LIMITS, AsyncOpenAI, DefaultAsyncHttpxClient, DefaultHttpxClient, OpenAI
+import openai
+from openai import AsyncOpenAI, DefaultHttpxClient, OpenAI
 
 from llmplex.errors import LLMConfigurationError
-from llmplex.http import honour_deadline, sharded_transport
+from llmplex.http import honour_deadline, sdk_async_client
 from llmplex.urls import split_query
 from llmplex_openai.settings import OpenAISettings
 
@@ -82,12 +82,9 @@ def make_async_client(
     project: str | None = None,
     timeout: float | None = None,
 ) -> AsyncOpenAI:
-    """Async twin of ``make_client`` (build one per event loop), whose connections are spread over
-    several pools (``llmplex.http.sharded_transport``) for many requests in flight."""
-    # the pools of the library the SDK sends with: httpx for openai 2, httpx2 for openai 3
-    http = sys.modules[DefaultAsyncHttpxClient.__mro__[1].__module__.partition(".")[0]]
-    transport = sharded_transport(http, limits=DEFAULT_CONNECTION_LIMITS)
-    http_client = honour_deadline(DefaultAsyncHttpxClient(transport=transport))
+    """Async twin of ``make_client`` (build one per event loop), on the SDK's aiohttp transport
+    (``llmplex.http.sdk_async_client``) for many requests in flight."""
+    http_client = sdk_async_client(openai)
     client = AsyncOpenAI(**_options(base_url, api_key, organization, project, timeout), http_client=http_client)
     _pin_identity(client, organization, project)
     return client
