@@ -47,7 +47,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import transport_cases  # noqa: E402
-from transport_cases import Async, Cases, Stream, Sync  # noqa: E402
+from transport_cases import Async, AsyncStream, Cases, Stream, Sync  # noqa: E402
 
 CONCURRENCY = 64
 SYNC_GOAL, ASYNC_GOAL = 1.5, 1.5
@@ -186,6 +186,7 @@ async def async_rounds(
         tracemalloc.stop()
     for close in closers:
         await close()
+    closers.clear()
     return paired, memory
 
 
@@ -215,6 +216,40 @@ def stream_rounds(cases: dict[str, Stream], settings: Settings) -> dict[str, tup
     return figures
 
 
+async def astream_rounds(
+    factories: dict[str, Callable[[], AsyncStream]],
+    closers: list[Callable[[], Awaitable[object]]],
+    settings: Settings,
+) -> dict[str, tuple[list[float], list[float]]]:
+    """Async twin of ``stream_rounds``: one stream at a time in one event loop."""
+    streams = {name: factory() for name, factory in factories.items()}
+    for stream in streams.values():
+        for _ in range(3):
+            async for _chunk in stream():
+                pass
+    figures: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in streams}
+    for order in _rotations(list(streams), settings.stream_rounds):
+        for name in order:
+            firsts, per_chunk = [], []
+            begun = time.perf_counter()
+            while time.perf_counter() - begun < settings.stream_seconds:
+                started = time.perf_counter()
+                chunks = aiter(streams[name]())
+                await anext(chunks)
+                first = time.perf_counter()
+                rest = 0
+                async for _chunk in chunks:
+                    rest += 1
+                firsts.append(first - started)
+                per_chunk.append((time.perf_counter() - first) / max(rest, 1))
+            figures[name][0].append(statistics.median(firsts) * 1e6)
+            figures[name][1].append(statistics.median(per_chunk) * 1e6)
+    for close in closers:
+        await close()
+    closers.clear()
+    return figures
+
+
 # -- profile ------------------------------------------------------------------------------
 
 _GROUPS = (
@@ -224,6 +259,10 @@ _GROUPS = (
     ("/llmplex/engine/bridge", "core: deadline guard"),
     ("/llmplex/types/", "core: types (Request, Response)"),
     ("/llmplex/", "core: the rest"),
+    ("/httpx_aiohttp/", "httpx-aiohttp (the SDKs' aiohttp transport)"),
+    ("/aiohttp/", "aiohttp, multidict, yarl"),
+    ("/multidict/", "aiohttp, multidict, yarl"),
+    ("/yarl/", "aiohttp, multidict, yarl"),
     ("/anthropic/", "anthropic SDK"),
     ("/openai/", "openai SDK"),
     ("/pydantic", "pydantic"),
@@ -296,21 +335,13 @@ def _print_table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...
         print(f"  {name:<26}" + "".join(f"{c:>14}" for c in cells))
 
 
-def report(
-    sync: Paired, asynchronous: Paired, memory: dict[str, float], streams: dict[str, tuple[list[float], list[float]]]
-) -> list[str]:
-    """Print the tables; return the goal lines."""
-    rows = [(n, f"{sync.median(n):.0f}", f"{sync.ratio(n):.2f}x") for n in sync.figures]
-    rounds = len(sync.ratios[GOAL_CASES[0]]) if GOAL_CASES[0] in sync.ratios else 0
-    _print_table(f"sync, one short call (medians; {rounds} pairs per case)", ("µs/call", "vs httpx"), rows)
-    rows = [
-        (n, f"{asynchronous.median(n):.0f}", f"{asynchronous.ratio(n):.2f}x", f"{memory.get(n, 0):.1f}")
-        for n in asynchronous.figures
-    ]
-    _print_table(f"async, {CONCURRENCY} in flight", ("requests/s", "vs httpx", "KiB/in-flight"), rows)
+StreamFigures = dict[str, tuple[list[float], list[float]]]
+
+
+def _stream_rows(streams: StreamFigures, raw_prefix: str) -> list[tuple[str, ...]]:
     rows = []
     for name, (firsts, chunks) in streams.items():
-        raw = "raw httpx SSE (messages)" if "anthropic" in name or "messages" in name else "raw httpx SSE (chat)"
+        raw = f"{raw_prefix}messages)" if "anthropic" in name or "messages" in name else f"{raw_prefix}chat)"
         first_ratio = statistics.median(a / b for a, b in zip(firsts, streams[raw][0], strict=True))
         chunk_ratio = statistics.median(a / b for a, b in zip(chunks, streams[raw][1], strict=True))
         rows.append(
@@ -322,7 +353,25 @@ def report(
                 f"{chunk_ratio:.2f}x",
             )
         )
-    _print_table("streaming (vs raw httpx reading the same SSE)", ("first µs", "vs raw", "µs/chunk", "vs raw"), rows)
+    return rows
+
+
+def report(
+    sync: Paired, asynchronous: Paired, memory: dict[str, float], streams: StreamFigures, astreams: StreamFigures
+) -> list[str]:
+    """Print the tables; return the goal lines."""
+    rows = [(n, f"{sync.median(n):.0f}", f"{sync.ratio(n):.2f}x") for n in sync.figures]
+    rounds = len(sync.ratios[GOAL_CASES[0]]) if GOAL_CASES[0] in sync.ratios else 0
+    _print_table(f"sync, one short call (medians; {rounds} pairs per case)", ("µs/call", "vs httpx"), rows)
+    rows = [
+        (n, f"{asynchronous.median(n):.0f}", f"{asynchronous.ratio(n):.2f}x", f"{memory.get(n, 0):.1f}")
+        for n in asynchronous.figures
+    ]
+    _print_table(f"async, {CONCURRENCY} in flight", ("requests/s", "vs httpx", "KiB/in-flight"), rows)
+    columns = ("first µs", "vs raw", "µs/chunk", "vs raw")
+    _print_table("streaming (vs raw httpx reading the same SSE)", columns, _stream_rows(streams, "raw httpx SSE ("))
+    rows = _stream_rows(astreams, "raw httpx SSE (async ")
+    _print_table("async streaming, one at a time (vs raw httpx.AsyncClient reading the same SSE)", columns, rows)
     fastest = max(asynchronous.figures, key=asynchronous.median)
     print(f"\nfastest async case: {fastest} (raw aiohttp on top means the server is not the bottleneck)")
     goals = []
@@ -373,11 +422,12 @@ def main() -> int:
             sync = sync_rounds(cases.sync, settings)
             asynchronous, memory = asyncio.run(async_rounds(cases.asynchronous, cases.aclosers, settings))
             streams = stream_rounds(cases.streams, settings)
+            astreams = asyncio.run(astream_rounds(cases.astreams, cases.aclosers, settings))
             for close in cases.closers:
                 close()
     finally:
         server.stop()
-    report(sync, asynchronous, memory, streams)
+    report(sync, asynchronous, memory, streams, astreams)
     print(f"\n({time.perf_counter() - started:.0f} s; load {os.getloadavg()[0]:.2f})")
     return 0
 

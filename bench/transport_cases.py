@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,8 @@ Sync = Callable[[], object]
 Async = Callable[[], Awaitable[object]]
 Stream = Callable[[], Iterator[object]]
 """A streamed call: yields once per text chunk, as the caller would see it."""
+AsyncStream = Callable[[], AsyncIterator[object]]
+"""Async twin of ``Stream``."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,8 @@ class Cases:
     asynchronous: dict[str, Callable[[], Async]]
     """Factories called inside the running loop (clients bound to it)."""
     streams: dict[str, Stream]
+    astreams: dict[str, Callable[[], AsyncStream]]
+    """Factories called inside the running loop, like ``asynchronous``."""
     closers: list[Callable[[], object]]
     aclosers: list[Callable[[], Awaitable[object]]]
     """Closed at the end of the event loop the async cases ran in."""
@@ -61,7 +65,7 @@ def configure_llmplex(root: str, folder: Path) -> None:
 
 def build(root: str, *, litellm: bool) -> Cases:
     """Every available case against the server at ``root`` (``http://127.0.0.1:PORT``)."""
-    cases = Cases({}, {}, {}, [], [])
+    cases = Cases({}, {}, {}, {}, [], [])
     _yardsticks(root, cases)
     _sdks(root, cases)
     if litellm and has("litellm"):
@@ -96,6 +100,14 @@ def _yardsticks(root: str, cases: Cases) -> None:
     cases.streams["raw httpx SSE (chat)"] = lambda: _raw_sse(client, chat, {**CHAT_BODY, "stream": True})
     messages = f"{root}/v1/messages"
     cases.streams["raw httpx SSE (messages)"] = lambda: _raw_sse(client, messages, {**MESSAGES_BODY, "stream": True})
+    for label, url, body in (("chat", chat, CHAT_BODY), ("messages", messages, MESSAGES_BODY)):
+
+        def araw(url: str = url, body: dict[str, Any] = body) -> AsyncStream:
+            client = httpx.AsyncClient(headers=HEADERS)
+            cases.aclosers.append(client.aclose)
+            return lambda: _araw_sse(client, url, {**body, "stream": True})
+
+        cases.astreams[f"raw httpx SSE (async {label})"] = araw
 
 
 def _aiohttp(url: str, cases: Cases) -> Async:
@@ -115,6 +127,20 @@ def _raw_sse(client: Any, url: str, body: dict[str, Any]) -> Iterator[object]:
     """SSE read by hand: every ``data:`` line decoded, each text delta yielded."""
     with client.stream("POST", url, json=body) as response:
         for line in response.iter_lines():
+            if not line.startswith("data:") or line == "data: [DONE]":
+                continue
+            event = json.loads(line[5:])
+            if "choices" in event:
+                if event["choices"] and event["choices"][0]["delta"].get("content"):
+                    yield event
+            elif event.get("type") == "content_block_delta":
+                yield event
+
+
+async def _araw_sse(client: Any, url: str, body: dict[str, Any]) -> AsyncIterator[object]:
+    """Async twin of ``_raw_sse``."""
+    async with client.stream("POST", url, json=body) as response:
+        async for line in response.aiter_lines():
             if not line.startswith("data:") or line == "data: [DONE]":
                 continue
             event = json.loads(line[5:])
@@ -166,6 +192,35 @@ def _sdks(root: str, cases: Cases) -> None:
     cases.streams["openai SDK chat"] = openai_stream
     cases.streams["anthropic SDK"] = anthropic_stream
 
+    def openai_astream() -> AsyncStream:
+        client = async_openai()
+        cases.aclosers.append(client.close)
+
+        async def chunks() -> AsyncIterator[object]:
+            stream = await client.chat.completions.create(model=MODEL, messages=MESSAGES, stream=True)  # type: ignore[arg-type]
+            async with stream:
+                async for chunk in stream:
+                    if chunk.choices and chunk.choices[0].delta.content:
+                        yield chunk
+
+        return chunks
+
+    def anthropic_astream() -> AsyncStream:
+        client = anthropic.AsyncAnthropic(base_url=root, api_key="bench", max_retries=0)
+        cases.aclosers.append(client.close)
+
+        async def events() -> AsyncIterator[object]:
+            stream = await client.messages.create(**MESSAGES_BODY, stream=True)  # type: ignore[arg-type]
+            async with stream:
+                async for event in stream:
+                    if event.type == "content_block_delta":
+                        yield event
+
+        return events
+
+    cases.astreams["openai SDK chat"] = openai_astream
+    cases.astreams["anthropic SDK"] = anthropic_astream
+
 
 def _litellm(root: str, cases: Cases) -> None:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -188,3 +243,10 @@ def _llmplex(cases: Cases) -> None:
         cases.streams[f"llmplex {label}"] = lambda model=model: (
             event for event in llmplex.stream(model, PROMPT) if event.type == "text"
         )
+        cases.astreams[f"llmplex {label}"] = lambda model=model: lambda: _atext(llmplex.astream(model, PROMPT))
+
+
+async def _atext(events: AsyncIterator[Any]) -> AsyncIterator[object]:
+    async for event in events:
+        if event.type == "text":
+            yield event
