@@ -1,6 +1,6 @@
 """Per-call cost of llmplex, the official SDKs and litellm against raw httpx, httpx2 and aiohttp (issue 17).
 
-Run: ``python bench/transport.py [--quick] [--no-litellm] [--profile CASE]`` (about a
+Run: ``python bench/transport.py [--quick] [--no-litellm] [--no-freeze] [--profile CASE]`` (about a
 minute and a half; ``tox -e bench`` runs it too). One process run, against a local
 stub server (``bench/openai_stub_server.py``, Chat Completions, Responses and
 Anthropic Messages, plain and SSE) in its own process; with two CPUs or more the
@@ -22,6 +22,12 @@ Goals (issue 17): llmplex chat, responses and anthropic sync <= 1.5x raw httpx,
 async >= 1.5x raw httpx.AsyncClient; printed MET/MISSED. Raw aiohttp reaching more
 requests/s than every other case shows the server is not the bottleneck.
 
+Once every case is built (every SDK, litellm, llmplex imported), the heap is frozen
+(``gc.freeze()``), as a long-running service does after start-up: otherwise each
+full collection walks the imported modules' objects (150-500 ms with litellm
+loaded) and lands in whichever case's measurement window it happens to hit. All
+cases run on the same frozen heap; ``--no-freeze`` shows the unfrozen figures.
+
 ``--profile CASE`` (e.g. ``"llmplex anthropic"``) runs cProfile over that case's
 sync and async loops and prints own time per package, then the costliest functions.
 """
@@ -31,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import os
 import pstats
 import statistics
@@ -406,6 +413,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="a quarter of the calls (a smoke run)")
     parser.add_argument("--no-litellm", action="store_true", help="leave litellm out (its import is slow)")
     parser.add_argument("--profile", metavar="CASE", help="profile this case instead of benchmarking")
+    parser.add_argument(
+        "--no-freeze", action="store_true", help="leave the imported modules' objects to the cyclic GC (see README)"
+    )
     args = parser.parse_args()
     settings = Settings(args.quick)
     server_cpu, pinning = _pin()
@@ -415,10 +425,14 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as folder:
             transport_cases.configure_llmplex(server.root, Path(folder))
             cases = transport_cases.build(server.root, litellm=not args.no_litellm)
+            frozen = "no" if args.no_freeze else "yes"
+            if not args.no_freeze:  # as a long-running service would: full collections skip what imports built
+                gc.collect()
+                gc.freeze()
             if args.profile:
                 profile(cases, args.profile)
                 return 0
-            print(f"transport benchmark: {pinning}; load {os.getloadavg()[0]:.2f}")
+            print(f"transport benchmark: {pinning}; heap frozen after imports: {frozen}; load {os.getloadavg()[0]:.2f}")
             sync = sync_rounds(cases.sync, settings)
             asynchronous, memory = asyncio.run(async_rounds(cases.asynchronous, cases.aclosers, settings))
             streams = stream_rounds(cases.streams, settings)
