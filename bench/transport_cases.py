@@ -127,13 +127,7 @@ def _raw_sse(client: Any, url: str, body: dict[str, Any]) -> Iterator[object]:
     """SSE read by hand: every ``data:`` line decoded, each text delta yielded."""
     with client.stream("POST", url, json=body) as response:
         for line in response.iter_lines():
-            if not line.startswith("data:") or line == "data: [DONE]":
-                continue
-            event = json.loads(line[5:])
-            if "choices" in event:
-                if event["choices"] and event["choices"][0]["delta"].get("content"):
-                    yield event
-            elif event.get("type") == "content_block_delta":
+            if (event := _text_event(line)) is not None:
                 yield event
 
 
@@ -141,14 +135,19 @@ async def _araw_sse(client: Any, url: str, body: dict[str, Any]) -> AsyncIterato
     """Async twin of ``_raw_sse``."""
     async with client.stream("POST", url, json=body) as response:
         async for line in response.aiter_lines():
-            if not line.startswith("data:") or line == "data: [DONE]":
-                continue
-            event = json.loads(line[5:])
-            if "choices" in event:
-                if event["choices"] and event["choices"][0]["delta"].get("content"):
-                    yield event
-            elif event.get("type") == "content_block_delta":
+            if (event := _text_event(line)) is not None:
                 yield event
+
+
+def _text_event(line: str) -> Any:
+    """The decoded event of an SSE ``data:`` line that carries text (a chat delta or a Messages
+    ``content_block_delta``), else ``None``."""
+    if not line.startswith("data:") or line == "data: [DONE]":
+        return None
+    event = json.loads(line[5:])
+    if "choices" in event:
+        return event if event["choices"] and event["choices"][0]["delta"].get("content") else None
+    return event if event.get("type") == "content_block_delta" else None
 
 
 def _sdks(root: str, cases: Cases) -> None:
