@@ -12,9 +12,12 @@ import contextlib
 import gc
 import logging
 import socket
+import threading
 import time
-from collections.abc import Iterator
-from typing import Any
+import traceback
+from collections.abc import Callable, Iterator
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 import anthropic
 import httpx
@@ -29,6 +32,7 @@ from llmplex_openai.clients import make_async_client
 import llmplex
 from llmplex import Deadline, LLMConnectionError, LLMDeadlineExceededError, LLMError
 from llmplex.http import library_transport_replaced, sdk_async_client
+from llmplex.redaction import REDACTED, redact
 from tests.support.fault_server import Fault, FaultServer
 
 KEY = "sk-aiohttp-test-5f1e2d3c4b5a69788796"
@@ -147,6 +151,77 @@ def test_item_17_aiohttp_path_ends_slow_answers_at_the_deadline(instance: str, f
     assert late < OVERRUN, f"ended {late * 1000:.0f} ms after the deadline"
 
 
+class _RawServer:
+    """Answers every connection with ``reply(request bytes)`` — raw bytes, HTTP or not — then closes it."""
+
+    def __init__(self, reply: Callable[[bytes], bytes]) -> None:
+        self.reply = reply
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.2)
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.listener.getsockname()[1]}/v1"
+
+    def __enter__(self) -> _RawServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stopping.set()
+        self.thread.join()
+        self.listener.close()
+
+    def _serve(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                connection, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            with connection:
+                connection.settimeout(2)
+                request = connection.recv(65536)
+                connection.sendall(self.reply(request))
+
+
+def _authorization(request: bytes) -> bytes:
+    """The credential header's value, as the client sent it (``Authorization`` or ``x-api-key``)."""
+    for line in request.split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() in (b"authorization", b"x-api-key"):
+            return value.strip()
+    raise AssertionError(f"no credential header in {request[:200]!r}")
+
+
+NOT_HTTP = {
+    "not HTTP at all": lambda request: b"HELLO THERE\r\n\r\n",
+    "the key echoed in the status line": lambda request: b"HELLO " + _authorization(request) + b"\r\n\r\n",
+    "the key echoed before a broken header": lambda request: (
+        b"HTTP/1.1 200 OK\r\nX-Echo: " + _authorization(request) + b"\r\nBroken Header\r\n\r\n"
+    ),
+    "two content lengths": lambda request: b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\nhello",
+}
+
+
+@pytest.mark.parametrize("instance", list(INSTANCES))
+@pytest.mark.parametrize("answer", list(NOT_HTTP))
+def test_item_17_a_server_that_does_not_speak_http_is_a_connection_error_without_the_key(
+    instance: str, answer: str
+) -> None:
+    """aiohttp's parser errors carry the request's headers (``RequestInfo``, read-only ``CIMultiDictProxy``);
+    a hostile server can echo the key into the error's message too. Neither reaches the caller."""
+    with _RawServer(NOT_HTTP[answer]) as server, pytest.raises(LLMError) as caught:
+        asyncio.run(_llm(instance, server.url).acomplete("p:m", "hi"))
+    error = caught.value
+    assert type(error) is LLMConnectionError, repr(error)
+    shown = "".join(traceback.format_exception(error))
+    for cause in _causes(error):
+        shown += f"{cause!r} {cause} {vars(cause)!r} {cause.args!r}"
+    assert KEY[-12:] not in shown
+
+
 # -- lifecycle -----------------------------------------------------------------------------------------------------
 
 
@@ -175,3 +250,18 @@ def test_item_17_aiohttp_sessions_close_with_the_client_and_with_the_loop(
         gc.collect()
     assert len({id(session) for session in sessions}) == 3 and all(session.closed for session in sessions)
     assert "Unclosed" not in caplog.text
+
+
+def test_item_17_redact_masks_read_only_mappings_and_returns_clean_ones_unchanged() -> None:
+    """The unit under the test above: ``redact`` walks a read-only mapping (a NamedTuple holding it too)."""
+
+    class Info(NamedTuple):
+        url: str
+        headers: Any
+
+    secret = MappingProxyType({"Authorization": f"Bearer {KEY}", "X-Echo": f"key={KEY}", "Accept": "*/*"})
+    masked = redact(Info("http://127.0.0.1/v1", secret))
+    assert masked.headers["Authorization"] == REDACTED and KEY not in repr(masked)
+    assert masked.headers["Accept"] == "*/*" and type(masked) is Info
+    clean = MappingProxyType({"Accept": "*/*"})
+    assert redact(clean) is clean

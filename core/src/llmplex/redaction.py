@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Mapping, MutableMapping
 from typing import Any, TypeVar
 from urllib.parse import unquote_plus, urlsplit
 
@@ -147,13 +148,18 @@ def redact(value: T) -> T:
 def _redact(value: T, depth: int) -> T:
     if isinstance(value, str):
         return _redact_text(value)  # type: ignore[return-value]
-    if isinstance(value, (dict, list, tuple)) and depth >= MAX_DEPTH:
+    if isinstance(value, (Mapping, list, tuple)) and depth >= MAX_DEPTH:
         return TOO_DEEP  # type: ignore[return-value]
     if isinstance(value, dict):
         return {  # type: ignore[return-value]
             k: (REDACTED if isinstance(k, str) and _SECRET_KEYS.search(k) and v else _redact(v, depth + 1))
             for k, v in value.items()
         }
+    if isinstance(value, Mapping) and not isinstance(value, MutableMapping):
+        # read-only (aiohttp's CIMultiDictProxy headers in its errors): a masked dict when anything changes
+        plain = dict(value.items())
+        masked = _redact(plain, depth)
+        return value if masked == plain else masked  # type: ignore[return-value]
     if isinstance(value, (list, tuple)):
         return _rebuild(value, [_redact(v, depth + 1) for v in value])  # type: ignore[no-any-return]
     return value

@@ -14,7 +14,7 @@ place, so a group whose message holds a secret is replaced by a copy with it mas
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from typing import Any, TypeVar, cast
 
 from llmplex.redaction import REDACTED, is_secret_name, redact
@@ -99,6 +99,8 @@ def _scrubbed(value: Any, linked: list[BaseException]) -> Any:
         linked.append(value)
     elif isinstance(value, MutableMapping):
         _scrub_headers(value)
+    elif isinstance(value, Mapping):  # read-only headers (aiohttp's): a masked copy
+        return redact(value)
     elif hasattr(value, "headers"):
         _scrub_message(value)
     return value
