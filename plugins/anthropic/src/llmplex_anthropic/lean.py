@@ -27,7 +27,7 @@ from __future__ import annotations
 import inspect
 import json
 import weakref
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,12 +35,18 @@ import anthropic
 import httpx2
 import orjson
 from anthropic._constants import DEFAULT_TIMEOUT, MODEL_NONSTREAMING_TOKENS
-from anthropic.resources.messages.messages import DEPRECATED_MODELS, MODELS_TO_WARN_WITH_THINKING_ENABLED, Messages
+from anthropic.resources.messages import messages as sdk_messages
+from anthropic.resources.messages.messages import Messages
 from anthropic.types import RawMessageStreamEvent
 
 from llmplex.http import ServerSentEvent, aiter_sse, iter_sse
 
 __all__ = ["LeanMessages", "register", "sender"]
+
+# the model lists ``Messages.create`` consults: defined in its module up to anthropic 2.12, imported there from
+# anthropic._data (with other entries) since 2.13 -- read where the SDK reads them
+_DEPRECATED_MODELS: Mapping[str, str] = vars(sdk_messages)["DEPRECATED_MODELS"]
+_WARN_WITH_THINKING: Sequence[str] = vars(sdk_messages)["MODELS_TO_WARN_WITH_THINKING_ENABLED"]
 
 _NOT_BODY = frozenset(
     {"self", "user_profile_id", "workspace_id", "extra_headers", "extra_query", "extra_body", "timeout"}
@@ -234,9 +240,9 @@ def sender(
     if lean is None or "stream" in payload or not _BODY_ORDER.keys() >= payload.keys():
         return None
     model = payload.get("model")
-    if not isinstance(model, str) or model in DEPRECATED_MODELS or not isinstance(payload.get("max_tokens"), int):
+    if not isinstance(model, str) or model in _DEPRECATED_MODELS or not isinstance(payload.get("max_tokens"), int):
         return None
-    if model in MODELS_TO_WARN_WITH_THINKING_ENABLED and payload.get("thinking"):
+    if model in _WARN_WITH_THINKING and payload.get("thinking"):
         return None
     if timeout is None and lean.sdk.timeout != DEFAULT_TIMEOUT:
         return None
