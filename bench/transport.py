@@ -24,8 +24,8 @@ requests/s than every other case shows the server is not the bottleneck.
 
 Once every case is built (every SDK, litellm, llmplex imported), the heap is frozen
 (``gc.freeze()``), as a long-running service does after start-up: otherwise each
-full collection walks the imported modules' objects (150-500 ms with litellm
-loaded) and lands in whichever case's measurement window it happens to hit. All
+full collection walks the imported modules' objects (about 150 ms, more with
+litellm loaded) and lands in whichever case's measurement window it happens to hit. All
 cases run on the same frozen heap; ``--no-freeze`` shows the unfrozen figures.
 
 ``--profile CASE`` (e.g. ``"llmplex anthropic"``) runs cProfile over that case's
