@@ -19,6 +19,7 @@ from typing import Any
 import anthropic
 import httpx2
 import pytest
+from anthropic.resources.messages import messages as sdk_messages
 from llmplex_anthropic import hooks, lean
 from llmplex_anthropic.clients import create_async_client, create_client
 from llmplex_anthropic.errors import classify_error
@@ -33,6 +34,9 @@ from tests.plugins.anthropic.fake_http import FakeHTTP, fake_http, sse
 from tests.plugins.anthropic.test_anthropic_errors import CASES
 from tests.plugins.anthropic.wire import MODEL, error_body, message, stream_body, text_block, tool_use_block, usage
 from tests.support.fault_server import Fault, FaultServer
+
+DEPRECATED_MODEL = next(iter(vars(sdk_messages)["DEPRECATED_MODELS"]))
+"""A model the installed SDK warns about (its list changes between releases: anthropic 2.13 dropped claude-2.1)."""
 
 __all__ = ["fake_http"]
 
@@ -166,7 +170,7 @@ def test_item_3_a_cookie_the_server_set_goes_back_as_through_the_sdk(
     [
         {**PAYLOADS["plain"], "temperature_typo": 1},  # not a messages.create field: the SDK says so
         {**PAYLOADS["plain"], "extra_headers": {"x-trace": "1"}},
-        {**PAYLOADS["plain"], "model": "claude-2.1"},  # deprecated: the SDK warns
+        {**PAYLOADS["plain"], "model": DEPRECATED_MODEL},  # deprecated: the SDK warns
         {**PAYLOADS["plain"], "metadata": {"when": object()}},  # not plain JSON
     ],
     ids=["unknown-key", "extra-headers", "deprecated-model", "not-json"],
@@ -604,8 +608,8 @@ def test_item_3_lean_stream_falls_back_to_the_sdk_where_whole_answers_do(
     sync_client: anthropic.Anthropic, fake_http: FakeHTTP, sse_reads: list[str]
 ) -> None:
     fake_http.reply_stream(STREAMS["text"]())
-    with pytest.warns(DeprecationWarning, match="claude-2.1"):
-        events = list(_lean_stream(sync_client, {**PAYLOADS["plain"], "model": "claude-2.1"}))
+    with pytest.warns(DeprecationWarning, match=DEPRECATED_MODEL):
+        events = list(_lean_stream(sync_client, {**PAYLOADS["plain"], "model": DEPRECATED_MODEL}))
     assert events[0].type == "message_start"
     assert sse_reads == []
     assert lean.sender(sync_client, {**PAYLOADS["plain"], "stream": True}, 5.0, stream=True) is None
