@@ -291,7 +291,7 @@ def test_item_17_lean_path_ends_a_trickling_answer_at_the_deadline(api: str, mod
         assert time.monotonic() - deadline.at < OVERRUN
 
 
-# -- connection pools -----------------------------------------------------------------------------------------------
+# -- many requests in flight ---------------------------------------------------------------------------------------
 
 
 def test_item_17_sixty_four_requests_in_flight_through_the_async_client() -> None:
