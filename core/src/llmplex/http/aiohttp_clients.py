@@ -29,7 +29,7 @@ import sys
 from types import ModuleType
 from typing import Any
 
-from llmplex.http.clients import honour_deadline
+from llmplex.http.clients import honour_deadline, http_library
 
 __all__ = ["library_transport_replaced", "sdk_async_client"]
 
@@ -40,7 +40,7 @@ _POOLS = {"httpx": "httpcore", "httpx2": "httpcore2"}
 def sdk_async_client(sdk: ModuleType) -> Any:
     """``sdk.DefaultAioHttpClient()`` holding to the deadline (``honour_deadline``); ``sdk.DefaultAsyncHttpxClient()``
     when ``library_transport_replaced`` says a test double stands in for the library's transport."""
-    library = _library(sdk.DefaultAsyncHttpxClient)
+    library = http_library(sdk.DefaultAsyncHttpxClient)
     if library_transport_replaced(library):
         return honour_deadline(sdk.DefaultAsyncHttpxClient())
     client = sdk.DefaultAioHttpClient()
@@ -68,12 +68,3 @@ def _correct_exception_table(transport_module: ModuleType, library: ModuleType) 
     if isinstance(table, dict) and table.get(aiohttp.ClientConnectionError) is library.ConnectTimeout:
         table[aiohttp.ClientConnectionError] = library.ConnectError
         table[aiohttp.ConnectionTimeoutError] = library.ConnectTimeout
-
-
-def _library(client_class: type) -> ModuleType:
-    for cls in client_class.__mro__:
-        module = sys.modules.get(cls.__module__.partition(".")[0])
-        if cls.__name__ == "AsyncClient" and getattr(module, "AsyncClient", None) is cls:
-            assert module is not None
-            return module
-    raise TypeError(f"{client_class.__name__} is not an httpx or httpx2 AsyncClient")

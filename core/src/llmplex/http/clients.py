@@ -82,7 +82,7 @@ def is_blocking_client(client: object) -> bool:
 
 
 def _found_flavour(client: object) -> tuple[ModuleType, bool] | None:
-    for cls in type(client).__mro__:
+    for cls in (client if isinstance(client, type) else type(client)).__mro__:
         module = sys.modules.get(cls.__module__.partition(".")[0])
         if cls.__name__ in ("Client", "AsyncClient") and getattr(module, cls.__name__, None) is cls:
             assert module is not None
@@ -91,7 +91,8 @@ def _found_flavour(client: object) -> tuple[ModuleType, bool] | None:
 
 
 def http_library(client: object) -> ModuleType:
-    """The library an httpx-style ``client`` comes from (``httpx`` or ``httpx2``), e.g. for its exception classes."""
+    """The library an httpx-style ``client`` (or client class) comes from (``httpx`` or ``httpx2``), e.g. for its
+    exception classes."""
     return _flavour(client)[0]
 
 
