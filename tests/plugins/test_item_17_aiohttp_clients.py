@@ -30,7 +30,7 @@ from llmplex_anthropic.settings import AnthropicSettings
 from llmplex_openai.clients import make_async_client
 
 import llmplex
-from llmplex import Deadline, LLMConnectionError, LLMDeadlineExceededError, LLMError
+from llmplex import Deadline, LLMConnectionError, LLMDeadlineExceededError, LLMError, LLMServerError
 from llmplex.http import library_transport_replaced, sdk_async_client
 from llmplex.redaction import REDACTED, redact
 from tests.support.fault_server import Fault, FaultServer
@@ -220,6 +220,45 @@ def test_item_17_a_server_that_does_not_speak_http_is_a_connection_error_without
     for cause in _causes(error):
         shown += f"{cause!r} {cause} {vars(cause)!r} {cause.args!r}"
     assert KEY[-12:] not in shown
+
+
+def _http_answer(body: bytes, content_type: bytes) -> Callable[[bytes], bytes]:
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: %s\r\ncontent-length: %d\r\nconnection: close\r\n\r\n"
+    return lambda request: head % (content_type, len(body)) + body
+
+
+_DEEP = b"[" * 5000 + b"]" * 5000
+NOT_JSON = {
+    "an HTML page": (b"<html>gateway says hi</html>", b"text/html"),
+    "JSON cut short": (b'{"id": "msg_1", "cont', b"application/json"),
+    "JSON nested 5000 deep": (_DEEP, b"application/json"),
+    "an event whose data is not JSON": (b"event: message_start\ndata: {nope\n\n", b"text/event-stream"),
+    "an event nested 5000 deep": (b"event: message_start\ndata: " + _DEEP + b"\n\n", b"text/event-stream"),
+}
+
+
+@pytest.mark.parametrize("instance", list(INSTANCES))
+@pytest.mark.parametrize("answer", list(NOT_JSON))
+@pytest.mark.parametrize("mode", ["complete", "acomplete", "stream", "astream"])
+def test_item_17_an_answer_that_is_not_json_is_a_server_error(instance: str, answer: str, mode: str) -> None:
+    """The lean paths decode with orjson/json, the SDK's streams with json: a 200 whose body or event is not JSON,
+    or is nested past the decoder's limit, is an ``LLMServerError`` on every path, not an unexpected failure."""
+
+    async def drain(llm: llmplex.Client) -> None:
+        async for _event in llm.astream("p:m", "hi"):
+            pass
+
+    calls: dict[str, Callable[[llmplex.Client], object]] = {
+        "complete": lambda llm: llm.complete("p:m", "hi"),
+        "acomplete": lambda llm: asyncio.run(llm.acomplete("p:m", "hi")),
+        "stream": lambda llm: list(llm.stream("p:m", "hi")),
+        "astream": lambda llm: asyncio.run(drain(llm)),
+    }
+    with _RawServer(_http_answer(*NOT_JSON[answer])) as server:
+        llm = _llm(instance, server.url)
+        with pytest.raises(LLMError) as caught:
+            calls[mode](llm)
+    assert type(caught.value) is LLMServerError, repr(caught.value)
 
 
 # -- lifecycle -----------------------------------------------------------------------------------------------------
