@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 from pydantic_core import PydanticCustomError
 
 from llmplex.config.wording import KEY_ERROR
-from llmplex.redaction import is_secret_name, url_credentials
+from llmplex.redaction import is_secret_name, register_url_secrets, url_credentials
 
 __all__ = [
     "DEFAULT_EMBEDDING_MODEL",
@@ -19,6 +19,7 @@ __all__ = [
     "CacheConfig",
     "Config",
     "LimitsConfig",
+    "LogConfig",
     "ThrottleConfig",
     "ThrottleOverride",
     "reveal_secrets",
@@ -141,6 +142,32 @@ class CacheConfig(BaseModel):
     )
 
 
+class LogConfig(BaseModel):
+    """``[log]``: the call log (``llmplex.store``): every call's prompt, answer, usage and cost in a database."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    enabled: bool | None = Field(
+        default=None, description="Log calls; None: the CLI logs (unless `llmplex logs off`), the library does not."
+    )
+    database: str | None = Field(
+        default=None,
+        description='sqlite:///PATH or postgresql://...; None: logs.db in the user data directory.',
+    )
+    bodies: bool = Field(default=True, description="false: keep only the figures, no prompt, answer or options.")
+
+    @field_validator("database")
+    @classmethod
+    def _known_database(cls, database: str | None) -> str | None:
+        if database is None:
+            return None
+        scheme = database.partition("://")[0].partition("+")[0]
+        if not database.partition("://")[1] or scheme not in ("sqlite", "postgresql", "postgres"):
+            raise ValueError('expected a database URL such as "sqlite:////home/me/logs.db" or "postgresql://host/db"')
+        register_url_secrets(database)  # a password in the URL is masked wherever it could be shown
+        return database
+
+
 class Config(BaseModel):
     """Everything llmplex reads from files, environment and keyword arguments.
 
@@ -169,6 +196,7 @@ class Config(BaseModel):
     budget: BudgetConfig | None = None
     limits: LimitsConfig = LimitsConfig()
     cache: CacheConfig | None = None
+    log: LogConfig = LogConfig()
     timeout: float | None = Field(default=None, gt=0, description="Default per-request deadline in seconds.")
 
     @field_validator("providers")
