@@ -18,6 +18,7 @@ __all__ = [
     "BudgetConfig",
     "CacheConfig",
     "Config",
+    "GatewayConfig",
     "LimitsConfig",
     "LogConfig",
     "ThrottleConfig",
@@ -168,6 +169,30 @@ class LogConfig(BaseModel):
         return database
 
 
+class GatewayConfig(BaseModel):
+    """``[gateway]``: the HTTP server of ``llmplex serve`` (``llmplex[gateway]``); its master key is never here."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    host: str = Field(default="127.0.0.1", min_length=1, description="The address to listen on.")
+    port: int = Field(default=4000, ge=0, le=65535, description="The TCP port (0: any free port).")
+    workers: int = Field(default=1, ge=1, le=512, description="Worker processes sharing the port.")
+    models: tuple[str, ...] = Field(
+        default=(), description="Models GET /v1/models lists besides the aliases (any llmplex model string)."
+    )
+    max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024, description="Largest request body accepted.")
+    keepalive_seconds: float = Field(default=15.0, gt=0, description="Seconds of stream silence before a comment.")
+    shutdown_timeout: float = Field(default=30.0, ge=0, description="Seconds in-flight requests get to finish.")
+    tls_certfile: str | None = Field(default=None, description="PEM certificate chain: serve HTTPS.")
+    tls_keyfile: str | None = Field(default=None, description="PEM private key of tls_certfile.")
+
+    @model_validator(mode="after")
+    def _tls_pair(self) -> GatewayConfig:
+        if (self.tls_certfile is None) != (self.tls_keyfile is None):
+            raise _key_error(("gateway", "tls_keyfile"), "expected tls_certfile and tls_keyfile together", None)
+        return self
+
+
 class Config(BaseModel):
     """Everything llmplex reads from files, environment and keyword arguments.
 
@@ -197,6 +222,7 @@ class Config(BaseModel):
     limits: LimitsConfig = LimitsConfig()
     cache: CacheConfig | None = None
     log: LogConfig = LogConfig()
+    gateway: GatewayConfig = GatewayConfig()
     timeout: float | None = Field(default=None, gt=0, description="Default per-request deadline in seconds.")
 
     @field_validator("providers")
