@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,6 +10,15 @@ from pathlib import Path
 import pytest
 
 import llmplex
+
+if importlib.util.find_spec("hypothesis") is not None:
+    from hypothesis import settings as hypothesis_settings
+
+    # One answer per run (issue 21 item 8): property tests draw the same examples on every machine and run,
+    # and keep no example database between runs. HYPOTHESIS_PROFILE=random explores new examples locally.
+    hypothesis_settings.register_profile("derandomized", derandomize=True, database=None, print_blob=True)
+    hypothesis_settings.register_profile("random", derandomize=False)
+    hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "derandomized"))
 
 
 @pytest.fixture(autouse=True)
@@ -18,6 +28,7 @@ def isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
         if name.startswith("LLMPLEX_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))  # the CLI's call log (llmplex.store)
     monkeypatch.chdir(tmp_path)
     yield tmp_path
     llmplex.process_client._default = None

@@ -12,6 +12,9 @@ LF); lines end with CRLF, LF or CR; a leading byte order mark is dropped;
 ``\\n``; ``event``, ``id`` and ``retry`` are read; a block without ``data`` is not
 an event. An event whose blank line never came (the stream was cut) is
 discarded, as the spec says, so a truncated JSON payload is never handed on.
+An event (its data and the line being read) longer than ``max_event_bytes`` is
+``LLMServerError``: a server that never ends an event cannot fill the memory
+before the deadline ends the call.
 """
 
 from __future__ import annotations
@@ -23,7 +26,12 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SSEDecoder", "ServerSentEvent", "aiter_sse", "iter_sse"]
+from llmplex.errors import LLMConfigurationError, LLMServerError
+
+__all__ = ["MAX_EVENT_BYTES", "SSEDecoder", "ServerSentEvent", "aiter_sse", "iter_sse"]
+
+MAX_EVENT_BYTES = 64 * 1024 * 1024
+"""The default bound on one event's size: its ``data`` lines and the line being read, in bytes."""
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _BOM = "\ufeff"
@@ -50,9 +58,17 @@ class ServerSentEvent:
 
 
 class SSEDecoder:
-    """An incremental event-stream parser: ``feed`` it bytes as they come, get the complete events back."""
+    """An incremental event-stream parser: ``feed`` it bytes as they come, get the complete events back.
 
-    def __init__(self) -> None:
+    It holds at most ``max_event_bytes`` of one event (data lines and the unfinished line).
+    """
+
+    def __init__(self, max_event_bytes: int = MAX_EVENT_BYTES) -> None:
+        if isinstance(max_event_bytes, bool) or not isinstance(max_event_bytes, int) or max_event_bytes < 1:
+            raise LLMConfigurationError(f"max_event_bytes must be a whole number >= 1, got {max_event_bytes!r}")
+        self.max_event_bytes = max_event_bytes
+        self._held = 0  # bytes (at most) of the unfinished line and the event's data so far
+        self._data_size = 0
         self._text = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._started = False
         self._after_cr = False
@@ -78,6 +94,9 @@ class SSEDecoder:
         lines = text.split("\n") if "\r" not in text else _LINE_END.split(text)
         if len(lines) == 1:
             self._line.append(text)
+            self._held += len(chunk)
+            if self._held > self.max_event_bytes:
+                raise self._too_large()
             return []
         if self._line:
             lines[0] = "".join(self._line) + lines[0]
@@ -87,7 +106,17 @@ class SSEDecoder:
             event = self._read(line)
             if event is not None:
                 events.append(event)
+        self._held = self._data_size + len(lines[-1])
+        if self._held > self.max_event_bytes:
+            raise self._too_large()
         return events
+
+    def _too_large(self) -> LLMServerError:
+        self._line, self._data, self._held, self._data_size = [], [], 0, 0
+        return LLMServerError(
+            f"the event stream sent an event longer than {self.max_event_bytes} bytes without ending it "
+            "(no blank line): the server is broken, or raise max_event_bytes if its events are that large"
+        )
 
     def _read(self, line: str) -> ServerSentEvent | None:
         """Take one line: a blank one ends the event (returned if it has data); a field line fills it."""
@@ -98,6 +127,7 @@ class SSEDecoder:
             value = value[1:]
         if name == "data":
             self._data.append(value)
+            self._data_size += len(value) + 1
         elif name == "event":
             self._event = value
         elif name == "id":
@@ -109,22 +139,24 @@ class SSEDecoder:
 
     def _dispatch(self) -> ServerSentEvent | None:
         data, event = self._data, self._event
-        self._data, self._event = [], ""
+        self._data, self._event, self._data_size = [], "", 0
         if not data:
             return None
         return ServerSentEvent("\n".join(data), event or "message", self._id, self._retry)
 
 
-def iter_sse(chunks: Iterable[bytes]) -> Iterator[ServerSentEvent]:
+def iter_sse(chunks: Iterable[bytes], max_event_bytes: int = MAX_EVENT_BYTES) -> Iterator[ServerSentEvent]:
     """The events of an event stream given as bytes (``response.iter_bytes()``, a file, a list)."""
-    decoder = SSEDecoder()
+    decoder = SSEDecoder(max_event_bytes)
     for chunk in chunks:
         yield from decoder.feed(chunk)
 
 
-async def aiter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[ServerSentEvent]:
+async def aiter_sse(
+    chunks: AsyncIterable[bytes], max_event_bytes: int = MAX_EVENT_BYTES
+) -> AsyncIterator[ServerSentEvent]:
     """Async twin of ``iter_sse`` (``response.aiter_bytes()``)."""
-    decoder = SSEDecoder()
+    decoder = SSEDecoder(max_event_bytes)
     async for chunk in chunks:
         for event in decoder.feed(chunk):
             yield event

@@ -27,16 +27,20 @@ if TYPE_CHECKING:
     from llmplex.testing.http_wire import HTTPConformanceTests, WireAdapter, sse
     from llmplex.testing.kit import ProviderConformanceTests
     from llmplex.testing.observe import Observed
-    from llmplex.testing.replies import ErrorKind, FakeError, Reply
-    from llmplex.testing.sent import SentMessage, SentRequest, SentTool, SentToolCall
+    from llmplex.testing.openai_chat import OpenAIChatWire
+    from llmplex.testing.replies import ERROR_KINDS, ErrorKind, FakeError, Reply
+    from llmplex.testing.sent import OPTION_NAMES, SentMessage, SentRequest, SentTool, SentToolCall
     from llmplex.testing.server import Answer, Received, WireServer
 
 __all__ = [
+    "ERROR_KINDS",
+    "OPTION_NAMES",
     "Answer",
     "ErrorKind",
     "FakeError",
     "HTTPConformanceTests",
     "Observed",
+    "OpenAIChatWire",
     "ProviderConformanceTests",
     "Received",
     "Reply",
@@ -55,6 +59,9 @@ _LAZY = {
     "sse": "llmplex.testing.http_wire",
     "ProviderConformanceTests": "llmplex.testing.kit",
     "Observed": "llmplex.testing.observe",
+    "OpenAIChatWire": "llmplex.testing.openai_chat",
+    "ERROR_KINDS": "llmplex.testing.replies",
+    "OPTION_NAMES": "llmplex.testing.sent",
     "ErrorKind": "llmplex.testing.replies",
     "FakeError": "llmplex.testing.replies",
     "Reply": "llmplex.testing.replies",

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 import pytest
 
 from llmplex.client import Client
+from llmplex.errors import LLMConfigurationError
 from llmplex.testing.kit import ProviderConformanceTests
 from llmplex.testing.observe import Observed
 from llmplex.testing.replies import FakeError, Reply
@@ -44,10 +45,32 @@ BAD_GATEWAY_PAGE = (
 
 
 def sse(data: Any, event: str | None = None) -> bytes:
-    """One server-sent event: ``data`` (JSON-encoded unless it is text) with an optional ``event:`` name."""
+    """One server-sent event: ``data`` (JSON-encoded unless it is text) with an optional ``event:`` name.
+
+    Raises ``LLMConfigurationError`` for what no event stream can carry: an event name
+    with a line break, or text with a lone surrogate (not encodable as UTF-8).
+    """
     text = data if isinstance(data, str) else json.dumps(data)
+    if event is not None and ("\n" in event or "\r" in event):
+        raise LLMConfigurationError(f"sse(): the event name {event!r} holds a line break; give a one-line name")
     head = f"event: {event}\n" if event is not None else ""
-    return (head + "".join(f"data: {line}\n" for line in text.split("\n")) + "\n").encode()
+    body = head + "".join(f"data: {line}\n" for line in text.split("\n")) + "\n"
+    try:
+        return body.encode()
+    except UnicodeEncodeError as exc:
+        where = "the event name" if event is not None and _unencodable(event) else "the data"
+        raise LLMConfigurationError(
+            f"sse(): {where} holds a lone surrogate ({body[exc.start : exc.end]!r} at character {exc.start}), "
+            "which UTF-8 cannot encode; pass text of whole characters"
+        ) from None
+
+
+def _unencodable(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 class WireAdapter:
