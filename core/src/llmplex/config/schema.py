@@ -14,6 +14,7 @@ from llmplex.redaction import is_secret_name, register_url_secrets, url_credenti
 __all__ = [
     "DEFAULT_EMBEDDING_MODEL",
     "DEFAULT_MODEL",
+    "DROP_KEY",
     "LIMIT_KEYS",
     "BudgetConfig",
     "CacheConfig",
@@ -34,6 +35,10 @@ DEFAULT_EMBEDDING_MODEL = "llamacpp:all-minilm-l6-v2"
 
 LIMIT_KEYS = ("rate_limit", "token_rate_limit", "max_concurrency")
 """Keys of a ``[providers.<prefix>]`` table that core reads (shared limits), never passed to the plugin."""
+
+DROP_KEY = "drop_unsupported"
+"""Key of a ``[providers.<prefix>]`` table (and of the top level) that core reads: drop what the instance
+cannot honour instead of refusing the request; never passed to the plugin."""
 
 
 def _hide_secrets(table: dict[str, Any]) -> dict[str, Any]:
@@ -224,6 +229,14 @@ class Config(BaseModel):
     log: LogConfig = LogConfig()
     gateway: GatewayConfig = GatewayConfig()
     timeout: float | None = Field(default=None, gt=0, description="Default per-request deadline in seconds.")
+    prompt_cache: Literal["auto"] | None = Field(
+        default=None, description='"auto": providers place prompt-cache breakpoints on the stable prefix.'
+    )
+    drop_unsupported: bool = Field(
+        default=False,
+        description="Drop options, parts and modes a provider instance cannot honour (listed in Response.dropped) "
+        "instead of refusing the request.",
+    )
 
     @field_validator("providers")
     @classmethod
@@ -237,6 +250,8 @@ class Config(BaseModel):
             if not isinstance(plugin, str) or not plugin:
                 raise _key_error(("providers", name, "plugin"), 'expected a plugin name such as "openai"', plugin)
             _check_limits(name, table)
+            if DROP_KEY in table and not isinstance(table[DROP_KEY], bool):
+                raise _key_error(("providers", name, DROP_KEY), "expected true or false", table[DROP_KEY])
         for model, chain in self.fallbacks.items():
             if not all(m.strip() for m in chain):
                 raise _key_error(("fallbacks", model), 'expected model names like "anthropic:claude-sonnet-4-5"', chain)
@@ -256,6 +271,11 @@ class Config(BaseModel):
         if plugin != prefix and plugin in self.disabled:
             return f"provider {prefix!r} uses plugin {plugin!r}, which is disabled"
         return None
+
+    def drops_unsupported(self, prefix: str) -> bool:
+        """Whether provider instance ``prefix`` drops what it cannot honour: its table's ``drop_unsupported``,
+        else the top-level one."""
+        return bool(self.providers.get(prefix, {}).get(DROP_KEY, self.drop_unsupported))
 
     def plugin_of(self, prefix: str) -> str:
         """The plugin (entry-point name) that serves ``prefix``."""
