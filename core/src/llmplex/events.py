@@ -12,9 +12,10 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from llmplex.types import Usage
+from llmplex.types import Request, Response, Usage
 
 __all__ = [
+    "CallEnded",
     "Event",
     "FallbackUsed",
     "PromptExecuted",
@@ -125,3 +126,36 @@ class ToolInvoked(Event):
     result: Any = None
     error: str | None = None
     duration: float = 0.0
+
+
+@dataclass(frozen=True)
+class CallEnded(Event):
+    """A call ended for good, after its retries and fallbacks: with ``response``, or with the error named by
+    ``error_type`` (``status`` is ``"ok"`` or ``"error"``). ``provider``/``model`` answered (or failed last);
+    ``asked`` is the model as written; ``attempt`` counts every attempt. Recorders (the call log) read the whole
+    ``request`` and ``response``; the log record carries only the figures."""
+
+    log_name: ClassVar[str] = "prompt.call.done"
+
+    asked: str = ""
+    request: Request | None = None
+    response: Response | None = None
+    status: str = "ok"
+    error_type: str | None = None
+    latency: float = 0.0
+
+    def fields(self) -> dict[str, Any]:
+        """The figures only: no prompt, no answer."""
+        usage = self.response.usage.model_dump() if self.response is not None else None
+        return {
+            "event": self.log_name,
+            "request_id": self.request_id,
+            "provider": self.provider,
+            "model": self.model,
+            "asked": self.asked,
+            "attempt": self.attempt,
+            "status": self.status,
+            "error_type": self.error_type,
+            "latency": self.latency,
+            "usage": usage,
+        }
