@@ -21,7 +21,7 @@ from llmplex.engine.pipeline import Pipeline
 from llmplex.engine.retrier import FailedAttempt, RetryPlan
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMConfigurationError, LLMError
-from llmplex.events import FallbackUsed, RequestFailed
+from llmplex.events import CallEnded, FallbackUsed, RequestFailed
 from llmplex.reliability.budget import Budget, BudgetTracker, as_tracker
 from llmplex.reliability.clock import Clock
 from llmplex.reliability.deadline import Deadline
@@ -98,7 +98,7 @@ class CallPlanner:
         plan = self.plan(route, deadline, args)
         throttle: ThrottleInput = args.get("throttle")
         chain = self._fallbacks(model, route, args.get("fallbacks"))
-        return Call(self, request_id, route, request, plan, throttle, chain)
+        return Call(self, request_id, route, request, plan, throttle, chain, asked=model)
 
     def plan(self, route: Route, deadline: Deadline | None, args: CallArgs) -> RetryPlan:
         """How a call to ``route`` retries: its provider's policy with the call's throttle, deadline and budgets."""
@@ -154,8 +154,11 @@ class Call:
         plan: RetryPlan,
         throttle: ThrottleInput,
         fallbacks: tuple[str, ...],
+        *,
+        asked: str = "",
     ) -> None:
         self.planner = planner
+        self.asked = asked
         self.request = request
         self.plan = plan
         self.throttle = throttle
@@ -173,7 +176,7 @@ class Call:
         while True:
             pipeline = self.pipeline
             try:
-                return pipeline.complete()
+                return self._ended(pipeline.complete())
             except LLMError as error:
                 self._fall_back(error)
             finally:
@@ -184,7 +187,7 @@ class Call:
         while True:
             pipeline = self.pipeline
             try:
-                return await pipeline.acomplete()
+                return self._ended(await pipeline.acomplete())
             except LLMError as error:
                 self._fall_back(error)
             finally:
@@ -198,6 +201,8 @@ class Call:
             try:
                 for event in pipeline.stream():
                     yielded = True
+                    if event.response is not None:
+                        self._ended(event.response)
                     yield event
                 return
             except LLMError as error:
@@ -213,6 +218,8 @@ class Call:
             try:
                 async for event in pipeline.astream():
                     yielded = True
+                    if event.response is not None:
+                        self._ended(event.response)
                     yield event
                 return
             except LLMError as error:
@@ -271,10 +278,37 @@ class Call:
             **self.where(),
         )
 
+    def _ended(self, response: Response) -> Response:
+        """Tell recorders (the call log) that the call answered; ``response`` passes through."""
+        telemetry = self.planner.telemetry
+        if telemetry.wants(CallEnded):  # a recorder listens: nothing is built otherwise
+            where = self.where()
+            telemetry.emit(
+                CallEnded,
+                attempt=response.attempts,
+                asked=self.asked,
+                request=self.pipeline.request,
+                response=response,
+                latency=response.latency,
+                **where,
+            )
+        return response
+
     def _final(self, error: LLMError) -> LLMError:
         retrier = self.pipeline.retrier
         error.attempts = max(error.attempts, retrier.sent)
         error.context["errors"] = list(self._failures)
+        if self.planner.telemetry.wants(CallEnded):
+            self.planner.telemetry.emit(
+                CallEnded,
+                attempt=error.attempts,
+                asked=self.asked,
+                request=self.pipeline.request,
+                status="error",
+                error_type=type(error).__name__,
+                latency=retrier.elapsed(),
+                **retrier.where(),
+            )
         self.planner.telemetry.emit(
             RequestFailed,
             attempt=retrier.sent,
