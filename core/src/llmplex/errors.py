@@ -30,6 +30,7 @@ __all__ = [
     "LLMSubprocessError",
     "LLMTimeoutError",
     "LLMToolLoopError",
+    "LLMToolSourceError",
 ]
 
 
@@ -247,3 +248,18 @@ class LLMOutputParseError(LLMError):
 
 class LLMToolLoopError(LLMError):
     """The tool-calling loop hit ``max_tool_rounds`` without a final answer."""
+
+
+class LLMToolSourceError(LLMError):
+    """The source of a tool failed, not the tool: an MCP server that would not start, crashed, broke the
+    protocol or listed no tools. The tool loop ends with it instead of telling the model.
+
+    Attributes:
+        server: the name of the MCP server.
+        stderr: the end of what its process wrote to stderr (secrets masked), if it has a process.
+    """
+
+    def __init__(self, message: str, *, server: str, stderr: str = "", **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.server = server
+        self.stderr = redact(stderr)
