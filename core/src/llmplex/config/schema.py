@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from llmplex.config.mcp import MCPConfig
 from llmplex.config.wording import KEY_ERROR
 from llmplex.redaction import is_secret_name, register_url_secrets, url_credentials
 
@@ -228,6 +229,7 @@ class Config(BaseModel):
     cache: CacheConfig | None = None
     log: LogConfig = LogConfig()
     gateway: GatewayConfig = GatewayConfig()
+    mcp: MCPConfig = MCPConfig()
     timeout: float | None = Field(default=None, gt=0, description="Default per-request deadline in seconds.")
     prompt_cache: Literal["auto"] | None = Field(
         default=None, description='"auto": providers place prompt-cache breakpoints on the stable prefix.'
