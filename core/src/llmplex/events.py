@@ -16,6 +16,7 @@ from llmplex.types import Request, Response, Usage
 
 __all__ = [
     "CallEnded",
+    "Dropped",
     "Event",
     "FallbackUsed",
     "PromptExecuted",
@@ -88,6 +89,17 @@ class PromptExecuted(Event):
     latency: float = 0.0
     finish_reason: str = ""
     cached: bool = False
+
+
+@dataclass(frozen=True)
+class Dropped(Event):
+    """What the provider instance could not honour and core left out of the request before sending it:
+    ``drop_unsupported`` items, and reasoning parts of another provider's format (``Response.dropped`` too)."""
+
+    log_name: ClassVar[str] = "prompt.dropped"
+    log_level: ClassVar[int] = logging.INFO
+
+    dropped: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
