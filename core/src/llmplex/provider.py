@@ -66,6 +66,14 @@ class Capabilities:
     ``input_parts`` names the content parts a user message may carry to this
     provider, of ``"image"``, ``"document"`` and ``"audio"`` (empty: text only);
     core refuses a request with any other part before it is formatted.
+
+    ``prompt_cache`` says the provider honours ``cache=True`` marks on
+    messages, tools and parts (explicit breakpoints, or automatic prefix
+    caching); ``reasoning_formats`` names the ``ReasoningPart.format`` values
+    it replays (reasoning of any other format is dropped, with an event).
+    Whatever a request asks that these flags refuse is an
+    ``LLMConfigurationError`` before anything is sent, or dropped and listed
+    in ``Response.dropped`` with ``drop_unsupported = true``.
     """
 
     streaming: bool = True
@@ -78,6 +86,8 @@ class Capabilities:
     embedding_dimensions: bool = False
     embedding_batch_size: int = 100
     input_parts: frozenset[str] = frozenset()
+    prompt_cache: bool = False
+    reasoning_formats: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

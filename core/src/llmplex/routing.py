@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llmplex.config.loader import Origins, validate_settings
-from llmplex.config.schema import LIMIT_KEYS, Config, reveal_secrets
+from llmplex.config.schema import DROP_KEY, LIMIT_KEYS, Config, reveal_secrets
 from llmplex.errors import LLMConfigurationError
 from llmplex.plugins.hooks import ProviderHooks
 from llmplex.plugins.host import LoadedPlugin, PluginHost
@@ -26,7 +26,7 @@ KNOWN_DISTRIBUTIONS = {
     "claude-code": "llmplex-claude-code",
     "llamacpp": "llmplex-llamacpp",
 }
-_INSTANCE_KEYS = frozenset({"plugin", *LIMIT_KEYS})
+_INSTANCE_KEYS = frozenset({"plugin", DROP_KEY, *LIMIT_KEYS})
 """Keys of a provider table that core reads itself; the plugin's settings never see them."""
 _MAX_ALIAS_DEPTH = 8
 _MAX_CACHED_ROUTES = 1024
@@ -41,6 +41,7 @@ class ProviderInstance:
     info: ProviderInfo
     settings: ProviderSettings
     host: PluginHost = field(repr=False)
+    drop_unsupported: bool = False
     clients: SDKClients = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -166,7 +167,7 @@ class Router:
         plugin = self.host.load(plugin_name)
         info = plugin.providers[plugin_name]
         settings = self._settings(prefix, info)
-        return ProviderInstance(prefix, plugin, info, settings, self.host)
+        return ProviderInstance(prefix, plugin, info, settings, self.host, self.config.drops_unsupported(prefix))
 
     def _settings(self, prefix: str, info: ProviderInfo) -> ProviderSettings:
         table = reveal_secrets(self.config.providers.get(prefix, {}))

@@ -17,7 +17,9 @@ class StreamAssembler:
         self.model = model
         self.text: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}
-        self.usage = Usage()
+        self.usage = Usage.unreported()  # a stream that reports no usage: unknown, not 0
+        self.answering = False
+        """Whether the provider began to answer (a raw event arrived): from then on the tokens are spent."""
         self.finish_reason: FinishReason | None = None
         self.response_id: str | None = None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from llmplex.engine.adapt import Adapted, adapt
 from llmplex.engine.bridge import aiterate_in_thread, iterate_on_loop, run_on_loop
 from llmplex.errors import LLMConfigurationError, LLMError
 from llmplex.http.clients import is_blocking_client
@@ -16,10 +17,6 @@ from llmplex.scrubbing import scrub_error
 from llmplex.types import Request, Response
 
 __all__ = ["Attempt", "hook_client"]
-
-
-def _has_parts(request: Request) -> bool:
-    return any(isinstance(message.content, tuple) for message in request.messages)
 
 
 class Attempt:
@@ -35,36 +32,23 @@ class Attempt:
         while it waited (for a limit, a retry) must never see its payloads."""
         return self.provider.hooks
 
+    def adapt(self, request: Request) -> Adapted:
+        """``request`` as this instance can honour it: what it cannot is refused with an
+        ``LLMConfigurationError`` (nothing is sent), or left out when the instance drops unsupported things;
+        reasoning of another provider's format is always left out (see ``llmplex.engine.adapt``)."""
+        provider = self.provider
+        return adapt(request, provider.name, provider.capabilities, provider.drop_unsupported)
+
     def format(self, request: Request) -> dict[str, Any]:
         """The provider payload for ``request`` (refused first if it needs what the provider lacks)."""
-        if request.tools or request.previous_response_id is not None or _has_parts(request):
-            self._check_capabilities(request)
+        return self.format_adapted(self.adapt(request).request)
+
+    def format_adapted(self, request: Request) -> dict[str, Any]:
+        """The provider payload for a request ``adapt`` already held against the instance."""
         payload = self.hooks.format(request=request, settings=self.provider.settings)
         if payload is None:
             raise LLMConfigurationError(f"provider {self.provider.name!r} does not implement llmplex_format")
         return payload  # type: ignore[no-any-return]
-
-    def _check_capabilities(self, request: Request) -> None:
-        capabilities = self.provider.capabilities
-        name = self.provider.name
-        if request.tools and not capabilities.tools:
-            raise LLMConfigurationError(
-                f"provider {name!r} does not support tools; drop tools=, or use a provider that calls tools"
-            )
-        if request.previous_response_id is not None and not capabilities.response_chains:
-            raise LLMConfigurationError(
-                f"provider {name!r} keeps no stored responses, so previous_response_id cannot continue one; "
-                "send the whole conversation instead"
-            )
-        for index, message in enumerate(request.messages):
-            for part in message.parts:
-                if part.kind not in capabilities.input_parts:
-                    takes = ", ".join(sorted(capabilities.input_parts)) or "text only"
-                    raise LLMConfigurationError(
-                        f"provider {name!r} cannot take {part.kind} parts (messages[{index}] has "
-                        f"{type(part).__name__}: {part.describe()}); it takes: {takes}. Leave the part out, or "
-                        "send it to a provider that takes it (see llmplex providers)"
-                    )
 
     def classify(self, error: BaseException) -> LLMError:
         """The taxonomy error for anything raised while sending or parsing, with every secret in it masked.

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from llmplex.engine.adapt import Adapted
 from llmplex.engine.assembly import StreamAssembler
 from llmplex.engine.attempt import Attempt
 from llmplex.engine.retrier import Retrier, RetryPlan
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMServerError
-from llmplex.events import PromptExecuted, PromptRendered
+from llmplex.events import Dropped, PromptExecuted, PromptRendered
 from llmplex.redaction import redact
 from llmplex.routing import Route
 from llmplex.scrubbing import scrub_error
@@ -43,11 +44,27 @@ class Pipeline:
         self.plan = plan
         self.telemetry = telemetry
         self.retrier = Retrier(request_id, self.runner, plan, telemetry, attempts_before, started, request=request)
+        self._adapted: Adapted | None = None
 
     # -- shared steps --------------------------------------------------------------
 
+    def _adapt(self) -> Adapted:
+        """The request as the instance can honour it, worked out once (refusing raises before anything is sent);
+        observers hear of what was left out."""
+        if self._adapted is None:
+            self._adapted = self.runner.adapt(self.request)
+            if self._adapted.dropped and self.telemetry.wants(Dropped):
+                self.telemetry.emit(
+                    Dropped, attempt=self.retrier.attempt, dropped=self._adapted.dropped, **self.retrier.where()
+                )
+        return self._adapted
+
+    @property
+    def _sent_request(self) -> Request:
+        return self._adapt().request
+
     def _render(self) -> dict[str, Any]:
-        payload = self.runner.format(self.request)
+        payload = self.runner.format_adapted(self._sent_request)
         if self.telemetry.wants(PromptRendered):
             self.telemetry.emit(
                 PromptRendered, attempt=self.retrier.attempt, payload=redact(payload), **self.retrier.where()
@@ -72,6 +89,9 @@ class Pipeline:
         usage = response.usage.priced(self.route.provider.info.name, response.model)
         if usage is not response.usage:
             response = response.model_copy(update={"usage": usage})
+        dropped = self._adapted.dropped if self._adapted is not None else ()
+        if dropped and not response.cached:
+            response = response.model_copy(update={"dropped": dropped})
         self.retrier.settle(Usage() if response.cached else response.usage)
         if self.telemetry.wants(PromptExecuted):
             self.telemetry.emit(
@@ -94,8 +114,9 @@ class Pipeline:
             self.retrier.begin()
             try:
                 payload = self._render()
-                raw = self.runner.send(payload, self.request, self.plan.deadline, self.retrier.deadline_error)
-                return self._finish(self.runner.parse(raw, self.request))
+                sent = self._sent_request
+                raw = self.runner.send(payload, sent, self.plan.deadline, self.retrier.deadline_error)
+                return self._finish(self.runner.parse(raw, sent))
             except Exception as exc:
                 error, delay = self.retrier.failure(exc)
             except BaseExceptionGroup as group:  # a group holding a BaseException propagates, its secrets masked
@@ -111,8 +132,9 @@ class Pipeline:
             await self.retrier.abegin()
             try:
                 payload = self._render()
-                raw = await self.runner.asend(payload, self.request, self.plan.deadline, self.retrier.deadline_error)
-                return self._finish(self.runner.parse(raw, self.request))
+                sent = self._sent_request
+                raw = await self.runner.asend(payload, sent, self.plan.deadline, self.retrier.deadline_error)
+                return self._finish(self.runner.parse(raw, sent))
             except Exception as exc:
                 error, delay = self.retrier.failure(exc)
             except BaseExceptionGroup as group:  # a group holding a BaseException propagates, its secrets masked
@@ -139,6 +161,12 @@ class Pipeline:
         response = self._account(assembler.response(self.retrier.sent, self.retrier.elapsed()))
         return StreamEvent(type="response", response=response)
 
+    def _cut_off(self, assembler: StreamAssembler, why: str) -> None:
+        """A stream that had begun to answer ended early: the tokens were spent, so the budgets count
+        what it reported or, where more, what they reserved (a stream refused before answering spent none)."""
+        if assembler.answering:
+            self.retrier.cut_off(assembler.usage, why)
+
     def _streams_natively(self) -> bool:
         return self.runner.hooks.implements("stream") or self.runner.hooks.implements("astream")
 
@@ -162,13 +190,19 @@ class Pipeline:
             assembler = StreamAssembler(self.route.provider.name, self.route.model)
             yielded = False
             try:
+                state.request = self._sent_request
                 for raw_event in self._raw_events():
+                    assembler.answering = True
                     for event in self._events(raw_event, state, assembler):
                         yielded = True
                         yield event
                 yield self._final(assembler, yielded)
                 return
+            except GeneratorExit:
+                self._cut_off(assembler, "the stream was abandoned")
+                raise
             except Exception as exc:
+                self._cut_off(assembler, "the stream was cut off")
                 error, delay = self.retrier.failure(exc, may_retry=not yielded)
             except BaseExceptionGroup as group:  # a group holding a BaseException propagates, its secrets masked
                 error, delay = scrub_error(group), None
@@ -189,13 +223,19 @@ class Pipeline:
             assembler = StreamAssembler(self.route.provider.name, self.route.model)
             yielded = False
             try:
+                state.request = self._sent_request
                 async for raw_event in await self._araw_events():
+                    assembler.answering = True
                     for event in self._events(raw_event, state, assembler):
                         yielded = True
                         yield event
                 yield self._final(assembler, yielded)
                 return
+            except GeneratorExit:
+                self._cut_off(assembler, "the stream was abandoned")
+                raise
             except Exception as exc:
+                self._cut_off(assembler, "the stream was cut off")
                 error, delay = self.retrier.failure(exc, may_retry=not yielded)
             except BaseExceptionGroup as group:  # a group holding a BaseException propagates, its secrets masked
                 error, delay = scrub_error(group), None

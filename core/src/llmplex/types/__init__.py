@@ -5,7 +5,8 @@ from llmplex.types.embeddings import Embeddings
 from llmplex.types.messages import Message, Role, ToolCall
 from llmplex.types.models import ModelInfo
 from llmplex.types.parts import MAX_PART_BYTES, Audio, ContentPart, Document, Image, MediaPart
-from llmplex.types.request import LLMConfig, OutputSchema, Request, ToolChoice
+from llmplex.types.reasoning import ReasoningPart
+from llmplex.types.request import LLMConfig, OutputSchema, ReasoningEffort, Request, ToolChoice
 from llmplex.types.response import FinishReason, Response
 from llmplex.types.stream import StreamEvent, StreamState
 from llmplex.types.tools import Tool
@@ -28,6 +29,8 @@ __all__ = [
     "Message",
     "ModelInfo",
     "OutputSchema",
+    "ReasoningEffort",
+    "ReasoningPart",
     "Request",
     "Response",
     "Role",

@@ -11,6 +11,7 @@ from pydantic_core import PydanticCustomError
 
 from llmplex.errors import LLMConfigurationError
 from llmplex.types.parts import Audio, ContentPart, Document, Image, MediaPart
+from llmplex.types.reasoning import ReasoningPart
 
 __all__ = ["JSONNestingError", "Message", "Role", "ToolCall", "decode_json"]
 
@@ -66,6 +67,11 @@ class Message(BaseModel):
     ``content`` is text, or — on a user message — a sequence mixing text with
     ``Image``, ``Document``
     and ``Audio`` parts, sent in that order.
+
+    ``reasoning`` (assistant messages only) is the opaque reasoning state the
+    answer came with, replayed to the provider that made it. ``cache=True``
+    asks providers with explicit prompt caching (Anthropic) to cache the
+    conversation up to the end of this message.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -75,6 +81,8 @@ class Message(BaseModel):
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = Field(default=None, description="On a tool message: the call it answers.")
     name: str | None = Field(default=None, description="On a tool message: the tool's name.")
+    reasoning: tuple[ReasoningPart, ...] = Field(default=(), repr=False)
+    cache: bool = False
 
     @field_validator("content", mode="before")
     @classmethod
@@ -92,6 +100,10 @@ class Message(BaseModel):
             raise LLMConfigurationError(
                 f"a {self.role} message's content must be text; only user messages take a list of text, "
                 "images, documents and audio"
+            )
+        if self.reasoning and self.role != "assistant":
+            raise LLMConfigurationError(
+                f"a {self.role} message cannot carry reasoning parts; only assistant messages (answers) do"
             )
         return self
 
@@ -115,19 +127,24 @@ class Message(BaseModel):
         return tuple(piece for piece in self.pieces if not isinstance(piece, str))
 
     @classmethod
-    def system(cls, content: str) -> Message:
-        """A system prompt."""
-        return cls(role="system", content=content)
+    def system(cls, content: str, *, cache: bool = False) -> Message:
+        """A system prompt; ``cache=True`` marks it for the provider's prompt cache."""
+        return cls(role="system", content=content, cache=cache)
 
     @classmethod
-    def user(cls, content: str | Sequence[ContentPart]) -> Message:
+    def user(cls, content: str | Sequence[ContentPart], *, cache: bool = False) -> Message:
         """A user turn: text, or a list mixing text with images, documents and audio."""
-        return cls(role="user", content=content if isinstance(content, str) else tuple(content))
+        return cls(role="user", content=content if isinstance(content, str) else tuple(content), cache=cache)
 
     @classmethod
-    def assistant(cls, content: str | None = None, tool_calls: tuple[ToolCall, ...] = ()) -> Message:
-        """An assistant turn, with optional tool calls."""
-        return cls(role="assistant", content=content, tool_calls=tool_calls)
+    def assistant(
+        cls,
+        content: str | None = None,
+        tool_calls: tuple[ToolCall, ...] = (),
+        reasoning: tuple[ReasoningPart, ...] = (),
+    ) -> Message:
+        """An assistant turn, with optional tool calls and the reasoning state it came with."""
+        return cls(role="assistant", content=content, tool_calls=tool_calls, reasoning=reasoning)
 
     @classmethod
     def tool(cls, tool_call_id: str, content: str, name: str | None = None) -> Message:

@@ -20,7 +20,15 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, Self
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
 
 from llmplex.errors import LLMConfigurationError
 from llmplex.types.media import MEDIA_TYPES, PartKind, kind_of, normalize, sniff, type_of_suffix
@@ -73,7 +81,8 @@ class MediaPart(BaseModel):
 
     ``data`` is sent inline (base64 on the wire); ``url`` is fetched by the
     provider. In JSON (``model_dump(mode="json")``) ``data`` is base64 text, and
-    base64 text is read back as bytes.
+    base64 text is read back as bytes. ``cache=True`` (``part.cached()``) asks
+    providers with explicit prompt caching to cache the prompt up to this part.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", ser_json_bytes="base64")
@@ -82,6 +91,24 @@ class MediaPart(BaseModel):
     data: bytes | None = Field(default=None, repr=False)
     url: str | None = None
     media_type: str
+    cache: bool = False
+
+    def __init__(self, /, *args: Any, **fields: Any) -> None:
+        if args:
+            raise LLMConfigurationError(
+                f"{type(self).__name__}() takes keyword arguments only (data=, url=, media_type=...), got "
+                f"{len(args)} positional; for a file use {type(self).__name__}.from_path(path)"
+            )
+        super().__init__(**fields)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _typed_errors(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        """Every wrong field (a wrong type, an unknown name) is an ``LLMConfigurationError`` naming it."""
+        try:
+            return handler(value)
+        except ValidationError as exc:
+            raise _invalid(cls, exc) from None
 
     @model_validator(mode="before")
     @classmethod
@@ -90,6 +117,8 @@ class MediaPart(BaseModel):
         if not isinstance(value, dict):
             return value
         fields = dict(value)
+        if isinstance(fields.get("data"), (bytearray, memoryview)):
+            fields["data"] = bytes(fields["data"])
         if fields.get("data") is None and fields.get("url") is None:
             raise LLMConfigurationError(f"{_ARTICLE[cls.kind]} needs either data (its bytes) or a url")
         if isinstance(fields.get("data"), str):
@@ -128,6 +157,7 @@ class MediaPart(BaseModel):
             raise LLMConfigurationError(f"{cls.__name__}.from_bytes takes bytes, got {type(data).__name__}")
         raw = bytes(data)
         where = f"{cls.__name__}.from_bytes"
+        _check_type_argument(where, media_type)
         if media_type is None:
             found = sniff(raw[:4096])
             if found is None:
@@ -142,7 +172,7 @@ class MediaPart(BaseModel):
     @classmethod
     def from_path(cls, path: str | os.PathLike[str]) -> Self:
         """The part holding the file at ``path``; its type is told from its bytes and must match its suffix."""
-        file = Path(path)
+        file = _path(path, f"{cls.__name__}.from_path")
         return cls._from_file(file, _read(file))
 
     @classmethod
@@ -151,6 +181,10 @@ class MediaPart(BaseModel):
         _check_media(cls.kind, media_type, data, repr(str(file)))
         named = {"name": file.name} if "name" in cls.model_fields else {}
         return cls(data=data, media_type=media_type, **named)
+
+    def cached(self) -> Self:
+        """This part marked for the provider's prompt cache (``cache=True``)."""
+        return self.model_copy(update={"cache": True})
 
     def describe(self) -> str:
         """One line for people: the media type and size, or the URL (without credentials or query)."""
@@ -179,6 +213,7 @@ class _LinkablePart(MediaPart):
         """The part at ``url`` (http or https), which the provider fetches; ``media_type`` is told from the
         URL's suffix when not given."""
         _check_url(url, cls.kind)
+        _check_type_argument(f"{cls.__name__}.from_url", media_type)
         found = media_type or _guess(cls.kind, None, url)
         if found is None:
             raise LLMConfigurationError(
@@ -205,6 +240,10 @@ class Document(_LinkablePart):
     @classmethod
     def from_bytes(cls, data: bytes, media_type: str | None = None, *, name: str | None = None) -> Self:
         """The document for ``data`` (PDF bytes), optionally with a file ``name``."""
+        if name is not None and not isinstance(name, str):
+            raise LLMConfigurationError(
+                f"Document.from_bytes: name must be a file name (str), got {type(name).__name__}"
+            )
         part = super().from_bytes(data, media_type)
         return part if name is None else part.model_copy(update={"name": name})
 
@@ -240,22 +279,53 @@ _BY_KIND: dict[PartKind, type[Image] | type[Document] | type[Audio]] = {
 
 def part_from_path(path: str | os.PathLike[str]) -> Image | Document | Audio:
     """The image, document or audio part for the file at ``path``, whichever its bytes are."""
-    file = Path(path)
+    file = _path(path, "part_from_path")
     data = _read(file)
     part_class = _BY_KIND[kind_of(_type_of_file(file, data)) or "image"]
     return part_class._from_file(file, data)
 
 
+def _path(path: Any, where: str) -> Path:
+    if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
+        raise LLMConfigurationError(f"{where} takes a path (str or os.PathLike), got {type(path).__name__}")
+    try:
+        return Path(path)
+    except TypeError as exc:
+        raise LLMConfigurationError(f"{where} takes a path (str or os.PathLike): {exc}") from None
+
+
+def _check_type_argument(where: str, media_type: Any) -> None:
+    if media_type is not None and not isinstance(media_type, str):
+        raise LLMConfigurationError(
+            f"{where}: media_type must be a media type string such as 'image/png', got {type(media_type).__name__}"
+        )
+
+
+def _invalid(cls: type[MediaPart], error: ValidationError) -> LLMConfigurationError:
+    """The typed error for pydantic's complaints about a part's fields (no value is shown: it may be the file)."""
+    problems = []
+    for item in error.errors(include_url=False, include_input=True):
+        field = ".".join(str(p) for p in item["loc"]) or "(the part)"
+        shown = "an unknown field" if item["type"] == "extra_forbidden" else type(item.get("input")).__name__
+        problems.append(f"{field}: {item['msg']} (got {shown})")
+    fields = ", ".join(name for name in cls.model_fields if name != "type")
+    return LLMConfigurationError(f"{cls.__name__}: {'; '.join(problems)}; its fields are {fields}")
+
+
 def _read(file: Path) -> bytes:
-    """The file's bytes, refusing what is not a readable regular file of at most ``MAX_PART_BYTES``."""
+    """The file's bytes, refusing what is not a readable regular file of at most ``MAX_PART_BYTES``.
+
+    What is not a regular file (a FIFO, a device, a socket, a directory) is refused from its ``stat``,
+    before it is opened: opening a FIFO without a writer, or reading a device, would never end. The file
+    is then opened without blocking and checked again, in case it was swapped meanwhile.
+    """
     where = repr(str(file))
     try:
-        with file.open("rb") as handle:
+        _check_regular(where, os.stat(file).st_mode)
+        descriptor = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        with os.fdopen(descriptor, "rb") as handle:
             info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise LLMConfigurationError(
-                    f"{where} is not a regular file; give the path of an image, PDF or audio file"
-                )
+            _check_regular(where, info.st_mode)
             if info.st_size > MAX_PART_BYTES:
                 raise LLMConfigurationError(
                     f"{where} is {_size(info.st_size)}, larger than the {_size(MAX_PART_BYTES)} a part may hold; "
@@ -264,8 +334,6 @@ def _read(file: Path) -> bytes:
             data = handle.read(MAX_PART_BYTES + 1)
     except FileNotFoundError:
         raise LLMConfigurationError(f"{where} does not exist; check the path") from None
-    except IsADirectoryError:
-        raise LLMConfigurationError(f"{where} is a directory; give the path of a file") from None
     except PermissionError:
         raise LLMConfigurationError(f"{where} cannot be read: permission denied") from None
     except (OSError, ValueError) as exc:
@@ -274,6 +342,22 @@ def _read(file: Path) -> bytes:
     if len(data) > MAX_PART_BYTES:
         raise LLMConfigurationError(f"{where} grew past the {_size(MAX_PART_BYTES)} a part may hold while it was read")
     return data
+
+
+_NOT_REGULAR = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _check_regular(where: str, mode: int) -> None:
+    if stat.S_ISREG(mode):
+        return
+    what = next((name for test, name in _NOT_REGULAR if test(mode)), "of an unknown file type")
+    raise LLMConfigurationError(f"{where} is {what}, not a regular file; give the path of an image, PDF or audio file")
 
 
 def _type_of_file(file: Path, data: bytes) -> str:
@@ -322,7 +406,11 @@ def _check_url(url: str, kind: PartKind) -> None:
     if not isinstance(url, str):
         raise LLMConfigurationError(f"the URL of {_ARTICLE[kind]} must be a string, got {type(url).__name__}")
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() for c in url):
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.netloc
+        or any(c.isspace() or "\ud800" <= c <= "\udfff" for c in url)
+    ):
         raise LLMConfigurationError(
             f"{_shown(url)[:80]!r} is not an http(s) URL; give {_ARTICLE[kind]} by URL as https://..., "
             f"or its bytes with llmplex.{_CLASS[kind]}.from_path / from_bytes"

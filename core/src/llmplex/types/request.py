@@ -9,13 +9,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from llmplex.types.messages import Message
 from llmplex.types.tools import Tool
 
-__all__ = ["LLMConfig", "OutputSchema", "Request", "ToolChoice"]
+__all__ = ["LLMConfig", "OutputSchema", "ReasoningEffort", "Request", "ToolChoice"]
 
 ToolChoice = Literal["auto", "none", "required"] | str
+ReasoningEffort = Literal["low", "medium", "high"]
 
 
 class LLMConfig(BaseModel):
-    """Sampling options; only the fields that are set reach the wire."""
+    """Sampling options; only the fields that are set reach the wire.
+
+    ``reasoning_effort`` (``"low"``, ``"medium"``, ``"high"``) is how hard a
+    reasoning model thinks, mapped by each provider (Anthropic's thinking,
+    Gemini's thinking config, OpenAI's reasoning effort).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -26,6 +32,7 @@ class LLMConfig(BaseModel):
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
     stop: tuple[str, ...] | None = None
     seed: int | None = None
+    reasoning_effort: ReasoningEffort | None = None
 
     def set_options(self) -> dict[str, Any]:
         """The options that were given, by name."""
@@ -47,6 +54,8 @@ class Request(BaseModel):
 
     ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"`` or the name of one tool.
     ``cache`` and ``cache_key`` are read by the response cache, never sent.
+    ``prompt_cache="auto"`` lets the provider place its prompt-cache breakpoints
+    on the stable prefix (tools, system prompt, the conversation so far).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -62,3 +71,4 @@ class Request(BaseModel):
     stream: bool = False
     cache: bool | None = None
     cache_key: str | None = None
+    prompt_cache: Literal["auto"] | None = None

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from llmplex.types.messages import Message, ToolCall
+from llmplex.types.reasoning import ReasoningPart
 from llmplex.types.usage import Usage
 
 __all__ = ["FinishReason", "Response"]
@@ -19,6 +20,9 @@ class Response(BaseModel):
 
     ``output`` holds the validated structured output when one was asked for;
     ``raw`` keeps the provider's own response object (never shown in the repr).
+    ``reasoning`` is the answer's opaque reasoning state (see ``ReasoningPart``);
+    ``dropped`` names what the provider instance could not take and core left
+    out of the request (``drop_unsupported``, reasoning of another provider).
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
@@ -35,8 +39,10 @@ class Response(BaseModel):
     attempts: int = 1
     latency: float = Field(default=0.0, description="Seconds from the first attempt to the answer.")
     cached: bool = Field(default=False, description="Served by the response cache: nothing was sent (attempts 0).")
+    reasoning: tuple[ReasoningPart, ...] = Field(default=(), repr=False)
+    dropped: tuple[str, ...] = ()
     raw: Any = Field(default=None, repr=False, exclude=True)
 
     def message(self) -> Message:
-        """The answer as an assistant message, to append to a conversation."""
-        return Message.assistant(self.text or None, self.tool_calls)
+        """The answer as an assistant message, reasoning state included, to append to a conversation."""
+        return Message.assistant(self.text or None, self.tool_calls, self.reasoning)

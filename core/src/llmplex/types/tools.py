@@ -25,6 +25,8 @@ class Tool(BaseModel):
     accepts); another name raises ``LLMConfigurationError``.
     ``handler`` is the Python callable core runs when the model asks for the tool;
     tools without a handler are only declared, and their calls are returned to you.
+    ``cache=True`` asks providers with explicit prompt caching to cache the tool
+    declarations up to this one.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -33,6 +35,7 @@ class Tool(BaseModel):
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     handler: Callable[..., Any] | None = Field(default=None, exclude=True, repr=False)
+    cache: bool = False
 
     @field_validator("name", mode="before")
     @classmethod
