@@ -27,6 +27,7 @@ from llmplex.routing import ProviderInstance, Route, Router
 from llmplex.types import Embeddings, Message, ModelInfo, OutputSchema, Request, Response, StreamEvent
 
 if TYPE_CHECKING:
+    from llmplex.store.recorder import CallLog
     from llmplex.tooling.conversation import Conversation
 
 __all__ = ["Client"]
@@ -57,7 +58,8 @@ class Client:
     """One configured llmplex: ``Client(config=..., **overrides)``; ``with``/``async with`` closes it.
 
     ``config`` is a ``Config``, a mapping, or the path
-    of a TOML file; keyword ``overrides`` (``default_model=...``,
+    of a TOML file; ``log`` records every call in the call log (``True``, a database URL or a
+    ``llmplex.store.CallLog``; default: ``[log] enabled``); keyword ``overrides`` (``default_model=...``,
     ``disabled=[...]``) win over every other source. ``plugins`` are extra
     in-process plugin objects (observers, pipeline wrappers). ``budget`` (a
     ``Budget`` or a shared ``BudgetTracker``)
@@ -73,6 +75,7 @@ class Client:
         plugins: Sequence[object] = (),
         clock: Clock | None = None,
         budget: Budget | BudgetTracker | Mapping[str, int | None] | None = None,
+        log: bool | str | CallLog | None = None,
         **overrides: Any,
     ) -> None:
         install_log_redaction()
@@ -94,6 +97,9 @@ class Client:
             from llmplex.cache import ResponseCache
 
             self.host.register_observer(ResponseCache.from_config(self.config.cache), name="llmplex.cache")
+        self.call_log: CallLog | None = None
+        if (self.config.log.enabled is True) if log is None else (log is not False):
+            self.attach_log(None if isinstance(log, bool) else log)
 
     def __repr__(self) -> str:
         return f"Client(default_model={self.config.default_model!r})"
@@ -126,6 +132,22 @@ class Client:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+    def attach_log(self, log: str | CallLog | None = None) -> CallLog:
+        """Record every call of this client in the call log (``llmplex.store``) and return the ``CallLog``.
+
+        ``log`` is a database URL or a ``CallLog``; by default the ``[log]`` table's
+        database (``logs.db`` in the user data directory) and its ``bodies`` setting.
+        """
+        from llmplex.store.recorder import CallLog
+
+        if not isinstance(log, CallLog):
+            log = CallLog(log or self.config.log.database, bodies=self.config.log.bodies)
+        if self.call_log is not None:
+            self.host.unregister_observer(self.call_log)
+        self.host.register_observer(log, name="llmplex.store")
+        self.call_log = log
+        return log
 
     # -- building blocks -------------------------------------------------------------
 

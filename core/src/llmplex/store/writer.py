@@ -1,0 +1,186 @@
+"""The background writer: rows go into a queue on the call's path and into the database in batches.
+
+A call only appends to a queue (``submit`` never blocks and never raises); one
+daemon thread per database takes up to ``batch_size`` rows at a time and inserts
+them in one transaction. A database that cannot be written (read-only, full
+disk, locked past the busy timeout, not a database at all) is a
+``CallLogWarning``, once per kind of failure, and the rows of that batch are
+dropped: the call log never makes a call fail. The thread ends when idle and
+starts again on the next row; pending rows are written at interpreter exit
+(``flush`` with a timeout).
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import threading
+import uuid
+import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from llmplex.redaction import redact
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection, Engine
+
+__all__ = ["CallLogWarning", "CallWriter", "writer_for"]
+
+MAX_PENDING = 100_000
+"""Rows a writer holds before it drops new ones (with a warning) rather than grow without bound."""
+
+
+class CallLogWarning(UserWarning):
+    """The call log could not write (or read) its database; the calls themselves went on."""
+
+
+class CallWriter:
+    """Writes rows of ``calls`` to ``url`` from a background thread, ``batch_size`` per transaction.
+
+    ``idle`` seconds without rows end the thread. ``on_written`` (tests, metrics) is
+    called with each batch's row count after it commits.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        batch_size: int = 500,
+        idle: float = 2.0,
+        on_written: Callable[[int], None] | None = None,
+    ) -> None:
+        self.url = url
+        self.batch_size = batch_size
+        self.idle = idle
+        self.on_written = on_written
+        self._pending: collections.deque[dict[str, Any]] = collections.deque()
+        self._lock = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._busy = False
+        self._engine: Engine | None = None
+        self._warned: set[str] = set()
+        self.written = 0
+        self.dropped = 0
+
+    def __repr__(self) -> str:
+        return f"CallWriter(url={redact(self.url)!r}, pending={len(self._pending)})"
+
+    def submit(self, row: dict[str, Any]) -> None:
+        """Queue ``row`` (never blocks, never raises)."""
+        with self._lock:
+            if len(self._pending) >= MAX_PENDING:
+                self.dropped += 1
+                self._warn("full", f"more than {MAX_PENDING} calls wait to be written; this call is not logged")
+                return
+            self._pending.append(row)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="llmplex-call-log", daemon=True)
+                self._thread.start()
+            self._lock.notify_all()
+
+    def flush(self, timeout: float | None = 10.0) -> bool:
+        """Wait until every queued row is written or dropped; ``False`` when ``timeout`` passed first."""
+        with self._lock:
+            return self._lock.wait_for(lambda: not self._pending and not self._busy, timeout)
+
+    def close(self, timeout: float | None = 10.0) -> None:
+        """Flush, then close the database connections."""
+        self.flush(timeout)
+        with self._lock:
+            engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.dispose()
+
+    # -- the thread --------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if not self._lock.wait_for(lambda: bool(self._pending), self.idle):
+                    self._thread = None
+                    self._lock.notify_all()
+                    return
+                batch = [self._pending.popleft() for _ in range(min(self.batch_size, len(self._pending)))]
+                self._busy = True
+            try:
+                self._write(batch)
+            finally:
+                with self._lock:
+                    self._busy = False
+                    self._lock.notify_all()
+
+    def _write(self, batch: list[dict[str, Any]]) -> None:
+        try:
+            if self._engine is None:
+                from llmplex.store.database import open_database
+
+                self._engine = open_database(self.url, writer=True)
+            with self._engine.begin() as connection:
+                _insert(connection, batch)
+        except Exception as exc:
+            self.dropped += len(batch)
+            self._failed(exc, len(batch))
+            return
+        self.written += len(batch)
+        if self.on_written is not None:
+            self.on_written(len(batch))
+
+    def _failed(self, exc: Exception, count: int) -> None:
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+        text = redact(str(getattr(exc, "orig", None) or exc)).splitlines()[0][:300] if str(exc) else type(exc).__name__
+        where = redact(self.url)
+        self._warn(
+            type(exc).__name__ + text[:40],
+            f"the call log could not write {count} call(s) to {where}: {text} (the calls themselves succeeded; "
+            "set [log] database to a writable place, or turn the log off with `llmplex logs off`)",
+        )
+
+    def _warn(self, kind: str, message: str) -> None:
+        if kind in self._warned:
+            return
+        self._warned.add(kind)
+        warnings.warn(message, CallLogWarning, stacklevel=2)
+
+
+def _insert(connection: Connection, batch: list[dict[str, Any]]) -> None:
+    """Insert ``batch``, giving each row without a conversation the one its earlier turns had (or a new one)."""
+    from sqlalchemy import insert, select
+
+    from llmplex.store.schema import calls
+
+    for row in batch:
+        links = row.pop("_links", None)
+        if row.get("conversation_id") is None and links:
+            found = connection.execute(
+                select(calls.c.conversation_id)
+                .where(calls.c.thread_hash.in_(links), calls.c.conversation_id.is_not(None))
+                .order_by(calls.c.id.desc())
+                .limit(1)
+            ).scalar()
+            row["conversation_id"] = found
+        if row.get("conversation_id") is None:
+            row["conversation_id"] = uuid.uuid4().hex
+        connection.execute(insert(calls), [row])
+
+
+_writers: dict[str, CallWriter] = {}
+_writers_lock = threading.Lock()
+
+
+def writer_for(url: str) -> CallWriter:
+    """The process's one writer for ``url`` (made on first use)."""
+    with _writers_lock:
+        writer = _writers.get(url)
+        if writer is None:
+            writer = _writers[url] = CallWriter(url)
+        return writer
+
+
+@atexit.register
+def _flush_all() -> None:
+    """At interpreter exit: write what is pending, a few seconds at most per database."""
+    for writer in list(_writers.values()):
+        writer.flush(timeout=5.0)
