@@ -345,7 +345,6 @@ def _read(file: Path) -> bytes:
 
 
 _NOT_REGULAR = (
-    (stat.S_ISDIR, "a directory"),
     (stat.S_ISFIFO, "a named pipe (FIFO)"),
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
@@ -356,8 +355,12 @@ _NOT_REGULAR = (
 def _check_regular(where: str, mode: int) -> None:
     if stat.S_ISREG(mode):
         return
+    if stat.S_ISDIR(mode):
+        raise LLMConfigurationError(f"{where} is a directory; give the path of a file")
     what = next((name for test, name in _NOT_REGULAR if test(mode)), "of an unknown file type")
-    raise LLMConfigurationError(f"{where} is {what}, not a regular file; give the path of an image, PDF or audio file")
+    raise LLMConfigurationError(
+        f"{where} is not a regular file: it is {what}; give the path of an image, PDF or audio file"
+    )
 
 
 def _type_of_file(file: Path, data: bytes) -> str:
