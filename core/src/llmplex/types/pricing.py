@@ -26,6 +26,7 @@ PRICE_PROVIDERS: Final[dict[str, str | None]] = {
     "gemini": "google",
     "litellm": None,  # the provider is named in the model id: see LITELLM_PREFIXES
     "llamacpp": FREE,
+    "bedrock": "aws",
 }
 """llmplex plugin name → ``genai-prices`` provider id (``None``: named by the model id)."""
 
