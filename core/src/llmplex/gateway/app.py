@@ -1,0 +1,252 @@
+"""The gateway's ASGI application: the API routes, health, metrics (``create_app``)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from llmplex.client import Client
+from llmplex.errors import LLMError
+from llmplex.gateway.access import Authenticator
+from llmplex.gateway.anthropic_messages import MessagesRequest, MessagesStreamEncoder, messages_call, messages_response
+from llmplex.gateway.calls import CallSpec, StreamEncoder
+from llmplex.gateway.embeddings_api import EmbeddingsRequest, embeddings_response
+from llmplex.gateway.errors import Dialect, GatewayError
+from llmplex.gateway.health import readiness_checks
+from llmplex.gateway.metrics import Metrics
+from llmplex.gateway.openai_chat import ChatRequest, ChatStreamEncoder, chat_call, chat_response
+from llmplex.gateway.openai_responses import (
+    ResponsesRequest,
+    ResponsesStreamEncoder,
+    responses_call,
+    responses_response,
+)
+from llmplex.gateway.pipeline import Pipeline, upstream_error
+from llmplex.gateway.records import Recorder
+from llmplex.gateway.wire import dumps, now, parse_body
+from llmplex.types import Response as LLMResponse
+
+__all__ = ["ReadinessCheck", "create_app"]
+
+log = logging.getLogger("llmplex.gateway")
+
+ReadinessCheck = Callable[[], Awaitable[str | None]]
+"""A readiness probe: ``None`` when the part it checks is ready, else what is wrong."""
+
+_Parse = Callable[[bytes], CallSpec]
+_Whole = Callable[[LLMResponse, CallSpec], dict[str, Any]]
+_Encoder = Callable[[CallSpec], StreamEncoder]
+
+
+def _chat_parse(body: bytes) -> CallSpec:
+    return chat_call(parse_body(body, ChatRequest))
+
+
+def _responses_parse(body: bytes) -> CallSpec:
+    return responses_call(parse_body(body, ResponsesRequest))
+
+
+def _messages_parse(body: bytes) -> CallSpec:
+    return messages_call(parse_body(body, MessagesRequest))
+
+
+class _Routes:
+    """The endpoint functions over one pipeline."""
+
+    def __init__(self, pipeline: Pipeline, checks: Sequence[ReadinessCheck]) -> None:
+        self.pipeline = pipeline
+        self.checks = list(checks)
+
+    async def _call(
+        self, request: Request, endpoint: str, dialect: Dialect, parse: _Parse, whole: _Whole, encoder: _Encoder
+    ) -> Response:
+        pipeline = self.pipeline
+        exchange = pipeline.begin(endpoint, dialect)
+        try:
+            body = await pipeline.read_body(request)
+            await pipeline.authenticate(exchange, request)
+            spec = parse(body)
+            exchange.model, exchange.stream = spec.model, spec.stream
+            admission = await pipeline.admit(exchange, spec)
+            if spec.stream:
+                return pipeline.stream(exchange, request, spec, admission, encoder(spec))
+            answer = await pipeline.complete(exchange, request, spec, admission)
+            response = pipeline.json(exchange, whole(answer, spec))
+            pipeline.finish(exchange, 200, None, answer)
+            return response
+        except GatewayError as exc:
+            return pipeline.fail(exchange, exc)
+        except LLMError as exc:  # refused before anything was sent (an unknown model, a bad tool schema)
+            return pipeline.fail(exchange, GatewayError(400, exc.message, kind="invalid_request"))
+        except ConnectionError:
+            pipeline.finish(exchange, 499, GatewayError(499, "client disconnected", kind="client_disconnected"), None)
+            return Response(status_code=499)
+        except ValueError as exc:  # a value the core types refuse (pydantic's ValidationError included)
+            return pipeline.fail(exchange, GatewayError(400, f"invalid request: {_first_line(exc)}"))
+        except Exception:
+            log.exception("unexpected failure of %s", exchange.request_id)
+            return pipeline.fail(exchange, GatewayError(500, "internal gateway error", kind="internal"))
+
+    async def chat(self, request: Request) -> Response:
+        return await self._call(
+            request,
+            "chat.completions",
+            "openai",
+            _chat_parse,
+            lambda answer, spec: chat_response(answer, spec.model),
+            lambda spec: ChatStreamEncoder(spec.model, spec.include_usage),
+        )
+
+    async def responses(self, request: Request) -> Response:
+        return await self._call(
+            request,
+            "responses",
+            "openai",
+            _responses_parse,
+            responses_response,
+            ResponsesStreamEncoder,
+        )
+
+    async def messages(self, request: Request) -> Response:
+        return await self._call(
+            request,
+            "messages",
+            "anthropic",
+            _messages_parse,
+            lambda answer, spec: messages_response(answer, spec.model),
+            lambda spec: MessagesStreamEncoder(spec.model),
+        )
+
+    async def embeddings(self, request: Request) -> Response:
+        pipeline = self.pipeline
+        exchange = pipeline.begin("embeddings", "openai")
+        try:
+            body = await pipeline.read_body(request)
+            await pipeline.authenticate(exchange, request)
+            parsed = parse_body(body, EmbeddingsRequest)
+            spec = CallSpec(model=parsed.model, messages=[])
+            admission = await pipeline.admit(exchange, spec)
+            exchange.called = time.perf_counter()
+            kwargs: dict[str, Any] = dict(admission.call_args)
+            kwargs.pop("fallbacks", None)
+            if parsed.dimensions is not None:
+                kwargs["dimensions"] = parsed.dimensions
+            try:
+                result = await pipeline.client.aembed(parsed.model, parsed.texts(), **kwargs)
+            except LLMError as exc:
+                raise upstream_error(exc, "openai") from None
+            exchange.answered = time.perf_counter()
+            response = pipeline.json(exchange, embeddings_response(result, parsed))
+            answer = LLMResponse(usage=result.usage, model=result.model, provider=result.provider)
+            pipeline.finish(exchange, 200, None, answer)
+            return response
+        except GatewayError as exc:
+            return pipeline.fail(exchange, exc)
+        except LLMError as exc:
+            return pipeline.fail(exchange, GatewayError(400, exc.message, kind="invalid_request"))
+        except Exception:
+            log.exception("unexpected failure of %s", exchange.request_id)
+            return pipeline.fail(exchange, GatewayError(500, "internal gateway error", kind="internal"))
+
+    async def models(self, request: Request) -> Response:
+        pipeline = self.pipeline
+        exchange = pipeline.begin("models", "openai")
+        try:
+            caller = await pipeline.authenticate(exchange, request)
+        except GatewayError as exc:
+            return pipeline.fail(exchange, exc)
+        config = pipeline.client.config
+        listed = dict.fromkeys([*config.aliases, *config.gateway.models, config.default_model])
+        created = now()
+        data = [
+            {"id": model, "object": "model", "created": created, "owned_by": _owner(config.aliases.get(model, model))}
+            for model in listed
+            if caller.may_use(model)
+        ]
+        response = pipeline.json(exchange, {"object": "list", "data": data})
+        pipeline.finish(exchange, 200, None, None)
+        return response
+
+    async def liveness(self, request: Request) -> Response:
+        return Response(b'{"status":"ok"}', media_type="application/json")
+
+    async def readiness(self, request: Request) -> Response:
+        problems = {}
+        for check in self.checks:
+            problem = await check()
+            if problem is not None:
+                problems[getattr(check, "__name__", "check")] = problem
+        if problems:
+            return Response(dumps({"status": "unavailable", "problems": problems}), 503, media_type="application/json")
+        return Response(b'{"status":"ready"}', media_type="application/json")
+
+    async def metrics(self, request: Request) -> Response:
+        metrics = self.pipeline.metrics
+        if metrics is None:
+            return Response(b"metrics are off\n", 404, media_type="text/plain")
+        body, content_type = metrics.exposition()
+        return Response(body, media_type=content_type)
+
+
+def _owner(model: str) -> str:
+    return model.partition(":")[0] if ":" in model else "llmplex"
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    dialect: Dialect = "anthropic" if request.url.path.startswith("/v1/messages") else "openai"
+    status = getattr(exc, "status_code", 404)
+    message = f"no route {request.method} {request.url.path}" if status == 404 else f"{request.method} not allowed"
+    error = GatewayError(status, message, kind="not_found")
+    return Response(dumps(error.body(dialect)), status, media_type="application/json")
+
+
+def create_app(
+    client: Client,
+    authenticator: Authenticator,
+    *,
+    recorders: Sequence[Recorder] = (),
+    checks: Sequence[ReadinessCheck] | None = None,
+    metrics: bool = True,
+) -> Starlette:
+    """The gateway over ``client``: every request is let in by ``authenticator`` and handed to ``recorders``.
+
+    ``checks`` are the readiness probes (default: the ``[limits]`` Redis when one is
+    configured). The client is closed when the application shuts down.
+    """
+    settings = client.config.gateway
+    pipeline = Pipeline(client, settings, authenticator, recorders, Metrics() if metrics else None)
+    routes = _Routes(pipeline, readiness_checks(client.config) if checks is None else checks)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await client.aclose()
+
+    app = Starlette(
+        routes=[
+            Route("/v1/chat/completions", routes.chat, methods=["POST"]),
+            Route("/v1/responses", routes.responses, methods=["POST"]),
+            Route("/v1/messages", routes.messages, methods=["POST"]),
+            Route("/v1/embeddings", routes.embeddings, methods=["POST"]),
+            Route("/v1/models", routes.models, methods=["GET"]),
+            Route("/health/liveness", routes.liveness, methods=["GET"]),
+            Route("/health/readiness", routes.readiness, methods=["GET"]),
+            Route("/metrics", routes.metrics, methods=["GET"]),
+        ],
+        exception_handlers={404: _not_found, 405: _not_found},
+        lifespan=lifespan,
+    )
+    app.state.pipeline = pipeline
+    return app

@@ -1,0 +1,316 @@
+"""``POST /v1/responses``: the OpenAI Responses wire format, whole and streamed.
+
+``previous_response_id`` goes through to the provider when it keeps responses
+(the answer's id is then the provider's own, so the next turn can name it);
+any other provider refuses it with a 400 before anything is sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from llmplex.gateway.calls import CallSpec, sse
+from llmplex.gateway.errors import GatewayError
+from llmplex.gateway.wire import dumps, media_from_data_url, new_id, now
+from llmplex.types import Message, Response, StreamEvent, ToolCall, Usage
+
+__all__ = ["ResponsesRequest", "ResponsesStreamEncoder", "responses_call", "responses_response"]
+
+_Open = ConfigDict(extra="allow", strict=True)
+
+
+class _ContentPart(BaseModel):
+    model_config = _Open
+    type: Literal["input_text", "output_text", "input_image", "input_file", "refusal"]
+    text: str | None = None
+    image_url: str | None = None
+    file_data: str | None = None
+    filename: str | None = None
+    refusal: str | None = None
+
+
+class _Item(BaseModel):
+    model_config = _Open
+    type: Literal["message", "function_call", "function_call_output", "reasoning"] = "message"
+    role: Literal["user", "system", "developer", "assistant"] | None = None
+    content: str | list[_ContentPart] | None = None
+    call_id: str | None = None
+    name: str | None = None
+    arguments: str | None = None
+    output: str | None = None
+
+
+class _Tool(BaseModel):
+    model_config = _Open
+    type: Literal["function"]
+    name: str = Field(min_length=1, max_length=64)
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+
+
+class _NamedChoice(BaseModel):
+    model_config = _Open
+    type: Literal["function"]
+    name: str
+
+
+class ResponsesRequest(BaseModel):
+    """A Responses API request; fields the gateway does not read are accepted and ignored."""
+
+    model_config = _Open
+
+    model: str = Field(min_length=1)
+    input: str | list[_Item]
+    instructions: str | None = None
+    tools: list[_Tool] | None = None
+    tool_choice: Literal["auto", "none", "required"] | _NamedChoice | None = None
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    previous_response_id: str | None = None
+    stream: bool | None = False
+
+
+def _content(item: _Item) -> Any:
+    if item.content is None or isinstance(item.content, str):
+        return item.content or ""
+    pieces: list[Any] = []
+    for part in item.content:
+        if part.type in ("input_text", "output_text"):
+            pieces.append(part.text or "")
+        elif part.type == "refusal":
+            pieces.append(part.refusal or "")
+        elif item.role != "user":
+            raise GatewayError(400, f"a {item.role} message takes only text, got {part.type}", param="input")
+        elif part.type == "input_image":
+            if not part.image_url:
+                raise GatewayError(400, "input_image needs image_url (uploaded file ids are not served)")
+            pieces.append(media_from_data_url(part.image_url, "image"))
+        else:
+            if not part.file_data:
+                raise GatewayError(400, "input_file needs file_data (uploaded file ids are not served)")
+            pieces.append(media_from_data_url(part.file_data, "document"))
+    if item.role != "user":
+        return "\n\n".join(pieces)
+    return pieces
+
+
+def _messages(request: ResponsesRequest) -> list[Message]:
+    messages = [Message.system(request.instructions)] if request.instructions else []
+    if isinstance(request.input, str):
+        return [*messages, Message.user(request.input)]
+    pending: list[ToolCall] = []
+    for item in request.input:
+        if item.type == "function_call":
+            if not item.call_id or not item.name:
+                raise GatewayError(400, "a function_call item needs call_id and name", param="input")
+            pending.append(ToolCall(id=item.call_id, name=item.name, arguments=item.arguments or "{}"))
+            continue
+        if pending:
+            messages.append(Message.assistant(None, tuple(pending)))
+            pending = []
+        if item.type == "function_call_output":
+            if not item.call_id:
+                raise GatewayError(400, "a function_call_output item needs call_id", param="input")
+            messages.append(Message.tool(item.call_id, item.output or ""))
+        elif item.type == "message":
+            if item.role is None:
+                raise GatewayError(400, "a message item needs a role", param="input")
+            role = "system" if item.role == "developer" else item.role
+            messages.append(Message(role=role, content=_content(item)))
+    if pending:
+        messages.append(Message.assistant(None, tuple(pending)))
+    return messages
+
+
+def responses_call(request: ResponsesRequest) -> CallSpec:
+    """The call a Responses request asks for."""
+    kwargs: dict[str, Any] = {}
+    if request.temperature is not None:
+        kwargs["temperature"] = request.temperature
+    if request.top_p is not None:
+        kwargs["top_p"] = request.top_p
+    if request.max_output_tokens is not None:
+        kwargs["max_tokens"] = request.max_output_tokens
+    if request.previous_response_id is not None:
+        kwargs["previous_response_id"] = request.previous_response_id
+    if request.tools:
+        kwargs["tools"] = [
+            {
+                "name": t.name,
+                "description": t.description or "",
+                "parameters": t.parameters or {"type": "object", "properties": {}},
+            }
+            for t in request.tools
+        ]
+    if request.tool_choice is not None:
+        choice = request.tool_choice
+        kwargs["tool_choice"] = choice if isinstance(choice, str) else choice.name
+    return CallSpec(request.model, _messages(request), kwargs, stream=bool(request.stream))
+
+
+def responses_usage(usage: Usage) -> dict[str, Any]:
+    """A Usage in the Responses shape."""
+    return {
+        "input_tokens": usage.input_tokens,
+        "input_tokens_details": {"cached_tokens": usage.cached_tokens},
+        "output_tokens": usage.output_tokens,
+        "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+        "total_tokens": usage.total_tokens,
+    }
+
+
+def _message_item(item_id: str, text: str, status: str) -> dict[str, Any]:
+    content = [{"type": "output_text", "text": text, "annotations": []}] if status == "completed" else []
+    return {"type": "message", "id": item_id, "status": status, "role": "assistant", "content": content}
+
+
+def _call_item(call: ToolCall, status: str = "completed") -> dict[str, Any]:
+    return {
+        "type": "function_call",
+        "id": f"fc_{call.id}",
+        "call_id": call.id,
+        "name": call.name,
+        "arguments": call.arguments,
+        "status": status,
+    }
+
+
+def _envelope(response_id: str, model: str, created: int, spec: CallSpec, status: str) -> dict[str, Any]:
+    choice = spec.kwargs.get("tool_choice", "auto")
+    return {
+        "id": response_id,
+        "object": "response",
+        "created_at": created,
+        "status": status,
+        "model": model,
+        "output": [],
+        "parallel_tool_calls": True,
+        "tool_choice": choice if choice in ("auto", "none", "required") else {"type": "function", "name": choice},
+        "tools": [{"type": "function", "strict": False, **tool} for tool in spec.kwargs.get("tools", ())],
+        "error": None,
+        "incomplete_details": None,
+        "instructions": None,
+        "metadata": {},
+        "previous_response_id": spec.kwargs.get("previous_response_id"),
+        "temperature": spec.kwargs.get("temperature"),
+        "top_p": spec.kwargs.get("top_p"),
+        "max_output_tokens": spec.kwargs.get("max_tokens"),
+        "usage": None,
+    }
+
+
+def _finished(envelope: dict[str, Any], response: Response, output: list[dict[str, Any]]) -> dict[str, Any]:
+    incomplete = response.finish_reason == "length"
+    return {
+        **envelope,
+        "status": "incomplete" if incomplete else "completed",
+        "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
+        "output": output,
+        "usage": responses_usage(response.usage),
+    }
+
+
+def responses_response(response: Response, spec: CallSpec) -> dict[str, Any]:
+    """A whole answer as a ``response`` object; its id is the provider's when it keeps responses."""
+    output = [_message_item(new_id("msg_"), response.text, "completed")] if response.text else []
+    output += [_call_item(call) for call in response.tool_calls]
+    envelope = _envelope(response.response_id or new_id("resp_"), spec.model, now(), spec, "completed")
+    return _finished(envelope, response, output)
+
+
+class ResponsesStreamEncoder:
+    """A stream's events as the Responses API's typed events, numbered in order."""
+
+    def __init__(self, spec: CallSpec) -> None:
+        self._spec = spec
+        self._created = now()
+        self._sequence = 0
+        self._envelope: dict[str, Any] | None = None
+        self._output: list[dict[str, Any]] = []
+        self._text: list[str] = []
+        self._open: tuple[str, int | None] | None = None
+
+    def _event(self, kind: str, body: dict[str, Any]) -> bytes:
+        event = {"type": kind, "sequence_number": self._sequence, **body}
+        self._sequence += 1
+        return sse(dumps(event), kind)
+
+    def _start(self, event: StreamEvent) -> bytes:
+        if self._envelope is not None:
+            return b""
+        response_id = event.response_id or new_id("resp_")
+        self._envelope = _envelope(response_id, self._spec.model, self._created, self._spec, "in_progress")
+        return self._event("response.created", {"response": self._envelope}) + self._event(
+            "response.in_progress", {"response": self._envelope}
+        )
+
+    def _close(self) -> bytes:
+        if self._open is None:
+            return b""
+        index = len(self._output) - 1
+        item = self._output[index]
+        out = b""
+        if item["type"] == "message":
+            text = "".join(self._text)
+            where = {"item_id": item["id"], "output_index": index, "content_index": 0}
+            out += self._event("response.output_text.done", {**where, "text": text, "logprobs": []})
+            part = {"type": "output_text", "text": text, "annotations": []}
+            out += self._event("response.content_part.done", {**where, "part": part})
+            item.update(status="completed", content=[part])
+        else:
+            where = {"item_id": item["id"], "output_index": index}
+            out += self._event("response.function_call_arguments.done", {**where, "arguments": item["arguments"]})
+            item["status"] = "completed"
+        self._open = None
+        return out + self._event("response.output_item.done", {"output_index": index, "item": item})
+
+    def _add(self, item: dict[str, Any], key: tuple[str, int | None]) -> bytes:
+        out = self._close()
+        self._output.append(item)
+        self._open = key
+        return out + self._event("response.output_item.added", {"output_index": len(self._output) - 1, "item": item})
+
+    def encode(self, event: StreamEvent) -> bytes:
+        """The events for one stream event."""
+        out = self._start(event)
+        index = len(self._output) - 1
+        if event.type == "text" and event.text:
+            if self._open != ("text", None):
+                item = _message_item(new_id("msg_"), "", "in_progress")
+                out += self._add(item, ("text", None))
+                index = len(self._output) - 1
+                where = {"item_id": item["id"], "output_index": index, "content_index": 0}
+                part = {"type": "output_text", "text": "", "annotations": []}
+                out += self._event("response.content_part.added", {**where, "part": part})
+                self._text = []
+            self._text.append(event.text)
+            where = {"item_id": self._output[index]["id"], "output_index": index, "content_index": 0}
+            return out + self._event("response.output_text.delta", {**where, "delta": event.text, "logprobs": []})
+        if event.type == "tool_call":
+            key = ("tool", event.tool_call_index or 0)
+            if self._open != key:
+                call = ToolCall(id=event.tool_call_id or new_id("call_"), name=event.tool_name or "", arguments="")
+                out += self._add(_call_item(call, "in_progress"), key)
+                index = len(self._output) - 1
+            item = self._output[index]
+            if event.tool_name and not item["name"]:
+                item["name"] = event.tool_name
+            if event.arguments_delta:
+                item["arguments"] += event.arguments_delta
+                where = {"item_id": item["id"], "output_index": index}
+                out += self._event("response.function_call_arguments.delta", {**where, "delta": event.arguments_delta})
+            return out
+        if event.type == "response" and event.response is not None and self._envelope is not None:
+            out += self._close()
+            final = _finished(self._envelope, event.response, self._output)
+            kind = "response.incomplete" if final["status"] == "incomplete" else "response.completed"
+            return out + self._event(kind, {"response": final})
+        return out
+
+    def fail(self, error: GatewayError) -> bytes:
+        """An ``error`` event (the openai SDK raises ``APIError`` on it)."""
+        body = error.body("openai")["error"]
+        return self._event("error", {"code": body["code"], "message": body["message"], "param": body["param"]})

@@ -1,0 +1,303 @@
+"""One request's way through the gateway: read, authenticate, translate, admit, call, answer, record.
+
+The order is fixed and every request of every API takes it:
+
+1. the body is read, refused past ``[gateway] max_body_bytes`` (413);
+2. ``Authenticator.authenticate`` names the caller from its key (401);
+3. the API's translation validates the body into a ``CallSpec`` (400);
+4. ``Authenticator.admit`` lets the call in or refuses it (403, 429) — nothing
+   has been sent to any provider before this point;
+5. ``llmplex.Client`` makes the call (routing, retries, fallbacks, limits);
+6. the answer is sent whole or streamed; a client that leaves cancels the call;
+7. a ``RequestRecord`` goes to the metrics and to every ``Recorder``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from llmplex.client import Client
+from llmplex.config.schema import GatewayConfig
+from llmplex.errors import LLMError
+from llmplex.gateway.access import Admission, Authenticator, Caller, CallTicket, credential_of
+from llmplex.gateway.calls import CallSpec, StreamEncoder
+from llmplex.gateway.errors import Dialect, GatewayError, from_llm_error
+from llmplex.gateway.metrics import Metrics
+from llmplex.gateway.records import Recorder, RequestRecord
+from llmplex.gateway.streaming import stream_response
+from llmplex.gateway.wire import dumps
+from llmplex.types import Response as LLMResponse
+from llmplex.types import Usage
+
+__all__ = ["Exchange", "Pipeline", "upstream_error"]
+
+log = logging.getLogger("llmplex.gateway")
+_ids = itertools.count(1)
+_JSON = "application/json"
+
+
+@dataclass
+class Exchange:
+    """One request in flight: when it arrived, who sent it, what it asked, and how it is going."""
+
+    request_id: str
+    endpoint: str
+    dialect: Dialect
+    arrived: float
+    started_at: float
+    caller: Caller | None = None
+    model: str = ""
+    stream: bool = False
+    called: float | None = None  # perf_counter when the provider call began
+    answered: float | None = None  # perf_counter when the provider's answer was complete
+
+    def overhead(self, end: float) -> float:
+        """Seconds the gateway itself spent: everything but the provider call."""
+        if self.called is None:
+            return end - self.arrived
+        before = self.called - self.arrived
+        return before + (end - self.answered if self.answered is not None else 0.0)
+
+
+class Pipeline:
+    """The request pipeline over one ``Client``; the API translations call ``run``."""
+
+    def __init__(
+        self,
+        client: Client,
+        settings: GatewayConfig,
+        authenticator: Authenticator,
+        recorders: Sequence[Recorder] = (),
+        metrics: Metrics | None = None,
+    ) -> None:
+        self.client = client
+        self.settings = settings
+        self.authenticator = authenticator
+        self.recorders = list(recorders)
+        self.metrics = metrics
+
+    # -- the steps -------------------------------------------------------------------
+
+    def begin(self, endpoint: str, dialect: Dialect) -> Exchange:
+        """A new exchange, counted in flight."""
+        if self.metrics is not None:
+            self.metrics.in_flight.labels(endpoint).inc()
+        return Exchange(f"req-{next(_ids)}", endpoint, dialect, time.perf_counter(), time.time())
+
+    async def read_body(self, request: Request) -> bytes:
+        """The request body, or a 413 once it is longer than the limit (the rest is not read)."""
+        limit = self.settings.max_body_bytes
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise _too_large(limit)
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise _too_large(limit)
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    async def authenticate(self, exchange: Exchange, request: Request) -> Caller:
+        """The caller (step 2)."""
+        exchange.caller = await self.authenticator.authenticate(credential_of(request.headers))
+        return exchange.caller
+
+    async def admit(self, exchange: Exchange, spec: CallSpec) -> Admission:
+        """Step 4: the authenticator's decision on this call."""
+        assert exchange.caller is not None
+        exchange.model = spec.model
+        exchange.stream = spec.stream
+        estimate = sum(len(m.text) for m in spec.messages) // 4
+        ticket = CallTicket(exchange.endpoint, spec.model, spec.stream, estimate)
+        return await self.authenticator.admit(exchange.caller, ticket)
+
+    # -- answering -------------------------------------------------------------------
+
+    def headers(self, exchange: Exchange, extra: dict[str, str] | None = None) -> dict[str, str]:
+        """The headers of every answer: the request id and the gateway's own time so far."""
+        overhead_ms = exchange.overhead(time.perf_counter()) * 1000
+        return {"x-request-id": exchange.request_id, "x-llmplex-overhead-ms": f"{overhead_ms:.3f}", **(extra or {})}
+
+    def json(self, exchange: Exchange, body: Any, status: int = 200, extra: dict[str, str] | None = None) -> Response:
+        """A JSON answer with the gateway's headers."""
+        return Response(dumps(body), status, self.headers(exchange, extra), media_type=_JSON)
+
+    def fail(self, exchange: Exchange, error: GatewayError) -> Response:
+        """The error answer in the exchange's API shape; the request is recorded as failed."""
+        response = self.json(exchange, error.body(exchange.dialect), error.status, error.response_headers())
+        self.finish(exchange, error.status, error, None)
+        return response
+
+    def finish(self, exchange: Exchange, status: int, error: GatewayError | None, answer: LLMResponse | None) -> None:
+        """Record the finished exchange (step 7)."""
+        end = time.perf_counter()
+        usage: Usage | None = answer.usage if answer is not None else None
+        cost = note = None
+        if usage is not None:
+            try:
+                cost = usage.cost_usd
+            except Exception as exc:  # price data unreadable: the cost stays unknown, never the request's failure
+                note = f"pricing failed: {type(exc).__name__}"
+            if cost is None and note is None:
+                note = f"no price known for {answer.provider}:{answer.model}" if answer else "no usage"
+        record = RequestRecord(
+            request_id=exchange.request_id,
+            endpoint=exchange.endpoint,
+            key_name=exchange.caller.name if exchange.caller else "",
+            model_asked=exchange.model,
+            provider=answer.provider if answer else (error.provider or "" if error else ""),
+            model=answer.model if answer else "",
+            stream=exchange.stream,
+            status=status,
+            error_type=error.kind if error else None,
+            usage=usage,
+            cost_usd=cost,
+            cost_note=note,
+            latency=end - exchange.arrived,
+            started_at=exchange.started_at,
+        )
+        if self.metrics is not None:
+            self.metrics.in_flight.labels(exchange.endpoint).dec()
+            self.metrics.observe(record, exchange.overhead(end))
+        for recorder in self.recorders:
+            try:
+                recorder.record(record)
+            except Exception:  # a broken recorder never fails a request that was answered
+                log.exception("recorder %r failed on %s", recorder, exchange.request_id)
+        log.info(
+            "request",
+            extra={
+                "request_id": exchange.request_id,
+                "endpoint": exchange.endpoint,
+                "key": record.key_name,
+                "model": record.model_asked,
+                "status": status,
+                "error_type": record.error_type,
+                "latency_ms": round(record.latency * 1000, 3),
+                "stream": exchange.stream,
+            },
+        )
+
+    # -- calls -----------------------------------------------------------------------
+
+    async def complete(self, exchange: Exchange, request: Request, spec: CallSpec, admission: Admission) -> LLMResponse:
+        """The whole answer; cancelled (``ConnectionError``) when the client leaves first."""
+        kwargs = {**spec.kwargs, **admission.call_args}
+        exchange.called = time.perf_counter()
+        call = asyncio.ensure_future(self.client.acomplete(spec.model, spec.messages, **kwargs))
+        gone = asyncio.ensure_future(_wait_disconnect(request.receive))
+        try:
+            done, _ = await asyncio.wait((call, gone), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone.cancel()
+        if call not in done:
+            call.cancel()
+            with contextlib.suppress(BaseException):
+                await call
+            raise ConnectionError("the client disconnected before the answer")
+        exchange.answered = time.perf_counter()
+        try:
+            return call.result()
+        except LLMError as exc:
+            raise upstream_error(exc, exchange.dialect) from None
+
+    def stream(
+        self,
+        exchange: Exchange,
+        request: Request,
+        spec: CallSpec,
+        admission: Admission,
+        encoder: StreamEncoder,
+    ) -> Response:
+        """The streamed answer: SSE events as the provider sends them."""
+        kwargs = {**spec.kwargs, **admission.call_args}
+        final: list[LLMResponse] = []
+
+        async def chunks() -> AsyncIterator[bytes]:
+            exchange.called = time.perf_counter()
+            try:
+                async for event in self.client.astream(spec.model, spec.messages, **kwargs):
+                    if event.type == "response" and event.response is not None:
+                        final.append(event.response)
+                        exchange.answered = time.perf_counter()
+                    yield encoder.encode(event)
+            except LLMError as exc:
+                raise upstream_error(exc, exchange.dialect) from None
+
+        return _EventStream(self, exchange, chunks(), encoder, final)
+
+
+def upstream_error(error: LLMError, dialect: Dialect) -> GatewayError:
+    """The gateway's answer to a failed provider call, naming the provider that failed."""
+    answer = from_llm_error(error, dialect)
+    answer.provider = error.provider
+    return answer
+
+
+async def _wait_disconnect(receive: Callable[[], Awaitable[MutableMapping[str, Any]]]) -> None:
+    while (await receive()).get("type") != "http.disconnect":
+        pass
+
+
+def _too_large(limit: int) -> GatewayError:
+    return GatewayError(
+        413,
+        f"the request body is larger than the {limit} bytes this gateway accepts ([gateway] max_body_bytes)",
+        kind="too_large",
+    )
+
+
+class _EventStream(Response):
+    """A ``text/event-stream`` answer driven by ``streaming.stream_response``; records the exchange when done."""
+
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        exchange: Exchange,
+        chunks: AsyncIterator[bytes],
+        encoder: StreamEncoder,
+        final: list[LLMResponse],
+    ) -> None:
+        super().__init__(status_code=200)
+        self._pipeline = pipeline
+        self._exchange = exchange
+        self._chunks = chunks
+        self._encoder = encoder
+        self._final = final
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        pipeline, exchange = self._pipeline, self._exchange
+        head = pipeline.headers(exchange, {"cache-control": "no-cache", "x-accel-buffering": "no"})
+        raw = [(b"content-type", b"text/event-stream; charset=utf-8")]
+        raw += [(k.encode(), v.encode()) for k, v in head.items()]
+
+        async def error_response(error: GatewayError) -> None:
+            body = dumps(error.body(exchange.dialect))
+            extra = {**pipeline.headers(exchange), **error.response_headers(), "content-type": _JSON}
+            headers = [(k.encode(), v.encode()) for k, v in extra.items()]
+            await send({"type": "http.response.start", "status": error.status, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+
+        try:
+            outcome = await stream_response(
+                send, receive, self._chunks, self._encoder, raw, error_response, pipeline.settings.keepalive_seconds
+            )
+        except BaseException:
+            pipeline.finish(exchange, 500, GatewayError(500, "stream failed", kind="internal"), None)
+            raise
+        error = outcome.error
+        if outcome.disconnected and error is None:
+            error = GatewayError(499, "the client disconnected", kind="client_disconnected")
+        pipeline.finish(exchange, outcome.status, error, self._final[0] if self._final else None)

@@ -1,0 +1,52 @@
+"""What the gateway hands on about each finished request: a ``RequestRecord`` to every ``Recorder``.
+
+A request is finished when its answer is sent whole, when the last event of a
+stream is sent, or when it failed (the client vanishing mid-stream included).
+Recorders run on the event loop and must not block it: one that writes
+somewhere queues the record and writes in batches off the hot path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Protocol
+
+from llmplex.types import Usage
+
+__all__ = ["Recorder", "RequestRecord"]
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """One finished request.
+
+    ``model_asked`` is the model string the client sent; ``provider`` and ``model``
+    are who answered (after aliases and fallbacks), empty when nobody did.
+    ``cost_usd`` is ``None`` when unknown (``cost_note`` says why). ``status`` is the
+    HTTP status sent (200 for a stream that failed after its headers: ``error_type``
+    says it failed). ``latency`` is seconds from the request's arrival to its end.
+    """
+
+    request_id: str
+    endpoint: str
+    key_name: str
+    model_asked: str
+    provider: str
+    model: str
+    stream: bool
+    status: int
+    error_type: str | None
+    usage: Usage | None
+    cost_usd: Decimal | None
+    cost_note: str | None
+    latency: float
+    started_at: float
+
+
+class Recorder(Protocol):
+    """Receives every finished request; must return at once (queue, then write off the hot path)."""
+
+    def record(self, record: RequestRecord) -> None:
+        """Take one finished request."""
+        ...

@@ -1,0 +1,155 @@
+"""Running the gateway: uvicorn (uvloop, httptools) with TLS, workers, a graceful-shutdown deadline, JSON logs.
+
+``serve`` is what ``llmplex serve`` calls. It refuses to start without a master
+key (``LLMPLEX_MASTER_KEY`` or ``LLMPLEX_MASTER_KEY_FILE``), prints the URL it
+listens on once the socket is bound, and on SIGTERM or Ctrl-C stops taking
+connections and gives the requests in flight ``shutdown_timeout`` seconds to
+finish. Each worker process builds its application with ``app_from_environment``
+from the same config file (``LLMPLEX_CONFIG``) and master key.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from llmplex.client import Client
+from llmplex.config.schema import GatewayConfig
+from llmplex.errors import LLMConfigurationError
+from llmplex.gateway.access import MasterKeyAuthenticator
+from llmplex.gateway.master_key import master_key
+
+__all__ = ["JSONLogFormatter", "ServeOptions", "app_from_environment", "serve"]
+
+_STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime"}
+
+
+class JSONLogFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message and the record's ``extra`` fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        entry.update({k: v for k, v in record.__dict__.items() if k not in _STANDARD and not k.startswith("_")})
+        if record.exc_info:
+            entry["error"] = self.formatException(record.exc_info).splitlines()[-1]
+        return json.dumps(entry, default=str)
+
+
+def _configure_logging() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JSONLogFormatter())
+    for name in ("llmplex.gateway", "uvicorn.error"):
+        logger = logging.getLogger(name)
+        logger.handlers[:] = [handler]
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
+def app_from_environment() -> Any:
+    """The ASGI application of one worker: config from ``LLMPLEX_CONFIG`` and the environment, the master key."""
+    from llmplex.gateway.app import create_app
+
+    key = master_key()
+    client = Client()
+    return create_app(client, MasterKeyAuthenticator(key))
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """What ``llmplex serve`` was told; ``None`` keeps the config's ``[gateway]`` value."""
+
+    config_path: Path | None = None
+    host: str | None = None
+    port: int | None = None
+    workers: int | None = None
+    tls_certfile: str | None = None
+    tls_keyfile: str | None = None
+
+    def settings(self, configured: GatewayConfig) -> GatewayConfig:
+        """The ``[gateway]`` settings with the command line's choices applied."""
+        changes = {k: v for k, v in self.__dict__.items() if k != "config_path" and v is not None}
+        try:
+            return GatewayConfig.model_validate({**configured.model_dump(), **changes})
+        except ValueError as exc:
+            raise LLMConfigurationError(f"invalid llmplex serve option: {exc}") from None
+
+
+def _url(settings: GatewayConfig, port: int) -> str:
+    scheme = "https" if settings.tls_certfile else "http"
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    return f"{scheme}://{host}:{port}"
+
+
+def serve(options: ServeOptions, announce: Callable[[str], None] = print) -> None:
+    """Run the gateway until it is stopped; ``announce`` gets the line naming the URL it listens on."""
+    import uvicorn
+
+    master_key()  # refuse to start without one, before anything binds
+    if options.config_path is not None:
+        if not options.config_path.is_file():
+            raise LLMConfigurationError(f"--config {str(options.config_path)!r} is not a file")
+        os.environ["LLMPLEX_CONFIG"] = str(options.config_path.resolve())
+    settings = options.settings(Client().config.gateway)
+    for path in (settings.tls_certfile, settings.tls_keyfile):
+        if path is not None and not Path(path).is_file():
+            raise LLMConfigurationError(f"TLS file {path!r} does not exist; give PEM files for the certificate and key")
+    _configure_logging()
+    if settings.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="llmplex-metrics-")
+    config = uvicorn.Config(
+        "llmplex.gateway.server:app_from_environment",
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        workers=settings.workers,
+        loop="uvloop",
+        http="httptools",
+        ssl_certfile=settings.tls_certfile,
+        ssl_keyfile=settings.tls_keyfile,
+        timeout_graceful_shutdown=math.ceil(settings.shutdown_timeout),
+        log_config=None,
+        access_log=False,
+        server_header=False,
+        lifespan="on",
+    )
+    if settings.workers == 1:
+        _announcing_server()(config, settings, announce).run()
+        return
+    from uvicorn.supervisors import Multiprocess
+
+    sock = config.bind_socket()
+    announce(f"llmplex gateway listening on {_url(settings, sock.getsockname()[1])} ({settings.workers} workers)")
+    Multiprocess(config, sockets=[sock]).run()
+
+
+def _announcing_server() -> type[Any]:
+    import uvicorn
+
+    class Announcing(uvicorn.Server):
+        """A uvicorn server that announces its URL once bound (the real port when 0 was asked for)."""
+
+        def __init__(self, config: Any, settings: GatewayConfig, announce: Callable[[str], None]) -> None:
+            super().__init__(config)
+            self._settings = settings
+            self._announce = announce
+
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                port = self.servers[0].sockets[0].getsockname()[1] if self.servers else self._settings.port
+                self._announce(f"llmplex gateway listening on {_url(self._settings, port)}")
+
+    return Announcing
