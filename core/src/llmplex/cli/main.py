@@ -16,6 +16,7 @@ from llmplex.cli.embed import embed_command
 from llmplex.cli.exit_codes import exit_code_for
 from llmplex.cli.models import models_command
 from llmplex.cli.providers import providers_command
+from llmplex.cli.serve import serve_command
 from llmplex.errors import LLMError
 from llmplex.plugins.host import describe_failure
 
@@ -94,6 +95,7 @@ cli.add_command(complete_command)
 cli.add_command(batch_command)
 cli.add_command(models_command)
 cli.add_command(embed_command)
+cli.add_command(serve_command)
 
 
 def _one_line_warning(
