@@ -6,7 +6,7 @@ import itertools
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack, cast
 
 from llmplex.config.loader import load_config
 from llmplex.config.schema import Config
@@ -27,6 +27,7 @@ from llmplex.routing import ProviderInstance, Route, Router
 from llmplex.types import Embeddings, Message, ModelInfo, OutputSchema, Request, Response, StreamEvent
 
 if TYPE_CHECKING:
+    from llmplex.mcp import MCPServer
     from llmplex.store.recorder import CallLog
     from llmplex.tooling.conversation import Conversation
 
@@ -87,6 +88,8 @@ class Client:
         self.calls = CallPlanner(self.config, self.router, self.telemetry, self.clock, budget)
         self.catalog = ModelCatalog()
         self._observers_ready = False
+        self._mcp_servers: dict[str, MCPServer] = {}  # [mcp.servers.NAME], built on first use
+        self._mcp_used: dict[int, MCPServer] = {}  # every MCP server a call used: closed with the client
         for plugin in plugins:
             self.host.register_observer(plugin)
         cache_module = sys.modules.get("llmplex.cache")  # imported already if a ResponseCache was built
@@ -111,15 +114,20 @@ class Client:
 
         Async clients of event loops running on other threads are closed there; those of
         the running loop once control returns to it (prefer ``await aclose()`` in async
-        code). The client stays usable: a later call opens new connections.
+        code). The client stays usable: a later call opens new connections. MCP servers its calls used
+        are closed too (their processes end); a later call starts them again.
         """
         for instance in self.router.instances():
             instance.clients.close()
+        for server in self._mcp_used.values():
+            server.close()
 
     async def aclose(self) -> None:
-        """Close the providers' SDK clients, awaiting the async ones (see ``close``)."""
+        """Close the providers' SDK clients, awaiting the async ones, and the MCP servers (see ``close``)."""
         for instance in self.router.instances():
             await instance.clients.aclose()
+        for server in self._mcp_used.values():
+            await server.aclose()
 
     def __enter__(self) -> Self:
         return self
@@ -190,6 +198,35 @@ class Client:
             )
         declared = instance.hooks.tool_declarations(tools=built, settings=instance.settings)
         return [dict(d) for d in declared]
+
+    def mcp_server(self, name: str) -> MCPServer:
+        """The MCP server of the config table ``[mcp.servers.NAME]``, for ``tools=`` (the same object each time)."""
+        if name not in self._mcp_servers:
+            table = self.config.mcp.servers.get(name)
+            if table is None:
+                known = ", ".join(sorted(self.config.mcp.servers)) or "none"
+                raise LLMConfigurationError(
+                    f"no MCP server named {name!r} in the config; add an [mcp.servers.{name}] table (has: {known})"
+                )
+            from llmplex.mcp import MCPServer
+
+            self._mcp_servers[name] = MCPServer(table, name=name)
+        return self._mcp_servers[name]
+
+    def _mcp_call(self, args: CallArgs) -> tuple[Any, CallArgs, set[str]] | None:
+        """For a call whose tools include MCP servers: the module that lists their tools, ``args`` with the
+        call's deadline fixed (listing counts against it) and the local tools' names; else ``None``.
+        The servers are kept, to close with the client."""
+        selection = sys.modules.get("llmplex.mcp.selection")  # imported already if a tool is an MCP server
+        tools = args.get("tools")
+        if selection is None or not tools or not any(selection.is_source(tool) for tool in tools):
+            return None
+        for server in selection.servers_in(tools):
+            self._mcp_used.setdefault(id(server), server)
+        fixed = cast("CallArgs", {k: v for k, v in args.items() if k != "timeout"})
+        fixed["deadline"] = self._deadline(args.get("timeout"), args.get("deadline"))
+        local = {tool.name for tool in build_tools([tool for tool in tools if not selection.is_source(tool)])}
+        return selection, fixed, local
 
     def _provider(self, provider: str) -> ProviderInstance:
         """The provider instance of a prefix, an alias or a model string."""
@@ -284,14 +321,20 @@ class Client:
         """Send ``prompt`` to ``model`` (``"provider:model"``; ``None`` for the default) and return the answer.
 
         ``prompt`` is a string, a message, or a list of messages; see
-        ``CallArgs`` for the keyword arguments.
+        ``CallArgs`` for the keyword arguments; ``tools`` may include ``llmplex.MCPServer``s.
         """
+        if (mcp := self._mcp_call(kwargs)) is not None:
+            selection, kwargs, local = mcp
+            kwargs["tools"] = selection.tools_for(kwargs["tools"], local, kwargs["deadline"])
         if _wants_conversation(kwargs):
             return self._conversation(model, prompt, kwargs).run()
         return self._call(model, prompt, False, kwargs).complete()
 
     async def acomplete(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Response:
         """Async ``complete``."""
+        if (mcp := self._mcp_call(kwargs)) is not None:
+            selection, kwargs, local = mcp
+            kwargs["tools"] = await selection.atools_for(kwargs["tools"], local, kwargs["deadline"])
         if _wants_conversation(kwargs):
             return await self._conversation(model, prompt, kwargs).arun()
         return await self._call(model, prompt, False, kwargs).acomplete()

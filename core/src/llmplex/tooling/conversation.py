@@ -17,7 +17,7 @@ from llmplex.redaction import redact
 from llmplex.reliability.budget import as_tracker
 from llmplex.structured.plan import OutputPlan, choose_strategy
 from llmplex.structured.schema import output_spec
-from llmplex.tooling.runner import ToolOutcome, ToolRunner
+from llmplex.tooling.runner import ToolOutcome, ToolRunner, attachments
 from llmplex.types import Message, OutputSchema, Response, Tool, ToolCall, Usage
 from llmplex.types.tool_context import ToolContext
 
@@ -209,6 +209,7 @@ class Conversation:
                 tool_rounds += 1
                 outcomes: list[ToolOutcome] = yield _RunTools(response.tool_calls)
                 self.messages += [response.message(), *(outcome.message() for outcome in outcomes)]
+                self.messages += attachments(outcomes)  # images, audio, documents tools returned
                 continue
             if self.plan is None:
                 return response.model_copy(update={"usage": usage})

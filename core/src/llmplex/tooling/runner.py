@@ -22,20 +22,22 @@ import pydantic_core
 from pydantic import ValidationError
 
 from llmplex.engine.bridge import run_on_loop
-from llmplex.errors import LLMDeadlineExceededError
+from llmplex.errors import LLMDeadlineExceededError, LLMToolSourceError
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.guard import await_before, call_before, in_worker
 from llmplex.structured.schema import OutputInvalidError, describe_errors, json_schema_validator, pydantic_errors
 from llmplex.types import Message, Response, Tool, ToolCall
 from llmplex.types.function_tool import FunctionHandler, context_parameter
+from llmplex.types.parts import Audio, Document, Image
 from llmplex.types.tool_context import ToolContext
+from llmplex.types.tool_result import ToolResult
 
-__all__ = ["ToolOutcome", "ToolRunner"]
+__all__ = ["ToolOutcome", "ToolRunner", "attachments"]
 
 
 @dataclass(frozen=True)
 class ToolOutcome:
-    """One call's result: ``content`` is what the model is sent back."""
+    """One call's result: ``content`` is what the model is sent back; ``parts`` (from a ``ToolResult``) follow it."""
 
     call: ToolCall
     content: str
@@ -43,6 +45,7 @@ class ToolOutcome:
     result: Any = None
     error: str | None = None
     duration: float = 0.0
+    parts: tuple[Image | Document | Audio, ...] = ()
 
     def message(self) -> Message:
         """The tool message answering the call."""
@@ -219,12 +222,23 @@ class ToolRunner:
         return expired
 
     def _raised(self, invocation: _Invocation, exc: Exception, started: float) -> ToolOutcome:
-        """The outcome of a handler that raised, for the model; a deadline it overran ends the call instead."""
+        """The outcome of a handler that raised, for the model; a deadline it overran, or a failed tool source
+        (an MCP server that crashed), ends the call instead."""
         outcome = _raised(invocation, exc, time.perf_counter() - started)
-        if isinstance(exc, LLMDeadlineExceededError) and exc.context.get("tool") == invocation.call.name:
-            self.on_outcome(outcome)  # observers see the tool that overran
+        overran = isinstance(exc, LLMDeadlineExceededError) and exc.context.get("tool") == invocation.call.name
+        if overran or isinstance(exc, LLMToolSourceError):
+            self.on_outcome(outcome)  # observers see the tool that overran or whose source failed
             raise exc
         return outcome
+
+
+def attachments(outcomes: Sequence[ToolOutcome]) -> list[Message]:
+    """The user message carrying the parts tools returned (most providers take media only from users), if any."""
+    pieces: list[str | Image | Document | Audio] = []
+    for outcome in outcomes:
+        if outcome.parts:
+            pieces += [f"Attachments returned by tool {outcome.call.name!r} (call {outcome.call.id}):", *outcome.parts]
+    return [Message.user(pieces)] if pieces else []
 
 
 def _context_param(handler: Callable[..., Any]) -> str | None:
@@ -250,6 +264,8 @@ def _render(name: str, result: Any) -> str:
         raise TypeError(unknown[0])
 
     try:
+        if isinstance(result, ToolResult):
+            result = result.text
         if isinstance(result, str):
             result.encode("utf-8")
             return result
@@ -278,4 +294,26 @@ def _raised(invocation: _Invocation, exc: Exception, duration: float) -> ToolOut
 
 
 def _succeeded(invocation: _Invocation, result: Any, content: str, duration: float) -> ToolOutcome:
+    if isinstance(result, ToolResult):
+        return _from_tool_result(invocation, result, duration)
     return ToolOutcome(invocation.call, content, arguments=invocation.arguments, result=result, duration=duration)
+
+
+def _from_tool_result(invocation: _Invocation, result: ToolResult, duration: float) -> ToolOutcome:
+    """A ``ToolResult``: its text for the model (a tool error when ``is_error``), its parts for the next turn."""
+    shown = {
+        "text": result.text,
+        "structured": result.structured,
+        "parts": [part.media_type for part in result.parts],
+        "is_error": result.is_error,
+    }
+    error = f"tool {invocation.call.name!r} returned an error: {result.text}" if result.is_error else None
+    return ToolOutcome(
+        invocation.call,
+        f"Error: {result.text}" if result.is_error else result.text,
+        arguments=invocation.arguments,
+        result=shown,
+        error=error,
+        duration=duration,
+        parts=result.parts,
+    )
