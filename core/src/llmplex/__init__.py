@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         LLMSubprocessError,
         LLMTimeoutError,
         LLMToolLoopError,
+        LLMToolSourceError,
     )
     from llmplex.events import (
         Event,
@@ -99,8 +100,14 @@ if TYPE_CHECKING:
     from llmplex.reliability.throttle import (
         ThrottlePolicy,
     )
+    from llmplex.mcp import (
+        MCPServer,
+    )
     from llmplex.tooling import (
         ToolContext,
+    )
+    from llmplex.types.tool_result import (
+        ToolResult,
     )
     from llmplex.types import (
         Audio,
@@ -143,6 +150,8 @@ _LAZY: dict[str, str] = {
     "LLMClient": "llmplex.facade",
     "LLMRequest": "llmplex.facade",
     "ToolContext": "llmplex.tooling",
+    "MCPServer": "llmplex.mcp",
+    "ToolResult": "llmplex.types.tool_result",
     **dict.fromkeys(
         [
             "LLMAPIError",
@@ -162,6 +171,7 @@ _LAZY: dict[str, str] = {
             "LLMSubprocessError",
             "LLMTimeoutError",
             "LLMToolLoopError",
+            "LLMToolSourceError",
         ],
         "llmplex.errors",
     ),
@@ -235,7 +245,9 @@ __all__ = [
     "LLMSubprocessError",
     "LLMTimeoutError",
     "LLMToolLoopError",
+    "LLMToolSourceError",
     "LimitsStorageWarning",
+    "MCPServer",
     "Message",
     "ModelInfo",
     "OutputSchema",
@@ -256,6 +268,7 @@ __all__ = [
     "ToolCall",
     "ToolContext",
     "ToolInvoked",
+    "ToolResult",
     "Usage",
     "abatch",
     "acomplete",
