@@ -11,7 +11,9 @@ import click
 from llmplex.cli.usage_line import usage_line
 from llmplex.client import Client
 from llmplex.engine.request_builder import PromptInput
-from llmplex.types import LLMConfig, Response
+from llmplex.errors import LLMConfigurationError
+from llmplex.store.recorder import call_context
+from llmplex.types import LLMConfig, Message, Response
 from llmplex.types.parts import part_from_path
 
 __all__ = ["complete_command", "parse_option"]
@@ -45,6 +47,10 @@ def parse_option(text: str) -> tuple[str, Any]:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the whole Response as JSON instead of streaming.")
 @click.option("--usage", "show_usage", is_flag=True, help="Print the tokens used and their cost on stderr.")
+@click.option(
+    "-c", "--continue", "continue_last", is_flag=True, help="Continue the most recent conversation of the call log."
+)
+@click.option("--cid", help="Continue the conversation with this id (see `llmplex logs`).")
 @click.pass_obj
 def complete_command(
     client: Client,
@@ -57,6 +63,8 @@ def complete_command(
     attachments: tuple[str, ...],
     as_json: bool,
     show_usage: bool,
+    continue_last: bool,
+    cid: str | None,
 ) -> None:
     """Send PROMPT (or standard input) to a model and print the answer as it arrives.
 
@@ -65,6 +73,8 @@ def complete_command(
     is the whole Response (model and finish_reason included) and nothing is added.
     With --usage, standard error ends with the tokens used and their cost in US dollars.
     Each -a FILE (PNG, JPEG, GIF, WebP, PDF, WAV or MP3) goes with the prompt, in order.
+    With -c (or --cid ID) the logged conversation (tool calls and results included) is sent
+    first, to the model it used unless -m names another.
     """
     if prompt is None:
         if sys.stdin.isatty():
@@ -73,6 +83,28 @@ def complete_command(
         prompt = sys.stdin.buffer.read().decode("utf-8", errors="surrogateescape")
     parts = [part_from_path(path) for path in attachments]
     message: PromptInput = [prompt, *parts] if parts else prompt
+    conversation: str | None = None
+    if continue_last or cid is not None:
+        conversation, history, used = continued(client, cid)
+        if system is not None:
+            history = [m for m in history if m.role != "system"]
+        message = [*history, Message.user([prompt, *parts] if parts else prompt)]
+        model = model or used
+    with call_context(conversation_id=conversation):
+        _send(client, model, message, system, raw_options, max_tokens, temperature, as_json, show_usage)
+
+
+def _send(
+    client: Client,
+    model: str | None,
+    message: PromptInput,
+    system: str | None,
+    raw_options: tuple[str, ...],
+    max_tokens: int | None,
+    temperature: float | None,
+    as_json: bool,
+    show_usage: bool,
+) -> None:
     given = dict(parse_option(o) for o in raw_options)
     options = {k: v for k, v in given.items() if k in LLMConfig.model_fields}
     provider_options = {k: v for k, v in given.items() if k not in LLMConfig.model_fields}
@@ -100,6 +132,24 @@ def complete_command(
         _label(answer, max_tokens=options.get("max_tokens"))
         if show_usage:
             click.echo(usage_line(answer.usage, answer.usage.cost_usd), err=True)
+
+
+def continued(client: Client, cid: str | None) -> tuple[str, list[Message], str]:
+    """The conversation to continue (``cid``, else the latest logged), its messages, and the model it used."""
+    from llmplex.cli.logs import open_log
+    from llmplex.store.queries import conversation_messages, latest_conversation_id
+
+    engine = open_log(client)
+    if engine is None:
+        raise LLMConfigurationError("the call log is empty: there is no conversation to continue")
+    try:
+        conversation = cid or latest_conversation_id(engine)
+        if conversation is None:
+            raise LLMConfigurationError("the call log is empty: there is no conversation to continue")
+        history, used = conversation_messages(engine, conversation)
+    finally:
+        engine.dispose()
+    return conversation, history, used or ""
 
 
 def _label(response: Response, max_tokens: Any) -> None:

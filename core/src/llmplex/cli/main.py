@@ -14,9 +14,11 @@ from llmplex.cli.batch import batch_command
 from llmplex.cli.complete import complete_command
 from llmplex.cli.embed import embed_command
 from llmplex.cli.exit_codes import exit_code_for
+from llmplex.cli.logs import logs_command
 from llmplex.cli.models import models_command
 from llmplex.cli.providers import providers_command
 from llmplex.cli.serve import serve_command
+from llmplex.client import Client
 from llmplex.errors import LLMError
 from llmplex.plugins.host import describe_failure
 
@@ -88,6 +90,19 @@ def cli(ctx: click.Context, config_path: Path | None, debug: bool) -> None:
 
     ctx.meta["llmplex.debug"] = debug
     ctx.obj = Client(config_path)  # a config error is reported by _Group.invoke like any other LLMError
+    _log_calls(ctx, ctx.obj)
+
+
+def _log_calls(ctx: click.Context, client: Client) -> None:
+    """The CLI logs its calls unless ``[log] enabled = false`` or ``llmplex logs off``; what is pending is
+    written before the command exits."""
+    from llmplex.store.database import switched_off
+
+    if client.call_log is None and client.config.log.enabled is None and not switched_off():
+        client.attach_log()
+    log = client.call_log
+    if log is not None:
+        ctx.call_on_close(lambda: log.flush(timeout=10.0))
 
 
 cli.add_command(providers_command)
@@ -96,6 +111,7 @@ cli.add_command(batch_command)
 cli.add_command(models_command)
 cli.add_command(embed_command)
 cli.add_command(serve_command)
+cli.add_command(logs_command)
 
 
 def _one_line_warning(

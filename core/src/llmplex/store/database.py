@@ -28,6 +28,8 @@ __all__ = [
     "migrate",
     "open_database",
     "sqlite_path",
+    "switch_path",
+    "switched_off",
     "sync_engine",
 ]
 
@@ -42,6 +44,16 @@ def data_dir() -> Path:
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("llmplex"))
+
+
+def switch_path() -> Path:
+    """The file whose presence turns the CLI's call log off (``llmplex logs off``; ``on`` removes it)."""
+    return data_dir() / "logs-off"
+
+
+def switched_off() -> bool:
+    """Whether ``llmplex logs off`` turned the CLI's call log off."""
+    return switch_path().exists()
 
 
 def default_url() -> str:
