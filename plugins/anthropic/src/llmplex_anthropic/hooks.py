@@ -26,10 +26,11 @@ from llmplex_anthropic import batch
 from llmplex_anthropic.clients import create_async_client, create_client
 from llmplex_anthropic.errors import classify_error
 from llmplex_anthropic.lean import sender
-from llmplex_anthropic.request import format_request, tool_declaration
+from llmplex_anthropic.request import SUPPORTED_OPTIONS, format_request, tool_declaration
 from llmplex_anthropic.response import parse_message
 from llmplex_anthropic.settings import AnthropicSettings
 from llmplex_anthropic.streaming import parse_stream_event
+from llmplex_anthropic.thinking import FORMAT as THINKING_FORMAT
 
 
 @hookimpl
@@ -44,6 +45,9 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
                 tools=True,
                 native_structured_output=True,
                 input_parts=frozenset({"image", "document"}),
+                sampling_options=frozenset(SUPPORTED_OPTIONS),
+                prompt_cache=True,
+                reasoning_formats=frozenset({THINKING_FORMAT}),
             ),
             default_model="claude-sonnet-4-6",
             create_client=create_client,

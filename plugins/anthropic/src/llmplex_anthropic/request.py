@@ -8,14 +8,16 @@ from typing import Any
 
 from llmplex.errors import LLMConfigurationError
 from llmplex.types import Audio, ContentPart, Message, OutputSchema, Request, Tool
+from llmplex_anthropic.caching import mark, mark_last_markable, place_breakpoints
 from llmplex_anthropic.settings import AnthropicSettings
+from llmplex_anthropic.thinking import reasoning_blocks, thinking_options
 
-__all__ = ["format_request", "tool_declaration", "uses_native_output"]
+__all__ = ["SUPPORTED_OPTIONS", "format_request", "tool_declaration", "uses_native_output"]
 
 _NO_NATIVE_OUTPUT = re.compile(r"^claude-(instant|2|3)|^claude-(sonnet|opus)-4(-[01])?(-\d{8})?$")
 """Models released before ``output_config.format``: structured output goes through a forced tool."""
 
-_SUPPORTED_OPTIONS = ("max_tokens", "stop")
+SUPPORTED_OPTIONS = ("max_tokens", "stop", "reasoning_effort")
 """The Messages API of SDK 2.x (API version 2026-10-21) has no sampling parameters:
 temperature, top_p and top_k are rejected with a 400, so they fail here, before sending."""
 
@@ -28,35 +30,43 @@ def uses_native_output(model: str, settings: AnthropicSettings) -> bool:
 
 
 def format_request(request: Request, settings: AnthropicSettings) -> dict[str, Any]:
-    """The Messages API payload: system on top, alternating turns, ``max_tokens`` always set."""
+    """The Messages API payload: system on top, alternating turns, ``max_tokens`` always set, cache
+    breakpoints where the request marks them (or on the stable prefix with ``prompt_cache="auto"``)."""
     system, turns = _conversation(request.messages)
-    payload: dict[str, Any] = {
-        "model": request.model,
-        "messages": turns,
-        **_options(request),
-    }
+    options, effort = _options(request, settings)
+    payload: dict[str, Any] = {"model": request.model, "messages": turns, **options}
     payload.setdefault("max_tokens", settings.default_max_tokens)
     if system:
-        payload["system"] = system
+        cached = any(m.cache for m in request.messages if m.role == "system")
+        payload["system"] = [mark(_text(system))] if cached else system
     payload.update(_tools(request, settings))
+    if effort:
+        payload["output_config"] = {**effort, **payload.get("output_config", {})}
+    place_breakpoints(payload, request.prompt_cache == "auto")
     payload.update(request.provider_options)
     return payload
 
 
-def _options(request: Request) -> dict[str, Any]:
+def _options(request: Request, settings: AnthropicSettings) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The option fields of the payload, and the ``output_config`` fields they need (the thinking effort)."""
     options = request.config.set_options()
-    unsupported = sorted(name for name in options if name not in _SUPPORTED_OPTIONS)
+    unsupported = sorted(name for name in options if name not in SUPPORTED_OPTIONS)
     if unsupported:
         raise LLMConfigurationError(
             f"the Anthropic Messages API does not accept {', '.join(unsupported)}: remove it from the request "
-            "(supported: max_tokens, stop)"
+            "(supported: max_tokens, stop, reasoning_effort)"
         )
     wire: dict[str, Any] = {}
     if "max_tokens" in options:
         wire["max_tokens"] = options["max_tokens"]
     if "stop" in options:
         wire["stop_sequences"] = list(options["stop"])
-    return wire
+    effort = options.get("reasoning_effort")
+    if effort is None:
+        return wire, {}
+    thinking = thinking_options(request.model, effort, options.get("max_tokens"), settings.default_max_tokens)
+    output_config = thinking.pop("output_config", {})
+    return {**wire, **thinking}, output_config
 
 
 # -- messages -------------------------------------------------------------------
@@ -70,16 +80,25 @@ def _conversation(messages: tuple[Message, ...]) -> tuple[str, list[dict[str, An
         if message.role == "system":
             system_parts.append(message.text)
         elif message.role == "user":
-            _append_user(turns, [_user_block(piece, index) for piece in message.pieces] or [_text("")])
+            _append_user(
+                turns, _marked(message, [_user_block(piece, index) for piece in message.pieces] or [_text("")])
+            )
         elif message.role == "tool":
-            _append_user(turns, [_tool_result(message, index)])
+            _append_user(turns, _marked(message, [_tool_result(message, index)]))
         else:
-            turns.append({"role": "assistant", "content": _assistant_content(message, index)})
+            turns.append({"role": "assistant", "content": _marked(message, _assistant_content(message, index))})
     return "\n\n".join(p for p in system_parts if p), [_compact(t) for t in turns]
 
 
 def _text(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
+
+
+def _marked(message: Message, blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``blocks`` with a cache breakpoint on the last one when the message asks for it (``cache=True``)."""
+    if message.cache:
+        mark_last_markable(blocks)
+    return blocks
 
 
 def _user_block(piece: ContentPart, index: int) -> dict[str, Any]:
@@ -95,7 +114,8 @@ def _user_block(piece: ContentPart, index: int) -> dict[str, Any]:
         source: dict[str, Any] = {"type": "url", "url": piece.url}
     else:
         source = {"type": "base64", "media_type": piece.media_type, "data": piece.base64()}
-    return {"type": piece.type, "source": source}
+    block = {"type": piece.type, "source": source}
+    return mark(block) if piece.cache else block
 
 
 def _append_user(turns: list[dict[str, Any]], blocks: list[dict[str, Any]]) -> None:
@@ -109,7 +129,7 @@ def _append_user(turns: list[dict[str, Any]], blocks: list[dict[str, Any]]) -> N
 def _compact(turn: dict[str, Any]) -> dict[str, Any]:
     """A turn holding one text block is sent as a plain string."""
     content = turn["content"]
-    if len(content) == 1 and content[0]["type"] == "text":
+    if len(content) == 1 and content[0]["type"] == "text" and "cache_control" not in content[0]:
         return {"role": turn["role"], "content": content[0]["text"]}
     return turn
 
@@ -131,7 +151,7 @@ def _assistant_content(message: Message, index: int) -> list[dict[str, Any]]:
         blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": arguments})
     if not blocks:
         raise LLMConfigurationError(f"messages[{index}] is an assistant message with neither content nor tool calls")
-    return blocks
+    return reasoning_blocks(message) + blocks
 
 
 def _arguments(arguments: str, index: int) -> dict[str, Any]:
@@ -152,7 +172,7 @@ def tool_declaration(tool: Tool) -> dict[str, Any]:
     declared: dict[str, Any] = {"name": tool.name, "input_schema": {"type": "object", **tool.parameters}}
     if tool.description:
         declared["description"] = tool.description
-    return declared
+    return mark(declared) if tool.cache else declared
 
 
 def _tool_choice(choice: str, tools: tuple[Tool, ...]) -> dict[str, Any]:

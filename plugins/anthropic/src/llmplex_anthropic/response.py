@@ -10,7 +10,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from llmplex.types import FinishReason, Request, Response, ToolCall, Usage
+from llmplex.types import FinishReason, ReasoningPart, Request, Response, ToolCall, Usage
+from llmplex_anthropic.thinking import reasoning_part
 
 __all__ = ["USAGE_FIELDS", "field", "finish_reason", "is_output_tool", "parse_message", "usage_counts", "usage_from"]
 
@@ -68,7 +69,9 @@ def usage_counts(counts: Mapping[str, int | None], details: Any = None) -> Usage
 
 
 def usage_from(usage: Any) -> Usage:
-    """Core usage for a usage object (SDK model or decoded JSON)."""
+    """Core usage for a usage object (SDK model or decoded JSON); none at all is unknown usage."""
+    if usage is None:
+        return Usage.unreported()
     counts = {name: field(usage, name) for name in USAGE_FIELDS}
     return usage_counts(counts, field(usage, "output_tokens_details"))
 
@@ -77,9 +80,12 @@ def parse_message(message: Any, request: Request) -> Response:
     """The core response for one non-streamed ``Message`` (SDK model or decoded JSON)."""
     texts: list[str] = []
     calls: list[ToolCall] = []
+    reasoning: list[ReasoningPart] = []
     for block in field(message, "content") or ():
         kind = field(block, "type")
-        if kind == "text":
+        if kind in ("thinking", "redacted_thinking"):
+            reasoning.append(reasoning_part(block))
+        elif kind == "text":
             texts.append(field(block, "text"))
         elif kind == "tool_use" and is_output_tool(field(block, "name"), request):
             texts.append(json.dumps(field(block, "input")))
@@ -95,6 +101,7 @@ def parse_message(message: Any, request: Request) -> Response:
         model=field(message, "model"),
         response_id=field(message, "id"),
         refusal=_refusal(message) if reason == "refusal" else None,
+        reasoning=tuple(reasoning),
         raw=message,
     )
 

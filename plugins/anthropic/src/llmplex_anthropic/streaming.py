@@ -2,8 +2,9 @@
 
 Per stream, ``state.data`` keeps the message id and model (``message_start``),
 the usage reported so far, and what each content block index carries: text,
-a tool call (with its call index) or the structured-output tool (whose JSON
-input is streamed as text).
+a tool call (with its call index), the structured-output tool (whose JSON
+input is streamed as text) or a thinking block, gathered until it stops and
+then given whole as a ``reasoning`` event (its text deltas stream as they come).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from llmplex.types import StreamEvent, StreamState
 from llmplex_anthropic.response import USAGE_FIELDS, finish_reason, is_output_tool, usage_counts
+from llmplex_anthropic.thinking import reasoning_part
 
 __all__ = ["parse_stream_event"]
 
@@ -25,6 +27,7 @@ class _Progress:
     details: Any = None
     tool_blocks: dict[int, int] = field(default_factory=dict)
     output_blocks: set[int] = field(default_factory=set)
+    thinking_blocks: dict[int, dict[str, Any]] = field(default_factory=dict)
 
 
 def _progress(state: StreamState) -> _Progress:
@@ -58,6 +61,9 @@ def parse_stream_event(event: Any, state: StreamState) -> list[StreamEvent]:
         return _block_start(event.index, event.content_block, progress, state)
     if kind == "content_block_delta":
         return _block_delta(event.index, event.delta, progress)
+    if kind == "content_block_stop" and event.index in progress.thinking_blocks:
+        part = reasoning_part(progress.thinking_blocks.pop(event.index))
+        return [StreamEvent(type="reasoning", reasoning=part, response_id=progress.response_id)]
     if kind == "message_delta":
         _merge_usage(progress, event.usage)
         usage = usage_counts(progress.usage, progress.details)
@@ -73,6 +79,13 @@ def _block_start(index: int, block: Any, progress: _Progress, state: StreamState
     common = {"response_id": progress.response_id, "model": progress.model}
     if block.type == "text":
         return [StreamEvent(type="text", text=block.text, **common)] if block.text else []
+    if block.type == "thinking":
+        thinking, signature = getattr(block, "thinking", None), getattr(block, "signature", None)
+        progress.thinking_blocks[index] = {"type": "thinking", "thinking": thinking or "", "signature": signature or ""}
+        return []
+    if block.type == "redacted_thinking":
+        progress.thinking_blocks[index] = {"type": "redacted_thinking", "data": block.data}
+        return []
     if block.type != "tool_use":
         return []
     if is_output_tool(block.name, state.request):
@@ -88,6 +101,13 @@ def _block_delta(index: int, delta: Any, progress: _Progress) -> list[StreamEven
     rid = progress.response_id
     if delta.type == "text_delta":
         return [StreamEvent(type="text", text=delta.text, response_id=rid)] if delta.text else []
+    thinking = progress.thinking_blocks.get(index)
+    if thinking is not None and delta.type == "thinking_delta":
+        thinking["thinking"] += delta.thinking
+        return [StreamEvent(type="reasoning", text=delta.thinking, response_id=rid)] if delta.thinking else []
+    if thinking is not None and delta.type == "signature_delta":
+        thinking["signature"] += delta.signature
+        return []
     if delta.type != "input_json_delta" or not delta.partial_json:
         return []
     if index in progress.output_blocks:
