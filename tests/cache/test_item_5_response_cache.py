@@ -263,7 +263,10 @@ def test_item_5_non_text_entry_is_a_miss_with_a_warning(fault_server: FaultServe
     client = client_for(fault_server, plugin=ResponseCache(store))
     client.complete(MODEL, "hi", temperature=0)
     (key,) = list(store._open().iterkeys())
-    store._open().set(key, b"\x00\xff garbage")
+    import diskcache  # another program writes bytes there (llmplex's own store takes text only)
+
+    with diskcache.Cache(str(tmp_path / "responses")) as foreign:
+        foreign.set(key, b"\x00\xff garbage")
     with pytest.warns(CacheWarning, match="could not be read"):
         assert not client.complete(MODEL, "hi", temperature=0).cached
 

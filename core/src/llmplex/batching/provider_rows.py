@@ -57,7 +57,20 @@ class PreparedRow:
         return len(json.dumps(self.payload)) + overhead
 
     def _answer(self, raw: Any) -> BatchResult:
-        """The Response of a succeeded request, with its structured output read, or why it cannot be one."""
+        """The Response of a succeeded request, with its structured output read, or why it cannot be one.
+
+        With structured output, the response cache keeps the answer only when its value is valid."""
+        if self.plan is None:
+            return self._read(raw)
+        from llmplex.cache.held import held_writes  # not at import: `import llmplex` leaves the cache out
+
+        with held_writes() as held:
+            result = self._read(raw)
+            if not isinstance(result, LLMError):
+                held.commit()
+            return result
+
+    def _read(self, raw: Any) -> BatchResult:
         attempt = Attempt(self.route)
         try:
             response = attempt.parse(raw, self.request)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import time
 import warnings
 from collections.abc import Callable
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from llmplex.cache.held import hold
 from llmplex.cache.keys import cacheable_request, cacheable_response, request_key
 from llmplex.cache.stores import DiskStore, MemoryStore, Store
 from llmplex.hookspecs import hookimpl
@@ -21,7 +23,10 @@ if TYPE_CHECKING:
 
     from llmplex.config.schema import CacheConfig
 
-__all__ = ["CacheWarning", "CachedAnswer", "ResponseCache"]
+__all__ = ["ENTRY_FORMAT", "CacheWarning", "CachedAnswer", "ResponseCache"]
+
+ENTRY_FORMAT = "llmplex.response-cache/1"
+"""The ``format`` of every entry llmplex writes (JSON data only); an entry without it is foreign: a miss."""
 
 
 class CacheWarning(UserWarning):
@@ -44,6 +49,11 @@ class ResponseCache:
     is stored for ``ttl`` seconds (``None``: until evicted). ``now`` reads wall
     time (injectable for tests). A store that fails, or an entry that does not
     read back, is a ``CacheWarning`` and a miss, never an error.
+
+    Entries are JSON data, read back by validation alone (no pickle: nothing in
+    a cache file runs). An error, a refusal, an answer cut short, and an answer
+    whose structured output fails validation (see ``llmplex.cache.held``) are
+    never stored, and an entry holding one is never served.
     """
 
     def __init__(self, store: Store, ttl: float | None = None, now: Callable[[], float] = time.time) -> None:
@@ -72,14 +82,12 @@ class ResponseCache:
         if text is None:
             return None
         try:
-            entry = json.loads(text)
-            expires = entry["expires"]
-            response = Response.model_validate(entry["response"])
+            response, expires = _read_entry(text)
         except Exception as exc:
-            _warn("holds a corrupted entry", exc)
+            _warn("holds a corrupted entry, or one llmplex did not write", exc)
             self._forget(key)
             return None
-        if expires is not None and self.now() >= float(expires):
+        if expires is not None and self.now() >= expires:
             self._forget(key)
             return None
         return response.model_copy(update={"cached": True})
@@ -88,6 +96,7 @@ class ResponseCache:
         """Store ``response`` as the answer to ``request`` (a failure is a warning)."""
         try:
             entry = {
+                "format": ENTRY_FORMAT,
                 "expires": None if self.ttl is None else self.now() + self.ttl,
                 "response": response.model_dump(mode="json"),
             }
@@ -128,9 +137,27 @@ class ResponseCache:
     ) -> Generator[None, Response, Response]:
         """Keep a complete answer to a cacheable request; errors raised by the parser pass through untouched."""
         response = yield
-        if not isinstance(raw, CachedAnswer) and cacheable_request(request) and cacheable_response(response):
+        if isinstance(raw, CachedAnswer) or not cacheable_request(request) or not cacheable_response(response):
+            return response
+        if not hold(lambda: self.keep(request, settings, response)):  # held while its output is validated
             self.keep(request, settings, response)
         return response
+
+
+def _read_entry(text: str) -> tuple[Response, float | None]:
+    """The answer and expiry time of an entry llmplex wrote; raises ``ValueError`` for anything else."""
+    entry = json.loads(text)
+    if not isinstance(entry, dict) or entry.get("format") != ENTRY_FORMAT:
+        raise ValueError(f"not an llmplex entry (no format {ENTRY_FORMAT!r})")
+    expires = entry.get("expires")
+    if expires is not None and (
+        isinstance(expires, bool) or not isinstance(expires, (int, float)) or not math.isfinite(expires)
+    ):
+        raise ValueError(f"expires is {expires!r}, not a time")
+    response = Response.model_validate(entry.get("response"))
+    if not cacheable_response(response):
+        raise ValueError(f"the entry holds an answer llmplex never caches (finish_reason {response.finish_reason!r})")
+    return response, expires
 
 
 async def _resolved(answer: CachedAnswer) -> CachedAnswer:

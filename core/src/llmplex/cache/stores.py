@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import threading
@@ -63,7 +64,11 @@ class MemoryStore:
 
 
 class DiskStore:
-    """A diskcache directory (``backend = "disk"``), safe to share between processes; opened on first use."""
+    """A diskcache directory (``backend = "disk"``), safe to share between processes; opened on first use.
+
+    Values are text only: the directory's ``Disk`` refuses to unpickle, so an entry another program
+    pickled into the directory is read as an error (a warning and a miss), never run.
+    """
 
     def __init__(self, directory: Path | None = None) -> None:
         if importlib.util.find_spec("diskcache") is None:
@@ -80,7 +85,7 @@ class DiskStore:
                 if self._cache is None:
                     import diskcache
 
-                    self._cache = diskcache.Cache(str(self.directory))
+                    self._cache = diskcache.Cache(str(self.directory), disk=_text_disk())
         return self._cache
 
     def get(self, key: str) -> str | None:
@@ -97,3 +102,30 @@ class DiskStore:
     def delete(self, key: str) -> None:
         """Forget ``key``."""
         self._open().delete(key)
+
+
+@functools.cache
+def _text_disk() -> type[Any]:
+    """A diskcache ``Disk`` that stores and reads text only: it never unpickles (diskcache's default does)."""
+    import diskcache
+
+    class TextDisk(diskcache.Disk):  # type: ignore[misc]
+        """Keys and values as diskcache stores str itself; pickled or binary values are refused."""
+
+        def store(self, value: Any, read: bool, key: Any = diskcache.core.UNKNOWN) -> Any:
+            if not isinstance(value, str):
+                raise TypeError(f"the llmplex response cache stores text only, not {type(value).__name__}")
+            return super().store(value, read, key=key)
+
+        def get(self, key: Any, raw: bool) -> Any:
+            if not raw:
+                raise ValueError("the entry's key is pickled, which llmplex never writes nor loads")
+            return super().get(key, raw)
+
+        def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
+            if mode not in (diskcache.core.MODE_RAW, diskcache.core.MODE_TEXT):
+                kind = "pickled" if mode == diskcache.core.MODE_PICKLE else "binary"
+                raise ValueError(f"the entry holds a {kind} value, which llmplex never writes nor loads")
+            return super().fetch(mode, filename, value, read)
+
+    return TextDisk

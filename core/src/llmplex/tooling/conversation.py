@@ -6,7 +6,8 @@ the model, run tools); a sync and an async driver perform those steps.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -22,6 +23,7 @@ from llmplex.types import Message, OutputSchema, Response, Tool, ToolCall, Usage
 from llmplex.types.tool_context import ToolContext
 
 if TYPE_CHECKING:
+    from llmplex.cache.held import HeldWrites
     from llmplex.engine.call_args import CallArgs
     from llmplex.engine.fallback import Call
     from llmplex.engine.telemetry import Telemetry
@@ -165,34 +167,53 @@ class Conversation:
         self.round_args = cast("CallArgs", args)
         self.runner = ToolRunner(tools, context, self._report)
         self._current: Call | None = None
+        self._held: HeldWrites | None = None
 
     # -- drivers -------------------------------------------------------------------------
 
     def run(self) -> Response:
         """Run every round synchronously."""
-        steps = self._rounds()
-        reply: Any = None
-        while True:
-            try:
-                step = steps.send(reply)
-            except StopIteration as stop:
-                return stop.value  # type: ignore[no-any-return]
-            reply = step.call.complete() if isinstance(step, _Ask) else self.runner.run(step.calls, self.deadline)
+        with self._validating():
+            steps = self._rounds()
+            reply: Any = None
+            while True:
+                try:
+                    step = steps.send(reply)
+                except StopIteration as stop:
+                    return stop.value  # type: ignore[no-any-return]
+                reply = step.call.complete() if isinstance(step, _Ask) else self.runner.run(step.calls, self.deadline)
 
     async def arun(self) -> Response:
         """Run every round asynchronously."""
-        steps = self._rounds()
-        reply: Any = None
-        while True:
+        with self._validating():
+            steps = self._rounds()
+            reply: Any = None
+            while True:
+                try:
+                    step = steps.send(reply)
+                except StopIteration as stop:
+                    return stop.value  # type: ignore[no-any-return]
+                reply = (
+                    await step.call.acomplete()
+                    if isinstance(step, _Ask)
+                    else await self.runner.arun(step.calls, self.deadline)
+                )
+
+    @contextmanager
+    def _validating(self) -> Iterator[None]:
+        """With structured output, the response cache stores an answer only once it is accepted (its value
+        valid, or it asked for tools): an answer that fails validation is never replayed."""
+        if self.plan is None:
+            yield
+            return
+        from llmplex.cache.held import held_writes  # not at import: `import llmplex` leaves the cache out
+
+        with held_writes() as held:
+            self._held = held
             try:
-                step = steps.send(reply)
-            except StopIteration as stop:
-                return stop.value  # type: ignore[no-any-return]
-            reply = (
-                await step.call.acomplete()
-                if isinstance(step, _Ask)
-                else await self.runner.arun(step.calls, self.deadline)
-            )
+                yield
+            finally:
+                self._held = None
 
     # -- the rounds ----------------------------------------------------------------------
 
@@ -204,6 +225,7 @@ class Conversation:
             response: Response = yield _Ask(call)
             usage += response.usage
             if self.runner.should_run(response):
+                self._accept(True)
                 if tool_rounds >= self.max_tool_rounds:
                     raise self._loop_error(response)
                 tool_rounds += 1
@@ -216,13 +238,24 @@ class Conversation:
             try:
                 value = self.plan.read(response, self.deadline)
             except LLMOutputParseError as exc:
+                self._accept(False)
                 if parse_failures >= self.output_retries:
                     exc.context["output_retries"] = self.output_retries
                     raise
                 parse_failures += 1
                 self.messages += self.plan.reask(response, exc)
                 continue
+            self._accept(True)
             return response.model_copy(update={"usage": usage, "output": value})
+
+    def _accept(self, accepted: bool) -> None:
+        """Store (``True``) or drop the response cache's held writes of the last answer."""
+        if self._held is None:
+            return
+        if accepted:
+            self._held.commit()
+        else:
+            self._held.drop()
 
     def _loop_error(self, response: Response) -> LLMToolLoopError:
         asked = ", ".join(sorted({call.name for call in response.tool_calls}))
