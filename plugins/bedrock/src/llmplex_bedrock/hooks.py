@@ -1,0 +1,107 @@
+"""The ``bedrock`` provider: hook implementations on boto3's ``bedrock-runtime`` Converse API.
+
+boto3 has no async client, so core runs the calls and streams on its worker
+threads for async callers, held to the deadline like any other call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from llmplex.errors import LLMError
+from llmplex.hookspecs import hookimpl
+from llmplex.provider import Capabilities, ProviderInfo
+from llmplex.types import Request, Response, StreamEvent, StreamState, Tool
+from llmplex_bedrock.clients import close_client, create_client
+from llmplex_bedrock.errors import classify_error
+from llmplex_bedrock.request import SAMPLING_OPTIONS, format_request, tool_spec
+from llmplex_bedrock.response import parse_response
+from llmplex_bedrock.settings import BedrockSettings
+from llmplex_bedrock.streaming import parse_event
+from llmplex_bedrock.transport import call_timeout
+
+DEFAULT_MODEL = "amazon.nova-micro-v1:0"
+"""The model of a request naming only the prefix: Amazon's smallest on-demand Converse model."""
+
+
+@hookimpl
+def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None:
+    """Register the ``bedrock`` prefix."""
+    register(
+        ProviderInfo(
+            name="bedrock",
+            settings_model=BedrockSettings,
+            capabilities=Capabilities(
+                streaming=True,
+                tools=True,
+                sampling_options=SAMPLING_OPTIONS,
+                input_parts=frozenset({"image", "document"}),
+            ),
+            default_model=DEFAULT_MODEL,
+            create_client=create_client,
+            close_client=close_client,
+            description="Amazon Bedrock (Converse, ConverseStream) on boto3; AWS credential chain, SigV4.",
+        )
+    )
+
+
+@hookimpl
+def llmplex_format(request: Request, settings: BedrockSettings) -> dict[str, Any]:
+    """The ``converse`` keyword arguments for ``request``."""
+    return format_request(request, settings)
+
+
+@hookimpl
+def llmplex_call(payload: dict[str, Any], settings: BedrockSettings, client: Any, timeout: float | None) -> Any:
+    """One ``converse`` call (SigV4-signed by botocore), each read bounded by ``timeout``."""
+    with call_timeout(_timeout(timeout, settings)):
+        return client.converse(**payload)
+
+
+@hookimpl
+def llmplex_stream(
+    payload: dict[str, Any], settings: BedrockSettings, client: Any, timeout: float | None
+) -> Iterator[Any]:
+    """The events of one ``converse_stream`` call; the event stream is closed however the reading ends."""
+    seconds = _timeout(timeout, settings)
+    with call_timeout(seconds):
+        stream = client.converse_stream(**payload)["stream"]
+    return _events(stream)
+
+
+def _events(stream: Any) -> Iterator[Any]:
+    """The stream's events (its reads keep the timeout its request was sent with), then the stream closed."""
+    try:
+        yield from stream
+    finally:
+        stream.close()
+
+
+def _timeout(timeout: float | None, settings: BedrockSettings) -> float | None:
+    """The deadline's remaining seconds, capped by the instance's ``timeout``."""
+    return min((t for t in (timeout, settings.timeout) if t is not None), default=None)
+
+
+@hookimpl
+def llmplex_parse(raw: Any, request: Request) -> Response:
+    """The core response for a ``converse`` answer."""
+    return parse_response(raw, request)
+
+
+@hookimpl
+def llmplex_parse_event(raw_event: Any, state: StreamState) -> list[StreamEvent]:
+    """Core stream events for one ConverseStream event."""
+    return parse_event(raw_event, state)
+
+
+@hookimpl
+def llmplex_tool_declarations(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    """Each tool as a Converse ``toolSpec``."""
+    return [tool_spec(tool) for tool in tools]
+
+
+@hookimpl
+def llmplex_classify_error(error: BaseException) -> LLMError | None:
+    """Map botocore exceptions; ``None`` lets core's fallback handle the rest."""
+    return classify_error(error)

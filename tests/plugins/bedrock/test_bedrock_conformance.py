@@ -1,0 +1,35 @@
+"""The bedrock plugin passes the conformance kit: real boto3 (SigV4, event streams) against the kit's local server."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from llmplex.testing import FakeError, HTTPConformanceTests, WireAdapter
+from llmplex.testing.server import Answer, WireServer
+from tests.plugins.bedrock.wire import ERRORS, ConverseWire
+
+MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
+
+
+class TestBedrockConformance(HTTPConformanceTests):
+    prefix = "bedrock"
+    model = MODEL
+    wire: ClassVar[WireAdapter] = ConverseWire()
+    settings: ClassVar[dict[str, Any]] = {"aws_access_key_id": "AKIAKITEXAMPLE0000", "region": "us-east-1"}
+    secret_setting = "aws_secret_access_key"
+    supports_tools = True
+    supports_streaming = True
+    reports_response_id = False  # Converse answers carry no id: the request id (x-amzn-RequestId) stands in
+    usage_fields = frozenset({"input_tokens", "output_tokens", "cached_tokens"})  # no reasoning count on Converse
+    input_parts = frozenset({"image", "document"})
+
+    def server_settings(self, url: str) -> dict[str, Any]:
+        return {"endpoint_url": url}
+
+    def fake_error(self, transport: WireServer, error: FakeError) -> None:
+        """Bedrock names the error in ``x-amzn-ErrorType`` beside a ``{"message"}`` body."""
+        if error.kind not in ERRORS:
+            super().fake_error(transport, error)
+            return
+        headers = {**error.headers(), "x-amzn-ErrorType": f"{ERRORS[error.kind]}:http://internal.amazon.com/"}
+        transport.push(Answer.json(self.wire.error_status(error), self.wire.error_body(error), headers))
