@@ -260,7 +260,6 @@ def chat_response(response: Response, model: str) -> dict[str, Any]:
         "object": "chat.completion",
         "created": now(),
         "model": model,
-        "system_fingerprint": None,
         "choices": [
             {
                 "index": 0,
@@ -290,7 +289,6 @@ class ChatStreamEncoder:
             "object": "chat.completion.chunk",
             "created": self._created,
             "model": self._model,
-            "system_fingerprint": None,
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
         }
         if self._include_usage:
@@ -329,7 +327,6 @@ class ChatStreamEncoder:
                 "object": "chat.completion.chunk",
                 "created": self._created,
                 "model": self._model,
-                "system_fingerprint": None,
                 "choices": [],
                 "usage": chat_usage(response.usage),
             }

@@ -155,7 +155,7 @@ def responses_usage(usage: Usage) -> dict[str, Any]:
     """A Usage in the Responses shape."""
     return {
         "input_tokens": usage.input_tokens,
-        "input_tokens_details": {"cached_tokens": usage.cached_tokens},
+        "input_tokens_details": {"cached_tokens": usage.cached_tokens, "cache_write_tokens": usage.cache_write_tokens},
         "output_tokens": usage.output_tokens,
         "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
         "total_tokens": usage.total_tokens,
@@ -163,7 +163,9 @@ def responses_usage(usage: Usage) -> dict[str, Any]:
 
 
 def _message_item(item_id: str, text: str, status: str) -> dict[str, Any]:
-    content = [{"type": "output_text", "text": text, "annotations": []}] if status == "completed" else []
+    content = (
+        [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}] if status == "completed" else []
+    )
     return {"type": "message", "id": item_id, "status": status, "role": "assistant", "content": content}
 
 
@@ -257,7 +259,7 @@ class ResponsesStreamEncoder:
             text = "".join(self._text)
             where = {"item_id": item["id"], "output_index": index, "content_index": 0}
             out += self._event("response.output_text.done", {**where, "text": text, "logprobs": []})
-            part = {"type": "output_text", "text": text, "annotations": []}
+            part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
             out += self._event("response.content_part.done", {**where, "part": part})
             item.update(status="completed", content=[part])
         else:
@@ -283,7 +285,7 @@ class ResponsesStreamEncoder:
                 out += self._add(item, ("text", None))
                 index = len(self._output) - 1
                 where = {"item_id": item["id"], "output_index": index, "content_index": 0}
-                part = {"type": "output_text", "text": "", "annotations": []}
+                part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
                 out += self._event("response.content_part.added", {**where, "part": part})
                 self._text = []
             self._text.append(event.text)
