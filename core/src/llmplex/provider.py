@@ -52,6 +52,11 @@ class ProviderSettings(BaseModel):
         depend on them (an OpenAI-compatible Chat Completions server has no stored responses)."""
         return declared
 
+    def model_capabilities(self, declared: Capabilities, model: str) -> Capabilities:
+        """What this instance can do for ``model``: ``capabilities(declared)`` unless the plugin serves model
+        families that differ (Vertex AI's Gemini and Claude models); core holds each request to it."""
+        return self.capabilities(declared)
+
 
 @dataclass(frozen=True)
 class Capabilities:
@@ -73,7 +78,8 @@ class Capabilities:
     it replays (reasoning of any other format is dropped, with an event).
     Whatever a request asks that these flags refuse is an
     ``LLMConfigurationError`` before anything is sent, or dropped and listed
-    in ``Response.dropped`` with ``drop_unsupported = true``.
+    in ``Response.dropped`` with ``drop_unsupported = true``; ``options_note``
+    says why options outside ``sampling_options`` are refused and what to do.
     """
 
     streaming: bool = True
@@ -88,6 +94,7 @@ class Capabilities:
     input_parts: frozenset[str] = frozenset()
     prompt_cache: bool = False
     reasoning_formats: frozenset[str] = frozenset()
+    options_note: str = ""
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,10 @@ class ProviderInstance:
         """What this instance supports (the plugin's declaration as its settings narrow it)."""
         return self.settings.capabilities(self.info.capabilities)
 
+    def capabilities_for(self, model: str) -> Capabilities:
+        """What this instance supports for ``model`` (``capabilities`` unless the plugin's families differ)."""
+        return self.settings.model_capabilities(self.info.capabilities, model)
+
     @property
     def hooks(self) -> ProviderHooks:
         """The plugin's pipeline hooks, rebound whenever the set of loaded plugins changes."""

@@ -37,7 +37,7 @@ class Attempt:
         ``LLMConfigurationError`` (nothing is sent), or left out when the instance drops unsupported things;
         reasoning of another provider's format is always left out (see ``llmplex.engine.adapt``)."""
         provider = self.provider
-        return adapt(request, provider.name, provider.capabilities, provider.drop_unsupported)
+        return adapt(request, provider.name, provider.capabilities_for(request.model), provider.drop_unsupported)
 
     def format(self, request: Request) -> dict[str, Any]:
         """The provider payload for ``request`` (refused first if it needs what the provider lacks)."""
