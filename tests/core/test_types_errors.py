@@ -63,14 +63,19 @@ def test_secrets_are_redacted_from_messages_and_bodies() -> None:
 def test_usage_total_defaults_to_sum_and_adds() -> None:
     usage = Usage(input_tokens=3, output_tokens=4)
     assert usage.total_tokens == 7
-    assert (usage + Usage(input_tokens=1, output_tokens=1, cached_tokens=2)).model_dump() == {
-        "input_tokens": 4,
+    assert (usage + Usage(input_tokens=2, output_tokens=1, cached_tokens=2)).model_dump() == {
+        "input_tokens": 5,
         "output_tokens": 5,
-        "total_tokens": 9,
+        "total_tokens": 10,
         "cached_tokens": 2,
         "cache_write_tokens": 0,
         "reasoning_tokens": 0,
+        "reported": True,
         "cost_usd": None,
+        "cost_note": (
+            "no price: this usage was not priced as a model genai-prices knows (the mock provider, a third-party "
+            "plugin, or a usage made by hand)"
+        ),
     }
 
 

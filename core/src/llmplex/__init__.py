@@ -57,6 +57,7 @@ if TYPE_CHECKING:
         LLMTimeoutError,
         LLMToolLoopError,
         LLMToolSourceError,
+        LLMUsageError,
     )
     from llmplex.events import (
         Event,
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
         RequestStarted,
         Throttled,
         ToolInvoked,
+        UsageUnknown,
     )
     from llmplex.facade import (
         LLMClient,
@@ -172,6 +174,7 @@ _LAZY: dict[str, str] = {
             "LLMTimeoutError",
             "LLMToolLoopError",
             "LLMToolSourceError",
+            "LLMUsageError",
         ],
         "llmplex.errors",
     ),
@@ -185,6 +188,7 @@ _LAZY: dict[str, str] = {
             "RequestStarted",
             "Throttled",
             "ToolInvoked",
+            "UsageUnknown",
         ],
         "llmplex.events",
     ),
@@ -246,6 +250,7 @@ __all__ = [
     "LLMTimeoutError",
     "LLMToolLoopError",
     "LLMToolSourceError",
+    "LLMUsageError",
     "LimitsStorageWarning",
     "MCPServer",
     "Message",
@@ -270,6 +275,7 @@ __all__ = [
     "ToolInvoked",
     "ToolResult",
     "Usage",
+    "UsageUnknown",
     "abatch",
     "acomplete",
     "aembed",

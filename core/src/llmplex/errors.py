@@ -31,6 +31,7 @@ __all__ = [
     "LLMTimeoutError",
     "LLMToolLoopError",
     "LLMToolSourceError",
+    "LLMUsageError",
 ]
 
 
@@ -151,6 +152,14 @@ class LLMServerError(LLMAPIError):
     def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
         self.retry_after = _requested_wait(retry_after, self.headers)
+
+
+class LLMUsageError(LLMServerError):
+    """The provider's answer reported impossible token usage (negative, fractional, absurd or contradictory
+    counts): that answer alone fails, and nothing of it is counted. Not retried by core (the provider may
+    have charged for it); sending it again is the caller's choice."""
+
+    retryable = False
 
 
 class LLMBadRequestError(LLMAPIError):

@@ -25,6 +25,7 @@ __all__ = [
     "RequestStarted",
     "Throttled",
     "ToolInvoked",
+    "UsageUnknown",
 ]
 
 
@@ -100,6 +101,19 @@ class Dropped(Event):
     log_level: ClassVar[int] = logging.INFO
 
     dropped: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class UsageUnknown(Event):
+    """An attempt was sent but its usage is unknown: the provider reported none, or the stream was cut off
+    (or abandoned) before it did (``reason`` says which). Each budget of the call counted its reservation
+    instead (or what was reported, where more): ``counted`` holds what each one counted."""
+
+    log_name: ClassVar[str] = "prompt.usage_unknown"
+    log_level: ClassVar[int] = logging.WARNING
+
+    reason: str = ""
+    counted: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)

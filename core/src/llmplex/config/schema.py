@@ -105,6 +105,13 @@ class BudgetConfig(BaseModel):
     max_total_tokens: int | None = Field(default=None, ge=0)
     max_requests: int | None = Field(default=None, ge=0)
     max_cost_usd: Decimal | None = Field(default=None, ge=0)
+    unpriced_input_usd_per_mtok: Decimal | None = Field(
+        default=None, ge=0, description="Under max_cost_usd: US dollars per million input tokens of a model "
+        "genai-prices cannot price (without it such a model is refused before sending)."
+    )
+    unpriced_output_usd_per_mtok: Decimal | None = Field(
+        default=None, ge=0, description="Under max_cost_usd: US dollars per million output tokens of such a model."
+    )
     name: str = Field(
         default="default",
         min_length=1,

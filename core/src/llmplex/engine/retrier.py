@@ -9,7 +9,7 @@ from typing import NamedTuple
 from llmplex.engine.attempt import Attempt
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMDeadlineExceededError, LLMError, LLMTimeoutError
-from llmplex.events import RequestStarted, Throttled
+from llmplex.events import RequestStarted, Throttled, UsageUnknown
 from llmplex.reliability.budget import BudgetTracker, Reservation, areserve, reserve
 from llmplex.reliability.clock import Clock
 from llmplex.reliability.deadline import Deadline
@@ -122,12 +122,15 @@ class Retrier:
                 raise self._not_admitted(error) from None
         self._started(stream)
 
-    def settle(self, usage: Usage | None) -> None:
+    def settle(self, usage: Usage | None, reason: str = "the provider reported no usage") -> None:
         """End this attempt's budget reservations and limit permit with the usage it reported
-        (``None``: unknown, failed)."""
+        (``None``: failed, nothing spent). An unknown usage (``usage.reported`` false) counts each
+        reservation instead, and a ``UsageUnknown`` event says why (``reason``) and what was counted."""
         held, self._held = self._held, []
-        for reservation in held:
-            reservation.settle(usage)
+        counted = [reservation.settle(usage) for reservation in held]
+        if usage is not None and not usage.reported and held:
+            charges = tuple(c._asdict() for c in counted if c is not None)
+            self.telemetry.emit(UsageUnknown, attempt=self.attempt, reason=reason, counted=charges, **self._where)
         permit, self._permit = self._permit, None
         if permit is not None:
             permit.settle(usage)
@@ -147,6 +150,12 @@ class Retrier:
     def close(self) -> None:
         """Give back whatever is still reserved, unused: the call ended (returned, raised or was abandoned)."""
         self.settle(None)
+
+    def cut_off(self, reported: Usage, why: str) -> None:
+        """The answer of a sent attempt ended early (``why``): settle with what it reported so far, as unknown
+        usage, so that the budgets count at least their reservations."""
+        if self._held or self._permit is not None:
+            self.settle(reported.model_copy(update={"reported": False}), f"{why} before its usage was complete")
 
     def _check_deadline(self) -> None:
         deadline = self.plan.deadline

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from llmplex.config.schema import BudgetConfig
 from llmplex.errors import LLMBudgetExceededError, LLMConfigurationError
@@ -15,7 +15,18 @@ from llmplex.reliability.signal import Changes
 from llmplex.types import Request, Usage
 from llmplex.types.pricing import price_key, price_of
 
-__all__ = ["Budget", "BudgetSnapshot", "BudgetTracker", "Reservation", "areserve", "as_tracker", "reserve"]
+__all__ = [
+    "Budget",
+    "BudgetSnapshot",
+    "BudgetTracker",
+    "Charge",
+    "Reservation",
+    "areserve",
+    "as_tracker",
+    "reserve",
+]
+
+_MILLION = Decimal(1_000_000)
 
 
 @dataclass(frozen=True)
@@ -25,7 +36,9 @@ class Budget:
     Tokens are counted from the usage providers report; ``max_requests`` counts
     requests sent to providers, retries and fallbacks included; ``max_cost_usd``
     caps the US dollars spent (``Usage.cost_usd <llmplex.types.Usage.cost_usd>``):
-    under it, a call to a model whose price is unknown is refused.
+    under it, a call to a model whose price is unknown is refused before it is
+    sent, unless ``unpriced_input_usd_per_mtok`` and ``unpriced_output_usd_per_mtok``
+    say what such a model's tokens cost (US dollars per million tokens).
     """
 
     max_input_tokens: int | None = None
@@ -33,15 +46,31 @@ class Budget:
     max_total_tokens: int | None = None
     max_requests: int | None = None
     max_cost_usd: Decimal | None = None
+    unpriced_input_usd_per_mtok: Decimal | None = None
+    unpriced_output_usd_per_mtok: Decimal | None = None
 
     def __post_init__(self) -> None:
         for item in fields(self):
             value = getattr(self, item.name)
-            if item.name == "max_cost_usd":
+            if item.name.endswith("_usd") or item.name.endswith("_usd_per_mtok"):
                 if value is not None:
-                    object.__setattr__(self, item.name, _dollars(value))
+                    object.__setattr__(self, item.name, _dollars(value, item.name))
             elif value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise LLMConfigurationError(f"budget {item.name} must be a whole number >= 0 or None, got {value!r}")
+        if (self.unpriced_input_usd_per_mtok is None) != (self.unpriced_output_usd_per_mtok is None):
+            raise LLMConfigurationError(
+                "budget unpriced_input_usd_per_mtok and unpriced_output_usd_per_mtok go together: give both "
+                "(US dollars per million input and output tokens of a model genai-prices cannot price) or neither"
+            )
+
+    def unpriced_cost(self, input_tokens: int, output_tokens: int) -> Decimal | None:
+        """What tokens of a model without a known price count as (``None``: the budget does not say)."""
+        if self.unpriced_input_usd_per_mtok is None or self.unpriced_output_usd_per_mtok is None:
+            return None
+        per_million = (
+            input_tokens * self.unpriced_input_usd_per_mtok + output_tokens * self.unpriced_output_usd_per_mtok
+        )
+        return per_million / _MILLION
 
     @classmethod
     def from_config(cls, config: BudgetConfig) -> Budget:
@@ -49,8 +78,8 @@ class Budget:
         return cls(**config.model_dump(exclude={"name"}))
 
 
-def _dollars(value: Any) -> Decimal:
-    """A ``max_cost_usd`` as a Decimal (floats through their shortest repr, so 0.1 stays 0.1)."""
+def _dollars(value: Any, name: str = "max_cost_usd") -> Decimal:
+    """A dollar amount as a Decimal (floats through their shortest repr, so 0.1 stays 0.1)."""
     if not isinstance(value, bool) and isinstance(value, (int, float, str, Decimal)):
         try:
             dollars = Decimal(repr(value) if isinstance(value, float) else value)
@@ -58,7 +87,7 @@ def _dollars(value: Any) -> Decimal:
             dollars = Decimal("NaN")
         if dollars.is_finite() and dollars >= 0:
             return dollars
-    raise LLMConfigurationError(f"budget max_cost_usd must be a number of US dollars >= 0 or None, got {value!r}")
+    raise LLMConfigurationError(f"budget {name} must be a number of US dollars >= 0 or None, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -76,6 +105,40 @@ class BudgetSnapshot:
         return asdict(self)
 
 
+class Charge(NamedTuple):
+    """What one settled request counts against a budget."""
+
+    input_tokens: int
+    output_tokens: int
+    total_tokens: int
+    cost_usd: Decimal
+    estimated: bool
+    """The usage was unknown: the counts are the reservation's (or what was reported, when more)."""
+
+
+def charge(budget: Budget, usage: Usage, estimate: Estimate | None = None) -> Charge:
+    """What ``usage`` counts against ``budget``: the reported usage or, when it is unknown
+    (``usage.reported`` false: none reported, or a stream cut off), the larger of each reported count and
+    ``estimate``'s reservation (an unbounded answer reserved no output). An answer whose cost is unknown
+    counts at the budget's ``unpriced_*`` rates, else at its reserved cost: never as free."""
+    reserved = estimate or _NOTHING
+    if usage.reported:
+        tokens = usage.input_tokens, usage.output_tokens, usage.total_tokens
+    else:
+        tokens = (
+            max(usage.input_tokens, reserved.input_tokens),
+            max(usage.output_tokens, reserved.output_tokens or 0),
+            0,
+        )
+        tokens = (tokens[0], tokens[1], tokens[0] + tokens[1])
+    cost = Decimal(0)
+    if budget.max_cost_usd is not None:  # only then is the cost worth computing
+        fallback = budget.unpriced_cost(tokens[0], tokens[1])
+        costs = (usage.cost_usd, fallback, reserved.cost_usd) if usage.reported else (reserved.cost_usd, fallback)
+        cost = next((c for c in costs if c is not None), Decimal(0))
+    return Charge(*tokens, cost, estimated=not usage.reported)
+
+
 class Reservation:
     """One request's hold on a ``BudgetTracker``: made before sending, settled once, after."""
 
@@ -86,9 +149,10 @@ class Reservation:
         self.estimate = estimate
         self.settled = False
 
-    def settle(self, usage: Usage | None) -> None:
-        """Replace the estimate with the usage the provider reported (``None``: the attempt failed)."""
-        self.tracker._settle(self, usage, sent=True)
+    def settle(self, usage: Usage | None) -> Charge | None:
+        """Replace the estimate with the usage the provider reported (``None``: the attempt failed; an unknown
+        usage counts the estimate, see ``charge``); returns what was counted (``None``: nothing, or settled)."""
+        return self.tracker._settle(self, usage, sent=True)
 
     def cancel(self) -> None:
         """Give the request back: it was not sent after all."""
@@ -143,7 +207,7 @@ class BudgetTracker:
     def record(self, usage: Usage) -> None:
         """Add usage that no reservation accounts for (e.g. reported by another system)."""
         with self._lock:
-            self._add(usage)
+            self._add(charge(self.budget, usage))
             self._notify()
 
     # -- reservations ----------------------------------------------------------------
@@ -183,10 +247,11 @@ class BudgetTracker:
         """Async ``wait``: the event loop keeps running meanwhile."""
         await self._changes.await_change(version, timeout)
 
-    def _settle(self, reservation: Reservation, usage: Usage | None, sent: bool) -> None:
+    def _settle(self, reservation: Reservation, usage: Usage | None, sent: bool) -> Charge | None:
+        counted = None if usage is None else charge(self.budget, usage, reservation.estimate)
         with self._lock:
             if reservation.settled:
-                return
+                return None
             reservation.settled = True
             estimate = reservation.estimate
             self._in_flight -= 1
@@ -199,16 +264,16 @@ class BudgetTracker:
             self._held_cost -= estimate.cost_usd or 0
             if not sent:
                 self._requests -= 1
-            if usage is not None:
-                self._add(usage)
+            if counted is not None:
+                self._add(counted)
             self._notify()
+        return counted
 
-    def _add(self, usage: Usage) -> None:
-        self._input += usage.input_tokens
-        self._output += usage.output_tokens
-        self._total += usage.total_tokens
-        if self.budget.max_cost_usd is not None:  # only then is the cost worth computing
-            self._cost += usage.cost_usd or 0
+    def _add(self, counted: Charge) -> None:
+        self._input += counted.input_tokens
+        self._output += counted.output_tokens
+        self._total += counted.total_tokens
+        self._cost += counted.cost_usd
 
     def _notify(self) -> None:
         self._changes.notify()
@@ -276,18 +341,27 @@ def exhausted(
 _NOTHING = Estimate(0, 0)
 
 
-def _priced(estimate: Estimate, plugin: str | None, provider: str | None, model: str | None) -> Estimate:
-    """``estimate`` with its cost at the model's price; a model without a known price cannot be capped."""
+def _priced(
+    budget: Budget, estimate: Estimate, plugin: str | None, provider: str | None, model: str | None
+) -> Estimate:
+    """``estimate`` with its cost at the model's price (or the budget's ``unpriced_*`` rates); a model
+    without a known price cannot be capped otherwise."""
     key = price_key(plugin or "", model or "")
     unit = None if key is None else price_of(key, 1, 0, 0, 1, 0)
     if key is None or unit is None:
-        raise LLMConfigurationError(
-            f"budget max_cost_usd is set but the price of {provider}:{model} is unknown to genai-prices, "
-            "so its cost cannot be capped; use a priced model, drop max_cost_usd, or cap tokens instead",
-            provider=provider,
-            model=model,
-            attempts=0,
-        )
+        if budget.unpriced_cost(1, 1) is None:
+            raise LLMConfigurationError(
+                f"budget max_cost_usd is set but the price of {provider}:{model} is unknown to genai-prices, "
+                "so its cost cannot be capped; use a priced model, say what its tokens cost with "
+                "unpriced_input_usd_per_mtok and unpriced_output_usd_per_mtok, drop max_cost_usd, "
+                "or cap tokens instead",
+                provider=provider,
+                model=model,
+                attempts=0,
+            )
+        if estimate.output_tokens is None:
+            return estimate
+        return replace(estimate, cost_usd=budget.unpriced_cost(estimate.input_tokens, estimate.output_tokens))
     if estimate.output_tokens is None:
         return estimate  # an unbounded answer has no cost bound: it runs alone
     return replace(estimate, cost_usd=price_of(key, estimate.input_tokens, 0, 0, estimate.output_tokens, 0))
@@ -310,7 +384,7 @@ def _try_all(
                 estimate = estimates.get(tracker.estimator) or estimate_request(request, tracker.estimator)
                 estimates[tracker.estimator] = estimate
             if tracker.budget.max_cost_usd is not None:
-                estimate = _priced(estimate, plugin, provider, model)
+                estimate = _priced(tracker.budget, estimate, plugin, provider, model)
             got = tracker.try_reserve(estimate, provider, model)
             if not isinstance(got, Reservation):
                 for reservation in held:

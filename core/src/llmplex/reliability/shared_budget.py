@@ -10,8 +10,10 @@ from llmplex.reliability.budget import (
     Budget,
     BudgetSnapshot,
     BudgetTracker,
+    Charge,
     Reservation,
     cap_reached,
+    charge,
     exhausted,
     fits,
 )
@@ -94,16 +96,16 @@ class SharedBudgetTracker(BudgetTracker):
 
     def record(self, usage: Usage) -> None:
         """Add usage that no reservation accounts for."""
-        self._spend(usage)
+        self._spend(charge(self.budget, usage))
         with self._lock:
             self._changes.notify()
 
-    def _spend(self, usage: Usage) -> None:
+    def _spend(self, counted: Charge) -> None:
         for counter, amount in (
-            ("input", usage.input_tokens),
-            ("output", usage.output_tokens),
-            ("total", usage.total_tokens),
-            ("cost_nano_usd", _nano(usage.cost_usd) if self.budget.max_cost_usd is not None else 0),
+            ("input", counted.input_tokens),
+            ("output", counted.output_tokens),
+            ("total", counted.total_tokens),
+            ("cost_nano_usd", _nano(counted.cost_usd)),
         ):
             if amount:
                 self._add_to(counter, amount)
@@ -166,14 +168,15 @@ class SharedBudgetTracker(BudgetTracker):
             counter, amount = changes.pop()
             self._add_to(counter, -amount)
 
-    def _settle(self, reservation: Reservation, usage: Usage | None, sent: bool) -> None:
+    def _settle(self, reservation: Reservation, usage: Usage | None, sent: bool) -> Charge | None:
         with self._lock:
             if reservation.settled:
-                return
+                return None
             reservation.settled = True
         estimate = reservation.estimate
-        if usage is not None:
-            self._spend(usage)  # before the hold is given back, so that no reader sees the tokens in neither
+        counted = None if usage is None else charge(self.budget, usage, estimate)
+        if counted is not None:
+            self._spend(counted)  # before the hold is given back, so that no reader sees the tokens in neither
         if self.counts_tokens:
             for counter, amount in zip(_HELD, _held(estimate), strict=True):
                 if amount:
@@ -187,6 +190,7 @@ class SharedBudgetTracker(BudgetTracker):
         self._add_to("in_flight", -1)
         with self._lock:
             self._changes.notify()
+        return counted
 
     def wait(self, version: int, timeout: float | None) -> None:
         """Wait for this process to settle a request, or ``POLL_INTERVAL`` for the others'."""

@@ -4,21 +4,41 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from decimal import Decimal
-from typing import Any
+from typing import Any, Final
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field, model_validator
+from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field, field_validator, model_validator
 
+from llmplex.errors import LLMUsageError
 from llmplex.types.pricing import PriceKey, price_key, price_of
 
-__all__ = ["Usage"]
+__all__ = ["MAX_TOKENS", "Usage"]
+
+MAX_TOKENS: Final = 10**12
+"""The most tokens one count may hold: a trillion is orders of magnitude past any model's context, so a
+provider reporting more is reporting nonsense (a sum of usages, ``+``, is not held to it)."""
+
+_COUNTS: Final = ("input_tokens", "output_tokens", "total_tokens", "cached_tokens", "cache_write_tokens")
+_UNREPORTED: Final = "the provider reported no usage, so nothing could be priced"
+_UNPRICED: Final = (
+    "no price: this usage was not priced as a model genai-prices knows (the mock provider, a third-party "
+    "plugin, or a usage made by hand)"
+)
 
 
 class Usage(BaseModel):
-    """Tokens one response consumed; ``total_tokens`` defaults to input + output.
+    """Tokens one response consumed, each counted once.
 
-    ``input_tokens`` counts every prompt token: the ``cached_tokens`` read from
-    the provider's prompt cache and the ``cache_write_tokens`` written to it
-    included. ``output_tokens`` counts ``reasoning_tokens`` too.
+    ``input_tokens`` and ``output_tokens`` are the totals; ``total_tokens`` is
+    their sum (filled in when not given). The parts are named inside them:
+    ``cached_tokens`` (read from the provider's prompt cache) and
+    ``cache_write_tokens`` (written to it) are part of ``input_tokens``,
+    ``reasoning_tokens`` part of ``output_tokens``. Every count is a whole number
+    from 0 to ``MAX_TOKENS``, no part exceeds its total, and a count that breaks
+    these rules raises ``LLMUsageError``.
+
+    ``reported`` is ``False`` when the provider said nothing about usage: the
+    counts are then unknown (not 0), ``cost_usd`` is ``None`` and budgets count
+    what they reserved for the request instead.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -29,35 +49,83 @@ class Usage(BaseModel):
     cached_tokens: int = 0
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
+    reported: bool = True
     _priced_as: PriceKey | None = PrivateAttr(default=None)
     _batch: bool = PrivateAttr(default=False)
     _parts: tuple[Usage, ...] = PrivateAttr(default=())
 
+    @field_validator(*_COUNTS, "reasoning_tokens", mode="before")
+    @classmethod
+    def _whole_count(cls, value: Any, info: Any) -> int:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
+            raise LLMUsageError(
+                f"usage {info.field_name} must be a whole number of tokens from 0 to {MAX_TOKENS}, got {value!r}: "
+                "the provider's answer reports impossible usage, so it was not used (it can be sent again)"
+            )
+        return value
+
     @model_validator(mode="after")
-    def _fill_total(self) -> Usage:
+    def _parts_fit(self) -> Usage:
         if not self.total_tokens and (self.input_tokens or self.output_tokens):
             object.__setattr__(self, "total_tokens", self.input_tokens + self.output_tokens)
+        problem = None
+        if self.cached_tokens + self.cache_write_tokens > self.input_tokens:
+            problem = (
+                f"cached_tokens ({self.cached_tokens}) + cache_write_tokens ({self.cache_write_tokens}) exceed "
+                f"input_tokens ({self.input_tokens}), which counts them"
+            )
+        elif self.reasoning_tokens > self.output_tokens:
+            problem = f"reasoning_tokens ({self.reasoning_tokens}) exceed output_tokens ({self.output_tokens})"
+        elif self.total_tokens != self.input_tokens + self.output_tokens:
+            problem = (
+                f"total_tokens ({self.total_tokens}) is not input_tokens ({self.input_tokens}) + output_tokens "
+                f"({self.output_tokens})"
+            )
+        if problem is not None:
+            raise LLMUsageError(
+                f"contradictory usage: {problem}; the provider's answer was not used (it can be sent again)"
+            )
         return self
+
+    @classmethod
+    def unreported(cls) -> Usage:
+        """The usage of an answer that reported none: unknown, not zero."""
+        return cls(reported=False)
 
     @computed_field(repr=False)  # type: ignore[prop-decorator]
     @property
     def cost_usd(self) -> Decimal | None:
-        """What these tokens cost in US dollars, from ``genai-prices``; ``None`` when the price is unknown.
+        """What these tokens cost in US dollars, from ``genai-prices``; ``None`` when unknown (``cost_note`` says why).
 
+        Each token is priced once, at its part's rate: cache reads and writes at
+        theirs, the rest of the input at the input rate, reasoning as output.
         Computed when first read (the price data loads then): a usage knows its
         price once core has seen which provider and model answered.
         """
+        return self._cost()[0]
+
+    @computed_field(repr=False)  # type: ignore[prop-decorator]
+    @property
+    def cost_note(self) -> str | None:
+        """Why ``cost_usd`` is ``None`` (``None`` when the cost is known)."""
+        return self._cost()[1]
+
+    def _cost(self) -> tuple[Decimal | None, str | None]:
         if self._parts:
             total = Decimal(0)
             for part in self._priced_parts():
-                cost = part.cost_usd
+                cost, note = part._cost()
                 if cost is None:
-                    return None
+                    return None, note
                 total += cost
-            return total
+            return total, None
+        if not self.reported:
+            return None, _UNREPORTED
         if self._priced_as is None:
-            return None
-        return price_of(
+            return None, _UNPRICED
+        cost = price_of(
             self._priced_as,
             self.input_tokens,
             self.cached_tokens,
@@ -66,6 +134,10 @@ class Usage(BaseModel):
             self.reasoning_tokens,
             batch=self._batch,
         )
+        if cost is None:
+            provider, model = self._priced_as
+            return None, f"genai-prices has no price for {provider} model {model!r}"
+        return cost, None
 
     def priced(self, plugin: str, model: str, *, batch: bool = False) -> Usage:
         """This usage, priced as ``model`` answered by the llmplex plugin ``plugin`` (itself when nothing changes).
@@ -103,15 +175,19 @@ class Usage(BaseModel):
                 yield usage
 
     def __add__(self, other: Usage) -> Usage:
-        total = Usage(
+        # two valid usages add up to a valid one: built without validation (a running sum may pass MAX_TOKENS)
+        total = Usage.model_construct(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
             cached_tokens=self.cached_tokens + other.cached_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            reported=self.reported and other.reported,
         )
         # the two operands themselves, not their parts flattened: each sum is O(1), so summing N usages
         # is linear (cost_usd walks the tree once); an unpriced empty usage (sum()'s start) has no price to add
-        total._parts = tuple(u for u in (self, other) if u._parts or u._priced_as is not None or u.total_tokens)
+        total._parts = tuple(
+            u for u in (self, other) if u._parts or u._priced_as is not None or u.total_tokens or not u.reported
+        )
         return total

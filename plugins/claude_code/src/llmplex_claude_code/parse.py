@@ -30,13 +30,16 @@ _FINISH: dict[str, FinishReason] = {
 }
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
+def _int(value: Any) -> Any:
+    """A reported count as given (core's ``Usage`` refuses what is not a count); absent is 0."""
+    return 0 if value is None else value
 
 
 def usage(result: dict[str, Any]) -> Usage:
     """Anthropic-style counts (cache reads and writes apart from input) as core Usage."""
-    raw = result.get("usage") or {}
+    raw = result.get("usage")
+    if not isinstance(raw, dict):
+        return Usage.unreported()
     cached = _int(raw.get("cache_read_input_tokens"))
     written = _int(raw.get("cache_creation_input_tokens"))
     return Usage(

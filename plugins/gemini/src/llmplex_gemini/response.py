@@ -71,9 +71,10 @@ def check_blocked(raw: Any, model: str | None) -> None:
 
 
 def usage_from(metadata: Any) -> Usage:
-    """Core usage: tool-use prompt tokens count as input, thoughts as output (and as reasoning)."""
+    """Core usage: tool-use prompt tokens count as input, thoughts as output (and as reasoning); none
+    reported is unknown usage."""
     if metadata is None:
-        return Usage()
+        return Usage.unreported()
     thoughts = metadata.thoughts_token_count or 0
     return Usage(
         input_tokens=(metadata.prompt_token_count or 0) + (metadata.tool_use_prompt_token_count or 0),

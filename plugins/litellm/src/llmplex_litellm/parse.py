@@ -30,14 +30,15 @@ def finish_reason(raw: str | None, has_tool_calls: bool = False) -> FinishReason
     return _FINISH.get(raw, "other")
 
 
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) else 0
+def _count(value: Any) -> Any:
+    """A reported count as given (core's ``Usage`` refuses what is not a count); absent is 0."""
+    return 0 if value is None else value
 
 
 def usage(raw: Any) -> Usage:
-    """LiteLLM's OpenAI-style ``Usage`` (or ``None``) as core Usage."""
+    """LiteLLM's OpenAI-style ``Usage`` as core Usage (``None``: unknown usage)."""
     if raw is None:
-        return Usage()
+        return Usage.unreported()
     prompt_details = getattr(raw, "prompt_tokens_details", None)
     completion_details = getattr(raw, "completion_tokens_details", None)
     return Usage(

@@ -19,17 +19,20 @@ def core_usage(usage: Any) -> Usage:
     """Core usage from a usage object of either API (its JSON, or the SDK's ``CompletionUsage`` /
     ``ResponseUsage``), cached and reasoning tokens included.
 
-    OpenAI-compatible servers may leave out the token details (or the usage); those count as 0.
+    OpenAI-compatible servers may leave out the token details (those count as 0) or the whole usage (then
+    it is unknown: ``Usage.unreported()``). Counts pass through as reported: core refuses impossible ones.
     """
     usage = as_json(usage)
     if not isinstance(usage, Mapping):
-        return Usage()
+        return Usage.unreported()
     if "prompt_tokens" in usage or "completion_tokens" in usage:
         input_tokens, output_tokens = usage.get("prompt_tokens"), usage.get("completion_tokens")
         input_details, output_details = usage.get("prompt_tokens_details"), usage.get("completion_tokens_details")
     else:
         input_tokens, output_tokens = usage.get("input_tokens"), usage.get("output_tokens")
         input_details, output_details = usage.get("input_tokens_details"), usage.get("output_tokens_details")
+    if input_tokens is None and output_tokens is None:
+        return Usage.unreported()
     return Usage(
         input_tokens=input_tokens or 0,
         output_tokens=output_tokens or 0,
