@@ -282,10 +282,12 @@ def test_litellm_structured_output_and_normalized_errors(fault_server: FaultServ
     assert failed.value.phase == "request" and not isinstance(failed.value, ThrottleError)
 
 
-def test_litellm_completion_callables_are_refused_with_a_fix() -> None:
-    """Seed 002 § LiteLLM Adapter (completion, completion_factory): llmplex calls LiteLLM itself."""
-    with pytest.raises(llmplex.LLMConfigurationError, match="completion_kwargs"):
-        LiteLLMAdapter(model="openai/x", completion=lambda **kwargs: None)
+def test_litellm_completion_is_exclusive_with_its_factory_and_config() -> None:
+    """Seed 002 § LiteLLM Adapter (completion, completion_factory): an explicit completion excludes the others."""
+    with pytest.raises(ValueError, match="completion_kwargs"):
+        LiteLLMAdapter(model="openai/x", completion=lambda **kwargs: None, completion_kwargs={"a": 1})
+    with pytest.raises(llmplex.LLMConfigurationError, match="completion_config"):
+        LiteLLMAdapter(model="openai/x", completion=lambda **kwargs: None, completion_config=LiteLLMClientConfig())
     assert KEY not in repr(LiteLLMClientConfig(api_key=KEY))
 
 

@@ -67,7 +67,18 @@ from llmplex.compat.weakincentives.prompt import (
     Section,
     StructuredOutputConfig,
 )
-from llmplex.compat.weakincentives.session import Session
+from llmplex.compat.weakincentives.session import Session, SessionProtocol
+from llmplex.compat.weakincentives.slices import (
+    Append,
+    Clear,
+    Extend,
+    Replace,
+    SliceAccessor,
+    SliceView,
+    Snapshot,
+    append_all,
+    replace_latest,
+)
 from llmplex.compat.weakincentives.throttle import ThrottlePolicy, new_throttle_policy
 from llmplex.compat.weakincentives.tool_run import ToolContext
 from llmplex.compat.weakincentives.tools import Tool, ToolResult
@@ -79,13 +90,16 @@ __all__ = [
     "PROMPT_EVALUATION_PHASE_REQUEST",
     "PROMPT_EVALUATION_PHASE_RESPONSE",
     "PROMPT_EVALUATION_PHASE_TOOL",
+    "Append",
     "Budget",
     "BudgetExceededDimension",
     "BudgetExceededError",
     "BudgetTracker",
+    "Clear",
     "Deadline",
     "DeadlineExceededError",
     "DispatchResult",
+    "Extend",
     "HandlerFailure",
     "InProcessDispatcher",
     "InvalidValueError",
@@ -109,8 +123,13 @@ __all__ = [
     "PromptValidationError",
     "ProviderAdapter",
     "RenderedPrompt",
+    "Replace",
     "Section",
     "Session",
+    "SessionProtocol",
+    "SliceAccessor",
+    "SliceView",
+    "Snapshot",
     "StructuredOutputConfig",
     "ThrottleDetails",
     "ThrottleError",
@@ -121,5 +140,7 @@ __all__ = [
     "ToolContext",
     "ToolInvoked",
     "ToolResult",
+    "append_all",
     "new_throttle_policy",
+    "replace_latest",
 ]

@@ -13,23 +13,21 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from llmplex.compat.weakincentives.budget import Budget, BudgetExceededError, BudgetTracker, Deadline, engine_deadline
+from llmplex.compat.weakincentives.budget import BudgetExceededError, BudgetTracker, engine_deadline
 from llmplex.compat.weakincentives.errors import (
     PROMPT_EVALUATION_PHASE_BUDGET,
     DeadlineExceededError,
     PromptEvaluationError,
     evaluation_error,
 )
-from llmplex.compat.weakincentives.events import PromptExecuted, PromptRendered, TokenUsage
-from llmplex.compat.weakincentives.prompt import Prompt, RenderedPrompt
-from llmplex.compat.weakincentives.tool_run import ToolContext, run_tool
+from llmplex.compat.weakincentives.foreign import Kit, engine_tool_of, kit_of, our_budget, tracker_of
+from llmplex.compat.weakincentives.tool_run import run_tool
 from llmplex.compat.weakincentives.tools import Tool
 from llmplex.errors import LLMConfigurationError, LLMError
 from llmplex.reliability.deadline import Deadline as EngineDeadline
 
 if TYPE_CHECKING:
     from llmplex.client import Client
-    from llmplex.compat.weakincentives.session import Session
     from llmplex.types import Response
 
 __all__ = ["CallPlan", "PromptResponse", "evaluate_prompt"]
@@ -61,15 +59,15 @@ class CallPlan:
     timeout: float | None = None
 
 
-def _prompt_name(prompt: Prompt[Any]) -> str:
-    return prompt.name or type(prompt.template).__name__
+def _prompt_name(prompt: Any) -> str:
+    return getattr(prompt, "name", None) or type(prompt.template).__name__
 
 
-def _expired(*deadlines: Deadline | None) -> bool:
+def _expired(*deadlines: Any) -> bool:
     return any(d is not None and d.remaining() <= timedelta(0) for d in deadlines)
 
 
-def _deadline(plan: CallPlan, *deadlines: Deadline | None) -> EngineDeadline | None:
+def _deadline(plan: CallPlan, *deadlines: Any) -> EngineDeadline | None:
     found = engine_deadline(*deadlines)
     if plan.timeout is None:
         return found
@@ -78,13 +76,12 @@ def _deadline(plan: CallPlan, *deadlines: Deadline | None) -> EngineDeadline | N
     return found
 
 
-def _output_type(rendered: RenderedPrompt[Any]) -> Any:
-    config = rendered.structured_output
-    if config is None:
+def _output_type(rendered: Any) -> Any:
+    item: Any = rendered.output_type
+    if item is None:
         return None
-    if config.container == "object":
-        return config.dataclass_type
-    item: Any = config.dataclass_type
+    if rendered.container != "array":
+        return item
     return dataclasses.make_dataclass(f"{item.__name__}List", [(_ITEMS, list[item])])
 
 
@@ -96,22 +93,30 @@ def _tool_choice(choice: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def _usage(response: Response) -> TokenUsage:
+def _usage(response: Response) -> dict[str, int]:
     usage = response.usage
-    return TokenUsage(usage.input_tokens, usage.output_tokens, usage.cached_tokens)
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cached_tokens": usage.cached_tokens,
+    }
 
 
 def _check_arguments(prompt: Any, session: Any, deadline: Any, budget: Any, budget_tracker: Any) -> None:
-    """Wrong argument types are configuration errors that say what to pass."""
+    """Wrong argument types are configuration errors that say what to pass (checked by protocol)."""
     expected = (
-        ("prompt", prompt, Prompt, "a Prompt: Prompt(template).bind(params)"),
-        ("deadline", deadline, Deadline, "a Deadline(expires_at=...) from this module, or None"),
-        ("budget", budget, Budget, "a Budget(...) from this module, or None"),
-        ("budget_tracker", budget_tracker, BudgetTracker, "a BudgetTracker(budget) from this module, or None"),
+        ("prompt", prompt, ("render", "bind"), "a Prompt: Prompt(template).bind(params)"),
+        ("deadline", deadline, ("remaining",), "a Deadline(expires_at=...), or None"),
+        ("budget", budget, ("max_total_tokens", "deadline"), "a Budget(...), or None"),
+        ("budget_tracker", budget_tracker, ("budget",), "a BudgetTracker(budget), or None"),
     )
-    for name, value, kind, wanted in expected:
-        if (value is not None or name == "prompt") and not isinstance(value, kind):
+    for name, value, members, wanted in expected:
+        if (value is not None or name == "prompt") and not all(hasattr(value, m) for m in members):
             raise LLMConfigurationError(f"evaluate() {name} must be {wanted}, got {type(value).__name__}")
+    if deadline is not None and not isinstance(getattr(deadline, "expires_at", None), datetime):
+        raise LLMConfigurationError(
+            f"evaluate() deadline must be a Deadline(expires_at=<aware datetime>), got {type(deadline).__name__}"
+        )
     if not callable(getattr(getattr(session, "dispatcher", None), "dispatch", None)):
         raise LLMConfigurationError(
             f"evaluate() session must be a Session (with a dispatcher), got {type(session).__name__}"
@@ -121,40 +126,57 @@ def _check_arguments(prompt: Any, session: Any, deadline: Any, budget: Any, budg
 def evaluate_prompt(
     plan: CallPlan,
     adapter: Any,
-    prompt: Prompt[OutputT],
-    session: Session,
-    deadline: Deadline | None,
-    budget: Budget | None,
-    budget_tracker: BudgetTracker | None,
-) -> PromptResponse[OutputT]:
-    """Evaluate ``prompt`` through ``plan``; every failure is a ``PromptEvaluationError``."""
+    prompt: Any,
+    session: Any,
+    deadline: Any,
+    budget: Any,
+    budget_tracker: Any,
+) -> Any:
+    """Evaluate ``prompt`` through ``plan``; every failure is a ``PromptEvaluationError``.
+
+    ``prompt``, ``session``, ``deadline`` and the budget objects are this
+    module's or the weakincentives package's own (see ``foreign``).
+    """
     _check_arguments(prompt, session, deadline, budget, budget_tracker)
     name = _prompt_name(prompt)
-    tracker = budget_tracker if budget_tracker is not None else BudgetTracker(budget) if budget is not None else None
+    events, handlers = kit_of(session), kit_of(prompt)
+    tracker = tracker_of(budget_tracker)
+    if tracker is None and budget is not None:
+        tracker = BudgetTracker(our_budget(budget))  # type: ignore[arg-type]
     budget_deadline = tracker.budget.deadline if tracker is not None else None
     if _expired(deadline, budget_deadline):
         raise DeadlineExceededError("Deadline expired before evaluation started.", prompt_name=name)
-    if tracker is not None:
-        prompt.bind(resources={BudgetTracker: tracker})
+    shared = budget_tracker if budget_tracker is not None else tracker
+    if shared is not None:
+        prompt.bind(resources={type(shared): shared})
     rendered = prompt.render(session=session)
     session.dispatcher.dispatch(
-        PromptRendered(
+        events.build(
+            "prompt_rendered",
             prompt_ns=prompt.ns,
             prompt_key=prompt.key,
             prompt_name=prompt.name,
             adapter=plan.adapter_name,
-            session_id=session.session_id,
+            session_id=getattr(session, "session_id", None),
             render_inputs=prompt.params,
             rendered_prompt=rendered.text,
             created_at=datetime.now(UTC),
         )
     )
-    context = ToolContext(prompt, rendered, adapter, session, deadline, tracker)
+    context = handlers.build(
+        "tool_context",
+        prompt=prompt,
+        rendered_prompt=rendered,
+        adapter=adapter,
+        session=session,
+        deadline=deadline,
+        budget_tracker=tracker,
+    )
 
     def invoke(tool: Tool[Any, Any], arguments: Mapping[str, Any]) -> str:
-        return run_tool(tool, arguments, context, plan.adapter_name, name)
+        return run_tool(tool, arguments, context, plan.adapter_name, name, events.tool_invoked)
 
-    tools = [tool.engine_tool(invoke) for tool in rendered.tools]
+    tools = [engine_tool_of(tool).engine_tool(invoke) for tool in rendered.tools]
     output_type = _output_type(rendered)
     call: dict[str, Any] = dict(plan.options)
     if tools:
@@ -174,17 +196,46 @@ def evaluate_prompt(
             )
         except LLMError as error:
             raise evaluation_error(error, name, rendered.output_type) from error
-    return _finish(plan, session, name, rendered, response, tracker)
+    result = _finish(session, name, rendered, response, tracker, events)
+    _record_foreign(budget_tracker, tracker, events)
+    session.dispatcher.dispatch(
+        events.build(
+            "prompt_executed",
+            prompt_name=name,
+            adapter=plan.adapter_name,
+            result=result,
+            session_id=getattr(session, "session_id", None),
+            created_at=datetime.now(UTC),
+            usage=events.build("token_usage", **_usage(response)),
+        )
+    )
+    return result
+
+
+def _record_foreign(given: Any, ours: BudgetTracker | None, events: Kit) -> None:
+    """A weakincentives tracker passed in learns what this evaluation consumed."""
+    if given is None or given is ours or ours is None or not hasattr(given, "record_cumulative"):
+        return
+    used = ours.consumed
+    given.record_cumulative(
+        str(id(ours)),
+        events.build(
+            "token_usage",
+            input_tokens=used.input_tokens,
+            output_tokens=used.output_tokens,
+            cached_tokens=used.cached_tokens,
+        ),
+    )
 
 
 def _finish(
-    plan: CallPlan,
-    session: Session,
+    session: Any,
     name: str,
-    rendered: RenderedPrompt[Any],
+    rendered: Any,
     response: Response,
     tracker: BudgetTracker | None,
-) -> PromptResponse[Any]:
+    events: Kit,
+) -> Any:
     if tracker is not None:
         tracker.record(response.usage)
         try:
@@ -196,16 +247,5 @@ def _finish(
     output = response.output
     if output is not None and rendered.container == "array":
         output = getattr(output, _ITEMS)
-    text = None if rendered.structured_output is not None else (response.text or None)
-    result = PromptResponse(prompt_name=name, text=text, output=output)
-    session.dispatcher.dispatch(
-        PromptExecuted(
-            prompt_name=name,
-            adapter=plan.adapter_name,
-            result=result,
-            session_id=session.session_id,
-            created_at=datetime.now(UTC),
-            usage=_usage(response),
-        )
-    )
-    return result
+    text = None if rendered.output_type is not None else (response.text or None)
+    return events.build("prompt_response", prompt_name=name, text=text, output=output)

@@ -13,14 +13,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from llmplex.compat.weakincentives.events import ToolInvoked
-from llmplex.compat.weakincentives.tools import Tool, ToolResult
+from llmplex.compat.weakincentives.tools import Tool, ToolResult, render_tool_payload
 
 if TYPE_CHECKING:
     from llmplex.compat.weakincentives.budget import BudgetTracker, Deadline
     from llmplex.compat.weakincentives.prompt import Prompt, PromptResources, RenderedPrompt
     from llmplex.compat.weakincentives.session import Session
 
-__all__ = ["ToolContext", "run_tool"]
+__all__ = ["ToolContext", "run_tool", "tool_message"]
 
 logger = logging.getLogger("llmplex.compat.weakincentives")
 
@@ -42,36 +42,50 @@ class ToolContext:
         return self.prompt.resources
 
 
+def tool_message(result: Any) -> str:
+    """What the model is sent back for any ``ToolResult``-shaped result: the message, then the rendered value."""
+    if isinstance(result, ToolResult):
+        return result.tool_message()
+    message = str(getattr(result, "message", "") or "")
+    rendered = "" if getattr(result, "exclude_value_from_context", False) else render_tool_payload(result.value)
+    if rendered and message:
+        return f"{message}\n\n{rendered}"
+    return rendered or message
+
+
 def run_tool(
     tool: Tool[Any, Any],
     arguments: Mapping[str, Any],
-    context: ToolContext,
+    context: Any,
     adapter_name: str,
     prompt_name: str,
+    tool_invoked: Any = ToolInvoked,
 ) -> str:
-    """Run ``tool`` for one call, publish ``ToolInvoked``, and return the message for the model."""
+    """Run ``tool`` for one call, publish ``tool_invoked`` (the event class), and return the message for the model.
+
+    ``context`` is the ``ToolContext`` the handler gets (the tool's own package's class).
+    """
     params: Any = None
     try:
         params = tool.parse_params(arguments)
         if tool.handler is None:
-            result: ToolResult[Any] = ToolResult.error(f"tool {tool.name!r} has no handler")
+            result: Any = ToolResult.error(f"tool {tool.name!r} has no handler")
         else:
-            returned: Any = tool.handler(params, context=context)
-            result = returned
-            if not isinstance(returned, ToolResult):
-                result = ToolResult.error(f"tool {tool.name!r} returned {type(returned).__name__}, not a ToolResult")
+            result = tool.handler(params, context=context)
+            if not all(hasattr(result, name) for name in ("message", "value", "success")):
+                result = ToolResult.error(f"tool {tool.name!r} returned {type(result).__name__}, not a ToolResult")
     except Exception as exc:
         logger.warning("tool %s failed: %s: %s", tool.name, type(exc).__name__, exc)
         result = ToolResult.error(f"{type(exc).__name__}: {exc}")
-    message = result.tool_message()
+    message = tool_message(result)
     context.session.dispatcher.dispatch(
-        ToolInvoked(
+        tool_invoked(
             prompt_name=prompt_name,
             adapter=adapter_name,
             name=tool.name,
             params=params,
             result=result,
-            session_id=context.session.session_id,
+            session_id=getattr(context.session, "session_id", None),
             created_at=datetime.now(UTC),
             rendered_output=message,
         )
