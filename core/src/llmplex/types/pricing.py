@@ -2,13 +2,17 @@
 
 A usage is priced from the llmplex *plugin* that answered and the model id:
 the plugin names the ``genai-prices`` provider (``PRICE_PROVIDERS``);
-litellm's ``"provider/model"`` ids name it in the model id. A local model
+litellm's ``"provider/model"`` ids name it in the model id, and so do the ids
+gateways report (``openai/gpt-4o-mini`` from an OpenAI-compatible gateway).
+Dated snapshots (``gpt-4o-mini-2024-07-18``) are priced as genai-prices matches
+them, else as the model without its date or version suffix. A local model
 (llama.cpp) costs ``0``; a provider or model ``genai-prices`` does not know
 (the mock provider, a third-party plugin, a fine-tune) has no price: ``None``.
 """
 
 from __future__ import annotations
 
+import re
 import warnings
 from decimal import Decimal
 from functools import lru_cache
@@ -51,19 +55,24 @@ LITELLM_PREFIXES: Final[dict[str, str]] = {
 }
 """litellm's provider prefix (``"gemini/gemini-2.5-flash"``) → ``genai-prices`` provider id."""
 
+_SNAPSHOT = re.compile(r"(?:[-@](?:\d{4}-\d{2}-\d{2}|\d{8}|\d{3}|latest))$")
+"""A snapshot's suffix: ``-2024-07-18``, ``-20250929``, ``@20241022``, ``-001``, ``-latest``."""
+
 PriceKey = tuple[str, str]
 """``(genai-prices provider id or FREE, model id)``: what a usage is priced as."""
 
 
 def price_key(plugin: str, model: str) -> PriceKey | None:
     """What ``model`` answered by ``plugin`` is priced as; ``None`` when it cannot be priced."""
+    prefix, slash, name = model.partition("/")
+    named = LITELLM_PREFIXES.get(prefix) if slash and name else None
     if plugin == "litellm":
-        prefix, slash, name = model.partition("/")
-        provider = LITELLM_PREFIXES.get(prefix) if slash else None
-        return None if provider is None else (provider, name)
+        return None if named is None else (named, name)
     provider = PRICE_PROVIDERS.get(plugin)
     if provider is None or not model:
         return None
+    if named is not None and provider != FREE:
+        return named, name  # a gateway's "provider/model" id names the provider that priced it
     return provider, model.removeprefix("models/")
 
 
@@ -96,8 +105,10 @@ def price_of(
             output_tokens=output_tokens,
             output_reasoning_tokens=reasoning_tokens,
         )
-        try:
-            context = {"processing": "batch"} if batch else None
-            return genai_prices.calc_price(usage, model, provider_id=provider, price_context=context).total_price
-        except Exception:  # an unknown model (LookupError) or a price the data cannot compute: no price
-            return None
+        context = {"processing": "batch"} if batch else None
+        for name in dict.fromkeys((model, _SNAPSHOT.sub("", model))):
+            try:
+                return genai_prices.calc_price(usage, name, provider_id=provider, price_context=context).total_price
+            except Exception:  # an unknown model (LookupError) or a price the data cannot compute: no price
+                continue
+        return None
