@@ -196,6 +196,26 @@ class _Routes:
         return Response(body, media_type=content_type)
 
 
+def warm_up(client: Client) -> None:
+    """Load the plugins and build the async SDK clients the config names, before the first request.
+
+    A provider's first use imports its SDK (a second or more): done inside a request, that would stall
+    every stream and request of the worker. A provider that cannot be prepared (a missing key) is logged
+    and left to fail on its own requests.
+    """
+    config = client.config
+    for prefix in config.providers:
+        try:
+            client.provider_client(prefix, asynchronous=True)
+        except LLMError as exc:
+            log.warning("provider %s not prepared: %s", prefix, exc)
+    for model in dict.fromkeys([*config.gateway.models, *config.aliases.values()]):
+        try:
+            client.route(model).provider.client(True)
+        except LLMError as exc:
+            log.warning("provider of %s not prepared: %s", model, exc)
+
+
 def _owner(model: str) -> str:
     return model.partition(":")[0] if ":" in model else "llmplex"
 
@@ -231,6 +251,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        warm_up(client)
         yield
         await client.aclose()
 
