@@ -80,9 +80,7 @@ def engine_tool_of(tool: Any) -> Tool[Any, Any]:
     if isinstance(tool, Tool):
         return tool
     params: Any = getattr(tool, "params_type", None)
-    built: Tool[Any, Any] = Tool[params, Any](
-        name=tool.name, description=tool.description, handler=tool.handler
-    )
+    built: Tool[Any, Any] = Tool[params, Any](name=tool.name, description=tool.description, handler=tool.handler)
     return built
 
 
