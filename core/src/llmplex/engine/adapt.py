@@ -72,8 +72,9 @@ def _options(request: Request, capabilities: Capabilities, found: _Findings) -> 
     if not unsupported:
         return
     takes = ", ".join(sorted(allowed)) or "none"
+    note = f" {capabilities.options_note}." if capabilities.options_note else ""
     for option in unsupported:
-        found.refuse(f"cannot honour option {option!r} (it takes: {takes}).", f"option {option}")
+        found.refuse(f"cannot honour option {option!r} (it takes: {takes}).{note}", f"option {option}")
     found.changes["config"] = LLMConfig(**{k: v for k, v in given.items() if k not in unsupported})
 
 

@@ -19,7 +19,7 @@ from llmplex_openai.errors import classify_error
 from llmplex.errors import LLMConfigurationError, LLMError
 from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo
-from llmplex.types import Embeddings, ModelInfo, Request, Response, StreamEvent, StreamState, Tool, Usage
+from llmplex.types import Embeddings, LLMConfig, ModelInfo, Request, Response, StreamEvent, StreamState, Tool, Usage
 from llmplex_llamacpp.catalogue import DEFAULT_MODEL, MODELS
 from llmplex_llamacpp.embedding_models import DEFAULT_EMBEDDING_MODEL, EMBEDDING_MODELS, find_embedding_model
 from llmplex_llamacpp.errors import LocalModelError
@@ -28,6 +28,8 @@ from llmplex_llamacpp.model_files import model_label
 from llmplex_llamacpp.settings import LlamaCppSettings
 
 EMBEDDING_BATCH_SIZE = 32
+SAMPLING_OPTIONS = frozenset(LLMConfig.model_fields) - {"reasoning_effort"}
+"""What llama.cpp's server takes: every sampling option but a reasoning effort, which it would ignore."""
 """Texts per batch: each batch is padded to its longest text, so small batches waste little on padding."""
 
 
@@ -44,6 +46,7 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
                 native_structured_output=True,
                 embeddings=True,
                 embedding_batch_size=EMBEDDING_BATCH_SIZE,
+                sampling_options=SAMPLING_OPTIONS,
             ),
             default_model=DEFAULT_MODEL,
             default_embedding_model=DEFAULT_EMBEDDING_MODEL,

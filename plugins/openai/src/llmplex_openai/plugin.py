@@ -53,7 +53,7 @@ from llmplex.types import (
     StreamState,
     Tool,
 )
-from llmplex_openai import batch, chat, embeddings, responses, transport
+from llmplex_openai import batch, chat, embeddings, reasoning, responses, transport
 from llmplex_openai.clients import create_async_client, create_client, request_timeout
 from llmplex_openai.errors import classify_error
 from llmplex_openai.settings import OpenAISettings
@@ -79,6 +79,8 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
                 embedding_dimensions=True,
                 embedding_batch_size=EMBEDDING_BATCH_SIZE,
                 input_parts=frozenset({"image", "document", "audio"}),
+                prompt_cache=True,
+                reasoning_formats=frozenset({reasoning.FORMAT}),
             ),
             default_model="gpt-4o-mini",
             default_embedding_model="text-embedding-3-small",
@@ -95,10 +97,15 @@ def _max_tokens_key(settings: OpenAISettings) -> str:
 
 @hookimpl
 def llmplex_format(request: Request, settings: OpenAISettings) -> dict[str, Any]:
-    """The JSON body for the API this instance speaks."""
+    """The JSON body for the API this instance speaks; with ``prompt_cache="auto"``, OpenAI's own API gets a
+    ``prompt_cache_key`` naming the stable prefix (unless ``provider_options`` give one)."""
     if settings.effective_api == "chat":
-        return chat.format_chat_request(request, max_tokens_key=_max_tokens_key(settings))
-    return responses.format_responses_request(request)
+        payload = chat.format_chat_request(request, max_tokens_key=_max_tokens_key(settings))
+    else:
+        payload = responses.format_responses_request(request)
+    if request.prompt_cache == "auto" and settings.is_openai:
+        payload.setdefault("prompt_cache_key", reasoning.prompt_cache_key(request))
+    return payload
 
 
 @hookimpl

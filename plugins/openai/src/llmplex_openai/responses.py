@@ -10,17 +10,29 @@ from collections.abc import Mapping
 from typing import Any
 
 from llmplex.errors import LLMConfigurationError, LLMServerError
-from llmplex.types import FinishReason, Message, Request, Response, StreamEvent, StreamState, Tool, ToolCall
+from llmplex.types import (
+    FinishReason,
+    Message,
+    ReasoningPart,
+    Request,
+    Response,
+    StreamEvent,
+    StreamState,
+    Tool,
+    ToolCall,
+)
 from llmplex_openai.errors import error_from_api
 from llmplex_openai.outcomes import raise_for_outcome
 from llmplex_openai.parts import responses_content
+from llmplex_openai.reasoning import ENCRYPTED, reasoning_items, reasoning_part
 from llmplex_openai.schema import strict_json_schema
+from llmplex_openai.settings import RESPONSES_REFUSED_OPTIONS
 from llmplex_openai.usage import core_usage
 from llmplex_openai.wire_json import as_json
 
 __all__ = ["format_responses_request", "parse_responses_event", "parse_responses_response", "tool_declaration"]
 
-UNSUPPORTED_OPTIONS = ("seed", "stop", "presence_penalty", "frequency_penalty")
+UNSUPPORTED_OPTIONS = RESPONSES_REFUSED_OPTIONS
 _INCOMPLETE: dict[str | None, FinishReason] = {"max_output_tokens": "length", "content_filter": "content_filter"}
 _DONE_EVENTS = frozenset({"response.completed", "response.incomplete"})
 
@@ -55,12 +67,17 @@ def format_responses_request(request: Request) -> dict[str, Any]:
                 "strict": request.output.strict,
             }
         }
+    effort = options.pop("reasoning_effort", None)
+    if effort is not None:
+        payload["reasoning"] = {"effort": effort}
     for name, value in options.items():
         payload["max_output_tokens" if name == "max_tokens" else name] = value
     if request.previous_response_id is not None:
         payload["previous_response_id"] = request.previous_response_id
     if request.stream:
         payload["stream"] = True
+    if request.provider_options.get("store") is False and "include" not in request.provider_options:
+        payload["include"] = [ENCRYPTED]  # nothing is stored: reasoning must travel with the conversation
     payload.update(request.provider_options)
     return payload
 
@@ -77,6 +94,7 @@ def _input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
                 {"type": "function_call_output", "call_id": message.tool_call_id, "output": message.content or ""}
             )
             continue
+        items += reasoning_items(message)
         if message.content or not message.tool_calls:
             items.append({"type": "message", "role": message.role, "content": responses_content(message, index)})
         items += [
@@ -135,9 +153,12 @@ def parse_responses_response(raw: Any, request: Request) -> Response:
     texts: list[str] = []
     refusals: list[str] = []
     calls: list[ToolCall] = []
+    reasoning: list[ReasoningPart] = []
     for item in data["output"]:
         kind = item.get("type")
-        if kind == "message":
+        if kind == "reasoning":
+            reasoning.append(reasoning_part(item))
+        elif kind == "message":
             for part in item.get("content") or ():
                 if part.get("type") == "output_text":
                     texts.append(part.get("text") or "")
@@ -157,6 +178,7 @@ def parse_responses_response(raw: Any, request: Request) -> Response:
         usage=core_usage(data.get("usage")),
         model=data.get("model") or "",
         response_id=data.get("id"),
+        reasoning=tuple(reasoning),
         raw=raw,
     )
 
@@ -194,6 +216,10 @@ def parse_responses_event(event: Any, state: StreamState) -> list[StreamEvent]:
                 response_id=rid,
             )
         ]
+    if kind == "response.output_item.done" and event.item.type == "reasoning":
+        return [StreamEvent(type="reasoning", reasoning=reasoning_part(event.item), response_id=rid)]
+    if kind == "response.reasoning_summary_text.delta":
+        return [StreamEvent(type="reasoning", text=event.delta, response_id=rid)] if event.delta else []
     if kind == "response.refusal.delta":
         state.data.setdefault("refusal", []).append(event.delta)
         return []

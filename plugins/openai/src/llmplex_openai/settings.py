@@ -11,14 +11,19 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr
 
 from llmplex.provider import Capabilities, ProviderSettings
+from llmplex.types import LLMConfig
 
-__all__ = ["OPENAI_BASE_URL", "Api", "OpenAISettings", "is_local_url"]
+__all__ = ["OPENAI_BASE_URL", "RESPONSES_REFUSED_OPTIONS", "Api", "OpenAISettings", "is_local_url"]
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 _OPENAI_HOST = "api.openai.com"
 _LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 
 Api = Literal["responses", "chat"]
+
+RESPONSES_REFUSED_OPTIONS = ("seed", "stop", "presence_penalty", "frequency_penalty")
+"""Sampling options the Responses API does not take (Chat Completions does)."""
+_RESPONSES_NOTE = 'the OpenAI Responses API does not accept it: use the Chat Completions API (api = "chat")'
 
 
 def is_local_url(url: str) -> bool:
@@ -83,11 +88,19 @@ class OpenAISettings(ProviderSettings):
         return "responses" if self.is_openai else "chat"
 
     def capabilities(self, declared: Capabilities) -> Capabilities:
-        """Chat Completions stores no responses (no response chains, nothing to delete); the Responses API
-        takes no audio."""
+        """Chat Completions stores no responses (no response chains, nothing to delete) and has no reasoning
+        items; the Responses API takes no audio, and not the options ``RESPONSES_REFUSED_OPTIONS`` names."""
         if self.effective_api == "chat":
-            return dataclasses.replace(declared, response_chains=False, delete_response=False)
-        return dataclasses.replace(declared, input_parts=declared.input_parts - {"audio"})
+            return dataclasses.replace(
+                declared, response_chains=False, delete_response=False, reasoning_formats=frozenset()
+            )
+        options = frozenset(LLMConfig.model_fields) - frozenset(RESPONSES_REFUSED_OPTIONS)
+        return dataclasses.replace(
+            declared,
+            input_parts=declared.input_parts - {"audio"},
+            sampling_options=options,
+            options_note=_RESPONSES_NOTE,
+        )
 
     def problems(self) -> list[str]:
         """A missing key is a problem unless the server is on this machine."""
