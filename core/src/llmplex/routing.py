@@ -25,6 +25,11 @@ KNOWN_DISTRIBUTIONS = {
     "litellm": "llmplex-litellm",
     "claude-code": "llmplex-claude-code",
     "llamacpp": "llmplex-llamacpp",
+    **dict.fromkeys(
+        ("mistral", "groq", "deepseek", "openrouter", "xai", "together", "fireworks", "ollama", "vllm", "lmstudio"),
+        "llmplex-openai-compatible",
+    ),
+    "openai-compatible": "llmplex-openai-compatible",
 }
 _INSTANCE_KEYS = frozenset({"plugin", DROP_KEY, *LIMIT_KEYS})
 """Keys of a provider table that core reads itself; the plugin's settings never see them."""
