@@ -31,6 +31,7 @@ PRICE_PROVIDERS: Final[dict[str, str | None]] = {
     "litellm": None,  # the provider is named in the model id: see LITELLM_PREFIXES
     "llamacpp": FREE,
     "bedrock": "aws",
+    "vertex": "google",  # Gemini and Claude on Vertex AI: genai-prices' google provider prices both
 }
 """llmplex plugin name → ``genai-prices`` provider id (``None``: named by the model id)."""
 
