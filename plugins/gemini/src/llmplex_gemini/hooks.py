@@ -11,7 +11,7 @@ from llmplex.errors import LLMError
 from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo
 from llmplex.types import Embeddings, ModelInfo, Request, Response, StreamEvent, StreamState, Tool
-from llmplex_gemini import embeddings
+from llmplex_gemini import embeddings, thoughts
 from llmplex_gemini.clients import close_client, create_async_client, create_client, timeout_millis
 from llmplex_gemini.errors import classify_error
 from llmplex_gemini.request import format_request, tool_declaration
@@ -35,6 +35,8 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
                 embedding_dimensions=True,
                 embedding_batch_size=embeddings.EMBEDDING_BATCH_SIZE,
                 input_parts=frozenset({"image", "document", "audio"}),
+                prompt_cache=True,
+                reasoning_formats=frozenset({thoughts.FORMAT}),
             ),
             default_model="gemini-2.5-flash",
             default_embedding_model="gemini-embedding-001",

@@ -15,6 +15,7 @@ from llmplex.errors import LLMConfigurationError
 from llmplex.types import ContentPart, Message, OutputSchema, Request, Tool
 from llmplex_gemini.response import GENERATED_CALL_ID
 from llmplex_gemini.settings import GeminiSettings
+from llmplex_gemini.thoughts import replayed_parts, thinking_config
 
 __all__ = ["SKIP_SIGNATURE", "format_request", "tool_declaration"]
 
@@ -42,7 +43,7 @@ def format_request(request: Request, settings: GeminiSettings) -> dict[str, Any]
     """The ``generate_content`` payload for ``request``."""
     model = settings.model or request.model
     system, contents = _conversation(request.messages, _needs_signature(model))
-    config: dict[str, Any] = _options(request)
+    config: dict[str, Any] = _options(request, model)
     if system:
         config["system_instruction"] = system
     config.update(_tools(request.tools, request.tool_choice))
@@ -58,11 +59,13 @@ def _needs_signature(model: str) -> bool:
     return generation is not None and int(generation.group(1)) >= _FIRST_SIGNED_GENERATION
 
 
-def _options(request: Request) -> dict[str, Any]:
+def _options(request: Request, model: str) -> dict[str, Any]:
     options = request.config.set_options()
     config = {_OPTION_NAMES[name]: value for name, value in options.items() if name in _OPTION_NAMES}
     if "stop" in options:
         config["stop_sequences"] = list(options["stop"])
+    if "reasoning_effort" in options:
+        config["thinking_config"] = thinking_config(model, options["reasoning_effort"])
     return config
 
 
@@ -106,6 +109,9 @@ def _append(contents: list[dict[str, Any]], role: str, parts: list[dict[str, Any
 
 
 def _model_parts(message: Message, index: int, sign_calls: bool) -> list[dict[str, Any]]:
+    replayed = replayed_parts(message)
+    if replayed is not None:
+        return replayed  # the turn as Gemini sent it, thoughts and signatures included
     parts: list[dict[str, Any]] = [{"text": message.text}] if message.text else []
     for position, call in enumerate(message.tool_calls):
         function_call = {"name": call.name, "args": _arguments(call.arguments, index), **_call_id(call.id)}

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmplex.errors import LLMRefusalError
-from llmplex.types import FinishReason, Request, Response, ToolCall, Usage
+from llmplex.types import FinishReason, ReasoningPart, Request, Response, ToolCall, Usage
+from llmplex_gemini.thoughts import reasoning_of
 
 __all__ = [
     "GENERATED_CALL_ID",
@@ -117,6 +118,12 @@ def call_id(given: str | None, index: int) -> str:
     return given or f"{GENERATED_CALL_ID}{index}"
 
 
+def _reasoning(candidate: Any) -> tuple[ReasoningPart, ...]:
+    parts = candidate.content.parts if candidate is not None and candidate.content is not None else None
+    found = reasoning_of(parts or ())
+    return () if found is None else (found,)
+
+
 def parse_response(raw: Any, request: Request) -> Response:
     """The core response for one ``GenerateContentResponse``."""
     check_blocked(raw, raw.model_version or request.model)
@@ -135,5 +142,6 @@ def parse_response(raw: Any, request: Request) -> Response:
         usage=usage_from(raw.usage_metadata),
         model=raw.model_version or request.model,
         response_id=raw.response_id,
+        reasoning=_reasoning(candidate),
         raw=raw,
     )
