@@ -291,6 +291,8 @@ class Client:
             _check_cache_args(args, stream, self._caches)
             route = self.route(model)
             request = _build_request(route.model, prompt, stream, args)
+            if self.config.prompt_cache is not None:  # prompt_cache = "auto" in config or Client(prompt_cache=...)
+                request = request.model_copy(update={"prompt_cache": self.config.prompt_cache})
             written = self.config.default_model if model is None else model
             return self.calls.start(f"req-{next(_request_ids)}", written, route, request, deadline, args)
 
