@@ -15,8 +15,9 @@ __all__ = ["ENV_PREFIX", "Layer", "default_layers", "env_layers", "file_layer", 
 
 ENV_PREFIX = "LLMPLEX_"
 _LIST_KEYS = frozenset({"enabled", "disabled"})
-_NOT_CONFIG = frozenset({"LLMPLEX_CONFIG", "LLMPLEX_CACHE_DIR"})
-"""Variables in the LLMPLEX_ namespace that are not config keys (a file path, the cache location)."""
+_NOT_CONFIG = frozenset({"LLMPLEX_CONFIG", "LLMPLEX_CACHE_DIR", "LLMPLEX_MASTER_KEY", "LLMPLEX_MASTER_KEY_FILE"})
+"""Variables in the LLMPLEX_ namespace that are not config keys (a file path, the cache location, the gateway's
+master key, which is never config)."""
 
 Layer = tuple[str, dict[str, Any]]
 """A config source: a label for messages (a path, 'environment', ...) and its data."""
