@@ -91,7 +91,8 @@ def env_layers(environ: Mapping[str, str]) -> list[Layer]:
             )
         set_by[path] = name
         value = environ[name]
-        leaf: Any = [v.strip() for v in value.split(",") if v.strip()] if path[-1] in _LIST_KEYS else value
+        listed = len(path) == 1 and path[0] in _LIST_KEYS  # LLMPLEX_LOG__ENABLED=true is a flag, not the list
+        leaf: Any = [v.strip() for v in value.split(",") if v.strip()] if listed else value
         for part in reversed(path):
             leaf = {part: leaf}
         layers.append((f"environment variable {name}", leaf))
