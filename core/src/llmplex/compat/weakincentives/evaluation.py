@@ -7,6 +7,7 @@ call's arguments and llmplex's answer and errors back.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -183,7 +184,7 @@ def evaluate_prompt(
         call.update(tools=tools, tool_choice=_tool_choice(plan.tool_choice))
     if output_type is not None:
         call["output"] = output_type
-    with prompt.resources:
+    with _resource_scope(prompt):
         try:
             response = plan.client.complete(
                 plan.model,
@@ -210,6 +211,14 @@ def evaluate_prompt(
         )
     )
     return result
+
+
+def _resource_scope(prompt: Any) -> Any:
+    """``prompt.resources`` to enter, unless the caller already entered it (seed 002: "with prompt.resources:
+    adapter.evaluate(...)"; weakincentives' own prompts refuse a second entry)."""
+    if getattr(prompt, "_resource_context", None) is not None:
+        return contextlib.nullcontext()
+    return prompt.resources
 
 
 def _record_foreign(given: Any, ours: BudgetTracker | None, events: Kit) -> None:
