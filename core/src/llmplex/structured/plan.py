@@ -131,5 +131,6 @@ class OutputPlan:
         feedback = f"Your answer was not a valid {self.name}: {problems}. Answer again, fixing these errors."
         call = self._output_call(response)
         if call is not None:
-            return [Message.assistant(response.text or None, (call,)), Message.tool(call.id, feedback, self.name)]
+            answer = Message.assistant(response.text or None, (call,), response.reasoning)
+            return [answer, Message.tool(call.id, feedback, self.name)]
         return [Message.assistant(response.text or "(empty answer)"), Message.user(feedback)]
