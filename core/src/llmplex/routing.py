@@ -30,6 +30,7 @@ KNOWN_DISTRIBUTIONS = {
         "llmplex-openai-compatible",
     ),
     "openai-compatible": "llmplex-openai-compatible",
+    "azure": "llmplex-azure",
 }
 _INSTANCE_KEYS = frozenset({"plugin", DROP_KEY, *LIMIT_KEYS})
 """Keys of a provider table that core reads itself; the plugin's settings never see them."""

@@ -1,0 +1,1 @@
+"""Azure OpenAI for llmplex: ``azure:DEPLOYMENT``."""

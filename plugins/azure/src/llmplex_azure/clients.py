@@ -1,0 +1,71 @@
+"""The openai SDK's Azure clients for one resource: no SDK retries, the call's deadline held, a key or a token."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+import openai
+from openai import AsyncAzureOpenAI, AzureOpenAI, DefaultHttpxClient
+
+from llmplex.errors import LLMConfigurationError
+from llmplex.http import honour_deadline, sdk_async_client
+from llmplex_azure.settings import AzureSettings
+
+__all__ = ["ENTRA_SCOPE", "create_async_client", "create_client"]
+
+ENTRA_SCOPE = "https://cognitiveservices.azure.com/.default"
+"""The scope of an Entra ID token for Azure OpenAI."""
+
+
+def _entra_token_provider() -> Callable[[], str]:
+    try:
+        identity: Any = importlib.import_module("azure.identity")
+    except ImportError as exc:
+        raise LLMConfigurationError(
+            "entra_id = true needs azure-identity: pip install 'llmplex-azure[entra]' (or azure-identity)"
+        ) from exc
+    provider: Callable[[], str] = identity.get_bearer_token_provider(identity.DefaultAzureCredential(), ENTRA_SCOPE)
+    return provider
+
+
+def _options(settings: AzureSettings) -> dict[str, Any]:
+    problems = settings.problems()
+    if problems:
+        raise LLMConfigurationError("; ".join(problems))
+    assert settings.endpoint is not None
+    options: dict[str, Any] = {"max_retries": 0, "organization": None, "project": None}
+    if settings.api_key is not None:
+        options["api_key"] = settings.api_key.get_secret_value()
+    else:
+        options["azure_ad_token_provider"] = settings.azure_ad_token_provider or _entra_token_provider()
+    if settings.timeout is not None:
+        options["timeout"] = settings.timeout
+    if settings.api == "responses":
+        options["base_url"] = settings.endpoint.rstrip("/") + "/openai/v1/"
+        options["api_version"] = settings.responses_api_version
+    else:
+        options["azure_endpoint"] = settings.endpoint
+        options["api_version"] = settings.api_version
+    return options
+
+
+def _pin(client: AzureOpenAI | AsyncAzureOpenAI) -> None:
+    # The SDK fills these from OPENAI_ORG_ID / OPENAI_PROJECT_ID when given None: Azure gets neither.
+    client.organization = None
+    client.project = None
+
+
+def create_client(settings: AzureSettings) -> AzureOpenAI:
+    """The sync client (``ProviderInfo.create_client``); ``LLMConfigurationError`` naming what to set."""
+    client = AzureOpenAI(**_options(settings), http_client=honour_deadline(DefaultHttpxClient()))
+    _pin(client)
+    return client
+
+
+def create_async_client(settings: AzureSettings) -> AsyncAzureOpenAI:
+    """The async client (``ProviderInfo.create_async_client``), on the SDK's aiohttp transport."""
+    client = AsyncAzureOpenAI(**_options(settings), http_client=sdk_async_client(openai))
+    _pin(client)
+    return client

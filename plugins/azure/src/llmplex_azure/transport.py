@@ -1,0 +1,48 @@
+"""Send through the SDK's Azure client, which rewrites each request (the deployment's URL, a fresh token).
+
+The openai plugin's lean path posts a request template built once per client,
+so it would miss the deployment in the URL and the token's refresh: Azure goes
+through the SDK's methods, keys they do not name travelling in ``extra_body``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from openai import AsyncAzureOpenAI, AzureOpenAI
+
+__all__ = ["asend", "send"]
+
+_NOT_BODY = frozenset({"self", "extra_headers", "extra_query", "extra_body", "timeout"})
+
+
+@functools.cache
+def _params(method: Callable[..., Any]) -> frozenset[str]:
+    return frozenset(inspect.signature(method).parameters) - _NOT_BODY
+
+
+def _kwargs(method: Callable[..., Any], payload: dict[str, Any], timeout: float | None) -> dict[str, Any]:
+    params = _params(getattr(method, "__func__", method))
+    kwargs = {k: v for k, v in payload.items() if k in params}
+    extra = {k: v for k, v in payload.items() if k not in params}
+    if extra:
+        kwargs["extra_body"] = extra
+    if timeout is not None:
+        kwargs["timeout"] = timeout
+    return kwargs
+
+
+def send(client: AzureOpenAI, api: str, payload: dict[str, Any], timeout: float | None) -> Any:
+    """``POST`` the payload to the deployment's Chat Completions or the v1 Responses API (a stream when
+    ``payload["stream"]``); the SDK's exceptions propagate."""
+    create: Callable[..., Any] = client.chat.completions.create if api == "chat" else client.responses.create
+    return create(**_kwargs(create, payload, timeout))
+
+
+async def asend(client: AsyncAzureOpenAI, api: str, payload: dict[str, Any], timeout: float | None) -> Any:
+    """Async ``send``."""
+    create: Callable[..., Any] = client.chat.completions.create if api == "chat" else client.responses.create
+    return await create(**_kwargs(create, payload, timeout))
