@@ -62,8 +62,9 @@ class PartChecks(KitBase):
     input_parts: ClassVar[frozenset[str]] = frozenset()
 
     def test_input_parts_are_the_declared_ones(self, llm: Client) -> None:
-        """The test class declares the parts the provider instance's capabilities name."""
-        taken = llm.route(self.spec).provider.capabilities.input_parts
+        """The test class declares the parts the provider instance's capabilities name for the model under test."""
+        route = llm.route(self.spec)
+        taken = route.provider.capabilities_for(route.model).input_parts
         assert taken <= set(PART_KINDS), f"unknown part kinds in Capabilities.input_parts: {sorted(taken)}"
         assert taken == self.input_parts, (
             f"declare input_parts = frozenset({sorted(taken)}) on the test class: the provider takes those parts"
