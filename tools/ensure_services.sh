@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
-# Services the test suite runs for real, installed when missing (tox runs this before the tests):
-# redis-server, for the shared rate limits and budgets of issue 15.
-# As root with apt-get (Debian/Ubuntu, CI) it installs the Debian package; anywhere else it
-# fails saying how to install it (and tests/scaling's check fails with the same instruction).
+# System programs the test suite runs for real, installed when missing (tox runs this before the tests):
+#   redis-server  the shared rate limits and budgets, the gateway's shared limits
+#   postgresql    the gateway's and the call log's database for several replicas (initdb/pg_ctl, run per test)
+#   chromium      the dashboard's browser tests (Playwright drives Debian's chromium; no browser download)
+# As root with apt-get (Debian/Ubuntu, CI) it installs the Debian packages; anywhere else it fails
+# saying how to install what is missing (and the tests needing it fail with the same instruction).
 set -euo pipefail
 
-if command -v redis-server >/dev/null 2>&1; then
+missing=()
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || command -v initdb >/dev/null 2>&1 || missing+=(postgresql)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+
+if [ ${#missing[@]} -eq 0 ]; then
     exit 0
 fi
 if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y --no-install-recommends redis-server \
-        || { apt-get update && apt-get install -y --no-install-recommends redis-server; }
-    command -v redis-server >/dev/null 2>&1 && exit 0
+    apt-get install -y --no-install-recommends "${missing[@]}" \
+        || { apt-get update && apt-get install -y --no-install-recommends "${missing[@]}"; }
+    exit 0
 fi
-echo "redis-server is missing: install it with 'sudo apt-get install -y redis-server' (Debian/Ubuntu)," \
-     "'brew install redis' (macOS), or put a redis-server binary on PATH" >&2
+echo "missing system packages: ${missing[*]}. Install them with" \
+     "'sudo apt-get install -y ${missing[*]}' (Debian/Ubuntu), or 'brew install redis postgresql chromium'" \
+     "(macOS), or put the programs on PATH" >&2
 exit 1
