@@ -94,7 +94,7 @@ async def unlock(ctx: Context) -> str:
         return "treasure"
 
     server.add_tool(secret_door)
-    await ctx.notify_tools_changed()
+    await ctx.session.send_tool_list_changed()  # notifications/tools/list_changed on this session
     return "unlocked"
 
 

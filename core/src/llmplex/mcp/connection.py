@@ -13,12 +13,14 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
+import uuid
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any, cast
 
 from llmplex.config.mcp import MCPServerConfig
 from llmplex.errors import LLMConfigurationError
+from llmplex.mcp.reaper import MARKER, reap
 
 if TYPE_CHECKING:
     import mcp_types
@@ -55,7 +57,8 @@ class Connection:
     def __init__(self, spec: MCPServerConfig, tools_changed: Callable[[], None]) -> None:
         self.spec = spec
         self.tools_changed = tools_changed
-        self.stderr = tempfile.TemporaryFile() if spec.command is not None else None  # noqa: SIM115 - closed in close()
+        self.stderr = tempfile.TemporaryFile() if spec.command is not None else None  # noqa: SIM115 - closed by close()
+        self.marker = uuid.uuid4().hex  # in the environment of the server's process and its children
         self.session: ClientSession | None = None
         self.failure: ConnectionLost | None = None
         self._stop: asyncio.Event | None = None
@@ -68,6 +71,7 @@ class Connection:
         self._stop = asyncio.Event()
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._holder = asyncio.ensure_future(self._hold(ready))
+        ready.add_done_callback(lambda done: done.cancelled() or done.exception())  # read here or by nobody
         try:
             await asyncio.shield(ready)
         except asyncio.CancelledError:
@@ -104,9 +108,8 @@ class Connection:
         if spec.command is not None:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            params = StdioServerParameters(
-                command=spec.command, args=list(spec.args), env=spec.revealed_env() or None, cwd=spec.cwd
-            )
+            env = {**spec.revealed_env(), MARKER: self.marker}
+            params = StdioServerParameters(command=spec.command, args=list(spec.args), env=env, cwd=spec.cwd)
             return stdio_client(params, errlog=cast("Any", self.stderr))
         assert spec.url is not None
         if spec.kind == "sse":
@@ -173,11 +176,19 @@ class Connection:
         return self.session
 
     async def close(self) -> None:
-        """End the session and the server's process group; waits for both."""
+        """End the session, the server's process and every child of it; waits for all of them.
+
+        A session still starting is cancelled (the SDK ends the process it started even then).
+        """
         if self._stop is not None:
             self._stop.set()
-        if self._holder is not None:
-            await asyncio.gather(self._holder, return_exceptions=True)
+        holder = self._holder
+        if holder is not None:
+            if self.session is None and not holder.done():
+                holder.cancel()
+            await asyncio.gather(holder, return_exceptions=True)
+        if self.spec.command is not None:
+            await reap(self.marker)
         if self.stderr is not None:
             self.stderr.close()
 

@@ -1,0 +1,65 @@
+"""Ending what a stdio MCP server leaves behind: every process carrying its session's marker.
+
+The SDK starts a server in a process group of its own and ends the group when
+the server does not exit within its grace period; a server that exits on its
+own when its stdin closes leaves its children running. Each server gets a
+marker in its environment, which its children inherit (even those that leave
+the group), and after the session ends whatever still carries it is ended:
+SIGTERM, then SIGKILL. Processes are found in ``/proc`` (Linux); elsewhere the
+SDK's group handling is all there is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from pathlib import Path
+
+__all__ = ["MARKER", "marked", "reap"]
+
+MARKER = "LLMPLEX_MCP_SESSION"
+"""The environment variable naming a server's session in its process and every child of it."""
+
+_PROC = Path("/proc")
+
+
+def marked(session: str) -> list[int]:
+    """The live (not zombie) processes whose environment has ``MARKER=session``."""
+    if not _PROC.is_dir():
+        return []
+    needle = f"{MARKER}={session}".encode()
+    found = []
+    for entry in _PROC.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:  # gone, or not ours to read
+            continue
+        if state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+async def reap(session: str, grace: float = 1.0) -> None:
+    """End every process of ``session``: SIGTERM, and SIGKILL to those alive ``grace`` seconds later."""
+    pids = marked(session)
+    if not pids:
+        return
+    _signal(pids, signal.SIGTERM)
+    end = time.monotonic() + grace
+    while (pids := marked(session)) and time.monotonic() < end:
+        await asyncio.sleep(0.02)
+    _signal(pids, signal.SIGKILL)
+
+
+def _signal(pids: list[int], signum: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signum)
+        except (ProcessLookupError, PermissionError):
+            continue
