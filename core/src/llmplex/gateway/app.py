@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -224,6 +225,32 @@ def _first_line(error: Exception) -> str:
     return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
 
 
+class _OverheadHeader:
+    """Puts ``x-llmplex-overhead-ms`` on every answer that has none (health, metrics, unknown routes).
+
+    The API routes set their own, which leaves out the time spent waiting for the provider.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        arrived = time.perf_counter()
+
+        async def timed_send(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = message.get("headers", [])
+                if not any(name == b"x-llmplex-overhead-ms" for name, _ in headers):
+                    spent = f"{(time.perf_counter() - arrived) * 1000:.3f}".encode()
+                    message = {**message, "headers": [*headers, (b"x-llmplex-overhead-ms", spent)]}
+            await send(message)
+
+        await self.app(scope, receive, timed_send)
+
+
 async def _not_found(request: Request, exc: Exception) -> Response:
     dialect: Dialect = "anthropic" if request.url.path.startswith("/v1/messages") else "openai"
     status = getattr(exc, "status_code", 404)
@@ -267,6 +294,7 @@ def create_app(
             Route("/metrics", routes.metrics, methods=["GET"]),
         ],
         exception_handlers={404: _not_found, 405: _not_found},
+        middleware=[Middleware(_OverheadHeader)],
         lifespan=lifespan,
     )
     app.state.pipeline = pipeline

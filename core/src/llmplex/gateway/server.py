@@ -29,7 +29,7 @@ from llmplex.gateway.master_key import master_key
 
 __all__ = ["JSONLogFormatter", "ServeOptions", "app_from_environment", "serve"]
 
-_STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime"}
+_STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime", "color_message"}
 
 
 class JSONLogFormatter(logging.Formatter):
