@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llmplex.types import FinishReason, Response, StreamEvent, ToolCall, Usage
+from llmplex.types import FinishReason, ReasoningPart, Response, StreamEvent, ToolCall, Usage
 
 __all__ = ["StreamAssembler"]
 
@@ -22,6 +22,7 @@ class StreamAssembler:
         """Whether the provider began to answer (a raw event arrived): from then on the tokens are spent."""
         self.finish_reason: FinishReason | None = None
         self.response_id: str | None = None
+        self.reasoning: list[ReasoningPart] = []
 
     def add(self, event: StreamEvent) -> None:
         """Fold one event into the answer so far."""
@@ -36,6 +37,8 @@ class StreamAssembler:
             self.usage = event.usage
         elif event.type == "finish":
             self.finish_reason = event.finish_reason
+        elif event.type == "reasoning" and event.reasoning is not None:
+            self.reasoning.append(event.reasoning)
         self.response_id = event.response_id or self.response_id
         self.model = event.model or self.model
 
@@ -56,4 +59,5 @@ class StreamAssembler:
             response_id=self.response_id,
             attempts=attempts,
             latency=latency,
+            reasoning=tuple(self.reasoning),
         )
