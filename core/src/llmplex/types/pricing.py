@@ -18,7 +18,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Final
 
-__all__ = ["FREE", "LITELLM_PREFIXES", "PRICE_PROVIDERS", "PriceKey", "price_key", "price_of"]
+__all__ = ["FREE", "LITELLM_PREFIXES", "PRICE_PROVIDERS", "PriceKey", "price_key", "price_of", "priced_model"]
 
 FREE: Final = "free"
 """The price provider of plugins whose models run locally: every call costs ``Decimal(0)``."""
@@ -75,6 +75,14 @@ def price_key(plugin: str, model: str) -> PriceKey | None:
     if named is not None and provider != FREE:
         return named, name  # a gateway's "provider/model" id names the provider that priced it
     return provider, model.removeprefix("models/")
+
+
+def priced_model(plugin: str, answered: str, asked: str) -> str:
+    """The model id to price an answer by: the one that ``answered`` when llmplex can name its provider, else
+    the one ``asked`` for (litellm reports ``o4-mini-2025-04-16`` for ``openai/o4-mini``)."""
+    if not answered or (price_key(plugin, answered) is None and price_key(plugin, asked) is not None):
+        return asked
+    return answered
 
 
 @lru_cache(maxsize=4096)
