@@ -12,6 +12,7 @@ from llmplex.engine.attempt import Attempt
 from llmplex.errors import LLMAPIError, LLMConfigurationError, LLMError, LLMServerError, LLMTimeoutError
 from llmplex.tooling.conversation import first_round
 from llmplex.types import BatchOutcome, BatchRequest, Request
+from llmplex.types.pricing import priced_model
 
 if TYPE_CHECKING:
     from llmplex.client import Client
@@ -77,7 +78,8 @@ class PreparedRow:
         except Exception as exc:  # a refusal, truncation, or a body the plugin cannot read
             return attempt.classify(exc)
         model = response.model or self.group[1]
-        usage = response.usage.priced(self.route.provider.info.name, model, batch=True)
+        plugin = self.route.provider.info.name
+        usage = response.usage.priced(plugin, priced_model(plugin, model, self.group[1]), batch=True)
         response = response.model_copy(update={"provider": self.group[0], "model": model, "usage": usage})
         if self.plan is None:
             return response

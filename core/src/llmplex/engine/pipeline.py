@@ -16,6 +16,7 @@ from llmplex.redaction import redact
 from llmplex.routing import Route
 from llmplex.scrubbing import scrub_error
 from llmplex.types import Request, Response, StreamEvent, StreamState, Usage
+from llmplex.types.pricing import priced_model
 
 __all__ = ["Pipeline"]
 
@@ -86,7 +87,8 @@ class Pipeline:
     def _account(self, response: Response) -> Response:
         """Price ``response``'s usage, record it in the budgets (a cached answer spends nothing) and tell
         observers it arrived."""
-        usage = response.usage.priced(self.route.provider.info.name, response.model)
+        plugin = self.route.provider.info.name
+        usage = response.usage.priced(plugin, priced_model(plugin, response.model, self.route.model))
         if usage is not response.usage:
             response = response.model_copy(update={"usage": usage})
         dropped = self._adapted.dropped if self._adapted is not None else ()
