@@ -50,7 +50,7 @@ def test_item_2_the_process_and_its_children_end_with_the_client(
         backend.push(tool_calls=[call("spawn", {})])
         backend.push("spawned")
         client.complete("mock:m", "spawn a child", tools=[toolbox])
-        child = int([m for m in backend.calls[-1]["messages"] if m["role"] == "tool"][0]["content"])
+        child = int(next(m for m in backend.calls[-1]["messages"] if m["role"] == "tool")["content"])
         assert child in processes_with(token) and len(processes_with(token)) == 2
     assert wait_gone(token) == [], "the server or its child outlived the client"
     assert not toolbox.running
@@ -72,7 +72,7 @@ def test_item_2_async_clients_close_their_servers(toolbox: MCPServer, token: str
 
 def test_item_2_a_server_used_as_a_context_manager_ends_with_the_block(toolbox: MCPServer, token: str) -> None:
     with toolbox:
-        assert [tool.name for tool in toolbox.list_tools(timeout=60)][0] == "add"
+        assert next(tool.name for tool in toolbox.list_tools(timeout=60)) == "add"
         assert toolbox.running
     assert wait_gone(token) == [] and not toolbox.running
 
@@ -84,7 +84,8 @@ def test_item_2_servers_end_at_interpreter_exit(token: str, tmp_path: Path) -> N
             f"""
             import sys
             import llmplex
-            server = llmplex.MCPServer.stdio(sys.executable, [{str(TOOLBOX)!r}, "stdio"], env={{"MCP_TEST_TOKEN": {token!r}}})
+            env = {{"MCP_TEST_TOKEN": {token!r}}}
+            server = llmplex.MCPServer.stdio(sys.executable, [{str(TOOLBOX)!r}, "stdio"], env=env)
             client = llmplex.Client()
             backend = client.provider_client("mock")
             backend.push(tool_calls=[{{"name": "spawn", "arguments": "{{}}", "id": "c1"}}])
@@ -123,7 +124,7 @@ def test_item_2_a_server_that_never_answers_is_bounded_by_its_startup_timeout(
     client: llmplex.Client, token: str
 ) -> None:
     started = time.monotonic()
-    with pytest.raises(LLMToolSourceError, match="startup_timeout of 1.5 s"):
+    with pytest.raises(LLMToolSourceError, match=r"startup_timeout of 1\.5 s"):
         client.complete("mock:m", "hi", tools=[broken("silent", token, startup_timeout=1.5)])
     assert time.monotonic() - started < 5
     assert wait_gone(token, 10) == []  # the half-started process is ended too

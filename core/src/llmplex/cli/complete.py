@@ -51,6 +51,13 @@ def parse_option(text: str) -> tuple[str, Any]:
     "-c", "--continue", "continue_last", is_flag=True, help="Continue the most recent conversation of the call log."
 )
 @click.option("--cid", help="Continue the conversation with this id (see `llmplex logs`).")
+@click.option(
+    "--mcp",
+    "mcp_servers",
+    multiple=True,
+    metavar="NAME",
+    help="Run the tool loop with the tools of this [mcp.servers.NAME] server (repeatable); prints the final answer.",
+)
 @click.pass_obj
 def complete_command(
     client: Client,
@@ -65,6 +72,7 @@ def complete_command(
     show_usage: bool,
     continue_last: bool,
     cid: str | None,
+    mcp_servers: tuple[str, ...],
 ) -> None:
     """Send PROMPT (or standard input) to a model and print the answer as it arrives.
 
@@ -74,7 +82,8 @@ def complete_command(
     With --usage, standard error ends with the tokens used and their cost in US dollars.
     Each -a FILE (PNG, JPEG, GIF, WebP, PDF, WAV or MP3) goes with the prompt, in order.
     With -c (or --cid ID) the logged conversation (tool calls and results included) is sent
-    first, to the model it used unless -m names another.
+    first, to the model it used unless -m names another. With --mcp NAME the model may call the
+    tools of that configured MCP server (the tool loop runs, then the final answer is printed).
     """
     if prompt is None:
         if sys.stdin.isatty():
@@ -90,8 +99,13 @@ def complete_command(
             history = [m for m in history if m.role != "system"]
         message = [*history, Message.user([prompt, *parts] if parts else prompt)]
         model = model or used
-    with call_context(conversation_id=conversation):
-        _send(client, model, message, system, raw_options, max_tokens, temperature, as_json, show_usage)
+    tools = [client.mcp_server(name) for name in mcp_servers]
+    try:
+        with call_context(conversation_id=conversation):
+            _send(client, model, message, system, raw_options, max_tokens, temperature, as_json, show_usage, tools)
+    finally:
+        for server in tools:  # their processes end with the command
+            server.close()
 
 
 def _send(
@@ -104,6 +118,7 @@ def _send(
     temperature: float | None,
     as_json: bool,
     show_usage: bool,
+    tools: list[Any],
 ) -> None:
     given = dict(parse_option(o) for o in raw_options)
     options = {k: v for k, v in given.items() if k in LLMConfig.model_fields}
@@ -113,9 +128,13 @@ def _send(
     if temperature is not None:
         options["temperature"] = temperature
     kwargs: dict[str, Any] = {"system": system, "provider_options": provider_options, **options}
-    if as_json:
+    if tools:  # the tool loop runs in complete(); its final answer is printed whole
+        kwargs["tools"] = tools
+    if as_json or tools:
         response = client.complete(model, message, **kwargs)
-        click.echo(response.model_dump_json(indent=2))
+        click.echo(response.model_dump_json(indent=2) if as_json else response.text)
+        if not as_json:
+            _label(response, max_tokens=options.get("max_tokens"))
         if show_usage:
             click.echo(usage_line(response.usage, response.usage.cost_usd), err=True)
         return

@@ -15,6 +15,7 @@ from llmplex.cli.complete import complete_command
 from llmplex.cli.embed import embed_command
 from llmplex.cli.exit_codes import exit_code_for
 from llmplex.cli.logs import logs_command
+from llmplex.cli.mcp import mcp_command
 from llmplex.cli.models import models_command
 from llmplex.cli.providers import providers_command
 from llmplex.cli.serve import serve_command
@@ -112,6 +113,7 @@ cli.add_command(models_command)
 cli.add_command(embed_command)
 cli.add_command(serve_command)
 cli.add_command(logs_command)
+cli.add_command(mcp_command)
 
 
 def _one_line_warning(

@@ -52,7 +52,7 @@ async def reap(session: str, grace: float = 1.0) -> None:
         return
     _signal(pids, signal.SIGTERM)
     end = time.monotonic() + grace
-    while (pids := marked(session)) and time.monotonic() < end:
+    while (pids := marked(session)) and time.monotonic() < end:  # noqa: ASYNC110 - polling other processes
         await asyncio.sleep(0.02)
     _signal(pids, signal.SIGKILL)
 
