@@ -232,4 +232,10 @@ MUTANTS: tuple[Mutant, ...] = (
         '"description": t.description, ',
         "",
     ),
+    Mutant(
+        "streamed_model_not_read",
+        "a stream does not say which model answered, so it is priced and logged as the model asked for",
+        'ids = {"response_id": raw_event.get("id"), "model": raw_event.get("model")}',
+        'ids = {"response_id": raw_event.get("id"), "model": None}',
+    ),
 )

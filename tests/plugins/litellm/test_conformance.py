@@ -39,3 +39,12 @@ class TestLiteLLMConformance(OpenAIWireConformance):
     )
     def test_streamed_refusal(self, llm: Client, transport: WireServer) -> None:
         super().test_streamed_refusal(llm, transport)
+
+    @pytest.mark.xfail(
+        reason="LiteLLM names streamed chunks after the model it was asked for ('gemma'), not the snapshot the "
+        "server answered with; usage and cost still match (core prices the asked model when the answer's "
+        "cannot be priced)",
+        strict=True,
+    )
+    def test_stream_counts_like_the_whole_answer(self, llm: Client, transport: WireServer) -> None:
+        super().test_stream_counts_like_the_whole_answer(llm, transport)

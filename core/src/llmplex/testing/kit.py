@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from llmplex.testing.check_errors import ErrorChecks
+from llmplex.testing.check_money import MoneyChecks
 from llmplex.testing.check_parts import PartChecks
 from llmplex.testing.check_requests import RequestChecks
 from llmplex.testing.check_responses import ResponseChecks
@@ -38,7 +39,9 @@ from llmplex.testing.kit_base import CITY_SCHEMA, SECRET, WEATHER_CALL, WEATHER_
 __all__ = ["CITY_SCHEMA", "SECRET", "WEATHER_CALL", "WEATHER_TOOL", "ProviderConformanceTests"]
 
 
-class ProviderConformanceTests(RuntimeChecks, ErrorChecks, ResponseChecks, PartChecks, RequestChecks, SetupChecks):
+class ProviderConformanceTests(
+    RuntimeChecks, ErrorChecks, MoneyChecks, ResponseChecks, PartChecks, RequestChecks, SetupChecks
+):
     """Subclass me (named ``Test...``) in your plugin's tests.
 
     Declare:
