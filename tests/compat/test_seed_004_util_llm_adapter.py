@@ -42,7 +42,9 @@ async def test_execute_speaks_the_responses_api_to_the_url_in_the_environment(en
         parsed=IntentionResponse(intention="trade", reasoning="because"),
         response_id="resp_42",
         usage=ResponseUsage(input_tokens=120, output_tokens=30, reasoning_tokens=8, cached_tokens=0),
+        debug=answer.debug,
     )
+    assert answer.debug is not None and answer.debug.model
     assert answer.usage.total_tokens == 150
     request = env.requests[0]
     assert request.path == "/v1/responses" and request.headers["authorization"] == f"Bearer {KEY}"
@@ -117,7 +119,7 @@ async def test_refusal_and_truncation_raise_their_errors(env: FaultServer) -> No
     env.enqueue(Fault.json(200, fx.response_incomplete()))
     with pytest.raises(LLMIncompleteError) as cut:
         await adapter().execute("i", "d", IntentionResponse)
-    assert cut.value.reason == "length"
+    assert cut.value.reason == "max_output_tokens"  # the Responses API's incomplete_details.reason
 
 
 async def test_the_error_handling_example_runs_unchanged(env: FaultServer) -> None:
@@ -134,7 +136,11 @@ async def test_the_error_handling_example_runs_unchanged(env: FaultServer) -> No
             outcomes.append(f"truncated: {e.reason}")
         except LLMError as e:
             outcomes.append(type(e).__name__)
-    assert outcomes == ["refused: I'm sorry, I can't help with that.", "truncated: length", "LLMRateLimitError"]
+    assert outcomes == [
+        "refused: I'm sorry, I can't help with that.",
+        "truncated: max_output_tokens",
+        "LLMRateLimitError",
+    ]
 
 
 async def test_a_deleted_response_cannot_be_continued(env: FaultServer) -> None:
@@ -171,7 +177,7 @@ async def test_an_application_adapter_without_llmplex_still_works() -> None:
     class Canned:
         async def execute(self, **kwargs: Any) -> AdapterResponse[IntentionResponse]:
             parsed = kwargs["schema"](intention="canned", reasoning="-")
-            return AdapterResponse(parsed, "resp_canned", ResponseUsage(1, 1))
+            return AdapterResponse("resp_canned", parsed, ResponseUsage(1, 1))
 
         async def delete_response(self, response_id: str) -> None:
             raise AssertionError("depth 0 never evicts")

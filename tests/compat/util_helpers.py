@@ -89,7 +89,9 @@ class FakeAdapter:
         if input_data in self.fail_on:
             raise RuntimeError(f"adapter bug on {input_data}")
         parsed = schema(intention=input_data, reasoning="fake")
-        return AdapterResponse(parsed, f"fake_{number}", ResponseUsage(input_tokens=10, output_tokens=2))
+        return AdapterResponse(
+            response_id=f"fake_{number}", parsed=parsed, usage=ResponseUsage(input_tokens=10, output_tokens=2)
+        )
 
     async def delete_response(self, response_id: str) -> None:
         self.deleted.append(response_id)

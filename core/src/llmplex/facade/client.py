@@ -91,30 +91,38 @@ class LLMClient(EntityCalls):
         await delete_response(self.route, response_id, self.call_kwargs.get("timeout") or self.client.config.timeout)
 
 
-async def delete_response(route: Route, response_id: str, timeout: float | None = None) -> None:
+async def delete_response(route: Route, response_id: str, timeout: float | None = None) -> bool:
     """Delete a stored response at ``route``'s provider, when it supports deletion.
 
-    Failures, and a deletion still running after ``timeout`` seconds, are only logged.
+    ``True`` when it was deleted; ``False`` when it was not (the provider cannot
+    delete, does not know the id, or failed). Failures, and a deletion still
+    running after ``timeout`` seconds, are only logged.
     """
     provider = route.provider
     if not provider.capabilities.delete_response:
-        return
+        return False
 
-    async def deleting() -> None:
+    async def deleting() -> bool:
         deleted = await in_worker(
             lambda: provider.hooks.delete_response(
                 response_id=response_id, settings=provider.settings, client=provider.client(False)
             )
         )
         if inspect.isawaitable(deleted):
-            await deleted
+            deleted = await deleted
+        if deleted is False:
+            logger.warning(
+                "response %s was not deleted at %s: the provider does not know it", response_id, provider.name
+            )
+        return deleted is not False
 
     def late() -> LLMDeadlineExceededError:
         return LLMDeadlineExceededError(f"the deletion took longer than {timeout}s", provider=provider.name)
 
     try:
-        await await_before(deleting, Deadline.after(timeout) if timeout is not None else None, late)
+        return await await_before(deleting, Deadline.after(timeout) if timeout is not None else None, late)
     except Exception as exc:
         logger.warning(
             "could not delete response %s at %s: %s: %s", response_id, provider.name, type(exc).__name__, exc
         )
+        return False

@@ -9,7 +9,7 @@ Requests go through llmplex's ``openai`` provider (Responses API) with its
 retries, deadlines and events; entity state stays under ``entity["_openai"]``.
 """
 
-from llmplex.compat.util_llm.adapter import AdapterResponse, OpenAIAdapter, ResponseUsage
+from llmplex.compat.util_llm.adapter import AdapterResponse, OpenAIAdapter, ResponseDebugInfo, ResponseUsage
 from llmplex.compat.util_llm.client import LLMClient, ResponseChainManager
 from llmplex.errors import (
     LLMAPIError,
@@ -41,5 +41,6 @@ __all__ = [
     "LLMTimeoutError",
     "OpenAIAdapter",
     "ResponseChainManager",
+    "ResponseDebugInfo",
     "ResponseUsage",
 ]

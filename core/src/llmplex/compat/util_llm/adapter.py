@@ -14,7 +14,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from llmplex.errors import LLMConfigurationError
+from llmplex.errors import LLMConfigurationError, LLMIncompleteError
 from llmplex.facade.client import delete_response
 from llmplex.facade.request import input_text
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from llmplex.client import Client
     from llmplex.types import Response
 
-__all__ = ["AdapterResponse", "OpenAIAdapter", "ResponseUsage"]
+__all__ = ["AdapterResponse", "OpenAIAdapter", "ResponseDebugInfo", "ResponseUsage", "debug_info"]
 
 logger = logging.getLogger("llmplex.compat.util_llm")
 
@@ -31,26 +31,74 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class ResponseUsage:
-    """Tokens one response consumed."""
+    """Tokens one response consumed; ``total_tokens`` is input plus output unless given."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
     cached_tokens: int = 0
+    total_tokens: int = -1
 
-    @property
-    def total_tokens(self) -> int:
-        """Input plus output tokens."""
-        return self.input_tokens + self.output_tokens
+    def __post_init__(self) -> None:
+        if self.total_tokens < 0:
+            object.__setattr__(self, "total_tokens", self.input_tokens + self.output_tokens)
+
+
+@dataclass(frozen=True)
+class ResponseDebugInfo:
+    """What OpenAI said about one response: the model that answered, when, on which tier, the reasoning summary."""
+
+    model: str | None = None
+    created_at: int | None = None
+    service_tier: str | None = None
+    reasoning_summary: str | None = None
 
 
 @dataclass(frozen=True)
 class AdapterResponse(Generic[T]):
-    """One answer: the parsed ``schema`` instance, the stored response's id, and its usage."""
+    """One answer: the stored response's id, the parsed ``schema`` instance, its usage and debug info."""
 
-    parsed: T
     response_id: str
+    parsed: T
     usage: ResponseUsage
+    debug: ResponseDebugInfo | None = None
+
+
+def _raw_json(raw: Any) -> dict[str, Any]:
+    for name in ("to_dict", "model_dump"):
+        dump = getattr(raw, name, None)
+        if callable(dump):
+            raw = dump()
+            break
+    return raw if isinstance(raw, dict) else {}
+
+
+def _summary(data: dict[str, Any]) -> str | None:
+    parts = [
+        str(part.get("text") or "")
+        for item in data.get("output") or ()
+        if isinstance(item, dict) and item.get("type") == "reasoning"
+        for part in item.get("summary") or ()
+        if isinstance(part, dict)
+    ]
+    return "\n".join(parts) if parts else None
+
+
+def debug_info(response: Response) -> ResponseDebugInfo:
+    """The debug info of an llmplex response (read from the Responses API JSON when it is there)."""
+    data = _raw_json(response.raw)
+    created = data.get("created_at")
+    tier = data.get("service_tier")
+    return ResponseDebugInfo(
+        model=response.model or data.get("model"),
+        created_at=int(created) if isinstance(created, (int, float)) and not isinstance(created, bool) else None,
+        service_tier=tier if isinstance(tier, str) else None,
+        reasoning_summary=_summary(data),
+    )
+
+
+_PROVIDER_REASONS = {"length": "max_output_tokens", "content_filter": "content_filter"}
+"""llmplex's incomplete reasons as the Responses API's ``incomplete_details.reason``, util_llm's ``e.reason``."""
 
 
 def _setting(config: Any, name: str) -> Any:
@@ -94,6 +142,10 @@ class OpenAIAdapter:
         retries = _number(config, "max_retries", 0, whole=True)
         self.throttle = None if retries is None else {"max_attempts": retries + 1}
         self.options = self._options(config)
+        if client is None:
+            problems = self.client.route(self.model).provider.settings.problems()
+            if problems:  # AsyncOpenAI() refuses to be built without a key: so does this adapter
+                raise LLMConfigurationError("OpenAIAdapter cannot be built: " + "; ".join(problems))
 
     def __repr__(self) -> str:
         return f"OpenAIAdapter(model={self.model!r})"
@@ -125,21 +177,33 @@ class OpenAIAdapter:
         """
         options = dict(self.options)
         options["provider_options"] = {**options["provider_options"], "instructions": instructions}
-        response: Response = await self.client.acomplete(
-            self.model,
-            input_text(input_data),
-            output=schema,
-            previous_response_id=previous_response_id,
-            throttle=self.throttle,
-            **options,
-        )
+        try:
+            response: Response = await self.client.acomplete(
+                self.model,
+                input_text(input_data),
+                output=schema,
+                previous_response_id=previous_response_id,
+                throttle=self.throttle,
+                **options,
+            )
+        except LLMIncompleteError as error:
+            error.reason = _PROVIDER_REASONS.get(error.reason, error.reason)
+            raise
         usage = response.usage
         return AdapterResponse(
-            parsed=response.output,
             response_id=response.response_id or "",
-            usage=ResponseUsage(usage.input_tokens, usage.output_tokens, usage.reasoning_tokens, usage.cached_tokens),
+            parsed=response.output,
+            usage=ResponseUsage(
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                reasoning_tokens=usage.reasoning_tokens,
+                cached_tokens=usage.cached_tokens,
+                total_tokens=usage.total_tokens,
+            ),
+            debug=debug_info(response),
         )
 
-    async def delete_response(self, response_id: str) -> None:
-        """Delete a stored response (an evicted chain link); failures are logged, not raised."""
-        await delete_response(self.client.route(self.model), response_id)
+    async def delete_response(self, response_id: str) -> bool:
+        """Delete a stored response (an evicted chain link): ``True`` when deleted, ``False`` when not
+        (failures are logged, never raised)."""
+        return await delete_response(self.client.route(self.model), response_id)
