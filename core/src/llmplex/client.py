@@ -217,9 +217,12 @@ class Client:
         """For a call whose tools include MCP servers: the module that lists their tools, ``args`` with the
         call's deadline fixed (listing counts against it) and the local tools' names; else ``None``.
         The servers are kept, to close with the client."""
-        selection = sys.modules.get("llmplex.mcp.selection")  # imported already if a tool is an MCP server
         tools = args.get("tools")
-        if selection is None or not tools or not any(selection.is_source(tool) for tool in tools):
+        if not tools or "llmplex.mcp.server" not in sys.modules:  # imported already if a tool is an MCP server
+            return None
+        from llmplex.mcp import selection
+
+        if not any(selection.is_source(tool) for tool in tools):
             return None
         for server in selection.servers_in(tools):
             self._mcp_used.setdefault(id(server), server)

@@ -5,7 +5,6 @@ a server starts. The tool loop sees only ``Tool`` values: each MCP tool becomes
 one whose async handler calls the server.
 """
 
-from llmplex.mcp.selection import MCPTools
-from llmplex.mcp.server import MCPServer
+from llmplex.mcp.server import MCPServer, MCPTools
 
 __all__ = ["MCPServer", "MCPTools"]

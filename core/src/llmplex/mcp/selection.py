@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from llmplex.errors import LLMConfigurationError
-from llmplex.mcp.server import MCPServer
+from llmplex.mcp.server import MCPServer, MCPTools
 from llmplex.reliability.deadline import Deadline
 from llmplex.types.tool_result import ToolResult
 from llmplex.types.tools import Tool
@@ -28,37 +28,6 @@ if TYPE_CHECKING:
 __all__ = ["MCPTools", "atools_for", "is_source", "servers_in", "tools_for"]
 
 _INVALID = re.compile(r"[^A-Za-z0-9_\-]")
-
-
-class MCPTools:
-    """Some tools of one server (``server.tools(include=..., exclude=...)``), for ``tools=``."""
-
-    def __init__(self, server: MCPServer, include: Sequence[str] | None, exclude: Sequence[str] | None) -> None:
-        for label, names in (("include", include), ("exclude", exclude)):
-            if names is not None and (isinstance(names, str) or not all(isinstance(n, str) for n in names)):
-                raise LLMConfigurationError(f"{label}= takes a list of tool names, got {names!r}")
-        self.server = server
-        self.include = tuple(include) if include is not None else None
-        self.exclude = tuple(exclude or ())
-
-    def __repr__(self) -> str:
-        return f"MCPTools({self.server.name!r}, include={self.include!r}, exclude={self.exclude!r})"
-
-    def pick(self, listing: list[mcp_types.Tool]) -> list[mcp_types.Tool]:
-        """The listed tools this selection keeps; a name it gives that the server lacks is an error."""
-        names = [tool.name for tool in listing]
-        unknown = [n for n in (*(self.include or ()), *self.exclude) if n not in names]
-        if unknown:
-            raise LLMConfigurationError(
-                f"MCP server {self.server.name!r} has no tool named {', '.join(map(repr, unknown))}; "
-                f"it has: {', '.join(names)}"
-            )
-        kept = [t for t in listing if (self.include is None or t.name in self.include) and t.name not in self.exclude]
-        if not kept:
-            raise LLMConfigurationError(
-                f"include=/exclude= leave no tool of MCP server {self.server.name!r}; it has: {', '.join(names)}"
-            )
-        return kept
 
 
 class MCPHandler:
