@@ -22,9 +22,13 @@ from tests.plugins.openai.conftest import API_KEY, OPENAI_URL
 URL = OPENAI_URL + "/embeddings"
 
 
-def reply(texts: list[str], *, reverse: bool = False, model: str = "text-embedding-3-small") -> dict[str, object]:
+def reply(
+    texts: list[str], *, reverse: bool = False, model: str = "text-embedding-3-small", dimensions: int | None = None
+) -> dict[str, object]:
+    size = dimensions or 3  # a server that honours dimensions= (llmplex refuses vectors of another length)
     data = [
-        {"object": "embedding", "index": i, "embedding": [float(len(t)), float(i), 0.5]} for i, t in enumerate(texts)
+        {"object": "embedding", "index": i, "embedding": ([float(len(t)), float(i), 0.5] + [0.0] * size)[:size]}
+        for i, t in enumerate(texts)
     ]
     body = {
         "object": "list",
@@ -36,12 +40,16 @@ def reply(texts: list[str], *, reverse: bool = False, model: str = "text-embeddi
     return body
 
 
+def _asked(body: dict[str, object]) -> dict[str, object]:
+    return {"texts": body["input"], "dimensions": body.get("dimensions")}
+
+
 @pytest.fixture
 def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[respx.MockRouter]:
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
     with respx.mock(assert_all_mocked=True) as router:
         router.post(URL).mock(
-            side_effect=lambda request: httpx.Response(200, json=reply(json.loads(request.content)["input"]))
+            side_effect=lambda request: httpx.Response(200, json=reply(**_asked(json.loads(request.content))))
         )
         yield router
 

@@ -1,8 +1,8 @@
 """What a provider instance cannot honour, found before anything is sent: refused, or dropped when configured.
 
 Each request is held against the instance's ``Capabilities``: sampling options
-(``reasoning_effort`` included), tools, a stored response chain, content parts,
-prompt-cache marks. Whatever the instance cannot take is an
+(``reasoning_effort`` included), tools, a stored response chain, content
+parts, prompt-cache marks. Whatever the instance cannot take is an
 ``LLMConfigurationError`` naming it and the instance, unless the instance drops
 unsupported things (``drop_unsupported = true``, top level or in its
 ``[providers.NAME]`` table): then it is left out and named in

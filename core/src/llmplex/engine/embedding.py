@@ -157,12 +157,25 @@ class EmbedRun:
             raise LLMServerError(
                 f"provider {self.route.provider.name!r} answered {got} embeddings for {len(batch)} texts"
             )
+        self._check_dimensions(result)
         usage = result.usage.priced(self.route.provider.info.name, result.model or self.route.model)
         retrier.settle(usage)
         if self.telemetry.wants(PromptExecuted):
             self.telemetry.emit(PromptExecuted, attempt=retrier.attempt, usage=usage, **retrier.where())
         accepted: Embeddings = result.model_copy(update={"usage": usage})
         return accepted
+
+    def _check_dimensions(self, result: Embeddings) -> None:
+        """Vectors of one length, the one ``dimensions=`` asked for when it was given: a provider that ignored it
+        (or answered vectors of mixed lengths) is an error, never vectors of another size."""
+        lengths = sorted({len(vector) for vector in result.vectors})
+        wanted = self.dimensions
+        if len(lengths) > 1 or (wanted is not None and lengths and lengths != [wanted]):
+            said = f"asked for dimensions={wanted}, " if wanted is not None else ""
+            raise LLMServerError(
+                f"provider {self.route.provider.name!r} {said}answered vectors of {', '.join(map(str, lengths))} "
+                "dimensions: it did not honour the request (check the model takes dimensions=)"
+            )
 
     def run(self) -> Embeddings:
         """Embed every batch, in order, synchronously."""
