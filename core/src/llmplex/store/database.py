@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUSY_TIMEOUT",
+    "HEAD",
     "async_engine",
     "data_dir",
     "default_url",
@@ -37,6 +38,9 @@ BUSY_TIMEOUT = 60.0
 """Seconds a SQLite connection waits for another process's write lock before giving up."""
 
 _MIGRATIONS = Path(__file__).with_name("migrations")
+
+HEAD = "0001"
+"""The newest migration's revision (a test checks it is Alembic's head)."""
 
 
 def data_dir() -> Path:
@@ -152,18 +156,6 @@ def _alembic_config(connection: Connection) -> Any:
     return config
 
 
-def _head(config: Any) -> str | None:
-    from alembic.script import ScriptDirectory
-
-    return ScriptDirectory.from_config(config).get_current_head()
-
-
-def _current(connection: Connection) -> str | None:
-    from alembic.runtime.migration import MigrationContext
-
-    return MigrationContext.configure(connection).get_current_revision()
-
-
 @contextlib.contextmanager
 def _migration_lock(engine: Engine) -> Iterator[None]:
     """One migrating process at a time: a file lock beside a SQLite file, an advisory lock on PostgreSQL."""
@@ -189,18 +181,32 @@ def _migration_lock(engine: Engine) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def migrate(engine: Engine) -> None:
-    """Bring the database to the newest schema (idempotent; safe with many processes starting at once)."""
-    from alembic import command
+def _version(connection: Connection) -> str | None:
+    """The schema's revision, read without Alembic (``None``: no schema yet)."""
+    from sqlalchemy import exc, text
 
+    try:
+        return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    except exc.DBAPIError:
+        return None
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the database to the newest schema (idempotent; safe with many processes starting at once).
+
+    A database already at ``HEAD`` is checked with one query: Alembic is imported only to migrate.
+    """
     with engine.connect() as connection:
-        config = _alembic_config(connection)
-        if _current(connection) == _head(config):
+        if _version(connection) == HEAD:
             return
-    with _migration_lock(engine), engine.begin() as connection:
-        config = _alembic_config(connection)
-        if _current(connection) != _head(config):
-            command.upgrade(config, "head")
+    with _migration_lock(engine):
+        with engine.connect() as connection:
+            if _version(connection) == HEAD:  # another process migrated while this one waited
+                return
+        from alembic import command
+
+        with engine.begin() as connection:
+            command.upgrade(_alembic_config(connection), "head")
 
 
 def open_database(url: str | None = None, *, writer: bool = False, create: bool = True) -> Engine:
@@ -215,6 +221,10 @@ def open_database(url: str | None = None, *, writer: bool = False, create: bool 
     if path is not None:
         if not path.exists() and not create:
             raise FileNotFoundError(str(path))
+        if path.exists() and not path.is_file():  # a directory, a FIFO (opening it would block), a device
+            raise LLMConfigurationError(
+                f"the call log's database {path} is not a regular file; set [log] database to a file path"
+            )
         if create:
             os.makedirs(path.parent, exist_ok=True)
     engine = sync_engine(url, writer=writer)

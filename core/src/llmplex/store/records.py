@@ -47,13 +47,17 @@ def _piece(piece: Any) -> Any:
 
 def message_data(message: Message) -> dict[str, Any]:
     """``message`` as JSON-ready data; parts of its content become references."""
-    data = message.model_dump(mode="json", exclude={"content"}, exclude_defaults=True)
+    data = message.model_dump(mode="json", exclude={"content", "reasoning"}, exclude_defaults=True)
     data["role"] = message.role
     if isinstance(message.content, tuple):
         data["content"] = [_piece(piece) for piece in message.content]
     elif message.content is not None:
         data["content"] = message.content
-    return dict(redact(data))
+    data = dict(redact(data))
+    reasoning = getattr(message, "reasoning", ())
+    if reasoning:  # the provider's opaque state, replayed byte for byte on the next turn: kept as it came
+        data["reasoning"] = [part.model_dump(mode="json") for part in reasoning]
+    return data
 
 
 def _answer_data(response: Response) -> dict[str, Any]:

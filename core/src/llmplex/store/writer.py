@@ -130,7 +130,7 @@ class CallWriter:
         if self._engine is not None:
             self._engine.dispose()
             self._engine = None
-        text = redact(str(getattr(exc, "orig", None) or exc)).splitlines()[0][:300] if str(exc) else type(exc).__name__
+        text = (redact(str(getattr(exc, "orig", None) or exc)).splitlines() or [type(exc).__name__])[0][:300]
         where = redact(self.url)
         self._warn(
             type(exc).__name__ + text[:40],
@@ -179,8 +179,15 @@ def writer_for(url: str) -> CallWriter:
         return writer
 
 
+EXIT_FLUSH_TIMEOUT = 120.0
+"""Seconds the interpreter's exit waits, per database, for pending rows to be written (a busy machine
+with many processes opening the database at once needs tens of seconds)."""
+
+
 @atexit.register
 def _flush_all() -> None:
-    """At interpreter exit: write what is pending, a few seconds at most per database."""
+    """At interpreter exit: write what is pending; what cannot be written in time is a warning."""
     for writer in list(_writers.values()):
-        writer.flush(timeout=5.0)
+        if not writer.flush(timeout=EXIT_FLUSH_TIMEOUT):
+            left = len(writer._pending)
+            writer._warn("exit", f"{left} call(s) were not written to the call log before the program exited")

@@ -1,0 +1,1 @@
+"""Issue 25: the call log (llmplex.store), `llmplex logs`, conversations."""
