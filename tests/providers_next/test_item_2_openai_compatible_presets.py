@@ -7,6 +7,7 @@ default URLs), answering with payloads shaped like each provider's API reference
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -290,3 +291,19 @@ def test_item_2_ollama_models_lists_what_is_pulled(server: WireServer) -> None:
     server.push(Answer.json(200, {"object": "list", "data": [{"id": "qwen3", "object": "model", "owned_by": "library",
                                                              "created": 1}]}))  # fmt: skip
     assert [m.id for m in _client(ollama={"base_url": server.url + "/v1"}).models("ollama", refresh=True)] == ["qwen3"]
+
+
+def test_item_2_llmplex_models_ollama_lists_the_pulled_models_on_the_command_line(
+    server: WireServer, tmp_path: Any
+) -> None:
+    from tests.support.cli import run_llmplex
+
+    tags = {"models": [{"name": "qwen3:8b", "model": "qwen3:8b", "size": 5225387923, "details": {
+        "format": "gguf", "family": "qwen3", "parameter_size": "8.2B", "quantization_level": "Q4_K_M"}}]}  # fmt: skip
+    server.push(Answer.json(200, tags), Answer.json(200, tags))
+    env = {"LLMPLEX_PROVIDERS__OLLAMA__BASE_URL": server.url + "/v1"}
+    table = run_llmplex("models", "ollama", cwd=tmp_path, env=env)
+    assert table.returncode == 0 and "qwen3:8b" in table.stdout, table.stderr
+    listed = json.loads(run_llmplex("models", "ollama", "--json", cwd=tmp_path, env=env).stdout)
+    assert [(m["id"], "8.2B" in m["description"]) for m in listed] == [("qwen3:8b", True)]
+    assert [r.path for r in server.received] == ["/api/tags", "/api/tags"]
