@@ -180,7 +180,7 @@ class Call:
             except LLMError as error:
                 self._fall_back(error)
             finally:
-                pipeline.retrier.close()
+                pipeline.close()
 
     async def acomplete(self) -> Response:
         """Async twin of ``complete``."""
@@ -191,7 +191,7 @@ class Call:
             except LLMError as error:
                 self._fall_back(error)
             finally:
-                pipeline.retrier.close()
+                pipeline.close()
 
     def stream(self) -> Iterator[StreamEvent]:
         """Stream events; a model that fails before its first event hands over to the next."""
@@ -208,7 +208,7 @@ class Call:
             except LLMError as error:
                 self._fall_back(error, partial=yielded)
             finally:
-                pipeline.retrier.close()
+                pipeline.close()
 
     async def astream(self) -> AsyncIterator[StreamEvent]:
         """Async twin of ``stream``."""
@@ -225,7 +225,7 @@ class Call:
             except LLMError as error:
                 self._fall_back(error, partial=yielded)
             finally:
-                pipeline.retrier.close()
+                pipeline.close()
 
     def _fall_back(self, error: LLMError, partial: bool = False) -> None:
         """Switch to the next fallback, or raise ``error`` for good."""

@@ -46,6 +46,7 @@ class Pipeline:
         self.telemetry = telemetry
         self.retrier = Retrier(request_id, self.runner, plan, telemetry, attempts_before, started, request=request)
         self._adapted: Adapted | None = None
+        self._assembler: StreamAssembler | None = None
 
     # -- shared steps --------------------------------------------------------------
 
@@ -163,6 +164,13 @@ class Pipeline:
         response = self._account(assembler.response(self.retrier.sent, self.retrier.elapsed()))
         return StreamEvent(type="response", response=response)
 
+    def close(self) -> None:
+        """The call is done with this route: a stream abandoned while answering settles as cut off (the
+        tokens were spent), and whatever is still reserved is given back."""
+        if self._assembler is not None:
+            self._cut_off(self._assembler, "the stream was abandoned")
+        self.retrier.close()
+
     def _cut_off(self, assembler: StreamAssembler, why: str) -> None:
         """A stream that had begun to answer ended early: the tokens were spent, so the budgets count
         what it reported or, where more, what they reserved (a stream refused before answering spent none)."""
@@ -189,7 +197,7 @@ class Pipeline:
         while True:
             self.retrier.begin(stream=True)
             state = StreamState(self.request)
-            assembler = StreamAssembler(self.route.provider.name, self.route.model)
+            assembler = self._assembler = StreamAssembler(self.route.provider.name, self.route.model)
             yielded = False
             try:
                 state.request = self._sent_request
@@ -222,7 +230,7 @@ class Pipeline:
         while True:
             await self.retrier.abegin(stream=True)
             state = StreamState(self.request)
-            assembler = StreamAssembler(self.route.provider.name, self.route.model)
+            assembler = self._assembler = StreamAssembler(self.route.provider.name, self.route.model)
             yielded = False
             try:
                 state.request = self._sent_request
