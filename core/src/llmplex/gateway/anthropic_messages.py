@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from llmplex.gateway.calls import CallSpec, sse
 from llmplex.gateway.errors import GatewayError
-from llmplex.gateway.wire import dumps, media_from_data_url, new_id, part_from_base64
+from llmplex.gateway.wire import MAX_TOKENS, dumps, media_from_data_url, new_id, part_from_base64
 from llmplex.types import Message, Response, StreamEvent, ToolCall, Usage
 from llmplex.types.messages import decode_json
 
@@ -101,7 +101,7 @@ class MessagesRequest(BaseModel):
     model_config = _Open
 
     model: str = Field(min_length=1)
-    max_tokens: int = Field(ge=1)
+    max_tokens: int = Field(ge=1, le=MAX_TOKENS)
     messages: list[_Message] = Field(min_length=1)
     system: str | list[_Text] | None = None
     stop_sequences: list[str] | None = None

@@ -30,7 +30,7 @@ from llmplex.gateway.openai_responses import (
     responses_call,
     responses_response,
 )
-from llmplex.gateway.pipeline import Pipeline, upstream_error
+from llmplex.gateway.pipeline import Exchange, Pipeline, upstream_error
 from llmplex.gateway.records import Recorder
 from llmplex.gateway.wire import dumps, now, parse_body
 from llmplex.types import Response as LLMResponse
@@ -88,8 +88,7 @@ class _Routes:
         except LLMError as exc:  # refused before anything was sent (an unknown model, a bad tool schema)
             return pipeline.fail(exchange, GatewayError(400, exc.message, kind="invalid_request"))
         except ConnectionError:
-            pipeline.finish(exchange, 499, GatewayError(499, "client disconnected", kind="client_disconnected"), None)
-            return Response(status_code=499)
+            return _gone(pipeline, exchange)
         except ValueError as exc:  # a value the core types refuse (pydantic's ValidationError included)
             return pipeline.fail(exchange, GatewayError(400, f"invalid request: {_first_line(exc)}"))
         except Exception:
@@ -153,6 +152,8 @@ class _Routes:
             return pipeline.fail(exchange, exc)
         except LLMError as exc:
             return pipeline.fail(exchange, GatewayError(400, exc.message, kind="invalid_request"))
+        except ConnectionError:
+            return _gone(pipeline, exchange)
         except Exception:
             log.exception("unexpected failure of %s", exchange.request_id)
             return pipeline.fail(exchange, GatewayError(500, "internal gateway error", kind="internal"))
@@ -215,6 +216,12 @@ def warm_up(client: Client) -> None:
             client.route(model).provider.client(True)
         except LLMError as exc:
             log.warning("provider of %s not prepared: %s", model, exc)
+
+
+def _gone(pipeline: Pipeline, exchange: Exchange) -> Response:
+    """A request whose client left: recorded as 499 (nginx's "client closed request"); nobody reads the answer."""
+    pipeline.finish(exchange, 499, GatewayError(499, "client disconnected", kind="client_disconnected"), None)
+    return Response(status_code=499)
 
 
 def _owner(model: str) -> str:

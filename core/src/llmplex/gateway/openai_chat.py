@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from llmplex.gateway.calls import CallSpec, sse
 from llmplex.gateway.errors import GatewayError
-from llmplex.gateway.wire import dumps, media_from_data_url, new_id, now, part_from_base64
+from llmplex.gateway.wire import MAX_TOKENS, dumps, media_from_data_url, new_id, now, part_from_base64
 from llmplex.types import Message, Response, StreamEvent, ToolCall, Usage
 
 __all__ = ["ChatRequest", "ChatStreamEncoder", "chat_call", "chat_response", "chat_usage"]
@@ -133,8 +133,8 @@ class ChatRequest(BaseModel):
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
     seed: int | None = None
     stop: str | list[str] | None = None
-    max_tokens: int | None = Field(default=None, ge=1)
-    max_completion_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
+    max_completion_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
     n: int | None = Field(default=None, ge=1, le=1)
     tools: list[_Tool] | None = None
     tool_choice: Literal["auto", "none", "required"] | _NamedToolChoice | None = None

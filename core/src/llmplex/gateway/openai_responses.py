@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from llmplex.gateway.calls import CallSpec, sse
 from llmplex.gateway.errors import GatewayError
-from llmplex.gateway.wire import dumps, media_from_data_url, new_id, now
+from llmplex.gateway.wire import MAX_TOKENS, dumps, media_from_data_url, new_id, now
 from llmplex.types import Message, Response, StreamEvent, ToolCall, Usage
 
 __all__ = ["ResponsesRequest", "ResponsesStreamEncoder", "responses_call", "responses_response"]
@@ -68,7 +68,7 @@ class ResponsesRequest(BaseModel):
     tool_choice: Literal["auto", "none", "required"] | _NamedChoice | None = None
     temperature: float | None = Field(default=None, ge=0, le=2)
     top_p: float | None = Field(default=None, ge=0, le=1)
-    max_output_tokens: int | None = Field(default=None, ge=1)
+    max_output_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
     previous_response_id: str | None = None
     stream: bool | None = False
 

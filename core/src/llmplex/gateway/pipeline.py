@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, 
 from dataclasses import dataclass
 from typing import Any
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from llmplex.client import Client
@@ -102,11 +102,14 @@ class Pipeline:
             raise _too_large(limit)
         chunks: list[bytes] = []
         size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise _too_large(limit)
-            chunks.append(chunk)
+        try:
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise _too_large(limit)
+                chunks.append(chunk)
+        except ClientDisconnect:
+            raise ConnectionError("the client disconnected before the body ended") from None
         return b"".join(chunks)
 
     async def authenticate(self, exchange: Exchange, request: Request) -> Caller:

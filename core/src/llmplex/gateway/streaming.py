@@ -65,16 +65,43 @@ async def _disconnected(receive: Receive) -> None:
             return
 
 
-async def _next(queue: asyncio.Queue[object], gone: asyncio.Task[None], wait: float) -> object | None:
-    """The next item, ``None`` after ``wait`` seconds of silence; raises ``ConnectionError`` once the client left."""
-    getter = asyncio.ensure_future(queue.get())
-    done, _ = await asyncio.wait((getter, gone), timeout=wait, return_when=asyncio.FIRST_COMPLETED)
-    if getter in done:
-        return getter.result()
-    getter.cancel()
-    if gone in done:
-        raise ConnectionError("the client disconnected")
-    return None
+class _Reader:
+    """Takes the producer's items off the queue; chunks already queued are joined (one send instead of many)."""
+
+    def __init__(self, queue: asyncio.Queue[object], gone: asyncio.Future[None]) -> None:
+        self.queue = queue
+        self.gone = gone
+        self.held: object | None = None  # an item taken while joining chunks, given next
+
+    async def next(self, wait: float) -> object | None:
+        """The next item, ``None`` after ``wait`` seconds of silence; ``ConnectionError`` once the client left."""
+        if self.gone.done():
+            raise ConnectionError("the client disconnected")
+        if self.held is not None:
+            item, self.held = self.held, None
+            return item
+        if not self.queue.empty():
+            return self._join(self.queue.get_nowait())
+        getter = asyncio.ensure_future(self.queue.get())
+        done, _ = await asyncio.wait((getter, self.gone), timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+        if getter in done:
+            return self._join(getter.result())
+        getter.cancel()
+        if self.gone in done:
+            raise ConnectionError("the client disconnected")
+        return None
+
+    def _join(self, first: object) -> object:
+        if not isinstance(first, bytes):
+            return first
+        parts = [first]
+        while not self.queue.empty() and len(parts) < _QUEUE_SIZE:
+            item = self.queue.get_nowait()
+            if not isinstance(item, bytes):
+                self.held = item
+                break
+            parts.append(item)
+        return b"".join(parts) if len(parts) > 1 else first
 
 
 async def stream_response(
@@ -92,9 +119,10 @@ async def stream_response(
     producer = asyncio.ensure_future(_produce(chunks, queue))
     gone = asyncio.ensure_future(_disconnected(receive))
     started = False
+    reader = _Reader(queue, gone)
     try:
         while True:
-            item = await _next(queue, gone, keepalive)
+            item = await reader.next(keepalive)
             if item is _END:
                 break
             if isinstance(item, _Failed):

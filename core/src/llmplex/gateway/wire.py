@@ -16,6 +16,7 @@ from llmplex.gateway.errors import GatewayError
 from llmplex.types import Audio, Document, Image, Usage
 
 __all__ = [
+    "MAX_TOKENS",
     "dumps",
     "media_from_data_url",
     "new_id",
@@ -26,6 +27,9 @@ __all__ = [
 ]
 
 M = TypeVar("M", bound=BaseModel)
+
+MAX_TOKENS = 2**31 - 1
+"""The largest token count a request may ask for (no API takes more; a larger number is a client's bug)."""
 
 
 def dumps(value: Any) -> bytes:
