@@ -71,7 +71,7 @@ class FunctionCall:
     """A tool the model asked to run, with its parsed arguments."""
 
     name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
+    arguments: dict[str, Any]
 
 
 @dataclass
@@ -107,7 +107,7 @@ class LLMResponse:
 
     content: str | None
     function_calls: list[FunctionCall] | None
-    finish_reason: FinishReason
+    finish_reason: Literal["stop", "tool_calls", "max_tokens", "error"]
     usage: TokenUsage | None = None
     error: str | None = None
 
@@ -150,7 +150,7 @@ class LLMError(Exception):
     """Any failure: ``message``, a short ``code`` and, for rate limits, ``retry_after`` in whole seconds."""
 
     message: str
-    code: str = "llm_error"
+    code: str
     retry_after: int | None = None
 
     def __post_init__(self) -> None:
@@ -160,20 +160,33 @@ class LLMError(Exception):
         return self.message
 
 
+@dataclass(eq=False)
 class RateLimitError(LLMError):
     """The provider rate-limited the request (retries included); ``retry_after`` is its wait, rounded up."""
 
+    code: str = "rate_limited"
 
+
+@dataclass(eq=False)
 class TimeoutError(LLMError, builtins.TimeoutError):  # the contract names it so
     """The request timed out (also a built-in ``TimeoutError``)."""
 
+    code: str = "timeout"
 
+
+@dataclass(eq=False)
 class InvalidResponseError(LLMError):
     """The model's output could not be read (e.g. function-call arguments that are not a JSON object)."""
 
+    code: str = "invalid_response"
 
+
+@dataclass(eq=False)
 class ToolNotFoundError(LLMError):
-    """A tool name the registry does not know."""
+    """A tool name the registry does not know; ``tool_name`` is that name."""
+
+    code: str = "tool_not_found"
+    tool_name: str | None = None
 
 
 def _seed_error(error: _CoreError) -> LLMError:
@@ -181,7 +194,7 @@ def _seed_error(error: _CoreError) -> LLMError:
     code = re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower() or "llm_error"
     if isinstance(error, LLMRateLimitError):
         wait = error.retry_after
-        return RateLimitError(str(error), code, math.ceil(wait) if wait is not None else None)
+        return RateLimitError(f"rate limited: {error}", code, math.ceil(wait) if wait is not None else None)
     if isinstance(error, LLMTimeoutError):
         return TimeoutError(str(error), code)
     if isinstance(error, LLMOutputParseError):
@@ -202,9 +215,7 @@ def get_tool_declarations(
     for name in tools:
         entry = known.get(name)
         if entry is None:
-            raise ToolNotFoundError(
-                f"no tool named {name!r} in the registry (known: {sorted(known)})", "tool_not_found"
-            )
+            raise ToolNotFoundError(f"no tool named {name!r} in the registry (known: {sorted(known)})", tool_name=name)
         declared.append(
             ToolDeclaration(
                 name=name,
