@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -169,3 +170,12 @@ def test_item_1_secrets_stay_out_of_reprs_logs_events_and_errors(
     assert "cannot open database" in str(error)
     shown = str(error) + repr(error) + error.stderr + str(error.context) + caplog.text
     assert SECRET not in shown
+
+
+def test_item_1_import_llmplex_stays_light() -> None:
+    code = (
+        "import sys, llmplex; server = llmplex.MCPServer.stdio('x', name='x'); server.tools(include=['a']); "
+        "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'mcp_types', 'anyio'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "[]"

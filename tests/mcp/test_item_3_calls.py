@@ -57,6 +57,7 @@ def test_item_3_a_hanging_server_ends_the_call_at_its_deadline_and_the_request_i
     toolbox.list_tools(timeout=60)  # started outside the measured call
     mock_backend.push(tool_calls=[call("hang", {})])
     started = time.monotonic()
+
     def run() -> object:
         if asynchronous:
             return asyncio.run(client.acomplete("mock:m", "wait", tools=[toolbox], timeout=1.5))
@@ -183,3 +184,24 @@ def test_item_3_results_of_every_content_kind_become_llmplex_content() -> None:
     assert "not valid base64" in converted.text and "image/jpeg" in converted.text and "not sent" in converted.text
     assert "application/x-thing" in converted.text and "resource link file:///d.txt" in converted.text
     assert converted.structured == {"k": 1} and not converted.is_error
+
+
+def test_item_3_cancelling_the_caller_cancels_the_request_at_the_server(
+    client: llmplex.Client, mock_backend: Any, toolbox: MCPServer, marks: Path
+) -> None:
+    toolbox.list_tools(timeout=60)
+    mock_backend.push(tool_calls=[call("hang", {})])
+
+    async def main() -> None:
+        task = asyncio.ensure_future(client.acomplete("mock:m", "wait", tools=[toolbox]))  # no deadline at all
+        for _ in range(400):
+            if (marks / "hang-started").exists():
+                break
+            await asyncio.sleep(0.025)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert wait_for(marks / "hang-cancelled"), "the server never saw notifications/cancelled"
+    assert toolbox.running
