@@ -4,13 +4,16 @@
         url = server.url          # redis://127.0.0.1:PORT/0
 
 Nothing is saved to disk, the server listens on loopback only, and ``stop()``
-ends it (SIGTERM, then SIGKILL). Tests get it through the ``redis_server``
+ends it (SIGTERM, then SIGKILL). ``RedisServer(dir, password="...")`` requires that
+password (``url`` carries it); ``pause()``/``resume()`` freeze and thaw the process
+(SIGSTOP/SIGCONT: connections are accepted by the kernel, nothing is answered). Tests get it through the ``redis_server``
 fixture of ``tests/support/fixtures.py``.
 """
 
 from __future__ import annotations
 
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -37,15 +40,27 @@ def free_port() -> int:
 class RedisServer:
     """One redis-server process for a test session."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, password: str | None = None) -> None:
         self.directory = directory
+        self.password = password
         self.port = 0
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        """The server's URL for ``[limits] storage`` (database 0)."""
-        return f"redis://127.0.0.1:{self.port}/0"
+        """The server's URL for ``[limits] storage`` (database 0), with its password if it has one."""
+        auth = f":{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
+
+    def pause(self) -> None:
+        """Freeze the server (SIGSTOP): it accepts connections but answers nothing until ``resume()``."""
+        assert self._process is not None
+        self._process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Thaw a paused server (SIGCONT)."""
+        assert self._process is not None
+        self._process.send_signal(signal.SIGCONT)
 
     def start(self) -> RedisServer:
         """Start on a free port (another when that one is taken meanwhile) and wait until it answers."""
@@ -58,7 +73,8 @@ class RedisServer:
             self._process = subprocess.Popen(
                 [binary, "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.directory),
                  "--save", "", "--appendonly", "no", "--daemonize", "no",
-                 "--logfile", str(self.directory / f"redis-{self.port}.log")],
+                 "--logfile", str(self.directory / f"redis-{self.port}.log"),
+                 *(["--requirepass", self.password] if self.password else [])],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )  # fmt: skip
             if self._wait_until_ready():
@@ -81,6 +97,10 @@ class RedisServer:
         """Whether the server answers PING."""
         try:
             with socket.create_connection(("127.0.0.1", self.port), timeout=1) as connection:
+                if self.password:
+                    connection.sendall(f"AUTH {self.password}\r\n".encode())
+                    if not connection.recv(64).startswith(b"+OK"):
+                        return False
                 connection.sendall(b"PING\r\n")
                 return connection.recv(64).startswith(b"+PONG")
         except OSError:
@@ -99,6 +119,7 @@ class RedisServer:
         process, self._process = self._process, None
         if process is None:
             return
+        process.send_signal(signal.SIGCONT)  # a paused server cannot act on SIGTERM
         process.terminate()
         try:
             process.wait(timeout=10)

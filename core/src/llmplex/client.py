@@ -23,6 +23,7 @@ from llmplex.reliability.budget import Budget, BudgetTracker
 from llmplex.reliability.clock import Clock
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.guard import call_before
+from llmplex.reliability.storage import opened_store
 from llmplex.routing import ProviderInstance, Route, Router
 from llmplex.types import Embeddings, Message, ModelInfo, OutputSchema, Request, Response, StreamEvent
 
@@ -115,12 +116,16 @@ class Client:
         Async clients of event loops running on other threads are closed there; those of
         the running loop once control returns to it (prefer ``await aclose()`` in async
         code). The client stays usable: a later call opens new connections. MCP servers its calls used
-        are closed too (their processes end); a later call starts them again.
+        are closed too (their processes end); a later call starts them again. So are the event loops'
+        Redis clients of the ``[limits]`` storage.
         """
         for instance in self.router.instances():
             instance.clients.close()
         for server in self._mcp_used.values():
             server.close()
+        store = opened_store(self.config.limits)
+        if store is not None:
+            store.close()
 
     async def aclose(self) -> None:
         """Close the providers' SDK clients, awaiting the async ones, and the MCP servers (see ``close``)."""
@@ -128,6 +133,9 @@ class Client:
             await instance.clients.aclose()
         for server in self._mcp_used.values():
             await server.aclose()
+        store = opened_store(self.config.limits)
+        if store is not None:
+            await store.aclose()
 
     def __enter__(self) -> Self:
         return self

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_serializer, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from llmplex.config.mcp import MCPConfig
 from llmplex.config.wording import KEY_ERROR
-from llmplex.redaction import is_secret_name, register_url_secrets, url_credentials
+from llmplex.redaction import is_secret_name, redact, register_url_secrets, url_credentials
 
 __all__ = [
     "DEFAULT_EMBEDDING_MODEL",
@@ -139,7 +140,17 @@ class LimitsConfig(BaseModel):
         scheme = storage.partition("://")[0]
         if not storage.partition("://")[1] or scheme not in ("memory", "redis", "rediss"):
             raise ValueError('expected a storage URL such as "memory://" or "redis://127.0.0.1:6379/0"')
+        register_url_secrets(storage)  # a password in the URL is masked wherever it could be shown
         return storage
+
+    @field_serializer("storage", when_used="json")
+    def _masked_storage(self, storage: str) -> str:
+        """JSON dumps (what is shown or written) mask the URL's password; a Python dump keeps it for reuse."""
+        return redact(storage)
+
+    def __repr_args__(self) -> Iterable[tuple[str | None, Any]]:
+        for name, value in super().__repr_args__():
+            yield name, redact(value) if name == "storage" else value
 
 
 class CacheConfig(BaseModel):

@@ -10,10 +10,11 @@ from llmplex.engine.attempt import Attempt
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMDeadlineExceededError, LLMError, LLMTimeoutError
 from llmplex.events import RequestStarted, Throttled, UsageUnknown
-from llmplex.reliability.budget import BudgetTracker, Reservation, areserve, reserve
+from llmplex.reliability.budget import BudgetTracker, Reservation
 from llmplex.reliability.clock import Clock
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.rate_limits import Permit, ProviderLimits
+from llmplex.reliability.reserving import areserve, reserve
 from llmplex.reliability.throttle import ThrottlePolicy
 from llmplex.types import Request, Usage
 
@@ -102,6 +103,9 @@ class Retrier:
                 self._permit = limits.admit(self.request, self.plan.deadline, self.plan.clock, self._limited)
             except LLMError as error:
                 raise self._not_admitted(error) from None
+            except BaseException:  # Ctrl-C while waiting for a slot or a window: never sent
+                self._give_back()
+                raise
         self._started(stream)
 
     async def abegin(self, stream: bool = False) -> None:
@@ -120,6 +124,9 @@ class Retrier:
                 self._permit = await limits.aadmit(self.request, self.plan.deadline, self.plan.clock, self._limited)
             except LLMError as error:
                 raise self._not_admitted(error) from None
+            except BaseException:  # cancelled while waiting for a slot or a window: never sent
+                self._give_back()
+                raise
         self._started(stream)
 
     def settle(self, usage: Usage | None, reason: str = "the provider reported no usage") -> None:
@@ -141,11 +148,15 @@ class Retrier:
 
     def _not_admitted(self, error: LLMError) -> LLMError:
         """The limits refused the attempt: it was never sent, so the budgets get it back."""
+        self._give_back()
+        error.model = error.model or self.runner.route.model
+        return self._budget_stop(error)
+
+    def _give_back(self) -> None:
+        """Cancel this attempt's reservations: it was never sent (not counted as a request)."""
         held, self._held = self._held, []
         for reservation in held:
             reservation.cancel()
-        error.model = error.model or self.runner.route.model
-        return self._budget_stop(error)
 
     def close(self) -> None:
         """Give back whatever is still reserved, unused: the call ended (returned, raised or was abandoned)."""

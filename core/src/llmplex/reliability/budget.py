@@ -9,7 +9,6 @@ from typing import Any, NamedTuple
 
 from llmplex.config.schema import BudgetConfig
 from llmplex.errors import LLMBudgetExceededError, LLMConfigurationError
-from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.estimate import Estimate, Estimator, estimate_input_tokens, estimate_request
 from llmplex.reliability.signal import Changes
 from llmplex.types import Request, Usage
@@ -21,9 +20,8 @@ __all__ = [
     "BudgetTracker",
     "Charge",
     "Reservation",
-    "areserve",
     "as_tracker",
-    "reserve",
+    "reserve_all",
 ]
 
 _MILLION = Decimal(1_000_000)
@@ -188,6 +186,11 @@ class BudgetTracker:
 
     def __repr__(self) -> str:
         return f"BudgetTracker({self.budget!r}, {self.snapshot()!r})"
+
+    @property
+    def does_io(self) -> bool:
+        """Whether reserving and settling may wait on the network (a shared budget in Redis)."""
+        return False
 
     @property
     def counts_tokens(self) -> bool:
@@ -367,14 +370,15 @@ def _priced(
     return replace(estimate, cost_usd=price_of(key, estimate.input_tokens, 0, 0, estimate.output_tokens, 0))
 
 
-def _try_all(
+def reserve_all(
     trackers: Sequence[BudgetTracker],
     request: Request,
     provider: str | None,
     model: str | None,
     plugin: str | None = None,
 ) -> list[Reservation] | tuple[BudgetTracker, int]:
-    """Reserve on every tracker, or give back what was reserved and say which tracker to wait on."""
+    """Reserve on every tracker, or give back what was reserved and say which tracker to wait on
+    (``llmplex.reliability.reserving`` waits, within the call's deadline)."""
     held: list[Reservation] = []
     estimates: dict[Estimator, Estimate] = {}
     try:
@@ -396,46 +400,6 @@ def _try_all(
             reservation.cancel()
         raise
     return held
-
-
-def reserve(
-    trackers: Sequence[BudgetTracker],
-    request: Request,
-    deadline: Deadline | None,
-    provider: str,
-    model: str,
-    plugin: str | None = None,
-) -> list[Reservation] | None:
-    """Reserve ``request`` on every tracker, waiting while in-flight requests hold the room it needs;
-    ``None`` when the deadline passed first. Raises ``LLMBudgetExceededError`` when a cap is reached.
-    ``plugin`` (the provider's plugin) prices the request under a cost cap."""
-    while True:
-        result = _try_all(trackers, request, provider, model, plugin)
-        if isinstance(result, list):
-            return result
-        remaining = None if deadline is None else deadline.remaining()
-        if remaining is not None and remaining <= 0:
-            return None
-        result[0].wait(result[1], remaining)
-
-
-async def areserve(
-    trackers: Sequence[BudgetTracker],
-    request: Request,
-    deadline: Deadline | None,
-    provider: str,
-    model: str,
-    plugin: str | None = None,
-) -> list[Reservation] | None:
-    """Async ``reserve``: waiting does not block the event loop."""
-    while True:
-        result = _try_all(trackers, request, provider, model, plugin)
-        if isinstance(result, list):
-            return result
-        remaining = None if deadline is None else deadline.remaining()
-        if remaining is not None and remaining <= 0:
-            return None
-        await result[0].await_change(result[1], remaining)
 
 
 def as_tracker(budget: Any) -> BudgetTracker | None:

@@ -12,6 +12,10 @@ reported tokens replace the estimate where they are more (tokens reserved but
 not used stay counted until they leave the window, as the provider's own
 limiter counts ``max_tokens``). ``max_concurrency`` caps the calls in flight in
 this process.
+
+Each look at the storage ends by the call's deadline, whatever Redis does; the
+tokens an answer used beyond its estimate are charged on a worker thread, so
+neither the call nor an event loop waits on Redis for them.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from llmplex.errors import LLMConfigurationError, LLMDeadlineExceededError, LLMRateLimitError
+from llmplex.reliability import workers
 from llmplex.reliability.clock import Clock
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.estimate import estimate_request
@@ -119,7 +124,7 @@ class ProviderLimits:
         slot = self._take_slot(deadline, report)
         try:
             while True:
-                wait = self.store.run(lambda storage: self._try(storage, cost))
+                wait = self.store.run(lambda storage: self._try(storage, cost), deadline)
                 if wait is None:
                     return Permit(self, cost, slot)
                 clock.sleep(self._allow(wait, deadline, report))
@@ -134,7 +139,7 @@ class ProviderLimits:
         slot = await self._atake_slot(deadline, report)
         try:
             while True:
-                wait = await self.store.arun(lambda storage: self._atry(storage, cost))
+                wait = await self.store.arun(lambda storage: self._atry(storage, cost), deadline)
                 if wait is None:
                     return Permit(self, cost, slot)
                 await clock.asleep(self._allow(wait, deadline, report))
@@ -250,9 +255,15 @@ class ProviderLimits:
             limiter = self._limiter(storage)
             return all(limiter.hit(w.item, *w.identifiers, cost=min(extra, w.item.amount)) for w in self._tokens)
 
-        if not self.store.run(hit):
-            with self._lock:
-                self._owed += extra
+        def charge() -> None:
+            if not self.store.run(hit):
+                with self._lock:
+                    self._owed += extra
+
+        if self.store.does_io:
+            workers.submit(charge)  # a slow or frozen Redis holds neither the answer nor an event loop
+        else:
+            charge()
 
     # -- concurrency -----------------------------------------------------------------
 

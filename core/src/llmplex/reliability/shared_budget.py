@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import math
+import threading
+from concurrent.futures import Future
+from concurrent.futures import wait as wait_for_futures
 from decimal import Decimal
 
 from llmplex.config.schema import LimitsConfig
+from llmplex.reliability import workers
 from llmplex.reliability.budget import (
     Budget,
     BudgetSnapshot,
@@ -35,6 +40,11 @@ _HELD = ("held_input", "held_output", "held_total")
 _NANO = Decimal(10) ** 9
 """Dollars are counted in whole nano-dollars (the storage's counters are integers), rounded up."""
 
+logger = logging.getLogger("llmplex")
+
+_writing: set[Future[None]] = set()  # settlements this process is still writing to the storage
+_writing_lock = threading.Lock()
+
 
 def _nano(dollars: Decimal | None) -> int:
     return math.ceil((dollars or 0) * _NANO)
@@ -56,8 +66,11 @@ class SharedBudgetTracker(BudgetTracker):
     one request each. A request waiting for room looks again every
     ``POLL_INTERVAL`` seconds (at once when this process settles one).
 
-    Its storage calls are synchronous, from async code too: a few round trips
-    to Redis per request.
+    Its storage calls are a few round trips to Redis per request, made on
+    worker threads: a reservation waits there within the call's deadline
+    (``llmplex.reliability.reserving``), and a settlement is written in the
+    background, so a Redis that stops answering holds no call past its
+    deadline and no event loop at all.
 
     A process killed while its requests are in flight leaves their
     reservations held (and in-flight counted) until the counters expire
@@ -80,6 +93,11 @@ class SharedBudgetTracker(BudgetTracker):
     def __repr__(self) -> str:
         return f"SharedBudgetTracker({self.budget!r}, name={self.name!r}, storage={self.store.shown!r})"
 
+    @property
+    def does_io(self) -> bool:
+        """Whether the counters are in Redis (reserved on a worker thread, within the call's deadline)."""
+        return self.store.does_io
+
     # -- the counters ----------------------------------------------------------------
 
     def _add_to(self, counter: str, amount: int) -> int:
@@ -91,7 +109,9 @@ class SharedBudgetTracker(BudgetTracker):
         return self.store.run(lambda storage: [int(storage.get(key)) for key in keys])
 
     def snapshot(self) -> BudgetSnapshot:
-        """What every process sharing this budget has consumed (reported usage and requests admitted)."""
+        """What every process sharing this budget has consumed (reported usage and requests admitted),
+        once this process's settlements are written."""
+        _written()
         return _snapshot(*self._read(*_SPENT))
 
     def record(self, usage: Usage) -> None:
@@ -175,6 +195,25 @@ class SharedBudgetTracker(BudgetTracker):
             reservation.settled = True
         estimate = reservation.estimate
         counted = None if usage is None else charge(self.budget, usage, estimate)
+        if not self.store.does_io:
+            self._write_settlement(estimate, counted, sent)
+            return counted
+        written = workers.submit(lambda: self._write_settlement(estimate, counted, sent))
+        with _writing_lock:
+            _writing.add(written)
+        written.add_done_callback(self._settlement_written)
+        return counted
+
+    def _settlement_written(self, written: Future[None]) -> None:
+        with _writing_lock:
+            _writing.discard(written)
+        error = written.exception()
+        if error is not None:
+            logger.warning("a settlement of the shared budget %r was not written: %s", self.name, error)
+
+    def _write_settlement(self, estimate: Estimate, counted: Charge | None, sent: bool) -> None:
+        """Write a settlement to the counters (on a worker thread when they are in Redis: neither the call
+        that ends nor an event loop waits for it; ``snapshot`` and the next reservation do)."""
         if counted is not None:
             self._spend(counted)  # before the hold is given back, so that no reader sees the tokens in neither
         if self.counts_tokens:
@@ -190,7 +229,6 @@ class SharedBudgetTracker(BudgetTracker):
         self._add_to("in_flight", -1)
         with self._lock:
             self._changes.notify()
-        return counted
 
     def wait(self, version: int, timeout: float | None) -> None:
         """Wait for this process to settle a request, or ``POLL_INTERVAL`` for the others'."""
@@ -204,3 +242,11 @@ class SharedBudgetTracker(BudgetTracker):
 def _held(estimate: Estimate) -> tuple[int, int, int]:
     """The (input, output, total) tokens a reservation holds (an unbounded answer holds no output)."""
     return estimate.input_tokens, estimate.output_tokens or 0, estimate.total_tokens or 0
+
+
+def _written() -> None:
+    """Wait until this process's settlements are in the storage (each ends by the socket timeouts)."""
+    with _writing_lock:
+        pending = list(_writing)
+    if pending:
+        wait_for_futures(pending)

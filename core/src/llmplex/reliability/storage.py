@@ -10,29 +10,38 @@ A storage that cannot be reached fails the call with
 ``LLMConnectionError`` naming the URL (credentials
 masked); with ``on_storage_error = "local"`` it warns once
 (``LimitsStorageWarning``) and this process keeps its limits in memory
-from then on.
+from then on. A wrong password is ``LLMAuthenticationError`` saying so, whatever
+the policy. The URL's password is registered as a secret: no repr, error or log shows it.
+
+Given the call's deadline, ``run``/``arun`` end by it whatever Redis does (a
+frozen server included): sync code waits on a worker thread it abandons at the
+deadline, async code is cancelled there. Async code never blocks its loop: the
+first connection (and its check) is made on a worker thread, and each loop's
+client is closed when ``asyncio.run`` shuts the loop down, or by ``aclose()``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import threading
 import warnings
-import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
+from urllib.parse import urlsplit
 
 from llmplex.config.schema import LimitsConfig
-from llmplex.errors import LLMConfigurationError, LLMConnectionError
-from llmplex.redaction import redact
+from llmplex.errors import LLMAuthenticationError, LLMConfigurationError, LLMConnectionError, LLMDeadlineExceededError
+from llmplex.redaction import redact, register_url_secrets
+from llmplex.reliability.deadline import Deadline
+from llmplex.reliability.guard import await_before, call_before, in_worker
+from llmplex.reliability.per_loop import PerLoop
 
 if TYPE_CHECKING:
     from limits.aio.storage import Storage as AsyncStorage
     from limits.errors import StorageError
     from limits.storage import Storage
 
-__all__ = ["CONNECT_TIMEOUT", "MEMORY", "LimitsStorageWarning", "LimitsStore", "store_for"]
+__all__ = ["CONNECT_TIMEOUT", "MEMORY", "LimitsStorageWarning", "LimitsStore", "opened_store", "store_for"]
 
 T = TypeVar("T")
 
@@ -49,11 +58,12 @@ class LimitsStore:
     """The ``limits`` storage of one URL, for sync and async code, with the config's failure policy."""
 
     def __init__(self, url: str, on_error: str = "raise") -> None:
+        register_url_secrets(url)
         self.url = url
         self.on_error = on_error
         self.shown = redact(url)
         self._sync: Storage | None = None
-        self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncStorage] = weakref.WeakKeyDictionary()
+        self._async: PerLoop[AsyncStorage] = PerLoop(self._open_async, _aclose_storage)
         self._local = False
         self._lock = threading.RLock()
 
@@ -77,20 +87,39 @@ class LimitsStore:
                     self._sync = _memory() if self.url == MEMORY else self._open_redis()
         return self._sync
 
-    def astorage(self) -> Storage | AsyncStorage:
-        """The storage async code uses: the memory storage itself, or this event loop's Redis client."""
-        if self.url == MEMORY or self.storage() is _memory():  # connects and checks Redis once, as sync code does
-            return _memory()
-        loop = asyncio.get_running_loop()
-        found = self._async.get(loop)
-        if found is None:
-            from limits.storage import storage_from_string
+    @property
+    def does_io(self) -> bool:
+        """Whether a call to the storage may wait on the network (Redis, not memory or the local fallback)."""
+        return self.url != MEMORY and not self._local
 
-            opened = storage_from_string(
-                "async+" + self.url, implementation="redispy", wrap_exceptions=True, **_redis_options(True)
-            )
-            found = self._async[loop] = cast("AsyncStorage", opened)
-        return found
+    async def astorage(self) -> Storage | AsyncStorage:
+        """The storage async code uses: the memory storage itself, or this event loop's Redis client.
+
+        The first use connects and checks Redis on a worker thread (as sync code does), not on the loop."""
+        if self.url == MEMORY or self._local:
+            return _memory()
+        if self._sync is None:
+            await in_worker(self.storage)
+        if self.storage() is _memory():  # connected by now: no I/O; the local fallback if Redis was not there
+            return _memory()
+        return self._async.get()
+
+    def _open_async(self) -> AsyncStorage:
+        from limits.storage import storage_from_string
+
+        opened = storage_from_string(
+            "async+" + self.url, implementation="redispy", wrap_exceptions=True, **_redis_options(True)
+        )
+        return cast("AsyncStorage", opened)
+
+    def close(self) -> None:
+        """Close the event loops' Redis clients (each on its loop; see ``PerLoop.close``); the next use opens
+        new ones."""
+        self._async.close()
+
+    async def aclose(self) -> None:
+        """Close the event loops' Redis clients, awaiting this loop's."""
+        await self._async.aclose()
 
     def _open_redis(self) -> Storage:
         from limits.errors import ConfigurationError
@@ -105,29 +134,86 @@ class LimitsStore:
             ) from None
         except ValueError as exc:
             raise LLMConfigurationError(f"[limits] storage {self.shown} is not a valid Redis URL: {exc}") from None
-        if not storage.check():
-            return self._unreachable(None)
+        try:
+            problem = self._ping(storage)
+        except BaseException:
+            storage.storage.close()  # type: ignore[attr-defined]
+            raise
+        if problem is not None:
+            storage.storage.close()  # type: ignore[attr-defined]
+            return self._unreachable(problem)
         return storage
+
+    def _ping(self, storage: Storage) -> BaseException | None:
+        """What keeps ``storage`` from answering PING (``None``: nothing); a refused password is raised."""
+        from redis.exceptions import AuthenticationError, RedisError, ResponseError
+
+        try:
+            storage.storage.ping()  # type: ignore[attr-defined]
+        except (AuthenticationError, ResponseError) as exc:
+            if isinstance(exc, AuthenticationError) or "AUTH" in str(exc).upper():
+                raise self._refused(exc) from None
+            return exc
+        except RedisError as exc:
+            return exc
+        return None
+
+    def _refused(self, error: BaseException) -> LLMAuthenticationError:
+        given = urlsplit(self.url).password is not None
+        what = (
+            "wrong password: Redis refused the password (or user name) in the URL"
+            if given
+            else "Redis needs a password and the URL gives none (redis://:PASSWORD@host:port/db)"
+        )
+        return LLMAuthenticationError(
+            f"the [limits] storage {self.shown}: {what} ({redact(str(error))}); fix the password in [limits] storage",
+            attempts=0,
+            context={"storage": self.shown},
+        )
 
     # -- calls -----------------------------------------------------------------------
 
-    def run(self, operation: Callable[[Storage], T]) -> T:
-        """``operation(storage)``; a storage failure becomes the configured error or local fallback."""
+    def run(self, operation: Callable[[Storage], T], deadline: Deadline | None = None) -> T:
+        """``operation(storage)``; a storage failure becomes the configured error or local fallback.
+
+        With a ``deadline``, a storage that does I/O is waited for on a worker thread until then at most
+        (``LLMDeadlineExceededError``; the abandoned operation ends on its own)."""
+        if deadline is None or not self.does_io:
+            return self._run(operation)
+        return call_before(lambda: self._run(operation), deadline, self._expired)
+
+    def _run(self, operation: Callable[[Storage], T]) -> T:
         storage = self.storage()
         try:
             return operation(storage)
         except _storage_error() as exc:
             return operation(self._unreachable(exc.storage_error))
 
-    async def arun(self, operation: Callable[[Any], Awaitable[T]]) -> T:
-        """Async ``run``: ``operation`` gets ``astorage`` (an async storage, or the memory one)."""
-        storage = self.astorage()
+    async def arun(self, operation: Callable[[Any], Awaitable[T]], deadline: Deadline | None = None) -> T:
+        """Async ``run``: ``operation`` gets ``astorage`` (an async storage, or the memory one); cancelled at
+        ``deadline``."""
+        return await await_before(lambda: self._arun(operation), deadline, self._expired)
+
+    async def _arun(self, operation: Callable[[Any], Awaitable[T]]) -> T:
+        storage = await self.astorage()
         try:
             return await operation(storage)
         except _storage_error() as exc:
             return await operation(self._unreachable(exc.storage_error))
 
+    def _expired(self) -> LLMDeadlineExceededError:
+        return LLMDeadlineExceededError(
+            f"deadline reached while waiting for the [limits] storage {self.shown} (Redis did not answer in time); "
+            "nothing was sent",
+            attempts=0,
+            context={"storage": self.shown},
+        )
+
     def _unreachable(self, cause: BaseException | None) -> Storage:
+        from redis.exceptions import AuthenticationError
+
+        if isinstance(cause, AuthenticationError):  # the password changed while in use
+            raise self._refused(cause)
         why = f": {redact(str(cause))}" if cause is not None else " (no answer to PING)"
         if self.on_error != "local":
             raise LLMConnectionError(
@@ -147,6 +233,12 @@ class LimitsStore:
                 stacklevel=4,
             )
         return _memory()
+
+
+async def _aclose_storage(storage: AsyncStorage) -> None:
+    """Close an async Redis storage's client and its connections."""
+    client = storage.bridge.get_connection()  # type: ignore[attr-defined]
+    await client.aclose()
 
 
 @functools.cache
@@ -186,6 +278,11 @@ def _memory() -> Storage:
             if not _memory_storage:
                 _memory_storage.append(MemoryStorage())
     return _memory_storage[0]
+
+
+def opened_store(config: LimitsConfig) -> LimitsStore | None:
+    """The store of a ``[limits]`` table if this process opened it already, else ``None``."""
+    return _stores.get((config.storage, config.on_storage_error))
 
 
 def store_for(config: LimitsConfig) -> LimitsStore:

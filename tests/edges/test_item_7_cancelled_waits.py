@@ -1,0 +1,111 @@
+"""Issue 21 item 7: a request cancelled while it waits for a slot (max_concurrency) or a window (rate_limit),
+or while its shared-budget reservation is being made, is returned to the budget and counted as never sent."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import llmplex
+from llmplex.reliability.shared_budget import SharedBudgetTracker
+from tests.support.fault_server import Fault, FaultServer
+from tests.support.fixtures import fault_server
+from tests.support.redis_server import RedisServer, free_port
+
+__all__ = ["fault_server"]
+
+MODEL = "openai:gpt-4o-mini"
+
+
+@pytest.fixture(autouse=True)
+def fresh_memory_limits() -> None:
+    from llmplex.reliability.storage import _memory
+
+    _memory().reset()
+
+
+def _client(server: FaultServer, tracker: llmplex.BudgetTracker, **limits: Any) -> llmplex.Client:
+    config = {
+        "providers": {"openai": {"base_url": server.url, "api_key": "k", **limits}},
+        "throttle": {"max_attempts": 1},
+    }
+    return llmplex.Client(config, budget=tracker)
+
+
+def test_item_7_cancelled_while_waiting_for_a_slot_is_never_sent(fault_server: FaultServer) -> None:
+    tracker = llmplex.BudgetTracker(llmplex.Budget(max_requests=10))
+    llm = _client(fault_server, tracker, max_concurrency=1)
+    fault_server.enqueue(Fault.hang(1.0))  # the first call holds the only slot for a second
+
+    async def main() -> tuple[int, int, int]:
+        first = asyncio.create_task(llm.acomplete(MODEL, "first"))
+        await asyncio.sleep(0.3)
+        second = asyncio.create_task(llm.acomplete(MODEL, "second"))
+        await asyncio.sleep(0.3)  # reserved on the budget, waiting for the slot
+        while_waiting = tracker.snapshot().requests
+        second.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await second
+        after_cancel = tracker.snapshot().requests
+        with pytest.raises(llmplex.LLMError):
+            await first
+        return while_waiting, after_cancel, tracker.snapshot().requests
+
+    while_waiting, after_cancel, at_end = asyncio.run(main())
+    assert (while_waiting, after_cancel, at_end) == (2, 1, 1)
+    assert fault_server.request_count == 1
+    assert tracker._in_flight == 0 and tracker._held_input == 0
+
+
+def test_item_7_cancelled_while_waiting_for_a_rate_window_is_never_sent(fault_server: FaultServer) -> None:
+    tracker = llmplex.BudgetTracker(llmplex.Budget(max_requests=10, max_total_tokens=10_000))
+    llm = _client(fault_server, tracker, rate_limit="1/3 seconds")
+
+    async def main() -> tuple[int, int]:
+        await llm.acomplete(MODEL, "first", max_tokens=5)
+        second = asyncio.create_task(llm.acomplete(MODEL, "second", max_tokens=5))
+        await asyncio.sleep(0.4)  # waits about 3 s for the window, its reservation held
+        waiting = tracker.snapshot().requests
+        second.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await second
+        return waiting, tracker.snapshot().requests
+
+    assert asyncio.run(main()) == (2, 1)
+    assert fault_server.request_count == 1
+    assert (tracker._in_flight, tracker._held_input, tracker._held_output, tracker._held_total) == (0, 0, 0, 0)
+    assert tracker.snapshot().total_tokens > 0  # the first, sent and answered, stays counted
+
+
+def test_item_7_cancelled_while_reserving_on_a_frozen_shared_budget_is_given_back(
+    fault_server: FaultServer, tmp_path: Path
+) -> None:
+    """The reservation runs on a worker thread; made after the task was cancelled, it is cancelled too."""
+    with RedisServer(tmp_path / "redis") as server:
+        tracker = SharedBudgetTracker(llmplex.Budget(max_requests=10), storage=server.url, name=f"cancel-{free_port()}")
+        llm = _client(fault_server, tracker)
+        llm.complete(MODEL, "warm up")  # connected
+        server.pause()
+
+        async def main() -> None:
+            task = asyncio.create_task(llm.acomplete(MODEL, "never sent"))
+            await asyncio.sleep(0.3)  # its reservation waits on the frozen Redis, on a worker thread
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        began = time.monotonic()
+        asyncio.run(main())
+        assert time.monotonic() - began < 2.0  # the loop was never held by the frozen Redis
+        server.resume()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and tracker._read("in_flight", "requests") != [0, 1]:
+            time.sleep(0.05)  # the abandoned reservation is made once Redis answers, then given back
+        time.sleep(0.3)
+        tracker.snapshot()  # waits for this process's settlement writes
+        assert tracker._read("in_flight", "requests") == [0, 1]  # only the warm-up counts
+    assert fault_server.request_count == 1
