@@ -60,7 +60,7 @@ def seed(
         "input_tokens": tokens[0],
         "output_tokens": tokens[1],
         "total_tokens": sum(tokens),
-        "cost_usd": None if cost is None else Decimal(cost),
+        "cost_usd": None if cost is None or status != "ok" else Decimal(cost),
         "cost_note": None if cost is not None else "no price",
         "latency": 0.5,
         "attempts": 1,

@@ -341,9 +341,8 @@ print("answered", client.call_log.writer.written, client.call_log.writer.dropped
 
 
 def test_item_1_a_full_disk_is_a_warning_and_every_answer_returns(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-c", _FULL_DISK, sqlite_url(tmp_path)], capture_output=True, text=True, timeout=300, check=False
-    )
+    command = [sys.executable, "-c", _FULL_DISK, sqlite_url(tmp_path)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr
     answered, written, dropped = result.stdout.split()
     assert answered == "answered" and int(dropped) > 0 and int(written) + int(dropped) == 20

@@ -62,7 +62,7 @@ def _when(text: str | None, option: str) -> datetime | None:
 
 @click.group("logs", invoke_without_command=True)
 @click.option("-n", "--count", "count", type=click.IntRange(min=0), default=3, show_default=True, help="Calls shown.")
-@click.option("-q", "--query", help="Full-text search of prompts and answers (SQLite FTS5 syntax).")
+@click.option("-q", "--query", help="Only calls whose prompt or answer hold every word of QUERY (full-text search).")
 @click.option("-m", "--model", help="Only calls to this model (provider:model, alias or bare name).")
 @click.option("--provider", help="Only calls answered by this provider prefix.")
 @click.option("--cid", "conversation", help="Only calls of this conversation id.")
@@ -123,11 +123,16 @@ def logs_command(
     if as_json:
         for row in rows:
             click.echo(json.dumps(row, ensure_ascii=False, default=str))
-    elif sys.stdout.isatty():
+    elif _is_terminal():
         _table(rows)
     else:
         for row in rows:
             click.echo(_block(row))
+
+
+def _is_terminal() -> bool:
+    """Whether standard output is a terminal (a table) rather than a pipe or file (plain text)."""
+    return sys.stdout.isatty()
 
 
 def _cost_text(usage: dict[str, Any]) -> str:

@@ -2,7 +2,7 @@
 
 Every function takes a SQLAlchemy ``Engine`` (``llmplex.store.open_database``) or
 an open ``Connection``. Full-text search uses SQLite's FTS5 index
-(``calls_fts``; FTS5 query syntax); on PostgreSQL it matches words with ``ILIKE``.
+(``calls_fts``), every word of the search as written; on PostgreSQL it matches words with ``ILIKE``.
 """
 
 from __future__ import annotations
@@ -91,8 +91,11 @@ def _where(statement: Select[Any], where: CallFilter, dialect: str) -> Select[An
 
 
 def _search(query: str, dialect: str) -> Any:
+    """Calls whose prompt or answer hold every word of ``query`` (each word matched as written, so that
+    ``-``, ``"`` or ``AND`` in a search are words, never FTS5 syntax errors)."""
     if dialect == "sqlite":
-        fts = text("SELECT rowid FROM calls_fts WHERE calls_fts MATCH :q").bindparams(q=query)
+        words = " ".join('"' + word.replace('"', '""') + '"' for word in query.split())
+        fts = text("SELECT rowid FROM calls_fts WHERE calls_fts MATCH :q").bindparams(q=words)
         return calls.c.id.in_(fts.columns(literal_column("rowid")))
     words = [w for w in query.split() if w]
     return and_(*(or_(calls.c.prompt_text.ilike(f"%{w}%"), calls.c.answer_text.ilike(f"%{w}%")) for w in words))
@@ -107,16 +110,7 @@ def recent_calls(
     connection = _bind(source)
     try:
         statement = _where(select(calls), where, connection.dialect.name).order_by(calls.c.id.desc()).limit(limit)
-        try:
-            rows = connection.execute(statement).mappings().all()
-        except Exception as exc:
-            if where.query and "fts5" in str(exc).lower():
-                raise LLMConfigurationError(
-                    f"the search {where.query!r} is not a valid full-text query (SQLite FTS5 syntax): put words in "
-                    "double quotes to search for them as they are, e.g. -q '\"foo-bar\"'"
-                ) from None
-            raise
-        return [call_json(row) for row in rows]
+        return [call_json(row) for row in connection.execute(statement).mappings().all()]
     finally:
         if isinstance(source, Engine):
             connection.close()
@@ -204,7 +198,7 @@ def cost_totals(source: Engine | Connection, by: Grouping = "model", where: Call
                 int(n),
                 int(i),
                 int(o),
-                None if c is None else Decimal(str(c)),
+                None if c is None else Decimal(str(c)).normalize(),
                 int(u or 0),
             )
             for g, n, i, o, c, u in connection.execute(statement).all()
