@@ -85,7 +85,7 @@ def _where(statement: Select[Any], where: CallFilter, dialect: str) -> Select[An
         conditions.append(calls.c.created_at >= _naive(where.since))
     if where.until is not None:
         conditions.append(calls.c.created_at < _naive(where.until))
-    if where.query:
+    if where.query and where.query.split():
         conditions.append(_search(where.query, dialect))
     return statement.where(and_(*conditions)) if conditions else statement
 
@@ -94,11 +94,15 @@ def _search(query: str, dialect: str) -> Any:
     """Calls whose prompt or answer hold every word of ``query`` (each word matched as written, so that
     ``-``, ``"`` or ``AND`` in a search are words, never FTS5 syntax errors)."""
     if dialect == "sqlite":
-        words = " ".join('"' + word.replace('"', '""') + '"' for word in query.split())
-        fts = text("SELECT rowid FROM calls_fts WHERE calls_fts MATCH :q").bindparams(q=words)
+        phrase = " ".join('"' + word.replace('"', '""') + '"' for word in query.split())
+        fts = text("SELECT rowid FROM calls_fts WHERE calls_fts MATCH :q").bindparams(q=phrase)
         return calls.c.id.in_(fts.columns(literal_column("rowid")))
-    words = [w for w in query.split() if w]
-    return and_(*(or_(calls.c.prompt_text.ilike(f"%{w}%"), calls.c.answer_text.ilike(f"%{w}%")) for w in words))
+    return and_(
+        *(
+            or_(calls.c.prompt_text.icontains(w, autoescape=True), calls.c.answer_text.icontains(w, autoescape=True))
+            for w in query.split()
+        )
+    )
 
 
 def recent_calls(
