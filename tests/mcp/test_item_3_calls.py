@@ -205,3 +205,16 @@ def test_item_3_cancelling_the_caller_cancels_the_request_at_the_server(
     asyncio.run(main())
     assert wait_for(marks / "hang-cancelled"), "the server never saw notifications/cancelled"
     assert toolbox.running
+
+
+def test_item_3_a_protocol_error_is_a_typed_error_and_the_session_goes_on(
+    client: llmplex.Client, mock_backend: Any, toolbox: MCPServer
+) -> None:
+    mock_backend.push(tool_calls=[call("broken_protocol", {})])
+    with pytest.raises(LLMToolSourceError) as caught:
+        client.complete("mock:m", "break", tools=[toolbox], timeout=60)
+    assert "answered with error -32603" in str(caught.value) and "internals failed" in str(caught.value)
+    assert caught.value.server == "toolbox" and toolbox.running
+    mock_backend.push(tool_calls=[call("add", {"a": 1, "b": 2})])
+    mock_backend.push("3")
+    assert client.complete("mock:m", "1+2", tools=[toolbox], timeout=60).text == "3"

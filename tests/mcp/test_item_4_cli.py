@@ -98,7 +98,7 @@ def test_item_4_mcp_list_check_starts_them_and_shows_status_and_tools(config: Pa
     code, out, err = invoke("mcp", "list", "--check", "box", "broken")
     assert code == 1, err
     box, broken = out.split("\nbroken: ", 1)
-    assert "status: ok, 8 tools" in box and "- add: Add two whole numbers." in box and "- hang" in box
+    assert "status: ok, 9 tools" in box and "- add: Add two whole numbers." in box and "- hang" in box
     assert "status: failed: LLMToolSourceError" in broken and "cannot open database" in broken
     assert SECRET not in out + err
     assert wait_gone(token) == [], "a checked server was left running"

@@ -2,8 +2,8 @@
 
 ``python toolbox.py stdio`` speaks on stdin/stdout; ``python toolbox.py http PORT``
 (streamable HTTP at /mcp) or ``sse PORT`` (/sse) listens on 127.0.0.1. Each tool
-plays one part: a normal answer, a hang, a crash mid-call, an error result, an
-image, a tool list that changes, a child process, structured output.
+plays one part: a normal answer, a hang, a crash mid-call, an error result, a
+JSON-RPC error, an image, a tool list that changes, a child process, structured output.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 import anyio
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
 
 server = MCPServer("toolbox")
 MARK = os.environ.get("TOOLBOX_MARK_DIR")
@@ -71,6 +72,12 @@ def lookup(city: str) -> str:
     if city != "Paris":
         raise ToolError(f"no weather for {city!r}: only Paris is known")
     return "Paris: 18 C, sunny"
+
+
+@server.tool()
+def broken_protocol() -> str:
+    """Answers with a JSON-RPC error instead of a result."""
+    raise MCPError(-32603, "the toolbox's internals failed")
 
 
 @server.tool()
