@@ -126,7 +126,7 @@ def test_item_2_a_server_that_never_answers_is_bounded_by_its_startup_timeout(
     started = time.monotonic()
     with pytest.raises(LLMToolSourceError, match=r"startup_timeout of 1\.5 s"):
         client.complete("mock:m", "hi", tools=[broken("silent", token, startup_timeout=1.5)])
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 1.5 + 5  # the bound, with room for a busy machine
     assert wait_gone(token, 10) == []  # the half-started process is ended too
 
 
@@ -134,7 +134,7 @@ def test_item_2_the_call_deadline_bounds_starting_too(client: llmplex.Client, to
     started = time.monotonic()
     with pytest.raises(LLMDeadlineExceededError, match="broken-silent"):
         client.complete("mock:m", "hi", tools=[broken("silent", token)], timeout=1.0)
-    assert time.monotonic() - started < 4
+    assert time.monotonic() - started < 1.0 + 5
     assert wait_gone(token, 10) == []
 
 

@@ -66,7 +66,7 @@ def test_item_3_a_hanging_server_ends_the_call_at_its_deadline_and_the_request_i
     with pytest.raises(LLMDeadlineExceededError) as caught:
         run()
     took = time.monotonic() - started
-    assert 1.4 <= took < 4.0, took
+    assert 1.4 <= took < 1.5 + 5, took  # at the deadline (with room for a busy machine), not the hour it hangs
     assert "hang" in str(caught.value)
     assert (marks / "hang-started").exists()
     assert wait_for(marks / "hang-cancelled"), "the server never saw notifications/cancelled"

@@ -99,7 +99,7 @@ def test_item_5_server_everything_long_operation_ends_at_the_deadline(
     started = time.monotonic()
     with pytest.raises(LLMDeadlineExceededError, match="trigger-long-running-operation"):
         client.complete("mock:m", "go", tools=[everything], timeout=2)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 2 + 5  # the deadline, not the minute the operation takes
     mock_backend.push(tool_calls=[call("get-sum", {"a": 1, "b": 2})])
     mock_backend.push("3")
     assert client.complete("mock:m", "1+2", tools=[everything], timeout=30).text == "3"  # the session goes on

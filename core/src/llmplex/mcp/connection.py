@@ -84,7 +84,7 @@ class Connection:
         assert self._stop is not None
         try:
             async with AsyncExitStack() as stack:
-                read, write = await stack.enter_async_context(self._transport())
+                read, write = await stack.enter_async_context(await self._transport(stack))
                 session = await stack.enter_async_context(ClientSession(read, write, message_handler=self._on_message))
                 await session.initialize()
                 self.session = session
@@ -103,7 +103,8 @@ class Connection:
             if not ready.done():
                 ready.set_exception(self.failure)
 
-    def _transport(self) -> Any:
+    async def _transport(self, stack: AsyncExitStack) -> Any:
+        """The SDK's transport for the server (an HTTP client it is given is closed with ``stack``)."""
         spec = self.spec
         if spec.command is not None:
             from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -119,7 +120,8 @@ class Connection:
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
-        return streamable_http_client(spec.url, http_client=create_mcp_http_client(headers=spec.revealed_headers()))
+        http_client = await stack.enter_async_context(create_mcp_http_client(headers=spec.revealed_headers()))
+        return streamable_http_client(spec.url, http_client=http_client)
 
     async def _on_message(self, message: Any) -> None:
         import mcp_types

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import threading
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -59,7 +58,6 @@ class MCPServer:
         self._connection: Connection | None = None
         self._listing: list[mcp_types.Tool] | None = None
         self._starting: asyncio.Lock | None = None  # lives on the MCP loop
-        self._lock = threading.Lock()
 
     # -- building ------------------------------------------------------------------------
 
@@ -212,7 +210,9 @@ class MCPServer:
         if connection is not None and not exc.protocol:
             self._connection = None
             await connection.close()
-        shown = f"; it wrote on stderr:\n{stderr}" if stderr else " (it wrote nothing on stderr)"
+        shown = f"; it wrote on stderr:\n{stderr}" if stderr else ""
+        if not stderr and self.config.command is not None:
+            shown = " (it wrote nothing on stderr)"
         where = self.config.command if self.config.command is not None else redact(self.config.url or "")
         return LLMToolSourceError(
             f"MCP server {self.name!r} ({self.config.kind}: {where}) {what}: {exc.reason}{shown}",
