@@ -80,17 +80,24 @@ def seed_functions(text: str) -> dict[str, list[tuple[str, str | None]]]:
     return found
 
 
-def table(text: str, first_header: str) -> list[dict[str, str]]:
-    """The rows of the Markdown table whose first header cell is ``first_header`` (cells without backticks)."""
+def table(text: str, first_header: str, occurrence: int = 0) -> list[dict[str, str]]:
+    """The rows of the ``occurrence``-th Markdown table whose first header cell is ``first_header``
+    (cells without backticks)."""
     lines = text.splitlines()
+    seen = -1
     for index, line in enumerate(lines):
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if line.lstrip().startswith("|") and cells[0] == first_header:
+            seen += 1
+            if seen < occurrence:
+                continue
             rows = []
-            for row in lines[index + 2 :]:
+            for row in lines[index + 1 :]:
                 if not row.lstrip().startswith("|"):
                     break
                 values = [c.strip().replace("`", "") for c in row.strip().strip("|").split("|")]
+                if not any(values) or set("".join(values)) <= {"-", " "}:
+                    continue  # a separator, or a bare "|" the seed's formatting left between rows
                 rows.append(dict(zip(cells, values, strict=False)))
             return rows
     raise LookupError(f"no table headed {first_header!r}")

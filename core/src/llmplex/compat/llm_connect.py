@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -87,11 +88,15 @@ class BudgetTracker(_CoreBudgetTracker):
         return None if cap is None else max(cap - self.used_tokens, 0)
 
 
-def _check_range(name: str, value: Any, low: float, *, strict: bool = False, high: float | None = None) -> None:
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+def _check_range(
+    name: str, value: Any, low: float, *, strict: bool = False, high: float | None = None, whole: bool = False
+) -> None:
+    kinds = int if whole else (int, float)
+    number = isinstance(value, kinds) and not isinstance(value, bool) and math.isfinite(value)
     if not number or value < low or (strict and value == low) or (high is not None and value > high):
-        bound = f"> {low}" if strict else f">= {low}" + (f" and <= {high}" if high is not None else "")
-        raise LLMConfigurationError(f"RunConfig.{name} must be a number {bound}, got {value!r}")
+        bound = f"> {low:g}" if strict else f">= {low:g}" + (f" and <= {high:g}" if high is not None else "")
+        kind = "a whole number" if whole else "a finite number"
+        raise LLMConfigurationError(f"RunConfig.{name} must be {kind} {bound}, got {value!r}")
 
 
 @dataclass
@@ -111,8 +116,8 @@ class RunConfig:
         if not isinstance(self.model_name, str) or not self.model_name.strip():
             raise LLMConfigurationError(f"RunConfig.model_name must be a non-empty string, got {self.model_name!r}")
         _check_range("temperature", self.temperature, 0.0, high=2.0)
-        _check_range("max_tokens", self.max_tokens, 0, strict=True)
-        _check_range("max_depth", self.max_depth, 0)
+        _check_range("max_tokens", self.max_tokens, 0, strict=True, whole=True)
+        _check_range("max_depth", self.max_depth, 0, whole=True)
         _check_range("timeout_seconds", self.timeout_seconds, 0, strict=True)
         if not isinstance(self.model_params, Mapping):
             raise LLMConfigurationError(
