@@ -84,6 +84,7 @@ class TestItem6AzureResponsesKit(_AzureKit):
 
     wire: ClassVar[WireAdapter] = AzureResponsesWire()
     settings = {"api": "responses"}
+    keeps_reasoning = True
 
     def test_item_6_requests_go_to_the_v1_responses_path(self, llm: Client, transport: WireServer) -> None:
         self.fake_response(transport, self.reply("hi"))

@@ -45,6 +45,8 @@ def _stop(reply: Reply) -> str:
 def _content(reply: Reply) -> list[dict[str, Any]]:
     text = reply.refusal or reply.text
     blocks = [wire.text_block(text)] if text else []
+    if reply.reasoning:  # a signed thinking block comes first, as extended thinking answers
+        blocks.insert(0, {"type": "thinking", "thinking": "Thinking it over.", "signature": reply.reasoning})
     return blocks + [wire.tool_use_block(c.name, json.loads(c.arguments), c.id) for c in reply.tool_calls]
 
 

@@ -20,3 +20,4 @@ class TestAnthropicConformance(HTTPConformanceTests):
     input_parts = frozenset({"image", "document"})
     usage_fields = frozenset({"input_tokens", "output_tokens", "cached_tokens"})
     always_sent_options = frozenset({"max_tokens"})
+    keeps_reasoning = True

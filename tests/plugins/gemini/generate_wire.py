@@ -128,7 +128,11 @@ class GenerateWire(WireAdapter):
 
     def response(self, reply: Reply) -> dict[str, Any]:
         parts = [wire.text_part(reply.text)] if reply.text else []
-        return _chunk(reply, parts + [_call(c) for c in reply.tool_calls], last=True)
+        parts += [_call(c) for c in reply.tool_calls]
+        if reply.reasoning and parts:  # signed as Gemini signs: the first call, else the text
+            signed = next((i for i, part in enumerate(parts) if "functionCall" in part), 0)
+            parts[signed] = {**parts[signed], "thoughtSignature": reply.reasoning}
+        return _chunk(reply, parts, last=True)
 
     def stream(self, reply: Reply) -> list[bytes]:
         words = reply.text.split(" ") if reply.text else []

@@ -20,6 +20,7 @@ class TestGeminiConformance(HTTPConformanceTests):
     supports_streaming = True
     supports_async = True
     input_parts = frozenset({"image", "document", "audio"})
+    keeps_reasoning = True
 
     @pytest.fixture(autouse=True)
     def _no_google_keys(self, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,6 +16,9 @@ __all__ = ["ResponsesWire", "read_responses_request"]
 
 def _output(reply: Reply) -> list[wire.Json]:
     items: list[wire.Json] = []
+    if reply.reasoning:  # a reasoning item, encrypted as a store=false request gets it
+        summary = [{"type": "summary_text", "text": "Thinking it over."}]
+        items.append({"id": "rs_kit_1", "type": "reasoning", "summary": summary, "encrypted_content": reply.reasoning})
     parts = [wire.output_text_part(reply.text)] if reply.text else []
     if reply.refusal:
         parts.append(wire.refusal_part(reply.refusal))

@@ -28,6 +28,7 @@ class TestOpenAIResponsesConformance(_OpenAIConformance):
 
     settings = {"api": "responses"}
     input_parts = frozenset({"image", "document"})
+    keeps_reasoning = True
     wire: ClassVar[WireAdapter] = ResponsesWire()
 
 

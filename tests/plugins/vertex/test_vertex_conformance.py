@@ -22,6 +22,7 @@ class TestVertexGeminiConformance(HTTPConformanceTests):
     supports_streaming = True
     supports_async = True
     input_parts = frozenset({"image", "document", "audio"})
+    keeps_reasoning = True
 
 
 class TestVertexClaudeConformance(HTTPConformanceTests):
@@ -37,3 +38,4 @@ class TestVertexClaudeConformance(HTTPConformanceTests):
     input_parts = frozenset({"image", "document"})
     usage_fields = frozenset({"input_tokens", "output_tokens", "cached_tokens"})
     always_sent_options = frozenset({"max_tokens"})
+    keeps_reasoning = True

@@ -29,6 +29,7 @@ from typing import Any
 from llmplex.testing.check_errors import ErrorChecks
 from llmplex.testing.check_money import MoneyChecks
 from llmplex.testing.check_parts import PartChecks
+from llmplex.testing.check_reasoning import ReasoningChecks
 from llmplex.testing.check_requests import RequestChecks
 from llmplex.testing.check_responses import ResponseChecks
 from llmplex.testing.check_runtime import RuntimeChecks
@@ -40,7 +41,7 @@ __all__ = ["CITY_SCHEMA", "SECRET", "WEATHER_CALL", "WEATHER_TOOL", "ProviderCon
 
 
 class ProviderConformanceTests(
-    RuntimeChecks, ErrorChecks, MoneyChecks, ResponseChecks, PartChecks, RequestChecks, SetupChecks
+    RuntimeChecks, ErrorChecks, MoneyChecks, ReasoningChecks, ResponseChecks, PartChecks, RequestChecks, SetupChecks
 ):
     """Subclass me (named ``Test...``) in your plugin's tests.
 
@@ -69,6 +70,9 @@ class ProviderConformanceTests(
         input_parts: the kinds of content part (``"image"``, ``"document"``,
             ``"audio"``) the provider instance takes, as its ``Capabilities.input_parts``
             say; each must reach the wire with its bytes, the others be refused unsent.
+        keeps_reasoning: answers carry reasoning the next turn must send back (the provider's
+            ``Capabilities.reasoning_formats``); the wire adapter puts ``Reply.reasoning`` where the
+            provider puts its signature.
         reports_retry_after: a rate-limit answer can say how long to wait (HTTP
             ``Retry-After``); ``False`` when the transport has no such field (a CLI's
             result), and then ``retry_after`` must stay ``None``.

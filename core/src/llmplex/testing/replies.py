@@ -54,7 +54,9 @@ class Reply:
     the way the provider says it ran out of tokens. ``refusal`` is a refusal in
     the provider's refusal field. ``usage`` counts input tokens the OpenAI way
     (cached ones included). ``delay`` is how long the provider takes to answer,
-    in seconds.
+    in seconds. ``reasoning`` is an opaque token (a signature) the answer's
+    reasoning carries, for adapters of providers that keep reasoning state
+    (``keeps_reasoning``): they put it where the provider puts its signature.
     """
 
     text: str = ""
@@ -65,6 +67,7 @@ class Reply:
     finish_reason: FinishReason | None = None
     refusal: str | None = None
     delay: float = 0.0
+    reasoning: str | None = None
 
     @property
     def finish(self) -> FinishReason:

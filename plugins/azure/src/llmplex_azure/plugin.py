@@ -44,6 +44,8 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
                 embedding_dimensions=True,
                 embedding_batch_size=2048,
                 input_parts=frozenset({"image"}),
+                prompt_cache=True,
+                reasoning_formats=frozenset({"openai-responses"}),
             ),
             create_client=create_client,
             create_async_client=create_async_client,

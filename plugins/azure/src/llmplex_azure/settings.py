@@ -48,9 +48,11 @@ class AzureSettings(ProviderSettings):
     timeout: float | None = Field(default=None, gt=0)
 
     def capabilities(self, declared: Capabilities) -> Capabilities:
-        """Chat Completions keeps no stored responses; the Responses API takes no audio."""
+        """Chat Completions keeps no stored responses and no reasoning items; the Responses API takes no audio."""
         if self.api == "chat":
-            return dataclasses.replace(declared, response_chains=False, delete_response=False)
+            return dataclasses.replace(
+                declared, response_chains=False, delete_response=False, reasoning_formats=frozenset()
+            )
         return dataclasses.replace(declared, input_parts=declared.input_parts - {"audio"})
 
     def problems(self) -> list[str]:
