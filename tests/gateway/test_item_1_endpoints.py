@@ -332,3 +332,42 @@ def _call(gateway: Gateway, api: str) -> Any:
     return _anthropic(gateway).messages.create(
         model="faulty:gpt-4o-mini", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
     )
+
+
+def _stream_lines(gateway: Gateway, path: str, body: dict[str, Any]) -> list[Any]:
+    with httpx.Client(base_url=gateway.url, headers={"x-api-key": MASTER_KEY}) as http:
+        reply = http.post(path, json=body)
+    assert reply.status_code == 200 and reply.headers["content-type"].startswith("text/event-stream")
+    events = reply.text.split("\n\n")
+    names = [e.split("\n", 1)[0][7:] for e in events if e.startswith("event: ")]
+    data = _sse_data(reply.text)
+    assert names == [d["type"] for d in data]  # each event's name is its data's type
+    return data
+
+
+def test_item_1_responses_stream_events_match_the_openapi_schema(gateway: Gateway) -> None:
+    gateway.mock.push("two words", tool_calls=[{"id": "call_7", "name": "f", "arguments": '{"a": 1}'}])
+    events = _stream_lines(gateway, "/v1/responses", {"model": "mock:echo", "input": "x", "stream": True})
+    for event in events:
+        validate_openai("ResponseStreamEvent", event)
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))
+    final = events[-1]["response"]
+    validate_openai("Response", final)
+    assert [item["type"] for item in final["output"]] == ["message", "function_call"]
+    assert final["output"][1]["arguments"] == '{"a": 1}'
+
+
+def test_item_1_messages_match_the_anthropic_sdk_types_whole_and_streamed(gateway: Gateway) -> None:
+    from pydantic import TypeAdapter
+
+    body = {"model": "mock:echo", "max_tokens": 20, "messages": [{"role": "user", "content": "typed words"}]}
+    gateway.mock.push("typed words", tool_calls=[{"id": "toolu_2", "name": "f", "arguments": '{"b": 2}'}])
+    raw = _anthropic(gateway).messages.with_raw_response.create(**body)  # type: ignore[arg-type]
+    message = anthropic.types.Message.model_validate(raw.http_response.json(), strict=False)
+    assert [block.type for block in message.content] == ["text", "tool_use"]
+    gateway.mock.push("typed words", tool_calls=[{"id": "toolu_2", "name": "f", "arguments": '{"b": 2}'}])
+    events = _stream_lines(gateway, "/v1/messages", {**body, "stream": True})
+    adapter: TypeAdapter[Any] = TypeAdapter(anthropic.types.RawMessageStreamEvent)
+    kinds = [type(adapter.validate_python(event)).__name__ for event in events]
+    assert kinds[0] == "RawMessageStartEvent" and kinds[-2:] == ["RawMessageDeltaEvent", "RawMessageStopEvent"]
+    assert kinds.count("RawContentBlockStartEvent") == kinds.count("RawContentBlockStopEvent") == 2

@@ -200,7 +200,6 @@ def _envelope(response_id: str, model: str, created: int, spec: CallSpec, status
         "temperature": spec.kwargs.get("temperature"),
         "top_p": spec.kwargs.get("top_p"),
         "max_output_tokens": spec.kwargs.get("max_tokens"),
-        "usage": None,
     }
 
 
@@ -264,7 +263,8 @@ class ResponsesStreamEncoder:
             item.update(status="completed", content=[part])
         else:
             where = {"item_id": item["id"], "output_index": index}
-            out += self._event("response.function_call_arguments.done", {**where, "arguments": item["arguments"]})
+            done = {**where, "name": item["name"], "arguments": item["arguments"]}
+            out += self._event("response.function_call_arguments.done", done)
             item["status"] = "completed"
         self._open = None
         return out + self._event("response.output_item.done", {"output_index": index, "item": item})
