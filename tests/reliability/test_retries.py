@@ -92,7 +92,7 @@ def test_success_after_retries_reports_attempts_and_latency_from_the_injected_cl
     assert recorder.kinds() == [
         "RequestStarted", "PromptRendered", "Throttled",
         "RequestStarted", "PromptRendered", "Throttled",
-        "RequestStarted", "PromptRendered", "PromptExecuted",
+        "RequestStarted", "PromptRendered", "PromptExecuted", "CallEnded",
     ]  # fmt: skip
     [executed] = recorder.of(PromptExecuted)
     assert executed.attempt == 3 and executed.usage.total_tokens == 5 and executed.latency == pytest.approx(1.55)
@@ -159,7 +159,9 @@ def test_log_records_carry_the_event_fields(caplog: pytest.LogCaptureFixture) ->
     with caplog.at_level(logging.DEBUG, logger="llmplex"), pytest.raises(LLMRateLimitError):
         client.complete("mock:m", "x")
     records = {r.getMessage(): r for r in caplog.records if r.name == "llmplex"}
-    assert list(records) == ["prompt.call.start", "prompt.rendered", "prompt.throttled", "prompt.error"]
+    assert list(records) == [
+        "prompt.call.start", "prompt.rendered", "prompt.throttled", "prompt.error", "prompt.call.done"
+    ]  # fmt: skip
     throttled = records["prompt.throttled"].llmplex  # type: ignore[attr-defined]
     assert throttled == {
         "event": "prompt.throttled", "request_id": throttled["request_id"], "provider": "mock", "model": "m",

@@ -298,6 +298,15 @@ class Call:
         retrier = self.pipeline.retrier
         error.attempts = max(error.attempts, retrier.sent)
         error.context["errors"] = list(self._failures)
+        self.planner.telemetry.emit(
+            RequestFailed,
+            attempt=retrier.sent,
+            error_type=type(error).__name__,
+            message=error.message,
+            retryable=error.retryable,
+            gave_up=str(error.context.get("gave_up", "")),
+            **retrier.where(),
+        )
         if self.planner.telemetry.wants(CallEnded):
             self.planner.telemetry.emit(
                 CallEnded,
@@ -309,15 +318,6 @@ class Call:
                 latency=retrier.elapsed(),
                 **retrier.where(),
             )
-        self.planner.telemetry.emit(
-            RequestFailed,
-            attempt=retrier.sent,
-            error_type=type(error).__name__,
-            message=error.message,
-            retryable=error.retryable,
-            gave_up=str(error.context.get("gave_up", "")),
-            **retrier.where(),
-        )
         return error
 
 
