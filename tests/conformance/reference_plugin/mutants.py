@@ -238,4 +238,22 @@ MUTANTS: tuple[Mutant, ...] = (
         'ids = {"response_id": raw_event.get("id"), "model": raw_event.get("model")}',
         'ids = {"response_id": raw_event.get("id"), "model": None}',
     ),
+    Mutant(
+        "reasoning_not_kept",
+        "an answer's reasoning_details are not kept, so the next turn of a thinking tool loop is refused",
+        'for detail in message.get("reasoning_details") or ()',
+        "for detail in ()",
+    ),
+    Mutant(
+        "reasoning_not_replayed",
+        "the reasoning an assistant message carries is not sent back on the next turn",
+        '        out["reasoning_details"] = details\n',
+        "        pass\n",
+    ),
+    Mutant(
+        "reasoning_signature_rewritten",
+        "reasoning is sent back re-encoded (its signature's padding stripped), which the provider rejects",
+        "details = [part.data for part in message.reasoning if part.format == REASONING]",
+        'details = [{**part.data, "data": str(part.data.get("data", "")).rstrip("=")} for part in message.reasoning]',
+    ),
 )

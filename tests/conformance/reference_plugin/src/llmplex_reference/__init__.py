@@ -2,8 +2,10 @@
 
 A third party's plugin as the tutorial teaches it: settings, sync and async httpx
 clients (``llmplex.http``), the request and response translation, streaming
-(``llmplex.http.iter_sse``), and error classification (``llmplex.http``'s status
-mapping). The conformance kit runs on it, and on single-bug mutants of it
+(``llmplex.http.iter_sse``), error classification (``llmplex.http``'s status
+mapping), and reasoning state: the ``reasoning_details`` an assistant message
+answers with (as OpenRouter documents them) are kept as opaque ``ReasoningPart``s
+and sent back unchanged on the next turn. The conformance kit runs on it, and on single-bug mutants of it
 (tests/conformance/reference_plugin/mutants.py), to show which bugs it catches.
 """
 
@@ -22,8 +24,10 @@ from llmplex.errors import LLMError
 from llmplex.hookspecs import hookimpl
 from llmplex.http import ServerSentEvent, aiter_sse, async_client, classify_http_error, iter_sse, sync_client
 from llmplex.provider import Capabilities, ProviderInfo, ProviderSettings
-from llmplex.types import Message, Request, Response, StreamEvent, StreamState, ToolCall, Usage
+from llmplex.types import Message, ReasoningPart, Request, Response, StreamEvent, StreamState, ToolCall, Usage
 
+REASONING = "reference"
+"""``ReasoningPart.format`` of this provider's ``reasoning_details``."""
 FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool_calls", "content_filter": "content_filter"}
 
 
@@ -66,7 +70,9 @@ def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None
         ProviderInfo(
             name="reference",
             settings_model=ReferenceSettings,
-            capabilities=Capabilities(streaming=True, tools=True, native_structured_output=True),
+            capabilities=Capabilities(
+                streaming=True, tools=True, native_structured_output=True, reasoning_formats=frozenset({REASONING})
+            ),
             default_model="reference-1",
             create_client=_client,
             create_async_client=_async_client,
@@ -79,6 +85,9 @@ def _message(message: Message) -> dict[str, Any]:
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content or ""}
     out: dict[str, Any] = {"role": message.role, "content": message.content}
+    details = [part.data for part in message.reasoning if part.format == REASONING]
+    if details:
+        out["reasoning_details"] = details
     if message.tool_calls:
         out["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
@@ -198,6 +207,10 @@ def llmplex_parse(raw: dict[str, Any]) -> Response:
         for c in message.get("tool_calls") or ()
     )
     refusal = message.get("refusal")
+    reasoning = tuple(
+        ReasoningPart(format=REASONING, text=detail.get("text") or "", data=detail)
+        for detail in message.get("reasoning_details") or ()
+    )
     return Response(
         text=message.get("content") or "",
         tool_calls=calls,
@@ -206,6 +219,7 @@ def llmplex_parse(raw: dict[str, Any]) -> Response:
         usage=_usage(raw.get("usage")),
         model=raw.get("model", ""),
         response_id=raw.get("id"),
+        reasoning=reasoning,
         raw=raw,
     )
 
