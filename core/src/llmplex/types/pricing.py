@@ -26,7 +26,7 @@ FREE: Final = "free"
 PRICE_PROVIDERS: Final[dict[str, str | None]] = {
     "openai": "openai",
     "anthropic": "anthropic",
-    "claude_code": "anthropic",
+    "claude-code": "anthropic",
     "gemini": "google",
     "litellm": None,  # the provider is named in the model id: see LITELLM_PREFIXES
     "llamacpp": FREE,
