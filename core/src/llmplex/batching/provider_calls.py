@@ -134,10 +134,15 @@ class BatchCalls:
             )
         return status
 
-    def results(self, batch_id: str, take: Callable[[BatchOutcome], None]) -> None:
-        """Give ``take`` each outcome of the finished batch; a failed download starts over (``take`` skips repeats)."""
+    def results(
+        self, batch_id: str, take: Callable[[BatchOutcome], None], restart: Callable[[], None] | None = None
+    ) -> None:
+        """Give ``take`` each outcome of the finished batch; a failed download starts over (``take`` skips
+        repeats), ``restart()`` called before each read."""
 
         def read() -> None:
+            if restart is not None:
+                restart()
             for outcome in self.hooks.batch_results(batch_id=batch_id, **self._args()):
                 take(outcome)
 

@@ -174,7 +174,7 @@ class ProviderBatchRun:
                 try:
                     self._check(submission, submission.batch_id, rows, observer)
                 except LLMError as error:  # this batch cannot be read (an unknown id, results gone): its rows fail
-                    self._fail_or_stop(error, rows, observer)
+                    self._fail_or_stop(_undecodable(error, submission.batch_id), rows, observer)
             if not self._open():
                 return
             self.client.clock.sleep(next(waits))
@@ -189,14 +189,20 @@ class ProviderBatchRun:
     def _collect(self, submission: Submission, batch_id: str, state: BatchStatus, observer: _Observer) -> None:
         """Journal the result of every row of a finished batch, in place of its row; a missing one as an error."""
 
+        seen: dict[str, int] = {}  # results per custom id in this read of the results
+
         def take(outcome: BatchOutcome) -> None:
             index = submission.rows.get(outcome.custom_id) if isinstance(outcome, BatchOutcome) else None
-            if index is None or index in self.journal.done or index not in self.rows:
-                return  # not ours, or already recorded by an earlier read
-            self._record(index, self.rows[index].result(outcome, batch_id), observer)
+            if index is None or index not in self.rows:
+                return  # not ours
+            seen[outcome.custom_id] = count = seen.get(outcome.custom_id, 0) + 1
+            if count == 2:  # two results for one request: neither is trusted
+                self._record(index, _twice(self.rows[index], outcome.custom_id, batch_id), observer)
+            elif count == 1 and index not in self.journal.done:  # else recorded by an earlier read
+                self._record(index, self.rows[index].result(outcome, batch_id), observer)
 
         rows = [self.rows[i] for i in submission.rows.values() if i in self.rows]
-        self.calls(rows[0]).results(batch_id, take)
+        self.calls(rows[0]).results(batch_id, take, seen.clear)
         for row in rows:
             if row.index not in self.journal.done:
                 self._record(row.index, _missing(row, batch_id, state), observer)
@@ -228,6 +234,33 @@ def _too_large(row: PreparedRow, size: int, limits: BatchLimits) -> LLMError:
         provider=row.route.provider.name,
         model=row.route.model,
     )
+
+
+def _twice(row: PreparedRow, custom_id: str, batch_id: str) -> LLMError:
+    provider, model = row.group
+    return LLMServerError(
+        f"batch {batch_id} returned more than one result for this request (custom id {custom_id}); which one is "
+        "right is unknown, so none is used: send it again",
+        provider=provider,
+        model=model,
+    )
+
+
+def _undecodable(error: LLMError, batch_id: str) -> LLMError:
+    """A download that fails at the same undecodable line every time is no outage: the rows it did not reach
+    fail in place (a later ``--resume`` finishes) instead of stopping every run there."""
+    cause = error.cause or error.__cause__
+    if not isinstance(cause, ValueError):  # JSONDecodeError, a validation error, a bad UTF-8 line
+        return error
+    failed = LLMServerError(
+        f"the results of batch {batch_id} could not be decoded past a broken line ({error.message}); the requests "
+        "whose results were not read before it have none: send them again",
+        provider=error.provider,
+        model=error.model,
+        cause=error,
+    )
+    failed.retryable = False  # reading the same results again fails the same way
+    return failed
 
 
 def _missing(row: PreparedRow, batch_id: str, state: BatchStatus) -> LLMError:

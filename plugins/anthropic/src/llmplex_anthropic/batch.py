@@ -7,10 +7,14 @@ cannot be looked up again: llmplex warns when it must submit one again.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 
 import anthropic
+from anthropic.types.messages import MessageBatchIndividualResponse
+from pydantic import ValidationError
 
+from llmplex.errors import LLMServerError
 from llmplex.types import BatchLimits, BatchOutcome, BatchRequest, BatchStatus
 from llmplex_anthropic.errors import error_from_result
 from llmplex_anthropic.settings import AnthropicSettings
@@ -49,15 +53,43 @@ def poll_batch(client: anthropic.Anthropic, batch_id: str) -> BatchStatus:
 
 
 def batch_results(client: anthropic.Anthropic, batch_id: str) -> Iterator[BatchOutcome]:
-    """Each result line: a ``Message``, the error it ended with, or that it expired or was canceled."""
-    for line in client.messages.batches.results(batch_id):
-        result = line.result
-        if result.type == "succeeded":
-            yield BatchOutcome(line.custom_id, "succeeded", raw=result.message)
-        elif result.type == "errored":
-            body = result.error
-            yield BatchOutcome(
-                line.custom_id, "errored", error=error_from_result(body.error.type, body.error.message, body.request_id)
-            )
-        else:
-            yield BatchOutcome(line.custom_id, result.type)
+    """Each result line: a ``Message``, the error it ended with, or that it expired or was canceled.
+
+    Lines are read and validated one by one: a line that is not a valid result fails only its own
+    request (an ``errored`` outcome when its ``custom_id`` can be read; else the request has no result),
+    and the lines after it are still read.
+    """
+    decoder = client.messages.batches.results(batch_id)
+    try:
+        for line in decoder.http_response.iter_lines():
+            if line.strip():
+                outcome = _outcome(line)
+                if outcome is not None:
+                    yield outcome
+    finally:
+        decoder.close()
+
+
+def _outcome(line: str) -> BatchOutcome | None:
+    try:
+        item = json.loads(line)
+    except (ValueError, RecursionError):  # not JSON, or nested too deeply to read: its request has no result
+        return None
+    try:
+        parsed = MessageBatchIndividualResponse.model_validate(item)
+    except ValueError as exc:  # a pydantic ValidationError: JSON, but not a result
+        custom_id = item.get("custom_id") if isinstance(item, dict) else None
+        if not isinstance(custom_id, str):
+            return None
+        problem = f"{exc.error_count()} problem(s)" if isinstance(exc, ValidationError) else type(exc).__name__
+        error = LLMServerError(f"the batch result line of this request could not be decoded ({problem}); send it again")
+        return BatchOutcome(custom_id, "errored", error=error)
+    result = parsed.result
+    if result.type == "succeeded":
+        return BatchOutcome(parsed.custom_id, "succeeded", raw=result.message)
+    if result.type == "errored":
+        body = result.error
+        return BatchOutcome(
+            parsed.custom_id, "errored", error=error_from_result(body.error.type, body.error.message, body.request_id)
+        )
+    return BatchOutcome(parsed.custom_id, result.type)
