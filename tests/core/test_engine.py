@@ -197,7 +197,9 @@ def test_events_are_logged_under_the_llmplex_logger(client: llmplex.Client, capl
     with caplog.at_level(logging.DEBUG, logger="llmplex"):
         client.complete("mock:echo", "logged")
     records = [r for r in caplog.records if r.name == "llmplex"]
-    assert [r.getMessage() for r in records] == ["prompt.call.start", "prompt.rendered", "prompt.call.end"]
+    assert [r.getMessage() for r in records] == [
+        "prompt.call.start", "prompt.rendered", "prompt.call.end", "prompt.call.done"
+    ]  # fmt: skip
     assert records[-1].llmplex["usage"]["output_tokens"] == 1  # type: ignore[attr-defined]
 
 
@@ -242,4 +244,5 @@ def test_requests_needing_what_the_provider_lacks_are_refused_before_sending(
     recorder.EVENTS.clear()
     with pytest.raises(LLMConfigurationError, match=problem):
         client.complete("good:m", "hi", **kwargs)  # type: ignore[arg-type]  # good: no tools, no chains
-    assert [type(e).__name__ for e in recorder.EVENTS] == ["RequestStarted", "RequestFailed"]  # never rendered
+    kinds = [type(e).__name__ for e in recorder.EVENTS]
+    assert kinds == ["RequestStarted", "RequestFailed", "CallEnded"]  # never rendered
