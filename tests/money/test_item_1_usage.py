@@ -175,3 +175,10 @@ def test_item_1_missing_usage_without_a_budget_is_unknown_not_zero(server: WireS
     assert usage.cost_usd is None
     assert (usage + Usage(input_tokens=5)).cost_usd is None  # a sum holding an unknown part is unknown
     assert not (usage + Usage(input_tokens=5)).reported
+
+
+def test_item_1_the_usage_line_says_unknown_usage_is_unknown() -> None:
+    from llmplex.cli.usage_line import usage_line
+
+    assert usage_line(Usage.unreported(), None) == "tokens: unknown (the provider reported no usage); cost: unknown"
+    assert usage_line(Usage(input_tokens=3, output_tokens=3), None).startswith("tokens: 3 input, 3 output, 6 total")

@@ -16,6 +16,8 @@ def dollars(cost: Decimal) -> str:
 
 def usage_line(usage: Usage, cost: Decimal | None, unpriced: int = 0) -> str:
     """``tokens: ... ; cost: $...``; ``unpriced`` answers had no known price (their cost is not counted)."""
+    if not usage.reported and not usage.total_tokens:
+        return "tokens: unknown (the provider reported no usage); cost: unknown"
     details = [f"{usage.cached_tokens} cached"] if usage.cached_tokens else []
     if usage.cache_write_tokens:
         details.append(f"{usage.cache_write_tokens} cache writes")
