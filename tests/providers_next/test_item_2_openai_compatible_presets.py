@@ -197,6 +197,8 @@ def test_item_2_deepseek_reasoning_content_streams_as_reasoning_events(server: W
     assert "".join(e.text for e in events if e.type == "reasoning") == "Compare decimals."
     assert [e.reasoning.text for e in events if e.reasoning] == ["Compare decimals."]
     assert "".join(e.text for e in events if e.type == "text") == "9.8"
+    final = events[-1].response
+    assert final is not None and [p.data for p in final.reasoning] == [{"reasoning_content": "Compare decimals."}]
 
     async def astream() -> list[str]:
         return [e.text async for e in client.astream("deepseek:deepseek-reasoner", "Again?") if e.type == "reasoning"]
