@@ -112,6 +112,14 @@ def test_item_2_a_server_that_fails_to_start_is_a_typed_error_with_its_stderr(
     assert "cannot open database" in error.stderr
 
 
+def test_item_2_stderr_in_an_error_is_cut_to_its_end(client: llmplex.Client, token: str) -> None:
+    with pytest.raises(LLMToolSourceError) as caught:
+        client.complete("mock:m", "hi", tools=[broken("noisy", token)], timeout=60)
+    stderr = caught.value.stderr
+    assert stderr.startswith("...") and stderr.endswith("broken: the last words")
+    assert len(stderr) <= 2003 and len(str(caught.value)) < 2600
+
+
 def test_item_2_a_missing_command_is_a_typed_error(client: llmplex.Client) -> None:
     server = MCPServer.stdio("/nonexistent/mcp-server-xyz", name="ghost")
     with pytest.raises(LLMToolSourceError) as caught:
