@@ -182,3 +182,13 @@ def test_item_1_the_usage_line_says_unknown_usage_is_unknown() -> None:
 
     assert usage_line(Usage.unreported(), None) == "tokens: unknown (the provider reported no usage); cost: unknown"
     assert usage_line(Usage(input_tokens=3, output_tokens=3), None).startswith("tokens: 3 input, 3 output, 6 total")
+
+
+def test_item_1_a_stream_reporting_hostile_usage_fails_and_counts_nothing(server: WireServer) -> None:
+    tracker = BudgetTracker(Budget(max_total_tokens=10**6))
+    server.push(Answer.stream(recorded.chat_stream(MODEL, HOSTILE["cached-over-input"])))
+
+    with pytest.raises(LLMUsageError, match="cached_tokens"):
+        list(_client(server, budget=tracker).stream("openai:gpt-4o-mini", "hi", max_tokens=50))
+
+    assert tracker.snapshot().total_tokens == 0

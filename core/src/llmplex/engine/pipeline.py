@@ -10,7 +10,7 @@ from llmplex.engine.assembly import StreamAssembler
 from llmplex.engine.attempt import Attempt
 from llmplex.engine.retrier import Retrier, RetryPlan
 from llmplex.engine.telemetry import Telemetry
-from llmplex.errors import LLMServerError
+from llmplex.errors import LLMServerError, LLMUsageError
 from llmplex.events import Dropped, PromptExecuted, PromptRendered
 from llmplex.redaction import redact
 from llmplex.routing import Route
@@ -212,7 +212,8 @@ class Pipeline:
                 self._cut_off(assembler, "the stream was abandoned")
                 raise
             except Exception as exc:
-                self._cut_off(assembler, "the stream was cut off")
+                if not isinstance(exc, LLMUsageError):  # an answer reporting impossible usage counts for nothing
+                    self._cut_off(assembler, "the stream was cut off")
                 error, delay = self.retrier.failure(exc, may_retry=not yielded)
             except BaseExceptionGroup as group:  # a group holding a BaseException propagates, its secrets masked
                 error, delay = scrub_error(group), None
@@ -245,7 +246,8 @@ class Pipeline:
                 self._cut_off(assembler, "the stream was abandoned")
                 raise
             except Exception as exc:
-                self._cut_off(assembler, "the stream was cut off")
+                if not isinstance(exc, LLMUsageError):  # an answer reporting impossible usage counts for nothing
+                    self._cut_off(assembler, "the stream was cut off")
                 error, delay = self.retrier.failure(exc, may_retry=not yielded)
             except BaseExceptionGroup as group:  # a group holding a BaseException propagates, its secrets masked
                 error, delay = scrub_error(group), None
