@@ -34,6 +34,11 @@ _RAY_MISSING = (
     "--ray needs Ray: install the llmplex[ray] extra (in a clone: pip install './core[ray]'), "
     "or pip install 'ray>=2.10'"
 )
+_RAY_CLIENT_MISSING = (
+    "--ray {address} connects through Ray Client (a ray:// address), which needs Ray's client extra: install "
+    "llmplex[ray-client] (in a clone: pip install './core[ray-client]'), or pip install 'ray[client]>=2.10'; "
+    "or, on a machine of the cluster, give the head's HOST:6379 instead"
+)
 _LOCAL_ENVIRONMENT = {
     "RAY_USAGE_STATS_ENABLED": "0",  # a cluster started for one run reports nothing anywhere
     "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",  # makes Ray keep 127.0.0.1 instead of the host's address
@@ -246,6 +251,7 @@ def _connect(address: str) -> tuple[Any, bool]:
         import ray
     except ImportError:
         raise LLMConfigurationError(_RAY_MISSING) from None
+    _check_client_address(address)
     if ray.is_initialized():
         return ray, False
     options: dict[str, Any] = {"include_dashboard": False, "configure_logging": False}
@@ -262,3 +268,13 @@ def _connect(address: str) -> tuple[Any, bool]:
             "(HOST:6379, or ray://HOST:10001 for Ray Client), or --ray alone for a local instance"
         ) from None
     return ray, True
+
+
+def _check_client_address(address: str) -> None:
+    """A ``ray://HOST:PORT`` address needs Ray Client (gRPC), which plain ``ray`` does not install."""
+    if not address.startswith("ray://"):
+        return
+    if not address.removeprefix("ray://").strip("/"):
+        raise LLMConfigurationError(f"--ray {address!r} names no host: give ray://HOST:10001 (Ray Client's port)")
+    if importlib.util.find_spec("grpc") is None:
+        raise LLMConfigurationError(_RAY_CLIENT_MISSING.format(address=address))
