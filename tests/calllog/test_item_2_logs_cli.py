@@ -149,3 +149,14 @@ def test_item_2_hostile_input_is_a_clear_error(seeded: str, tmp_path: Path) -> N
 def test_item_2_an_empty_log_says_so(tmp_path: Path) -> None:
     result = _llmplex("logs")
     assert result.exit_code == 0 and "no calls logged yet" in result.stderr and result.stdout == ""
+
+
+def test_item_2_every_log_setting_and_the_logs_command_are_documented() -> None:
+    from llmplex.config.schema import LogConfig
+
+    root = Path(__file__).resolve().parents[2]
+    reference = (root / "docs" / "reference" / "configuration.md").read_text(encoding="utf-8")
+    section = reference[reference.index("## `[log]`") :]
+    assert not [name for name in LogConfig.model_fields if f"`{name}`" not in section]
+    assert "`llmplex logs`" in reference
+    assert "concepts/call-log.md" in (root / "mkdocs.yml").read_text(encoding="utf-8")
