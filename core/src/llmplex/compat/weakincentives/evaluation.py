@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from llmplex.compat.weakincentives.budget import BudgetExceededError, BudgetTracker, engine_deadline
 from llmplex.compat.weakincentives.errors import (
@@ -22,6 +22,7 @@ from llmplex.compat.weakincentives.errors import (
     evaluation_error,
 )
 from llmplex.compat.weakincentives.foreign import Kit, engine_tool_of, kit_of, our_budget, tracker_of
+from llmplex.compat.weakincentives.response import PromptResponse
 from llmplex.compat.weakincentives.tool_run import run_tool
 from llmplex.compat.weakincentives.tools import Tool
 from llmplex.errors import LLMConfigurationError, LLMError
@@ -35,15 +36,6 @@ __all__ = ["CallPlan", "PromptResponse", "evaluate_prompt"]
 
 OutputT = TypeVar("OutputT")
 _ITEMS = "items"  # weakincentives wraps array output in {"items": [...]}
-
-
-@dataclass(frozen=True)
-class PromptResponse(Generic[OutputT]):
-    """The result of ``evaluate``: ``text`` for a plain prompt, ``output`` (the dataclass) for structured output."""
-
-    prompt_name: str
-    text: str | None
-    output: OutputT | None
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 from llmplex.compat.weakincentives.budget import Budget, BudgetTracker, Deadline
 from llmplex.compat.weakincentives.events import PromptExecuted, PromptRendered, TokenUsage, ToolInvoked
+from llmplex.compat.weakincentives.response import PromptResponse
 from llmplex.compat.weakincentives.tool_run import ToolContext
 from llmplex.compat.weakincentives.tools import Tool
 
@@ -41,20 +42,11 @@ class Kit:
         return cls(**{k: v for k, v in values.items() if k in names})
 
 
-def _ours() -> Kit:
-    from llmplex.compat.weakincentives.evaluation import PromptResponse
-
-    return Kit(PromptRendered, PromptExecuted, ToolInvoked, TokenUsage, PromptResponse, ToolContext)
-
-
-OURS: Kit | None = None
+OURS = Kit(PromptRendered, PromptExecuted, ToolInvoked, TokenUsage, PromptResponse, ToolContext)
 
 
 def kit_of(obj: Any) -> Kit:
     """Our classes for llmplex's own objects (or anything unknown); the package's own for weakincentives'."""
-    global OURS
-    if OURS is None:
-        OURS = _ours()
     package = type(obj).__module__.split(".")[0]
     if package in ("llmplex", "builtins"):
         return OURS
