@@ -8,6 +8,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import llmplex
 from llmplex import Budget, BudgetTracker, LLMUsageError, Response, SharedBudgetTracker, Usage, UsageUnknown
@@ -192,3 +194,27 @@ def test_item_1_a_stream_reporting_hostile_usage_fails_and_counts_nothing(server
         list(_client(server, budget=tracker).stream("openai:gpt-4o-mini", "hi", max_tokens=50))
 
     assert tracker.snapshot().total_tokens == 0
+
+
+@settings(deadline=None)  # the first example loads the price data
+@given(
+    uncached=st.integers(0, 60_000),
+    cached=st.integers(0, 60_000),
+    written=st.integers(0, 60_000),
+    visible=st.integers(0, 10**9),
+    reasoning=st.integers(0, 10**9),
+)
+def test_item_1_any_valid_usage_prices_each_token_once(
+    uncached: int, cached: int, written: int, visible: int, reasoning: int
+) -> None:
+    usage = Usage(
+        input_tokens=uncached + cached + written,
+        output_tokens=visible + reasoning,
+        cached_tokens=cached,
+        cache_write_tokens=written,
+        reasoning_tokens=reasoning,
+    )
+    # claude-sonnet-4-5 (anthropic.com/pricing, 2026-11-26): input 3, cache read 0.30, cache write 3.75, output 15
+    # (prompts stay under the 200k-token long-context tier)
+    rates = uncached * Decimal(3) + cached * Decimal("0.30") + written * Decimal("3.75")
+    assert usage.priced("anthropic", "claude-sonnet-4-5").cost_usd == (rates + (visible + reasoning) * 15) / 1_000_000
