@@ -321,3 +321,47 @@ def test_item_1_session_satisfies_session_protocol_with_reducers_snapshots_and_r
     assert session[ToolPayload].all() == () and session[StructuredAnswer].all() == ()
     child = Session(parent=session)
     assert session.children == (child,) and child.parent is session and child.tags["parent_session_id"]
+
+
+@dataclass(frozen=True)
+class Note:
+    text: str
+
+
+def test_item_1_a_failed_tool_leaves_no_trace_in_session_state(caplog: pytest.LogCaptureFixture) -> None:
+    """Seed 002 § Transactional Tool Execution: on an exception or success=False the session is restored."""
+
+    def writes_then_fails(params: ToolParams, *, context: ToolContext) -> ToolResult[ToolPayload]:
+        context.session.dispatch(Note("written by the failing tool"))
+        raise RuntimeError("tool bug")
+
+    def writes_then_refuses(params: ToolParams, *, context: ToolContext) -> ToolResult[ToolPayload]:
+        context.session[Note].append(Note("written by the refusing tool"))
+        return ToolResult(message="no", value=None, success=False)
+
+    def writes_and_succeeds(params: ToolParams, *, context: ToolContext) -> ToolResult[ToolPayload]:
+        context.session.dispatch(Note("kept"))
+        return ToolResult(message="ok", value=ToolPayload(answer="fine"))
+
+    outcomes = []
+    for handler_fn in (writes_then_fails, writes_then_refuses, writes_and_succeeds):
+        tool = Tool[ToolParams, ToolPayload](name="search_notes", description="Search notes.", handler=handler_fn)
+        template = PromptTemplate(
+            ns="tests/adapters/openai",
+            key="tx",
+            name="tx",
+            sections=(MarkdownSection[ToolParams](title="T", key="t", template="${query}", tools=[tool]),),
+        )
+        client = DummyOpenAIClient([call_response("search_notes", {"query": "q"}), text_response("done")])
+        session = Session()
+        session[Note].seed(Note("before"))
+        with caplog.at_level(logging.DEBUG, logger="llmplex.compat.weakincentives"):
+            result = OpenAIAdapter(model="gpt-test", client=client).evaluate(
+                Prompt(template).bind(ToolParams(query="q")), session=session
+            )
+        assert result.text == "done"
+        outcomes.append(session[Note].all())
+        assert len(session[ToolInvoked].all()) == 1  # the telemetry log is never rolled back
+    assert outcomes == [(Note("before"),), (Note("before"),), (Note("before"), Note("kept"))]
+    for event in ("prompt.render.start", "prompt.render.complete", "prompt.call.complete"):
+        assert event in caplog.messages  # seed 002 § Telemetry, structured logs

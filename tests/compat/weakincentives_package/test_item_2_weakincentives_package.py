@@ -205,3 +205,21 @@ def test_item_2_compat_session_has_every_member_of_their_session_protocol() -> N
     ours = CompatSession()
     assert {"dispatcher", "dispatch", "install", "reset", "restore", "snapshot", "__getitem__"} <= set(members)
     assert [name for name in members if not hasattr(ours, name)] == []
+
+
+@dataclass(frozen=True)
+class Note:
+    text: str
+
+
+def test_item_2_a_failed_tool_of_theirs_leaves_their_session_state_as_it_was() -> None:
+    def writes_then_fails(params: Query, *, context: ToolContext) -> ToolResult[Answer]:
+        context.session.dispatch(Note("written by the failing tool"))
+        raise RuntimeError("tool bug")
+
+    client = DummyOpenAIClient([call("search_notes", {"query": "policies"}), text(json.dumps({"answer": "ok"}))])
+    session = Session()
+    session[Note].seed(Note("before"))
+    OpenAIAdapter(model="gpt-test", client=client).evaluate(their_prompt(writes_then_fails), session=session)
+    assert session[Note].all() == (Note("before"),)
+    assert len(session[ToolInvoked].all()) == 1

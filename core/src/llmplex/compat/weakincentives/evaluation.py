@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     from llmplex.types import Response
 
 __all__ = ["CallPlan", "PromptResponse", "evaluate_prompt"]
+
+logger = logging.getLogger("llmplex.compat.weakincentives")
 
 OutputT = TypeVar("OutputT")
 _ITEMS = "items"  # weakincentives wraps array output in {"items": [...]}
@@ -142,7 +145,9 @@ def evaluate_prompt(
     shared = budget_tracker if budget_tracker is not None else tracker
     if shared is not None:
         prompt.bind(resources={type(shared): shared})
+    logger.debug("prompt.render.start", extra={"event": "prompt.render.start", "prompt_name": name})
     rendered = prompt.render(session=session)
+    logger.debug("prompt.render.complete", extra={"event": "prompt.render.complete", "prompt_name": name})
     session.dispatcher.dispatch(
         events.build(
             "prompt_rendered",
@@ -189,6 +194,7 @@ def evaluate_prompt(
             )
         except LLMError as error:
             raise evaluation_error(error, name, rendered.output_type) from error
+    logger.debug("prompt.call.complete", extra={"event": "prompt.call.complete", "prompt_name": name})
     result = _finish(session, name, rendered, response, tracker, events)
     _record_foreign(budget_tracker, tracker, events)
     session.dispatcher.dispatch(

@@ -53,6 +53,27 @@ def tool_message(result: Any) -> str:
     return rendered or message
 
 
+def _snapshot(session: Any, tag: str) -> Any:
+    """The session's state before a tool runs, or ``None`` when it keeps none (or cannot say)."""
+    take = getattr(session, "snapshot", None)
+    if not callable(take):
+        return None
+    try:
+        return take(tag=tag)
+    except Exception as exc:
+        logger.warning("no session snapshot before tool %s: %s: %s", tag, type(exc).__name__, exc)
+        return None
+
+
+def _restore(session: Any, snapshot: Any, tag: str) -> None:
+    if snapshot is None:
+        return
+    try:
+        session.restore(snapshot)
+    except Exception as exc:
+        logger.warning("session state after failed tool %s not restored: %s: %s", tag, type(exc).__name__, exc)
+
+
 def run_tool(
     tool: Tool[Any, Any],
     arguments: Mapping[str, Any],
@@ -64,8 +85,11 @@ def run_tool(
     """Run ``tool`` for one call, publish ``tool_invoked`` (the event class), and return the message for the model.
 
     ``context`` is the ``ToolContext`` the handler gets (the tool's own package's class).
+    The call is a transaction on the session's state: a handler that raises or
+    returns ``success=False`` leaves the slices as they were before it ran.
     """
     params: Any = None
+    snapshot = _snapshot(context.session, tool.name)
     try:
         params = tool.parse_params(arguments)
         if tool.handler is None:
@@ -77,6 +101,8 @@ def run_tool(
     except Exception as exc:
         logger.warning("tool %s failed: %s: %s", tool.name, type(exc).__name__, exc)
         result = ToolResult.error(f"{type(exc).__name__}: {exc}")
+    if not getattr(result, "success", False):
+        _restore(context.session, snapshot, tool.name)
     message = tool_message(result)
     context.session.dispatcher.dispatch(
         tool_invoked(
