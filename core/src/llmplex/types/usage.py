@@ -6,7 +6,15 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any, Final
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    PrivateAttr,
+    ValidationInfo,
+    computed_field,
+    field_validator,
+    model_validator,
+)
 
 from llmplex.errors import LLMUsageError
 from llmplex.types.pricing import PriceKey, price_key, price_of
@@ -17,7 +25,14 @@ MAX_TOKENS: Final = 10**12
 """The most tokens one count may hold: a trillion is orders of magnitude past any model's context, so a
 provider reporting more is reporting nonsense (a sum of usages, ``+``, is not held to it)."""
 
-_COUNTS: Final = ("input_tokens", "output_tokens", "total_tokens", "cached_tokens", "cache_write_tokens")
+_COUNTS: Final = (
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "cached_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
 _UNREPORTED: Final = "the provider reported no usage, so nothing could be priced"
 _UNPRICED: Final = (
     "no price: this usage was not priced as a model genai-prices knows (the mock provider, a third-party "
@@ -54,9 +69,9 @@ class Usage(BaseModel):
     _batch: bool = PrivateAttr(default=False)
     _parts: tuple[Usage, ...] = PrivateAttr(default=())
 
-    @field_validator(*_COUNTS, "reasoning_tokens", mode="before")
+    @field_validator(*_COUNTS, mode="before")
     @classmethod
-    def _whole_count(cls, value: Any, info: Any) -> int:
+    def _whole_count(cls, value: Any, info: ValidationInfo) -> int:
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
