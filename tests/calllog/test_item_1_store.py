@@ -375,3 +375,34 @@ def test_item_1_a_locked_database_never_slows_or_fails_the_call(
     client.complete("mock:echo", "after the lock")
     assert writer.flush(60)
     assert [r["prompt_text"] for r in all_rows(url)] == ["after the lock"]
+
+
+def test_item_1_rows_are_built_off_the_calling_thread_and_a_bad_one_is_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    import warnings
+
+    from llmplex.store import recorder
+
+    threads: list[str] = []
+    real = recorder.call_row
+
+    def spying(*args: object, **kwargs: object) -> object:
+        threads.append(threading.current_thread().name)
+        if len(threads) == 2:
+            raise ValueError("a value the log cannot hold")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(recorder, "call_row", spying)
+    url = sqlite_url(tmp_path)
+    writer = CallWriter(url)
+    client = llmplex.Client(log=CallLog(url, writer=writer))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert client.complete("mock:echo", "first").text == "first"
+        assert client.complete("mock:echo", "second").text == "second"  # its row fails: the answer does not
+        assert writer.flush(30)
+    assert threads == ["llmplex-call-log", "llmplex-call-log"]
+    assert any("could not record a call: ValueError" in str(w.message) for w in caught)
+    assert [r["prompt_text"] for r in all_rows(url)] == ["first"] and writer.dropped == 1

@@ -14,13 +14,15 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Iterator
+from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from llmplex.events import CallEnded
 from llmplex.hookspecs import hookimpl
 from llmplex.store.database import default_url
 from llmplex.store.records import call_row, prefix_hashes
-from llmplex.store.writer import CallLogWarning, CallWriter, writer_for
+from llmplex.store.writer import CallWriter, writer_for
 
 __all__ = ["CallLog", "call_context", "current_context"]
 
@@ -64,26 +66,22 @@ class CallLog:
 
     @hookimpl
     def llmplex_event(self, event: Any) -> None:
-        """Queue a row for each call that ended; a failure to build one is a warning, never the call's error."""
-        if not isinstance(event, CallEnded):
-            return
-        try:
+        """Queue each call that ended; its row is built and written on the writer's thread, off the call's path."""
+        if isinstance(event, CallEnded):
             context = _context.get() or {}
-            row = call_row(
-                event,
-                bodies=self.bodies,
-                conversation_id=context.get("conversation_id"),
-                key_name=context.get("key_name"),
-            )
-            if row.get("conversation_id") is None and self.bodies and event.request is not None:
-                row["_links"] = prefix_hashes(event.request.messages)
-        except Exception as exc:  # a value the log cannot hold: the call still returns its answer
-            import warnings
-
-            warnings.warn(f"the call log could not record a call: {type(exc).__name__}", CallLogWarning, stacklevel=2)
-            return
-        self.writer.submit(row)
+            conversation, key = context.get("conversation_id"), context.get("key_name")
+            self.writer.submit(partial(_row, event, self.bodies, conversation, key, datetime.now(UTC)))
 
     def flush(self, timeout: float | None = 10.0) -> bool:
         """Wait until the calls made so far are written (``False`` when ``timeout`` passed first)."""
         return self.writer.flush(timeout)
+
+
+def _row(
+    event: CallEnded, bodies: bool, conversation_id: str | None, key_name: str | None, ended: datetime
+) -> dict[str, Any]:
+    """The row of ``event``; ``_links`` lets the writer join it to the conversation its messages continue."""
+    row = call_row(event, bodies=bodies, conversation_id=conversation_id, key_name=key_name, now=ended)
+    if conversation_id is None and bodies and event.request is not None:
+        row["_links"] = prefix_hashes(event.request.messages)
+    return row

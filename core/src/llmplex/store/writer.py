@@ -25,7 +25,10 @@ from llmplex.redaction import redact
 if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine
 
-__all__ = ["CallLogWarning", "CallWriter", "writer_for"]
+__all__ = ["CallLogWarning", "CallWriter", "Row", "writer_for"]
+
+Row = dict[str, Any] | Callable[[], dict[str, Any]]
+"""A row of ``calls``, or a function that builds it (called on the writer's thread, off the call's path)."""
 
 MAX_PENDING = 100_000
 """Rows a writer holds before it drops new ones (with a warning) rather than grow without bound."""
@@ -54,7 +57,7 @@ class CallWriter:
         self.batch_size = batch_size
         self.idle = idle
         self.on_written = on_written
-        self._pending: collections.deque[dict[str, Any]] = collections.deque()
+        self._pending: collections.deque[Row] = collections.deque()
         self._lock = threading.Condition()
         self._thread: threading.Thread | None = None
         self._busy = False
@@ -66,8 +69,8 @@ class CallWriter:
     def __repr__(self) -> str:
         return f"CallWriter(url={redact(self.url)!r}, pending={len(self._pending)})"
 
-    def submit(self, row: dict[str, Any]) -> None:
-        """Queue ``row`` (never blocks, never raises)."""
+    def submit(self, row: Row) -> None:
+        """Queue ``row``, or a function the writer's thread calls to build it (never blocks, never raises)."""
         with self._lock:
             if len(self._pending) >= MAX_PENDING:
                 self.dropped += 1
@@ -110,21 +113,35 @@ class CallWriter:
                     self._busy = False
                     self._lock.notify_all()
 
-    def _write(self, batch: list[dict[str, Any]]) -> None:
+    def _write(self, batch: list[Row]) -> None:
+        rows = [row for row in map(self._built, batch) if row is not None]
+        if not rows:
+            return
         try:
             if self._engine is None:
                 from llmplex.store.database import open_database
 
                 self._engine = open_database(self.url, writer=True)
             with self._engine.begin() as connection:
-                _insert(connection, batch)
+                _insert(connection, rows)
         except Exception as exc:
-            self.dropped += len(batch)
-            self._failed(exc, len(batch))
+            self.dropped += len(rows)
+            self._failed(exc, len(rows))
             return
-        self.written += len(batch)
+        self.written += len(rows)
         if self.on_written is not None:
-            self.on_written(len(batch))
+            self.on_written(len(rows))
+
+    def _built(self, item: Row) -> dict[str, Any] | None:
+        """The row of ``item``; a row that cannot be built (a value the log cannot hold) is dropped with a warning."""
+        if not callable(item):
+            return item
+        try:
+            return item()
+        except Exception as exc:
+            self.dropped += 1
+            self._warn("build" + type(exc).__name__, f"the call log could not record a call: {type(exc).__name__}")
+            return None
 
     def _failed(self, exc: Exception, count: int) -> None:
         if self._engine is not None:
