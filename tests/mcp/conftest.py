@@ -54,6 +54,21 @@ def processes_with(token: str) -> list[int]:
     return found
 
 
+def children() -> set[int]:
+    """The live (not zombie) child processes of this test process."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid() and fields[0] != "Z":
+            found.add(int(entry.name))
+    return found
+
+
 def wait_gone(token: str, seconds: float = 5.0) -> list[int]:
     """Poll until no process carries ``token`` (a killed process takes a moment to go); what is left."""
     end = time.monotonic() + seconds
@@ -70,19 +85,26 @@ def token() -> str:
 
 @pytest.fixture(autouse=True)
 def no_leaks(token: str) -> Iterator[None]:
-    """Fail the test if a server process (or a child of one) or an MCP session outlives it."""
+    """Fail the test if a server process (or a child of one), any new child process of this one, or an MCP
+    session outlives it."""
+    before = children()
     yield
     open_sessions = [server.name for server in list(server_module._running) if server._connection is not None]
     for server in list(server_module._running):
         server.close()
     left = wait_gone(token)
-    for pid in left:
+    end = time.monotonic() + 5
+    while (new := sorted(children() - before)) and time.monotonic() < end:
+        time.sleep(0.05)
+    for pid in {*left, *new}:
         os.kill(pid, signal.SIGKILL)
     problems = []
     if open_sessions:
         problems.append(f"MCP sessions left open: {open_sessions}")
     if left:
         problems.append(f"server processes left running: {left}")
+    if new:
+        problems.append(f"child processes left running: {new}")
     if problems:
         pytest.fail("; ".join(problems))
 

@@ -7,6 +7,8 @@ result, an image and a changing tool list: see the item 1-3 tests.)
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import time
 from typing import Any
@@ -17,7 +19,7 @@ import llmplex
 from llmplex import LLMDeadlineExceededError, ToolInvoked, hookimpl
 from llmplex.mcp import MCPServer
 from tests.live.conftest import LOCAL_MODEL, live_client, local_server  # noqa: F401 - the live fixtures
-from tests.mcp.conftest import call, everything_server
+from tests.mcp.conftest import call, children, everything_server, processes_with
 
 SECRET = "sk-echoed-3c9a1e7f5b2d8c4a6e0f"
 
@@ -138,3 +140,15 @@ def test_item_5_the_real_local_model_calls_an_mcp_tool(
     assert first.name == "convert_time" and first.error is None, first
     assert first.result["structured"]["target"]["datetime"].endswith("T21:00:00+09:00")
     assert "21" in response.text
+
+
+def test_item_5_the_leak_check_sees_a_process_left_behind(token: str) -> None:
+    """The autouse check of tests/mcp/conftest.py finds a leftover by its marker and as a child of this process."""
+    leftover = subprocess.Popen(["sleep", "30"], env={"MCP_TEST_TOKEN": token, "PATH": os.environ["PATH"]})
+    try:
+        assert processes_with(token) == [leftover.pid]
+        assert leftover.pid in children()
+    finally:
+        leftover.kill()
+        leftover.wait()
+    assert processes_with(token) == [] and leftover.pid not in children()
