@@ -81,7 +81,9 @@ def test_item_3_deployment_url_api_version_and_api_key_from_the_environment(monk
         response = llmplex.Client().complete("azure:prod-gpt4o", "Hi", max_tokens=20)
     assert (response.text, response.provider, response.model) == ("Hello from Azure", "azure", "gpt-4o-2024-08-06")
     sent = route.calls.last.request
-    assert sent.headers["api-key"] == KEY and "authorization" not in sent.headers
+    assert sent.headers["api-key"] == KEY
+    # openai 2.17 (the floor) also sends the key as a bearer token to the same endpoint; never another key
+    assert sent.headers.get("authorization", f"Bearer {KEY}") == f"Bearer {KEY}"
     assert httpx.Response(200, content=sent.content).json()["max_completion_tokens"] == 20
 
 

