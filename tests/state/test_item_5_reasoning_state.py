@@ -258,3 +258,62 @@ def _block(index: int, block: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 def _delta(index: int, delta: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
 
+
+# -- streams of openai and gemini ---------------------------------------------------------
+
+
+def test_item_5_openai_streamed_reasoning_item_is_kept_whole(openai_api: FakeAPI) -> None:
+    events = fx.responses_stream_text(["Paris."])
+    reasoning_events = [
+        {"type": "response.output_item.added", "output_index": 0, "item": {**REASONING_ITEM, "summary": []}},
+        {
+            "type": "response.reasoning_summary_text.delta",
+            "item_id": REASONING_ITEM["id"],
+            "output_index": 0,
+            "summary_index": 0,
+            "delta": "Need the weather tool.",
+        },
+        {"type": "response.output_item.done", "output_index": 0, "item": REASONING_ITEM},
+    ]
+    numbered = [{**event, "sequence_number": 100 + i} for i, event in enumerate(reasoning_events)]
+    openai_api.stream("/responses", events[:2] + numbered + events[2:])
+    openai_api.reply("/responses", fx.response_text("Yes."))
+    llm = _client()
+
+    streamed = list(llm.stream("openai:o4-mini", "Capital of France?", reasoning_effort="medium"))
+    response = streamed[-1].response
+    assert response is not None and response.text == "Paris."
+    assert [part.data for part in response.reasoning] == [REASONING_ITEM]
+    assert [e.text for e in streamed if e.type == "reasoning" and e.text] == ["Need the weather tool."]
+
+    llm.complete("openai:o4-mini", [Message.user("Capital of France?"), response.message(), Message.user("Sure?")])
+    assert openai_api.bodies[-1]["input"][1] == REASONING_ITEM
+
+
+def test_item_5_gemini_streamed_signature_comes_whole_with_the_finish(
+    fake_http: FakeHTTP, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GEMINI_API_KEY", "AIzaSyTESTKEY_0123456789abcdefghij")
+    signature = base64.b64encode(b"\x01stream-signed\xfe").decode()
+    chunks = [
+        gemini_wire.response([gemini_wire.text_part("Thinking...", thought=True)], finish_reason=None),
+        gemini_wire.response([gemini_wire.text_part("Par")], finish_reason=None),
+        gemini_wire.response([gemini_wire.text_part("is.") | {"thoughtSignature": signature}]),
+    ]
+    fake_http.reply_stream(gemini_wire.stream_body(chunks))
+    fake_http.reply(json_body=gemini_wire.response([gemini_wire.text_part("Yes.")]))
+    llm = _client()
+
+    streamed = list(llm.stream(f"gemini:{gemini_wire.MODEL}", "Capital of France?"))
+    response = streamed[-1].response
+    assert response is not None and response.text == "Paris."
+    (part,) = response.reasoning
+    assert part.format == "gemini" and part.text == "Thinking..."
+
+    history = [Message.user("Capital of France?"), response.message(), Message.user("Sure?")]
+    llm.complete(f"gemini:{gemini_wire.MODEL}", history)
+    sent = fake_http.last().json()
+    gemini_wire.check_wire_body(sent)
+    replayed = sent["contents"][1]["parts"]
+    assert [p.get("text") for p in replayed] == ["Thinking...", "Par", "is."]
+    assert base64.urlsafe_b64decode(replayed[2]["thoughtSignature"]) == base64.b64decode(signature)
