@@ -249,17 +249,18 @@ def test_item_2_a_provider_added_in_config_alone(server: WireServer, monkeypatch
         _client(bad={"plugin": "openai-compatible", "unsupported_options": ["temprature"]}).complete("bad:m", "Hi")
 
 
-def test_item_2_a_key_echoing_server_never_shows_the_key(server: WireServer) -> None:
+@pytest.mark.parametrize("name", sorted(REMOTE))
+def test_item_2_a_key_echoing_server_never_shows_the_key(server: WireServer, name: str) -> None:
     echo = {"error": {"message": f"Incorrect API key provided: {KEY}", "type": "invalid_request_error",
                       "param": None, "code": "invalid_api_key"}}  # fmt: skip
     server.push(Answer.json(401, echo, {"x-echo": KEY}))
-    client = _client(together={"base_url": server.url + "/v1", "api_key": KEY})
+    client = _client(**{name: {"base_url": server.url + "/v1", "api_key": KEY}})
     with pytest.raises(LLMAuthenticationError) as caught:
-        client.complete("together:m", "Hi")
+        client.complete(f"{name}:m", "Hi")
     error = caught.value
     shown = " ".join([str(error), repr(error), repr(error.cause), str(error.response_body)])
     assert KEY not in shown
-    assert KEY not in repr(client.router.instance("together").settings)
+    assert KEY not in repr(client.router.instance(name).settings)
 
 
 def test_item_2_ollama_models_lists_what_is_pulled(server: WireServer) -> None:
