@@ -132,12 +132,25 @@ class MCPServer:
     def close(self) -> None:
         """End the session and the server's process with its children (idempotent; a later use restarts it)."""
         if self._connection is not None:
-            loop.submit(self._close).result(CLOSE_TIMEOUT)
+            try:
+                loop.submit(self._close).result(CLOSE_TIMEOUT)
+            except TimeoutError:
+                raise self._not_closed() from None
 
     async def aclose(self) -> None:
         """Async ``close``."""
         if self._connection is not None:
-            await asyncio.wait_for(asyncio.wrap_future(loop.submit(self._close)), CLOSE_TIMEOUT)
+            try:
+                await asyncio.wait_for(asyncio.wrap_future(loop.submit(self._close)), CLOSE_TIMEOUT)
+            except TimeoutError:
+                raise self._not_closed() from None
+
+    def _not_closed(self) -> LLMToolSourceError:
+        return LLMToolSourceError(
+            f"MCP server {self.name!r} did not end within {CLOSE_TIMEOUT:g} s of being closed; a process that "
+            "survives SIGKILL is stuck in the kernel, a remote server in its session's DELETE request",
+            server=self.name,
+        )
 
     def __enter__(self) -> Self:
         return self
