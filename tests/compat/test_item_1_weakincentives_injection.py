@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -23,6 +25,8 @@ import pytest
 from llmplex.compat.weakincentives import (
     Budget,
     BudgetTracker,
+    Deadline,
+    DeadlineExceededError,
     LiteLLMAdapter,
     LiteLLMClientConfig,
     MarkdownSection,
@@ -365,3 +369,29 @@ def test_item_1_a_failed_tool_leaves_no_trace_in_session_state(caplog: pytest.Lo
     assert outcomes == [(Note("before"),), (Note("before"),), (Note("before"), Note("kept"))]
     for event in ("prompt.render.start", "prompt.render.complete", "prompt.call.complete"):
         assert event in caplog.messages  # seed 002 § Telemetry, structured logs
+
+
+def test_item_1_a_hanging_injected_client_ends_at_the_deadline() -> None:
+    """Seed 002 § Backoff Strategy (deadline awareness): llmplex's deadline bounds the injected call too."""
+    release = threading.Event()
+
+    class Hanging(DummyResponsesAPI):
+        def create(self, **kwargs: Any) -> object:
+            self.requests.append(kwargs)
+            release.wait(30)
+            return text_response("too late")
+
+    client = DummyOpenAIClient([])
+    client.responses = Hanging([])
+    adapter = OpenAIAdapter(model="gpt-test", client=client)
+    prompt, session = greeting_prompt(), Session()
+    started = time.monotonic()
+    try:
+        with pytest.raises(DeadlineExceededError):
+            adapter.evaluate(
+                prompt, session=session, deadline=Deadline(expires_at=datetime.now(UTC) + timedelta(seconds=1.5))
+            )
+        assert time.monotonic() - started < 4.0
+        assert session[PromptExecuted].all() == ()
+    finally:
+        release.set()

@@ -8,13 +8,15 @@ original adapter sent (``responses.create(model=, input=, tools=, ...)`` or
 mapping or any object with the same attributes, and is read as JSON. Its
 exceptions are classified the way weakincentives did (status 429, a class named
 ``*RateLimit*``, ``insufficient_quota``, ``*Timeout*``) into llmplex errors, so
-the engine retries what is worth retrying.
+the engine retries what is worth retrying. A call still running at llmplex's
+deadline is given up as a timeout.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -113,6 +115,33 @@ def _call(target: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
         raise mapped from error
 
 
+def _bounded(target: Callable[..., Any], kwargs: dict[str, Any], timeout: float | None) -> Any:
+    """``_call``, given up after ``timeout`` seconds (the time left before llmplex's deadline).
+
+    A fake that never returns cannot be interrupted: its thread is left to finish
+    on its own (a daemon thread, so it never holds the process open).
+    """
+    if timeout is None:
+        return _call(target, kwargs)
+    outcome: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome["value"] = _call(target, kwargs)
+        except BaseException as error:
+            outcome["error"] = error
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="llmplex-injected-call", daemon=True).start()
+    if not done.wait(max(timeout, 0.0)):
+        raise LLMTimeoutError(f"the injected client did not answer within {timeout:.3g}s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 def _sdk_client(client: Any) -> bool:
     return type(client).__module__.split(".")[0] == "openai"
 
@@ -145,9 +174,11 @@ class InjectedOpenAI:
         """One ``responses.create`` of the injected client, answered as JSON."""
         request = {k: v for k, v in kwargs.items() if k not in ("extra_body", "timeout")}
         request.update(kwargs.get("extra_body") or {})
-        if _sdk_client(self.client) and "timeout" in kwargs:
-            request["timeout"] = kwargs["timeout"]
-        return _responses_json(plain(_call(self.client.responses.create, request)))
+        timeout = kwargs.get("timeout")
+        if _sdk_client(self.client) and timeout is not None:
+            request["timeout"] = timeout  # a real SDK client holds to it itself
+            timeout = None
+        return _responses_json(plain(_bounded(self.client.responses.create, request, timeout)))
 
     def close(self) -> None:
         """The injected client is its owner's to close."""
@@ -188,7 +219,7 @@ class InjectedCompletion:
 
     def completion(self, payload: dict[str, Any], timeout: float | None) -> Any:
         """One call of the injected completion, its answer read as LiteLLM's ``ModelResponse``."""
-        return _model_response(plain(_call(self.function, dict(payload))))
+        return _model_response(plain(_bounded(self.function, dict(payload), timeout)))
 
     def close(self) -> None:
         """The injected completion is its owner's."""
