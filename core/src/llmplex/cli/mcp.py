@@ -51,7 +51,7 @@ def list_command(client: Client, names: tuple[str, ...], check: bool, timeout: f
 def _where(table: MCPServerConfig) -> str:
     """How the server is reached, with env and header values hidden."""
     if table.command is not None:
-        shown = " ".join([table.command, *table.args])
+        shown = redact(" ".join([table.command, *table.args]))  # a key given as an argument is masked too
         env = " ".join(f"{key}={REDACTED}" for key in table.env)
         return f"stdio: {shown}" + (f" (env: {env})" if env else "") + (f" (cwd: {table.cwd})" if table.cwd else "")
     headers = ", ".join(table.headers)
