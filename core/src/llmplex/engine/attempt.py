@@ -7,6 +7,7 @@ from typing import Any
 
 from llmplex.engine.adapt import Adapted, adapt
 from llmplex.engine.bridge import aiterate_in_thread, iterate_on_loop, run_on_loop
+from llmplex.engine.contained import acontained, aiter_contained, contained, iter_contained
 from llmplex.errors import LLMConfigurationError, LLMError
 from llmplex.http.clients import is_blocking_client
 from llmplex.plugins.hooks import ProviderHooks
@@ -45,7 +46,7 @@ class Attempt:
 
     def format_adapted(self, request: Request) -> dict[str, Any]:
         """The provider payload for a request ``adapt`` already held against the instance."""
-        payload = self.hooks.format(request=request, settings=self.provider.settings)
+        payload = contained(lambda: self.hooks.format(request=request, settings=self.provider.settings), self.name)
         if payload is None:
             raise LLMConfigurationError(f"provider {self.provider.name!r} does not implement llmplex_format")
         return payload  # type: ignore[no-any-return]
@@ -64,9 +65,20 @@ class Attempt:
             classified.model = self.route.model
         return classified  # type: ignore[no-any-return]
 
+    @property
+    def name(self) -> str:
+        """The provider instance's prefix."""
+        return self.provider.name
+
     def parse(self, raw: Any, request: Request) -> Response:
         """The core response for one raw provider response."""
-        return self.hooks.parse(raw=raw, request=request, settings=self.provider.settings)  # type: ignore[no-any-return]
+        return contained(  # type: ignore[no-any-return]
+            lambda: self.hooks.parse(raw=raw, request=request, settings=self.provider.settings), self.name
+        )
+
+    def parse_event(self, raw_event: Any, state: Any) -> Any:
+        """The stream events of one raw provider event."""
+        return contained(lambda: self.hooks.parse_event(raw_event=raw_event, state=state), self.name)
 
     def _send_args(
         self,
@@ -105,7 +117,9 @@ class Attempt:
             self._require("acall")
             return run_on_loop(lambda: self.asend(payload, request, deadline, expired))
         return call_before(
-            lambda: self.hooks.call(**self._send_args(payload, deadline, False, request)), deadline, expired
+            lambda: contained(lambda: self.hooks.call(**self._send_args(payload, deadline, False, request)), self.name),
+            deadline,
+            expired,
         )
 
     async def asend(
@@ -114,11 +128,13 @@ class Attempt:
         """Send asynchronously; a sync-only provider runs on a worker thread."""
 
         def call() -> Any:
-            return self.hooks.call(**self._send_args(payload, deadline, False, request))
+            return contained(lambda: self.hooks.call(**self._send_args(payload, deadline, False, request)), self.name)
 
         async def sending() -> Any:
             if self.hooks.implements("acall"):
-                return await self.hooks.acall(**self._send_args(payload, deadline, True, request))
+                return await acontained(
+                    lambda: self.hooks.acall(**self._send_args(payload, deadline, True, request)), self.name
+                )
             self._require("call")
             return await in_worker(call)
 
@@ -131,7 +147,8 @@ class Attempt:
             return iterate_on_loop(lambda: self.aopen_stream(payload, deadline, expired))
 
         def opening() -> Iterator[Any]:
-            return self.hooks.stream(**self._send_args(payload, deadline, False))  # type: ignore[no-any-return]
+            opened = contained(lambda: self.hooks.stream(**self._send_args(payload, deadline, False)), self.name)
+            return iter_contained(opened, self.name)
 
         return iterate_before(opening, deadline, expired)
 
@@ -141,11 +158,15 @@ class Attempt:
         """Raw stream events, asynchronously; a sync-only provider streams from a worker thread."""
 
         def blocking() -> Iterator[Any]:
-            return self.hooks.stream(**self._send_args(payload, deadline, False))  # type: ignore[no-any-return]
+            opened = contained(lambda: self.hooks.stream(**self._send_args(payload, deadline, False)), self.name)
+            return iter_contained(opened, self.name)
 
         async def opening() -> AsyncIterator[Any]:
             if self.hooks.implements("astream"):
-                return await self.hooks.astream(**self._send_args(payload, deadline, True))  # type: ignore[no-any-return]
+                opened = await acontained(
+                    lambda: self.hooks.astream(**self._send_args(payload, deadline, True)), self.name
+                )
+                return aiter_contained(opened, self.name)
             self._require("stream")
             return aiterate_in_thread(blocking)
 

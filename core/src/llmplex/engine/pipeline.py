@@ -149,7 +149,7 @@ class Pipeline:
     # -- stream --------------------------------------------------------------------
 
     def _events(self, raw_event: Any, state: StreamState, assembler: StreamAssembler) -> list[StreamEvent]:
-        events = list(self.runner.hooks.parse_event(raw_event=raw_event, state=state) or ())
+        events = list(self.runner.parse_event(raw_event, state) or ())
         for event in events:
             assembler.add(event)
         return events

@@ -1,0 +1,106 @@
+"""A provider plugin's ``BaseException`` (``sys.exit()``, a ``BaseException`` subclass of its own) becomes an
+``LLMError`` of that call, scrubbed and typed like any other failure.
+
+Only two kinds pass untouched: ``KeyboardInterrupt`` (the user's Ctrl-C) and
+``asyncio.CancelledError`` (the caller cancelled the task). A ``BaseExceptionGroup``
+propagates as before (its secrets masked by the pipeline). Streams are wrapped
+item by item, so a plugin exiting mid-stream is contained too, while closing
+the stream (``GeneratorExit`` at its ``yield``) still works.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from typing import TypeVar
+
+from llmplex.errors import LLMError
+from llmplex.plugins.host import describe_failure
+from llmplex.scrubbing import scrub_error
+
+__all__ = ["acontained", "aiter_contained", "contained", "iter_contained", "plugin_aborted"]
+
+T = TypeVar("T")
+
+_PASSING = (KeyboardInterrupt, asyncio.CancelledError, BaseExceptionGroup)
+
+
+def plugin_aborted(error: BaseException, provider: str) -> LLMError:
+    """The error of a call whose provider plugin raised ``error`` (a ``BaseException`` that is no Exception)."""
+    scrub_error(error)
+    return LLMError(
+        f"provider plugin {provider!r} raised {describe_failure(error)} during the call; a plugin must raise an "
+        "exception, never exit or abort the process: report it to the plugin's authors",
+        provider=provider,
+        cause=error,
+        context={"aborted_with": type(error).__name__},
+    )
+
+
+def contained(fn: Callable[[], T], provider: str) -> T:
+    """``fn()``, its ``BaseException`` turned into the call's ``LLMError``."""
+    try:
+        return fn()
+    except (Exception, *_PASSING):
+        raise
+    except BaseException as exc:
+        raise plugin_aborted(exc, provider) from exc
+
+
+async def acontained(make: Callable[[], Awaitable[T]], provider: str) -> T:
+    """``await make()``, its ``BaseException`` turned into the call's ``LLMError``."""
+    try:
+        return await make()
+    except (Exception, *_PASSING):
+        raise
+    except BaseException as exc:
+        raise plugin_aborted(exc, provider) from exc
+
+
+def iter_contained(source: Iterable[T], provider: str) -> Iterator[T]:
+    """The items of a plugin's stream; a ``BaseException`` raised while reading it becomes the ``LLMError``.
+    Closing this closes ``source`` (the plugin's stream object) too."""
+    items = iter(source)
+    try:
+        while True:
+            try:
+                item = next(items)
+            except StopIteration:
+                return
+            except (Exception, *_PASSING):
+                raise
+            except BaseException as exc:
+                raise plugin_aborted(exc, provider) from exc
+            yield item
+    finally:
+        close = getattr(source, "close", None) or getattr(items, "close", None)
+        if close is not None:
+            close()
+
+
+async def aiter_contained(source: AsyncIterable[T], provider: str) -> AsyncIterator[T]:
+    """Async ``iter_contained``."""
+    items = aiter(source)
+    try:
+        while True:
+            try:
+                item = await anext(items)
+            except StopAsyncIteration:
+                return
+            except (Exception, *_PASSING):
+                raise
+            except BaseException as exc:
+                raise plugin_aborted(exc, provider) from exc
+            yield item
+    finally:
+        close = (
+            getattr(source, "aclose", None)
+            or getattr(source, "close", None)
+            or getattr(items, "aclose", None)
+            or getattr(items, "close", None)
+        )
+        if close is not None:
+            closing = close()
+            if inspect.isawaitable(closing):
+                await closing
