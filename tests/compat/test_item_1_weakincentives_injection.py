@@ -395,3 +395,29 @@ def test_item_1_a_hanging_injected_client_ends_at_the_deadline() -> None:
         assert session[PromptExecuted].all() == ()
     finally:
         release.set()
+
+
+def test_item_1_litellm_failures_of_the_injected_completion_are_retried_and_normalized() -> None:
+    """Seed 002 § LiteLLM: exceptions are normalized to ThrottleError or PromptEvaluationError."""
+    completion = RecordingCompletion([RateLimitError(), chat_response("after a retry")])
+    adapter = LiteLLMAdapter(model="openai/gpt-test", completion=completion, throttle_policy=FAST)
+    assert adapter.evaluate(greeting_prompt(), session=Session()).text == "after a retry"
+    assert len(completion.requests) == 2
+
+    class APITimeoutError(Exception):
+        pass
+
+    slow = RecordingCompletion([APITimeoutError("read timed out") for _ in range(2)])
+    limited = LiteLLMAdapter(
+        model="openai/gpt-test",
+        completion=slow,
+        throttle_policy=new_throttle_policy(max_attempts=2, base_delay=FAST.base_delay),
+    )
+    with pytest.raises(ThrottleError) as raised:
+        limited.evaluate(greeting_prompt(), session=Session())
+    assert raised.value.kind == "timeout" and len(slow.requests) == 2
+
+    broken = RecordingCompletion([KeyError("choices")])
+    with pytest.raises(PromptEvaluationError) as failed:
+        LiteLLMAdapter(model="openai/gpt-test", completion=broken).evaluate(greeting_prompt(), session=Session())
+    assert failed.value.phase == "request" and len(broken.requests) == 1

@@ -83,7 +83,8 @@ class Session:
     ``session.dispatcher.subscribe(PromptExecuted, handler)``.
 
     ``bus`` is any dispatcher with ``subscribe`` / ``unsubscribe`` / ``dispatch``
-    (default: a fresh ``InProcessDispatcher``).
+    (default: a fresh ``InProcessDispatcher``). ``slice_config`` is accepted for
+    weakincentives' signature: slices here are always in memory.
     """
 
     def __init__(
@@ -94,6 +95,7 @@ class Session:
         session_id: UUID | None = None,
         created_at: datetime | None = None,
         tags: Mapping[object, object] | None = None,
+        slice_config: Any = None,
     ) -> None:
         created = created_at if created_at is not None else datetime.now(UTC)
         if created.tzinfo is None:
