@@ -310,3 +310,23 @@ def test_item_2_llmplex_models_ollama_lists_the_pulled_models_on_the_command_lin
     listed = json.loads(run_llmplex("models", "ollama", "--json", cwd=tmp_path, env=env).stdout)
     assert [(m["id"], "8.2B" in m["description"]) for m in listed] == [("qwen3:8b", True)]
     assert [r.path for r in server.received] == ["/api/tags", "/api/tags"]
+
+
+def _embeddings(count: int, model: str) -> dict[str, Any]:
+    data = [{"object": "embedding", "index": i, "embedding": [0.1 * (i + 1), -0.2]} for i in reversed(range(count))]
+    return {"object": "list", "data": data, "model": model, "usage": {"prompt_tokens": 7, "total_tokens": 7}}
+
+
+def test_item_2_presets_with_embeddings_embed_and_mistral_defaults_to_mistral_embed(server: WireServer) -> None:
+    server.push(Answer.json(200, _embeddings(2, "mistral-embed")), Answer.json(200, _embeddings(1, "nomic-embed-text")))
+    client = _client(mistral={"base_url": server.url + "/v1", "api_key": KEY}, ollama={"base_url": server.url + "/v1"})
+    result = client.embed("mistral:", ["one", "two"])
+    assert result.vectors == [[0.1, -0.2], [0.2, -0.2]] and result.model == "mistral-embed"
+    assert server.received[0].path == "/v1/embeddings" and server.received[0].json()["model"] == "mistral-embed"
+
+    async def local() -> list[list[float]]:
+        return (await client.aembed("ollama:nomic-embed-text", "three")).vectors
+
+    assert asyncio.run(local()) == [[0.1, -0.2]]
+    with pytest.raises(LLMConfigurationError, match="embed"):
+        _client(groq={"base_url": server.url + "/v1"}).embed("groq:some-model", "no embeddings at Groq")

@@ -18,7 +18,13 @@ import pytest
 import respx
 
 import llmplex
-from llmplex.errors import LLMAuthenticationError, LLMConfigurationError, LLMRateLimitError, LLMRefusalError
+from llmplex.errors import (
+    LLMAuthenticationError,
+    LLMConfigurationError,
+    LLMError,
+    LLMRateLimitError,
+    LLMRefusalError,
+)
 from llmplex.testing import Answer, OpenAIChatWire, Reply, WireServer, sse
 
 KEY = "azkey-3f0c9e8d7b6a5f4e3d2c1b0a"
@@ -221,3 +227,29 @@ def test_item_3_azure_rate_limits_and_key_echoing_errors(server: WireServer) -> 
         client.complete("azure:dep", "Hi")
     shown = " ".join([str(denied.value), repr(denied.value), repr(denied.value.cause), str(denied.value.response_body)])
     assert KEY not in shown and KEY not in repr(client.router.instance("azure").settings)
+
+
+def test_item_3_embeddings_go_to_the_deployment(server: WireServer) -> None:
+    data = [{"object": "embedding", "index": 0, "embedding": [0.5, 0.25]}]
+    body = {
+        "object": "list",
+        "data": data,
+        "model": "text-embedding-3-small",
+        "usage": {"prompt_tokens": 2, "total_tokens": 2},
+    }
+    server.push(Answer.json(200, body))
+    result = _client(endpoint=server.url, api_key=KEY).embed("azure:my-embedder", "hello", dimensions=2)
+    assert result.vectors == [[0.5, 0.25]]
+    (received,) = server.received
+    assert received.path == "/openai/deployments/my-embedder/embeddings"
+    assert received.json()["dimensions"] == 2
+
+
+def test_item_3_a_failing_token_provider_is_a_typed_error_and_nothing_is_sent(server: WireServer) -> None:
+    def expired() -> str:
+        raise RuntimeError("token refresh failed: the managed identity is not reachable")
+
+    with pytest.raises(LLMError, match="token refresh failed") as caught:
+        _client(endpoint=server.url, azure_ad_token_provider=expired).complete("azure:dep", "Hi")
+    assert isinstance(caught.value.cause, RuntimeError)
+    assert server.received == []
