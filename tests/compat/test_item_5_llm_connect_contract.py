@@ -215,3 +215,32 @@ def test_item_5_error_adapter_fails_every_call_and_code_accepting_llm_adapter_ta
     assert failed.value.status_code == 500
     with pytest.raises(lc.LLMTimeoutError):
         run(ErrorLLMAdapter(lc.LLMTimeoutError("slow")))
+
+
+def test_item_5_budget_tracker_is_thread_safe_and_enforced_through_run_config() -> None:
+    """WP-0002 FR-4: BudgetTracker (thread-safe), RunConfig.budget_tracker, LLMBudgetExceededError."""
+    import threading
+
+    tracker = lc.BudgetTracker(max_tokens=1_000_000)
+    config = RunConfig(budget_tracker=tracker)
+    totals: list[int] = []
+    lock = threading.Lock()
+
+    def work() -> None:
+        adapter = MockLLMAdapter()
+        for _ in range(5):
+            used = adapter.execute_prompt("count these four words", config).usage["total_tokens"]
+            with lock:
+                totals.append(used)
+
+    threads = [threading.Thread(target=work) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(totals) == 30 and tracker.used_tokens == sum(totals) > 0
+    assert tracker.remaining_tokens == 1_000_000 - sum(totals)
+    spent = lc.BudgetTracker(max_tokens=1)
+    MockLLMAdapter().execute_prompt("spend it", RunConfig(budget_tracker=spent))
+    with pytest.raises(lc.LLMBudgetExceededError):
+        MockLLMAdapter().execute_prompt("one more", RunConfig(budget_tracker=spent))
