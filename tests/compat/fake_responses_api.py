@@ -4,7 +4,8 @@ It stores every response it gives: ``previous_response_id`` continues the stored
 conversation (an unknown or deleted id is a 404, as OpenAI answers), ``GET`` and
 ``DELETE /v1/responses/{id}`` retrieve and delete (404 when unknown). The answer
 is JSON for the request's schema, made by ``brain(conversation)`` from every user
-input of the chain so far, so a chain that carries context shows it in the answer.
+input of the chain so far, so a chain that carries context shows it in the answer;
+with ``reasoning_summary`` a reasoning item with that summary comes first.
 An input containing ``FAIL`` is answered 400.
 """
 
@@ -43,8 +44,11 @@ def default_brain(conversation: list[str]) -> dict[str, Any]:
 class FakeResponsesAPI:
     """``with FakeResponsesAPI() as api: api.url`` is an ``OPENAI_BASE_URL``."""
 
-    def __init__(self, brain: Callable[[list[str]], dict[str, Any]] = default_brain) -> None:
+    def __init__(
+        self, brain: Callable[[list[str]], dict[str, Any]] = default_brain, reasoning_summary: str | None = None
+    ) -> None:
         self.brain = brain
+        self.reasoning_summary = reasoning_summary
         self.stored: dict[str, list[str]] = {}
         self.requests: list[tuple[str, str, dict[str, Any]]] = []
         self._ids = itertools.count(1)
@@ -97,6 +101,10 @@ class FakeResponsesAPI:
             "role": "assistant",
             "content": [{"type": "output_text", "text": text, "annotations": []}],
         }
+        output: list[dict[str, Any]] = [message]
+        if self.reasoning_summary is not None:
+            summary = [{"type": "summary_text", "text": self.reasoning_summary}]
+            output.insert(0, {"type": "reasoning", "id": f"rs_{response_id}", "summary": summary})
         return 200, {
             "id": response_id,
             "object": "response",
@@ -104,7 +112,7 @@ class FakeResponsesAPI:
             "status": "completed",
             "model": body.get("model", "gpt-test"),
             "service_tier": "default",
-            "output": [message],
+            "output": output,
             "usage": usage,
         }
 

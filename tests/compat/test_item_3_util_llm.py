@@ -124,6 +124,10 @@ def test_item_3_adapter_response_fields_and_debug_info_from_the_wire(monkeypatch
     assert answer.response_id == "resp_1" and answer.parsed.intention == "hello"
     assert answer.usage == ResponseUsage(input_tokens=10, output_tokens=5, total_tokens=15)
     assert answer.debug == ResponseDebugInfo(model="gpt-test", created_at=1_700_000_000, service_tier="default")
+    with FakeResponsesAPI(reasoning_summary="Bob weighs his options.") as api:
+        monkeypatch.setenv("OPENAI_BASE_URL", api.url)
+        reasoned = asyncio.run(OpenAIAdapter(PhaseConfig()).execute("i", "hello", IntentionResponse))
+    assert reasoned.debug is not None and reasoned.debug.reasoning_summary == "Bob weighs his options."
 
 
 async def test_item_3_the_error_attributes_the_seed_reads(env: FaultServer) -> None:
