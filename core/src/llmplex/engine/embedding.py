@@ -7,6 +7,7 @@ from typing import Any
 
 from llmplex.engine.attempt import Attempt, hook_client
 from llmplex.engine.bridge import run_on_loop
+from llmplex.engine.contained import acontained, contained
 from llmplex.engine.retrier import Retrier, RetryPlan
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMConfigurationError, LLMServerError
@@ -133,21 +134,23 @@ class EmbedRun:
 
     def _send(self, batch: list[str], retrier: Retrier) -> Any:
         """Send ``batch`` synchronously, held to the deadline (``llmplex.reliability.guard``)."""
-        hooks = self.route.provider.hooks
+        hooks, name = self.route.provider.hooks, self.route.provider.name
         if hooks.implements("embed"):
             return call_before(
-                lambda: hooks.embed(**self._args(batch, False)), self.plan.deadline, retrier.deadline_error
+                lambda: contained(lambda: hooks.embed(**self._args(batch, False)), name),
+                self.plan.deadline,
+                retrier.deadline_error,
             )
         return run_on_loop(lambda: self._asend(batch, retrier))
 
     async def _asend(self, batch: list[str], retrier: Retrier) -> Any:
         """Async ``_send``: cancelled at the deadline; a sync-only hook runs on a worker thread."""
-        hooks = self.route.provider.hooks
+        hooks, name = self.route.provider.hooks, self.route.provider.name
 
         async def sending() -> Any:
-            if hooks.implements("aembed"):
-                return await hooks.aembed(**self._args(batch, True))
-            return await in_worker(lambda: hooks.embed(**self._args(batch, False)))
+            if hooks.implements("aembed"):  # an async plugin embeds on the loop itself, no worker thread
+                return await acontained(lambda: hooks.aembed(**self._args(batch, True)), name)
+            return await in_worker(lambda: contained(lambda: hooks.embed(**self._args(batch, False)), name))
 
         return await await_before(sending, self.plan.deadline, retrier.deadline_error)
 
