@@ -223,3 +223,14 @@ def test_item_2_a_failed_tool_of_theirs_leaves_their_session_state_as_it_was() -
     OpenAIAdapter(model="gpt-test", client=client).evaluate(their_prompt(writes_then_fails), session=session)
     assert session[Note].all() == (Note("before"),)
     assert len(session[ToolInvoked].all()) == 1
+
+
+def test_item_2_their_prompt_with_the_compat_session() -> None:
+    from llmplex.compat.weakincentives import PromptExecuted as CompatPromptExecuted
+
+    client = DummyOpenAIClient([call("search_notes", {"query": "policies"}), text(json.dumps({"answer": "done"}))])
+    session = CompatSession()
+    result = OpenAIAdapter(model="gpt-test", client=client).evaluate(their_prompt(), session=session)
+    assert result.output == Answer(answer="done")
+    assert session[CompatPromptExecuted].latest().result is result  # type: ignore[union-attr]
+    assert session[Answer].all() == (Answer(answer="n:policies"), Answer(answer="done"))
