@@ -469,3 +469,23 @@ async def test_item_3_chain_survives_partial_failure(api: FakeResponsesAPI) -> N
 async def test_item_3_empty_batch(api: FakeResponsesAPI) -> None:
     assert await LLMClient(OpenAIAdapter(PhaseConfig()), characters("bob")).create_batch([]) == []
     assert api.requests == []
+
+
+# --- the seed's Internal Design helpers, which util_llm's own tests may call -----------------
+
+
+def test_item_3_internal_accumulate_usage_and_process_result_as_the_seed_writes_them() -> None:
+    bob = characters("bob")
+    client = LLMClient(MockAdapter(), bob)
+    client._accumulate_usage("intention:bob", ResponseUsage(input_tokens=125, output_tokens=8))
+    client._accumulate_usage("memory:bob", ResponseUsage(input_tokens=5, output_tokens=2))
+    client._accumulate_usage("intention:nobody", ResponseUsage(input_tokens=1, output_tokens=1))
+    assert bob[0]["_openai"]["usage"] == {"total_input_tokens": 130, "total_output_tokens": 10, "total_requests": 2}
+    answer = AdapterResponse(
+        response_id="r", parsed=IntentionResponse(intention="x", reasoning="y"), usage=ResponseUsage()
+    )
+    assert client._process_result(request("x"), answer) == IntentionResponse(intention="x", reasoning="y")
+    failure = LLMError("known")
+    assert client._process_result(request("x"), failure) is failure
+    wrapped = client._process_result(request("x"), KeyError("surprise"))
+    assert isinstance(wrapped, LLMError) and str(wrapped) == "Unexpected error: 'surprise'"

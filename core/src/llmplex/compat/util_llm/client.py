@@ -14,8 +14,16 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from llmplex.errors import LLMError
 from llmplex.facade.calls import EntityCalls, Target
-from llmplex.facade.entities import EntityIndex, default_id_of, previous_response, slide_chain, split_entity_key
+from llmplex.facade.entities import (
+    EntityIndex,
+    default_id_of,
+    previous_response,
+    record_usage,
+    slide_chain,
+    split_entity_key,
+)
 from llmplex.facade.request import LLMRequest
 from llmplex.types import Response, Usage
 
@@ -120,3 +128,18 @@ class LLMClient(EntityCalls):
 
     def _previous(self, entity: dict[str, Any], chain: str | None, depth: int) -> str | None:
         return previous_response(entity, chain, STATE_KEY) if chain is not None else None
+
+    # -- util_llm's internal helpers, which its own tests call ---------------------------------
+
+    def _accumulate_usage(self, entity_key: str, usage: Any) -> None:
+        """Add one response's ``ResponseUsage`` to the entity's ``_openai.usage`` totals (unknown entity: nothing)."""
+        entity_id, _ = self.chain_manager._parse_key(entity_key)
+        entity = self.chain_manager.entities.get(entity_id)
+        if entity:
+            record_usage(entity, Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens), STATE_KEY)
+
+    def _process_result(self, request: LLMRequest, result: Any) -> Any:
+        """A batch slot: the parsed answer, the LLMError, or any other exception as an LLMError."""
+        if isinstance(result, BaseException):
+            return result if isinstance(result, LLMError) else LLMError(f"Unexpected error: {result}", cause=result)
+        return result.parsed
