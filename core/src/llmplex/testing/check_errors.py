@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 import pytest
 
 from llmplex.client import Client
 from llmplex.errors import LLMAPIError, LLMError
+from llmplex.reliability import workers
 from llmplex.reliability.throttle import ThrottlePolicy
 from llmplex.testing.kit_base import KitBase
 from llmplex.testing.replies import ERROR_KINDS, ErrorKind, FakeError, RetryAfterForm
@@ -17,22 +20,42 @@ __all__ = ["ErrorChecks"]
 
 TIMEOUT = 0.5
 """Seconds a request given a stalled answer waits (the ``timeout`` kind)."""
+TIMEOUT_LIMIT = 10.0
+"""Seconds the kit waits, under its own deadline, for a plugin facing a stalled answer to give up: a plugin
+that ignores its timeout fails the check then, not when the stalled provider hangs up minutes later."""
 
 
 class _KitUnknownError(Exception):
     """An exception no provider plugin can know."""
 
 
+def _within_limit(send: Callable[[], Any]) -> Any:
+    """``send()`` on a worker thread, waited for ``TIMEOUT_LIMIT`` seconds at most (no deadline is set for the
+    plugin: what is checked is that it honours the ``timeout`` it is given)."""
+    future = workers.submit(send)
+    try:
+        return future.result(timeout=TIMEOUT_LIMIT)
+    except FutureTimeout:
+        pytest.fail(
+            f"the plugin ignored the timeout: a stalled provider still held the request after {TIMEOUT_LIMIT:.0f}s "
+            f"with timeout={TIMEOUT}s (pass `timeout` to the HTTP client's call; None there means no timeout)"
+        )
+
+
 class ErrorChecks(KitBase):
     """Error classification."""
 
     def _failure(self, llm: Client, transport: Any, error: FakeError) -> LLMError:
-        """The error a request answered with ``error`` raises (a ``timeout`` goes through the hooks with a timeout)."""
+        """The error a request answered with ``error`` raises (a ``timeout`` goes through the hooks with a timeout,
+        held to the kit's own ``TIMEOUT_LIMIT``)."""
         self.fake_error(transport, error)
         request = self.request(llm, [Message.user("fail please")])
-        send = (lambda: self.run_request(llm, request, timeout=TIMEOUT)) if error.kind == "timeout" else None
+        if error.kind == "timeout":
+            send: Callable[[], Any] = lambda: _within_limit(lambda: self.run_request(llm, request, timeout=TIMEOUT))  # noqa: E731
+        else:
+            send = lambda: llm.complete(self.spec, "fail please")  # noqa: E731
         with pytest.raises(LLMError) as info:
-            send() if send else llm.complete(self.spec, "fail please")
+            send()
         return info.value
 
     @pytest.mark.parametrize("kind", list(ERROR_KINDS))
