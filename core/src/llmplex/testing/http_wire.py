@@ -108,9 +108,11 @@ class HTTPConformanceTests(ProviderConformanceTests):
     """The conformance kit over a real local HTTP server.
 
     Declare ``wire`` (your ``WireAdapter``) and, unless the plugin's endpoint
-    setting is ``base_url`` taking the server's root URL, override
-    ``server_settings``. The ``connection`` failure resets the connection, the
-    ``timeout`` one stalls, ``bad_gateway`` answers ``BAD_GATEWAY_PAGE``.
+    setting is ``base_url`` taking the server's root URL plus ``base_path``,
+    override ``server_settings``. ``server_settings`` is merged over ``settings``:
+    a ``base_url`` in ``settings`` is allowed but the server's wins. The
+    ``connection`` failure resets the connection, the ``timeout`` one stalls,
+    ``bad_gateway`` answers ``BAD_GATEWAY_PAGE``.
     """
 
     wire: ClassVar[WireAdapter]
