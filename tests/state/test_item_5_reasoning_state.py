@@ -317,3 +317,14 @@ def test_item_5_gemini_streamed_signature_comes_whole_with_the_finish(
     replayed = sent["contents"][1]["parts"]
     assert [p.get("text") for p in replayed] == ["Thinking...", "Par", "is."]
     assert base64.urlsafe_b64decode(replayed[2]["thoughtSignature"]) == base64.b64decode(signature)
+
+
+def test_item_5_anthropic_thinking_with_a_forced_tool_is_refused_unsent(
+    fake_http: FakeHTTP, anthropic_key: str
+) -> None:
+    """The API refuses extended thinking with a forced tool call: said before sending, not as a 400."""
+    with pytest.raises(LLMConfigurationError, match=r"extended thinking.*forced tool call"):
+        _client().complete(
+            f"anthropic:{MODEL}", "Weather?", tools=[weather], tool_choice="required", reasoning_effort="low"
+        )
+    assert fake_http.sent == []

@@ -42,6 +42,12 @@ def format_request(request: Request, settings: AnthropicSettings) -> dict[str, A
     payload.update(_tools(request, settings))
     if effort:
         payload["output_config"] = {**effort, **payload.get("output_config", {})}
+    if "thinking" in payload and payload.get("tool_choice", {}).get("type") in ("any", "tool"):
+        raise LLMConfigurationError(
+            "Anthropic's extended thinking (reasoning_effort) cannot be combined with a forced tool call "
+            "(tool_choice 'required' or a tool's name, or structured output through a tool): leave out "
+            "reasoning_effort or let the model choose (tool_choice 'auto')"
+        )
     place_breakpoints(payload, request.prompt_cache == "auto")
     payload.update(request.provider_options)
     return payload
