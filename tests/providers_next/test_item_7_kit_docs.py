@@ -43,7 +43,10 @@ def test_item_7_base_path_and_the_settings_rule_are_in_the_declarations_table() 
 
 def test_item_7_the_install_line_for_outside_authors_is_in_the_docs() -> None:
     for page in ("conformance.md", "writing.md"):
-        assert 'pip install "llmplex[testing]"' in (DOCS / page).read_text(encoding="utf-8"), page
+        text = (DOCS / page).read_text(encoding="utf-8")
+        assert 'test = ["llmplex[testing]"]' in text and "pip install -e '.[test]'" in text, page
+    example = (DOCS.parent / "examples" / "llmplex-echo" / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'test = ["llmplex[testing]"]' in example  # the line the docs show is the one the example uses
 
 
 class _Kit(HTTPConformanceTests):
