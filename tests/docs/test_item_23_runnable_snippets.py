@@ -31,7 +31,7 @@ from llmplex.providers.mock import MockBackend
 from tests.docs.markdown import DOCS, README, ROOT, Block, blocks, expand
 
 PAGES = [README, *sorted(p for p in DOCS.rglob("*.md") if "examples" not in p.relative_to(DOCS).parts)]
-SWAPPED = ("openai", "anthropic", "gemini", "litellm", "llamacpp", "claude-code", "echo", "azure")
+SWAPPED = ("openai", "anthropic", "gemini", "litellm", "llamacpp", "claude-code", "echo", "azure", "bedrock", "vertex")
 SWAPPED += ("mistral", "groq", "deepseek", "openrouter", "xai", "together", "fireworks", "ollama", "vllm", "lmstudio")
 NOT_RUNNABLE = "not runnable:"
 ANSWERS = "mock answers:"
