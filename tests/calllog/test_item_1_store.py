@@ -406,3 +406,33 @@ def test_item_1_rows_are_built_off_the_calling_thread_and_a_bad_one_is_a_warning
     assert threads == ["llmplex-call-log", "llmplex-call-log"]
     assert any("could not record a call: ValueError" in str(w.message) for w in caught)
     assert [r["prompt_text"] for r in all_rows(url)] == ["first"] and writer.dropped == 1
+
+
+def test_item_1_a_hostile_answer_neither_fails_the_call_nor_takes_its_batch_along(tmp_path: Path) -> None:
+    url = sqlite_url(tmp_path)
+    writer = CallWriter(url)
+    client = llmplex.Client(log=CallLog(url, writer=writer))
+    backend = client.provider_client("mock")
+    backend.push("lone \ud800 surrogate")  # what a hostile server's "\\ud800" decodes to
+    backend.push("x" * 2_000_000)  # a 2 MB answer
+    assert client.complete("mock:echo", "one").text == "lone \ud800 surrogate"  # returned as the provider sent it
+    assert len(client.complete("mock:echo", "two").text) == 2_000_000
+    client.complete("mock:echo", "three")
+    assert writer.flush(60)
+    rows = all_rows(url)
+    assert [r["prompt_text"] for r in rows] == ["one", "two", "three"]
+    assert rows[0]["answer_text"] == "lone \ufffd\ufffd\ufffd surrogate" and len(rows[1]["answer_text"]) == 2_000_000
+
+
+def test_item_1_one_row_the_database_refuses_is_dropped_alone(tmp_path: Path) -> None:
+    from datetime import datetime
+
+    url = sqlite_url(tmp_path)
+    writer = CallWriter(url)
+    good = {"created_at": datetime(2026, 1, 1), "model_asked": "m", "provider": "p", "model": "m", "status": "ok"}
+    writer.submit({**good, "prompt_text": "first", "cached": False})
+    writer.submit({**good, "prompt_text": "refused", "cached": False, "options": {"not": object()}})  # not JSON
+    writer.submit({**good, "prompt_text": "third", "cached": False})
+    assert writer.flush(60)
+    assert [r["prompt_text"] for r in all_rows(url)] == ["first", "third"]
+    assert (writer.written, writer.dropped) == (2, 1)

@@ -190,4 +190,19 @@ def call_row(
             row["answer"] = _answer_data(response)
             row["answer_text"] = redact(response.text)
             row["thread_hash"] = thread_hash([*request.messages, response.message()])
-    return row
+    return {key: _storable(value) for key, value in row.items()}
+
+
+def _storable(value: Any) -> Any:
+    """``value`` with lone surrogates (a hostile answer's ``"\\ud800"``) replaced: databases store UTF-8 only."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return value
+    if isinstance(value, dict):
+        return {_storable(k): _storable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_storable(v) for v in value]
+    return value

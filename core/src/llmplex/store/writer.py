@@ -125,6 +125,10 @@ class CallWriter:
             with self._engine.begin() as connection:
                 _insert(connection, rows)
         except Exception as exc:
+            if len(rows) > 1 and self._engine is not None and not _database_failure(exc):
+                for row in rows:  # one row the database refuses must not take its batch with it
+                    self._write([row])
+                return
             self.dropped += len(rows)
             self._failed(exc, len(rows))
             return
@@ -162,22 +166,29 @@ class CallWriter:
         warnings.warn(message, CallLogWarning, stacklevel=2)
 
 
+def _database_failure(exc: Exception) -> bool:
+    """Whether ``exc`` is the database failing (locked, full, read-only, unreachable), not one row refused."""
+    from sqlalchemy.exc import InterfaceError, OperationalError
+
+    return isinstance(exc, (OperationalError, InterfaceError, OSError))
+
+
 def _insert(connection: Connection, batch: list[dict[str, Any]]) -> None:
     """Insert ``batch``, giving each row without a conversation the one its earlier turns had (or a new one)."""
     from sqlalchemy import insert, select
 
     from llmplex.store.schema import calls
 
-    for row in batch:
-        links = row.pop("_links", None)
+    for given in batch:
+        row = {k: v for k, v in given.items() if k != "_links"}
+        links = given.get("_links")
         if row.get("conversation_id") is None and links:
-            found = connection.execute(
+            row["conversation_id"] = connection.execute(
                 select(calls.c.conversation_id)
                 .where(calls.c.thread_hash.in_(links), calls.c.conversation_id.is_not(None))
                 .order_by(calls.c.id.desc())
                 .limit(1)
             ).scalar()
-            row["conversation_id"] = found
         if row.get("conversation_id") is None:
             row["conversation_id"] = uuid.uuid4().hex
         connection.execute(insert(calls), [row])
