@@ -159,7 +159,8 @@ class CallEnded(Event):
     """A call ended for good, after its retries and fallbacks: with ``response``, or with the error named by
     ``error_type`` (``status`` is ``"ok"`` or ``"error"``). ``provider``/``model`` answered (or failed last);
     ``asked`` is the model as written; ``attempt`` counts every attempt. Recorders (the call log) read the whole
-    ``request`` and ``response``; the log record carries only the figures."""
+    ``request`` and ``response`` as the call sent and received them, not redacted: a recorder masks what it
+    keeps (``llmplex.store`` does). The log record carries only the figures."""
 
     log_name: ClassVar[str] = "prompt.call.done"
 
