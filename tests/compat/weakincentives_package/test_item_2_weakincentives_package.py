@@ -13,6 +13,8 @@ tests.support.fault_server behind ``OpenAIClientConfig(base_url=...)``.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -234,3 +236,97 @@ def test_item_2_their_prompt_with_the_compat_session() -> None:
     assert result.output == Answer(answer="done")
     assert session[CompatPromptExecuted].latest().result is result  # type: ignore[union-attr]
     assert session[Answer].all() == (Answer(answer="n:policies"), Answer(answer="done"))
+
+
+def _fields(cls: type) -> list[tuple[str, object]]:
+    missing = dataclasses.MISSING
+    return [
+        (
+            f.name,
+            f.default if f.default is not missing else "factory" if f.default_factory is not missing else "required",
+        )
+        for f in dataclasses.fields(cls)
+    ]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "LLMConfig",
+        "OpenAIClientConfig",
+        "OpenAIModelConfig",
+        "LiteLLMClientConfig",
+        "LiteLLMModelConfig",
+        "ThrottlePolicy",
+        "ThrottleDetails",
+        "Budget",
+        "TokenUsage",
+        "PromptExecuted",
+        "PromptRendered",
+        "ToolInvoked",
+        "ToolResult",
+        "PromptResponse",
+    ],
+)
+def test_item_2_compat_dataclasses_have_the_packages_fields_and_defaults(name: str) -> None:
+    import weakincentives.adapters.config as config
+    import weakincentives.adapters.core as core
+    import weakincentives.adapters.throttle as throttle
+    import weakincentives.budget as budget
+    import weakincentives.prompt as prompt
+    import weakincentives.runtime.events as events
+
+    import llmplex.compat.weakincentives as compat
+
+    theirs = getattr(next(m for m in (config, throttle, budget, events, prompt, core) if hasattr(m, name)), name)
+    assert _fields(getattr(compat, name)) == _fields(theirs)
+
+
+def _accepts_every_call_of(ours: Any, theirs: Any) -> list[str]:
+    """What a call written for ``theirs`` could pass that ``ours`` would refuse or read differently."""
+    mine = {p.name: p for p in inspect.signature(ours).parameters.values()}
+    order = [p.name for p in inspect.signature(ours).parameters.values()]
+    problems = []
+    for index, p in enumerate(inspect.signature(theirs).parameters.values()):
+        if p.name.startswith("_"):
+            continue
+        match = mine.get(p.name)
+        if match is None:
+            problems.append(f"no {p.name}")
+        elif p.kind is p.POSITIONAL_OR_KEYWORD and (
+            match.kind is not p.POSITIONAL_OR_KEYWORD or order[index] != p.name
+        ):
+            problems.append(f"{p.name} is not positional at {index}")
+        elif p.default is not p.empty and repr(p.default) != "<factory>" and repr(match.default) != repr(p.default):
+            problems.append(f"{p.name} defaults to {match.default!r}, not {p.default!r}")
+        elif p.default is not p.empty and match.default is p.empty:
+            problems.append(f"{p.name} has no default")
+    extra = [p.name for p in mine.values() if p.default is p.empty and p.kind is not p.VAR_KEYWORD]
+    names = {p.name for p in inspect.signature(theirs).parameters.values()}
+    return problems + [f"{n} is required" for n in extra if n not in names]
+
+
+def test_item_2_compat_constructors_accept_every_call_written_for_the_package() -> None:
+    import weakincentives.adapters.litellm as their_litellm
+    import weakincentives.adapters.openai as their_openai
+    from weakincentives.adapters.core import PromptEvaluationError as TheirError
+    from weakincentives.adapters.core import ProviderAdapter as TheirAdapter
+    from weakincentives.adapters.throttle import ThrottleError as TheirThrottleError
+    from weakincentives.adapters.throttle import new_throttle_policy as their_policy
+
+    import llmplex.compat.weakincentives as compat
+
+    pairs = [
+        (compat.OpenAIAdapter.__init__, their_openai.OpenAIAdapter.__init__),
+        (compat.LiteLLMAdapter.__init__, their_litellm.LiteLLMAdapter.__init__),
+        (compat.ProviderAdapter.evaluate, TheirAdapter.evaluate),
+        (compat.new_throttle_policy, their_policy),
+        (compat.Session.__init__, Session.__init__),
+        (compat.PromptEvaluationError.__init__, TheirError.__init__),
+        (compat.ThrottleError.__init__, TheirThrottleError.__init__),
+        (compat.Tool.__init__, Tool.__init__),
+        (compat.BudgetTracker.__init__, BudgetTracker.__init__),
+    ]
+    assert {ours.__qualname__: _accepts_every_call_of(ours, theirs) for ours, theirs in pairs} == {
+        ours.__qualname__: [] for ours, _ in pairs
+    }

@@ -90,7 +90,6 @@ class Tool(Generic[ParamsT, ResultT]):
 
     def __init__(
         self,
-        *,
         name: str,
         description: str,
         handler: Callable[..., ToolResult[Any]] | None,
