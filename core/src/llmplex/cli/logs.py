@@ -75,6 +75,8 @@ def _when(text: str | None, option: str) -> datetime | None:
     "--by", type=click.Choice(["model", "day", "provider", "key"]), default="model", show_default=True,
     help="How --cost groups the totals.",
 )  # fmt: skip
+@click.option("--serve", is_flag=True, help="Serve the dashboard on 127.0.0.1 (llmplex[gateway]) until Ctrl-C.")
+@click.option("--port", type=click.IntRange(0, 65535), default=4040, show_default=True, help="The dashboard's port.")
 @click.pass_context
 def logs_command(
     ctx: click.Context,
@@ -89,6 +91,8 @@ def logs_command(
     as_json: bool,
     cost: bool,
     by: str,
+    serve: bool,
+    port: int,
 ) -> None:
     """Show the last calls in the call log (newest first), or with --cost what they cost.
 
@@ -100,6 +104,9 @@ def logs_command(
     from llmplex.store.queries import CallFilter, cost_totals, recent_calls
 
     client: Client = ctx.obj
+    if serve:
+        _serve_dashboard(client, port)
+        return
     engine = open_log(client)
     if engine is None:
         click.echo(f"no calls logged yet ({redact(log_url(client))})", err=True)
@@ -128,6 +135,20 @@ def logs_command(
     else:
         for row in rows:
             click.echo(_block(row))
+
+
+def _serve_dashboard(client: Client, port: int) -> None:
+    """``--serve``: the dashboard over the call log until Ctrl-C (needs the ``gateway`` extra's web stack)."""
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        raise LLMConfigurationError(
+            f"the dashboard needs {exc.name or 'starlette and uvicorn'}: pip install 'llmplex[gateway]'"
+        ) from None
+    from llmplex.dashboard.server import serve
+
+    serve(log_url(client), port, announce=click.echo)
 
 
 def _is_terminal() -> bool:

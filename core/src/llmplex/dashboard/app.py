@@ -1,0 +1,241 @@
+"""The dashboard's ASGI application (``create_dashboard``): the page, its static files, its JSON API.
+
+- ``GET /``: the page; ``GET /static/{app.js,app.css}``: its script and styles (nothing from the network).
+- ``GET /api/summary``: totals, and calls/tokens/cost per day, model, provider and key.
+- ``GET /api/calls?q=&model=&provider=&status=&key=&cid=&since=&until=&page=&per_page=``: one page of calls.
+- ``GET /api/calls/{id}``: one call with its whole conversation (messages, tool calls, results, answer).
+
+Every read is one aggregated or index-bounded query on a connection of its own,
+run on Starlette's thread pool. A log that does not exist yet reads as empty.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from importlib.resources import files
+from typing import TYPE_CHECKING, Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from llmplex.errors import LLMConfigurationError
+from llmplex.redaction import redact
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection, Engine
+
+    from llmplex.store.queries import CallFilter
+
+__all__ = ["SECURITY_HEADERS", "create_dashboard"]
+
+log = logging.getLogger("llmplex.dashboard")
+
+SECURITY_HEADERS = {
+    "content-security-policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+    ),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+}
+"""Headers on every answer: the page may load and fetch only from its own origin."""
+
+_STATIC = {
+    "app.js": "text/javascript; charset=utf-8",
+    "app.css": "text/css; charset=utf-8",
+    "index.html": "text/html; charset=utf-8",
+}
+
+
+class _BadRequestError(Exception):
+    """A query parameter the API cannot use; its message says which and why."""
+
+
+class _Log:
+    """The call log's engine, opened on first use (a log that does not exist yet is opened once it does)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._engine: Engine | None = None
+        self._lock = threading.Lock()
+
+    def connect(self) -> Connection | None:
+        from llmplex.store.database import open_database
+
+        with self._lock:
+            if self._engine is None:
+                try:
+                    self._engine = open_database(self.url, create=False)
+                except FileNotFoundError:
+                    return None
+            return self._engine.connect()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._engine is not None:
+                self._engine.dispose()
+                self._engine = None
+
+
+def _json(data: Any, status: int = 200) -> Response:
+    body = json.dumps(data, ensure_ascii=False, default=str, separators=(",", ":"))
+    return Response(body, status, headers=SECURITY_HEADERS, media_type="application/json")
+
+
+def _when(request: Request, name: str) -> datetime | None:
+    text = request.query_params.get(name) or None
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise _BadRequestError(f"{name}={text[:40]!r} is not a date: write 2026-11-26 or 2026-11-26T14:30") from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _number(request: Request, name: str, default: int) -> int:
+    text = request.query_params.get(name)
+    if not text:
+        return default
+    if not text.isdigit() or len(text) > 9:
+        raise _BadRequestError(f"{name}={text[:20]!r} is not a whole number from 1 to 999999999")
+    return int(text)
+
+
+def _filter(request: Request) -> CallFilter:
+    from llmplex.store.queries import CallFilter
+
+    params = request.query_params
+    status = params.get("status") or None
+    if status not in (None, "ok", "error"):
+        raise _BadRequestError(f"status={status[:20]!r} is not ok or error")
+    return CallFilter(
+        query=params.get("q") or None,
+        model=params.get("model") or None,
+        provider=params.get("provider") or None,
+        conversation_id=params.get("cid") or None,
+        status=status,
+        since=_when(request, "since"),
+        until=_when(request, "until"),
+        key_name=params.get("key") or None,
+    )
+
+
+def _groups(connection: Connection, by: str, where: CallFilter) -> list[dict[str, Any]]:
+    from llmplex.store.queries import cost_totals
+
+    return [
+        {
+            "group": row.group,
+            "calls": row.calls,
+            "input_tokens": row.input_tokens,
+            "output_tokens": row.output_tokens,
+            "cost_usd": None if row.cost_usd is None else f"{row.cost_usd:f}",
+            "unpriced": row.unpriced,
+        }
+        for row in cost_totals(connection, by, where)  # type: ignore[arg-type]
+        if by != "key" or row.group
+    ]
+
+
+def _summary(connection: Connection | None, request: Request) -> Any:
+    from llmplex.store.dashboard_queries import totals
+
+    names = ("by_day", "by_model", "by_provider", "by_key")
+    if connection is None:
+        return {"totals": None, **{name: [] for name in names}}
+    where = _filter(request)
+    return {"totals": totals(connection, where), **{name: _groups(connection, name[3:], where) for name in names}}
+
+
+def _calls(connection: Connection | None, request: Request) -> Any:
+    from llmplex.store.dashboard_queries import calls_page
+
+    page, per_page = _number(request, "page", 1), _number(request, "per_page", 50)
+    where = _filter(request)
+    if connection is None:
+        return {"total": 0, "page": page, "per_page": per_page, "calls": []}
+    try:
+        result = calls_page(connection, where, page, per_page)
+    except LLMConfigurationError as exc:
+        raise _BadRequestError(exc.message) from None
+    return {"total": result.total, "page": result.page, "per_page": result.per_page, "calls": result.rows}
+
+
+class _Api:
+    """The JSON endpoints over one call log."""
+
+    def __init__(self, calllog: _Log) -> None:
+        self.calllog = calllog
+
+    def _answer(self, request: Request, read: Callable[[Connection | None, Request], Any]) -> Response:
+        connection = None
+        try:
+            connection = self.calllog.connect()
+            data = read(connection, request)
+        except _BadRequestError as exc:
+            return _json({"error": str(exc)}, 400)
+        except Exception as exc:
+            reason = f"{type(exc).__name__}: {redact(str(exc)).strip().splitlines()[0][:200] if str(exc) else ''}"
+            log.warning("the call log cannot be read: %s", reason)
+            return _json({"error": f"the call log cannot be read ({type(exc).__name__}); see the server's log"}, 503)
+        finally:
+            if connection is not None:
+                connection.close()
+        if data is None:
+            return _json({"error": "no such call"}, 404)
+        return _json(data)
+
+    def summary(self, request: Request) -> Response:
+        return self._answer(request, _summary)
+
+    def calls(self, request: Request) -> Response:
+        return self._answer(request, _calls)
+
+    def call(self, request: Request) -> Response:
+        from llmplex.store.dashboard_queries import call_with_conversation
+
+        text = request.path_params["call_id"]
+        if not text.isdigit() or len(text) > 18:
+            return _json({"error": f"{text[:20]!r} is not a call id (a whole number)"}, 400)
+        call_id = int(text)
+        return self._answer(request, lambda c, r: None if c is None else call_with_conversation(c, call_id))
+
+
+def _static(name: str) -> Callable[[Request], Awaitable[Response]]:
+    body = (files("llmplex.dashboard") / "static" / name).read_bytes()
+
+    async def serve(request: Request) -> Response:
+        return Response(body, headers=SECURITY_HEADERS, media_type=_STATIC[name])
+
+    return serve
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    status = getattr(exc, "status_code", 404)
+    return _json({"error": f"no page {request.method} {request.url.path}"}, status)
+
+
+def create_dashboard(url: str) -> Starlette:
+    """The dashboard over the call log at ``url`` (``sqlite:///PATH`` or ``postgresql://...``), read-only."""
+    calllog = _Log(url)
+    api = _Api(calllog)
+    app = Starlette(
+        routes=[
+            Route("/", _static("index.html"), methods=["GET"]),
+            *(Route(f"/static/{name}", _static(name), methods=["GET"]) for name in ("app.js", "app.css")),
+            Route("/api/summary", api.summary, methods=["GET"]),
+            Route("/api/calls", api.calls, methods=["GET"]),
+            Route("/api/calls/{call_id}", api.call, methods=["GET"]),
+        ],
+        exception_handlers={404: _not_found, 405: _not_found},
+    )
+    app.state.calllog = calllog
+    return app
