@@ -155,3 +155,15 @@ def test_item_3_a_conversation_logged_without_bodies_cannot_be_continued(
     _llmplex("complete", "-m", "mock:echo", "secret plans")
     result = _llmplex("complete", "-c", "go on")
     assert result.exit_code != 0 and "bodies = false" in result.stderr
+
+
+def test_item_3_load_conversation_is_one_call(tmp_path: Path) -> None:
+    with pytest.raises(llmplex.LLMConfigurationError, match="no conversation to load"):
+        llmplex.store.load_conversation()
+    cid = _tool_conversation(default_url())
+    _llmplex("complete", "-m", "mock:echo", "a later, other conversation")
+    assert [m.role for m in llmplex.store.load_conversation(cid)] == ["user", "assistant", "tool", "assistant"]
+    assert llmplex.store.load_conversation()[0] == Message.user("a later, other conversation")
+    other = tmp_path / "other.db"
+    with pytest.raises(llmplex.LLMConfigurationError, match="no conversation to load"):
+        llmplex.store.load_conversation(url=f"sqlite:///{other}")

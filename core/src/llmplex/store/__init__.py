@@ -9,7 +9,7 @@
   ``llmplex/store/migrations``.
 - ``calls``, ``virtual_keys``, ``metadata``: the SQLAlchemy Core tables.
 - ``recent_calls``, ``cost_totals``, ``conversation_messages``, ``latest_conversation_id``,
-  ``CallFilter``: queries.
+  ``load_conversation`` (a logged conversation as ``list[Message]``), ``CallFilter``: queries.
 
 Names load lazily, so that importing ``llmplex.store.recorder`` (what a Client needs) imports no SQLAlchemy.
 """
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         conversation_messages,
         cost_totals,
         latest_conversation_id,
+        load_conversation,
         recent_calls,
     )
     from llmplex.store.recorder import CallLog, call_context
@@ -48,6 +49,7 @@ __all__ = [
     "cost_totals",
     "default_url",
     "latest_conversation_id",
+    "load_conversation",
     "metadata",
     "migrate",
     "open_database",
@@ -69,6 +71,7 @@ _WHERE = {
     "conversation_messages": "queries",
     "cost_totals": "queries",
     "latest_conversation_id": "queries",
+    "load_conversation": "queries",
     "recent_calls": "queries",
     "CallLog": "recorder",
     "call_context": "recorder",

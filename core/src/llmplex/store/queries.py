@@ -27,6 +27,7 @@ __all__ = [
     "conversation_messages",
     "cost_totals",
     "latest_conversation_id",
+    "load_conversation",
     "recent_calls",
 ]
 
@@ -258,6 +259,27 @@ def conversation_messages(source: Engine | Connection, conversation_id: str) -> 
         )
     messages = [_message(data) for data in [*_as_list(prompt), answer]]
     return messages, f"{provider}:{model}"
+
+
+def load_conversation(conversation_id: str | None = None, url: str | None = None) -> list[Message]:
+    """A logged conversation as the ``Message`` list to send next (the latest one when no id is given).
+
+    ``url`` is the call log's database (default: ``logs.db`` in the user data directory).
+    Raises ``LLMConfigurationError`` when there is nothing to load.
+    """
+    from llmplex.store.database import open_database
+
+    try:
+        engine = open_database(url, create=False)
+    except FileNotFoundError:
+        raise LLMConfigurationError("the call log is empty: there is no conversation to load") from None
+    try:
+        conversation = conversation_id or latest_conversation_id(engine)
+        if conversation is None:
+            raise LLMConfigurationError("the call log is empty: there is no conversation to load")
+        return conversation_messages(engine, conversation)[0]
+    finally:
+        engine.dispose()
 
 
 def _as_list(value: Any) -> Sequence[Any]:
