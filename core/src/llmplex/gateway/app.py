@@ -12,7 +12,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
 from llmplex.client import Client
 from llmplex.errors import LLMError
@@ -266,6 +266,17 @@ async def _not_found(request: Request, exc: Exception) -> Response:
     return Response(dumps(error.body(dialect)), status, media_type="application/json")
 
 
+def _dashboard(client: Client, key: str | None) -> list[Mount]:
+    """``/ui``: the dashboard over the call log (``[log] database``), behind ``key``; nothing without a key."""
+    if key is None:
+        return []
+    from llmplex.dashboard.app import create_dashboard
+    from llmplex.dashboard.guard import guarded
+    from llmplex.store.database import default_url
+
+    return [Mount("/ui", app=guarded(create_dashboard(client.config.log.database or default_url()), key))]
+
+
 def create_app(
     client: Client,
     authenticator: Authenticator,
@@ -273,11 +284,13 @@ def create_app(
     recorders: Sequence[Recorder] = (),
     checks: Sequence[ReadinessCheck] | None = None,
     metrics: bool = True,
+    dashboard_key: str | None = None,
 ) -> Starlette:
     """The gateway over ``client``: every request is let in by ``authenticator`` and handed to ``recorders``.
 
     ``checks`` are the readiness probes (default: the ``[limits]`` Redis when one is
-    configured). The client is closed when the application shuts down.
+    configured). The client is closed when the application shuts down. ``dashboard_key`` (the master key)
+    mounts the call log's dashboard at ``/ui``, open only to requests carrying that key.
     """
     settings = client.config.gateway
     pipeline = Pipeline(client, settings, authenticator, recorders, Metrics() if metrics else None)
@@ -299,6 +312,7 @@ def create_app(
             Route("/health/liveness", routes.liveness, methods=["GET"]),
             Route("/health/readiness", routes.readiness, methods=["GET"]),
             Route("/metrics", routes.metrics, methods=["GET"]),
+            *_dashboard(client, dashboard_key),
         ],
         exception_handlers={404: _not_found, 405: _not_found},
         middleware=[Middleware(_OverheadHeader)],

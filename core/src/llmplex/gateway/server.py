@@ -64,7 +64,7 @@ def app_from_environment() -> Any:
 
     key = master_key()
     client = Client()
-    return create_app(client, MasterKeyAuthenticator(key))
+    return create_app(client, MasterKeyAuthenticator(key), dashboard_key=key)
 
 
 @dataclass(frozen=True)
