@@ -436,3 +436,15 @@ def test_item_1_one_row_the_database_refuses_is_dropped_alone(tmp_path: Path) ->
     assert writer.flush(60)
     assert [r["prompt_text"] for r in all_rows(url)] == ["first", "third"]
     assert (writer.written, writer.dropped) == (2, 1)
+
+
+def test_item_1_the_cli_answers_with_one_warning_line_when_the_log_cannot_be_written(tmp_path: Path) -> None:
+    from tests.support.cli import run_llmplex
+
+    (tmp_path / "taken.db").mkdir()
+    env = {"LLMPLEX_LOG__DATABASE": sqlite_url(tmp_path, "taken.db")}
+    done = run_llmplex("complete", "-m", "mock:echo", "answer me anyway", cwd=tmp_path, env=env)
+    assert done.returncode == 0 and done.stdout.strip() == "answer me anyway"
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "not a regular file" in warnings[0], done.stderr
+    assert "Traceback" not in done.stderr
