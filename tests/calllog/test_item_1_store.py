@@ -448,3 +448,25 @@ def test_item_1_the_cli_answers_with_one_warning_line_when_the_log_cannot_be_wri
     warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "not a regular file" in warnings[0], done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_item_1_a_forked_child_logs_its_own_calls_once(tmp_path: Path) -> None:
+    import os
+
+    url = sqlite_url(tmp_path)
+    writer = CallWriter(url)
+    client = llmplex.Client(log=CallLog(url, writer=writer))
+    client.complete("mock:echo", "parent before")
+    pid = os.fork()
+    if pid == 0:  # the child: its own writer thread, none of the parent's pending rows
+        code = 1
+        try:
+            client.complete("mock:echo", "child")
+            code = 0 if writer.flush(60) and writer.written == 1 else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    client.complete("mock:echo", "parent after")
+    assert writer.flush(60)
+    assert sorted(r["prompt_text"] for r in all_rows(url)) == ["child", "parent after", "parent before"]

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import atexit
 import collections
+import os
 import threading
 import uuid
 import warnings
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +67,7 @@ class CallWriter:
         self._warned: set[str] = set()
         self.written = 0
         self.dropped = 0
+        _every_writer.add(self)
 
     def __repr__(self) -> str:
         return f"CallWriter(url={redact(self.url)!r}, pending={len(self._pending)})"
@@ -94,6 +97,17 @@ class CallWriter:
             engine, self._engine = self._engine, None
         if engine is not None:
             engine.dispose()
+
+    def _forked(self) -> None:
+        """In a child process made by ``fork``: no writer thread yet, and the parent's pending rows are the
+        parent's to write (the child would write them twice)."""
+        self._lock = threading.Condition()
+        self._thread = None
+        self._busy = False
+        self._pending.clear()
+        if self._engine is not None:
+            self._engine.dispose(close=False)  # the parent's connections stay the parent's
+            self._engine = None
 
     # -- the thread --------------------------------------------------------------
 
@@ -196,6 +210,18 @@ def _insert(connection: Connection, batch: list[dict[str, Any]]) -> None:
 
 _writers: dict[str, CallWriter] = {}
 _writers_lock = threading.Lock()
+_every_writer: weakref.WeakSet[CallWriter] = weakref.WeakSet()
+
+
+def _after_fork() -> None:
+    global _writers_lock
+    _writers_lock = threading.Lock()
+    for writer in list(_every_writer):
+        writer._forked()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 def writer_for(url: str) -> CallWriter:
