@@ -5,12 +5,47 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from llmplex_openai_compatible.quirks import alnum9
 
-from llmplex.testing import HTTPConformanceTests, OpenAIChatWire, Received, SentRequest, WireAdapter
+from llmplex.testing import FakeError, HTTPConformanceTests, OpenAIChatWire, Received, SentRequest, WireAdapter
 from llmplex.testing.kit_base import PARALLEL_CALLS, WEATHER_CALL
+
+
+class TopLevelErrorWire(OpenAIChatWire):
+    """Mistral and vLLM answer errors at the top level: ``{"object": "error", "message", "type", "param", "code"}``."""
+
+    def error_body(self, error: FakeError) -> dict[str, Any]:
+        return {"object": "error", **super().error_body(error)["error"]}
+
+
+class OutOfCreditWire(OpenAIChatWire):
+    """OpenRouter and DeepSeek answer HTTP 402 when the account is out of credit; OpenRouter's errors carry the
+    status as ``code`` and a ``metadata`` object (its API reference, "Errors")."""
+
+    def __init__(self, shape: str) -> None:
+        self.shape = shape
+
+    def error_status(self, error: FakeError) -> int:
+        return 402 if error.kind == "quota" else super().error_status(error)
+
+    def error_body(self, error: FakeError) -> dict[str, Any]:
+        if self.shape == "openrouter":
+            return {"error": {"code": self.error_status(error), "message": error.message, "metadata": {}}}
+        if error.kind == "quota":  # DeepSeek's error codes page: 402 Insufficient Balance
+            return {"error": {"message": error.message, "type": "unknown_error", "param": None, "code": "402"}}
+        return super().error_body(error)
+
+
+class XaiErrorWire(OpenAIChatWire):
+    """xAI answers ``{"code": "<what went wrong>", "error": "<message>"}``."""
+
+    def error_body(self, error: FakeError) -> dict[str, Any]:
+        body = super().error_body(error)["error"]
+        if error.kind == "quota":
+            return {"error": body}  # xAI documents no credit error of its own: OpenAI's shape
+        return {"code": "Client specified an invalid argument", "error": error.message}
 
 
 class _PresetKit(HTTPConformanceTests):
@@ -24,7 +59,7 @@ class _PresetKit(HTTPConformanceTests):
     input_parts = frozenset({"image"})
 
 
-class MistralWire(OpenAIChatWire):
+class MistralWire(TopLevelErrorWire):
     """Mistral takes only 9-character alphanumeric tool-call ids: every id sent must be one; the kit's own ids
     are read back from them (the preset derives them from the originals), so every other check still holds."""
 
@@ -60,15 +95,18 @@ class TestItem6DeepSeekKit(_PresetKit):
     model = "deepseek-chat"
     supports_native_structured_output = False
     input_parts = frozenset()
+    wire: ClassVar[WireAdapter] = OutOfCreditWire("deepseek")
 
 
 class TestItem6OpenRouterKit(_PresetKit):
     prefix = "openrouter"
+    wire: ClassVar[WireAdapter] = OutOfCreditWire("openrouter")
 
 
 class TestItem6XaiKit(_PresetKit):
     prefix = "xai"
     model = "grok-2"
+    wire: ClassVar[WireAdapter] = XaiErrorWire()
 
 
 class TestItem6TogetherKit(_PresetKit):
@@ -85,6 +123,7 @@ class TestItem6OllamaKit(_PresetKit):
 
 class TestItem6VllmKit(_PresetKit):
     prefix = "vllm"
+    wire: ClassVar[WireAdapter] = TopLevelErrorWire()
 
 
 class TestItem6LmStudioKit(_PresetKit):

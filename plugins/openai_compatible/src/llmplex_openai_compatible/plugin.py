@@ -18,13 +18,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import openai
 from llmplex_openai import chat, embeddings, transport
 from llmplex_openai.clients import request_timeout
 from llmplex_openai.errors import classify_error
 from llmplex_openai.wire_json import as_json
 from openai import AsyncOpenAI, OpenAI
 
-from llmplex.errors import LLMError
+from llmplex.errors import LLMError, LLMQuotaExhaustedError
 from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo
 from llmplex.types import Embeddings, ModelInfo, Request, Response, StreamEvent, StreamState, Tool
@@ -114,7 +115,16 @@ def llmplex_tool_declarations(tools: Sequence[Tool]) -> list[dict[str, Any]]:
 
 @hookimpl
 def llmplex_classify_error(error: BaseException) -> LLMError | None:
-    """The openai SDK's exceptions in the core taxonomy (every preset answers OpenAI's error shapes)."""
+    """The openai SDK's exceptions in the core taxonomy; HTTP 402, which OpenRouter ("insufficient credits") and
+    DeepSeek ("Insufficient Balance") answer when the account is out of credit, is an exhausted quota."""
+    if isinstance(error, openai.APIStatusError) and error.status_code == 402:
+        return LLMQuotaExhaustedError(
+            f"HTTP 402: {error.message} (the account is out of credit: top it up; retrying will not help)",
+            status_code=402,
+            response_body=error.body,
+            request_id=error.request_id,
+            cause=error,
+        )
     return classify_error(error)
 
 
