@@ -16,6 +16,8 @@ HEAVY = (
     "rich",
     "limits",
     "redis",
+    "sqlalchemy",
+    "alembic",
 )
 
 
