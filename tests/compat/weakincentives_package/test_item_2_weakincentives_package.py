@@ -28,7 +28,7 @@ try:
     from weakincentives.budget import Budget, BudgetTracker
     from weakincentives.deadlines import Deadline
     from weakincentives.prompt import MarkdownSection, Prompt, PromptTemplate, Tool, ToolContext, ToolResult
-    from weakincentives.runtime import Session
+    from weakincentives.runtime import InProcessDispatcher, Session
     from weakincentives.runtime.events import PromptExecuted, PromptRendered, ToolInvoked
     from weakincentives.runtime.session.protocols import SessionProtocol
 except ModuleNotFoundError as missing:  # pragma: no cover - the env is wrong
@@ -330,3 +330,52 @@ def test_item_2_compat_constructors_accept_every_call_written_for_the_package() 
     assert {ours.__qualname__: _accepts_every_call_of(ours, theirs) for ours, theirs in pairs} == {
         ours.__qualname__: [] for ours, _ in pairs
     }
+
+
+def test_item_2_compat_prompts_accept_every_call_written_for_the_packages_prompts() -> None:
+    import weakincentives.prompt as theirs
+
+    import llmplex.compat.weakincentives as compat
+
+    template_fields = [f.name for f in dataclasses.fields(theirs.PromptTemplate) if f.init]
+    assert list(inspect.signature(compat.PromptTemplate.__init__).parameters)[1 : len(template_fields) + 1] == (
+        template_fields
+    )
+    pairs = [
+        (compat.MarkdownSection.__init__, theirs.MarkdownSection.__init__),
+        (compat.Prompt.__init__, theirs.Prompt.__init__),
+        (compat.Prompt.bind, theirs.Prompt.bind),
+        (compat.Prompt.render, theirs.Prompt.render),
+        (compat.ToolResult.ok, theirs.ToolResult.ok),
+        (compat.ToolResult.error, theirs.ToolResult.error),
+        (compat.InProcessDispatcher.subscribe, InProcessDispatcher.subscribe),
+        (compat.Deadline.__init__, Deadline.__init__),
+    ]
+    found = {ours.__qualname__: _accepts_every_call_of(ours, their) for ours, their in pairs}
+    # MarkdownSection passes the section options on as **options: each of theirs must be a Section option
+    section = set(inspect.signature(compat.Section.__init__).parameters)
+    found["MarkdownSection.__init__"] = [p for p in found["MarkdownSection.__init__"] if p[3:] not in section]
+    assert found == {ours.__qualname__: [] for ours, _ in pairs}
+    with pytest.raises(ValueError, match="progressive disclosure"):
+        compat.MarkdownSection(title="T", key="t", template="x", visibility="summary")
+
+
+def test_item_2_template_resources_reach_the_tools() -> None:
+    import llmplex.compat.weakincentives as compat
+
+    def read(params: Query, *, context: compat.ToolContext) -> compat.ToolResult[Answer]:
+        return compat.ToolResult(message="ok", value=Answer(answer=context.resources.get(Notes).text))
+
+    tool = compat.Tool[Query, Answer]("search_notes", "Search stored notes.", read)
+    template = compat.PromptTemplate[Answer](
+        "tests/compat/wi",
+        "res",
+        sections=[compat.MarkdownSection[Query](title="T", key="t", template="${query}", tools=[tool])],
+        resources={Notes: Notes("from the template")},
+    )
+    client = DummyOpenAIClient([call("search_notes", {"query": "q"}), text(json.dumps({"answer": "done"}))])
+    session = compat.Session()
+    compat.OpenAIAdapter(model="gpt-test", client=client).evaluate(
+        compat.Prompt(template).bind(Query(query="q")), session=session
+    )
+    assert session[Answer].all()[0] == Answer(answer="from the template")

@@ -66,6 +66,8 @@ class Section(Generic[ParamsT]):
         enabled: Callable[..., bool] | None = None,
         tools: Sequence[Tool[Any, Any]] | None = None,
         accepts_overrides: bool = True,
+        summary: str | None = None,
+        visibility: Any = None,
     ) -> None:
         if self.params_type is None and default_params is not None:
             raise PromptValidationError("a section without a params type cannot have default_params")
@@ -80,6 +82,13 @@ class Section(Generic[ParamsT]):
         if not all(isinstance(tool, Tool) for tool in self._tools):
             raise PromptValidationError("Section tools must be Tool instances")
         self.accepts_overrides = accepts_overrides
+        self.summary = summary
+        shown = getattr(visibility, "value", visibility)
+        if shown is not None and str(shown).lower() != "full":
+            raise PromptValidationError(
+                f"Section {key!r}: visibility {shown!r} (progressive disclosure) is not supported by "
+                "llmplex.compat.weakincentives; keep weakincentives' own prompts for it (llmplex's adapters take them)"
+            )
 
     def tools(self) -> tuple[Tool[Any, Any], ...]:
         """The tools this section offers the model."""
@@ -181,12 +190,12 @@ class PromptTemplate(Generic[OutputT]):
 
     def __init__(
         self,
-        *,
         ns: str,
         key: str,
         name: str | None = None,
         sections: Sequence[Section[Any]] = (),
         allow_extra_keys: bool = False,
+        resources: Mapping[type[Any], Any] | None = None,
     ) -> None:
         if not isinstance(ns, str) or not ns.strip():
             raise PromptValidationError("Prompt namespace must be a non-empty string.")
@@ -196,6 +205,7 @@ class PromptTemplate(Generic[OutputT]):
         self.key = key.strip()
         self.name = name
         self.allow_extra_keys = allow_extra_keys
+        self.resources: dict[type[Any], Any] = dict(resources or {})
         self.nodes = _flatten(tuple(sections))
         self.sections = tuple(sections)
         self.structured_output = self._output(allow_extra_keys)
@@ -279,7 +289,7 @@ class Prompt(Generic[OutputT]):
         self.overrides_store = overrides_store
         self.overrides_tag = overrides_tag
         self._params: tuple[Any, ...] = ()
-        self._resources: dict[type[Any], Any] = {}
+        self._resources: dict[type[Any], Any] = dict(template.resources)
         self._resource_depth = 0
 
     def __repr__(self) -> str:
