@@ -391,7 +391,7 @@ def test_item_1_a_hanging_injected_client_ends_at_the_deadline() -> None:
             adapter.evaluate(
                 prompt, session=session, deadline=Deadline(expires_at=datetime.now(UTC) + timedelta(seconds=1.5))
             )
-        assert time.monotonic() - started < 4.0
+        assert time.monotonic() - started < 8.0  # the fake would hang for 30 s
         assert session[PromptExecuted].all() == ()
     finally:
         release.set()
