@@ -379,3 +379,13 @@ def test_item_2_template_resources_reach_the_tools() -> None:
         compat.Prompt(template).bind(Query(query="q")), session=session
     )
     assert session[Answer].all()[0] == Answer(answer="from the template")
+
+
+def test_item_2_their_reducers_run_on_the_compat_session() -> None:
+    from weakincentives.runtime.session import replace_latest as their_replace_latest
+
+    session = CompatSession()
+    session[Answer].register(Answer, their_replace_latest)
+    session.dispatch(Answer(answer="one"))
+    session.dispatch(Answer(answer="two"))
+    assert session[Answer].all() == (Answer(answer="two"),)

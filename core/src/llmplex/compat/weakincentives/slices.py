@@ -101,14 +101,16 @@ def replace_latest(view: SliceView[T], event: T, *, context: Any = None) -> Repl
 
 
 def apply(items: tuple[Any, ...], operation: Any) -> tuple[Any, ...]:
-    """The slice after ``operation`` (a slice operation, or the new items as an iterable)."""
-    if isinstance(operation, Append):
+    """The slice after ``operation``: a slice operation (this module's or weakincentives' own, read by
+    name), or the new items as an iterable."""
+    kind = type(operation).__name__
+    if kind == "Append":
         return (*items, operation.item)
-    if isinstance(operation, Extend):
+    if kind == "Extend":
         return (*items, *operation.items)
-    if isinstance(operation, Replace):
+    if kind == "Replace":
         return tuple(operation.items)
-    if isinstance(operation, Clear):
+    if kind == "Clear":
         keep = operation.predicate
         return () if keep is None else tuple(item for item in items if not keep(item))
     if isinstance(operation, Iterable) and not isinstance(operation, (str, bytes)):
