@@ -128,31 +128,13 @@ def _filter(request: Request) -> CallFilter:
     )
 
 
-def _groups(connection: Connection, by: str, where: CallFilter) -> list[dict[str, Any]]:
-    from llmplex.store.queries import cost_totals
-
-    return [
-        {
-            "group": row.group,
-            "calls": row.calls,
-            "input_tokens": row.input_tokens,
-            "output_tokens": row.output_tokens,
-            "cost_usd": None if row.cost_usd is None else f"{row.cost_usd:f}",
-            "unpriced": row.unpriced,
-        }
-        for row in cost_totals(connection, by, where)  # type: ignore[arg-type]
-        if by != "key" or row.group
-    ]
-
-
 def _summary(connection: Connection | None, request: Request) -> Any:
-    from llmplex.store.dashboard_queries import totals
+    from llmplex.store.dashboard_queries import summary
 
-    names = ("by_day", "by_model", "by_provider", "by_key")
-    if connection is None:
-        return {"totals": None, **{name: [] for name in names}}
     where = _filter(request)
-    return {"totals": totals(connection, where), **{name: _groups(connection, name[3:], where) for name in names}}
+    if connection is None:
+        return {"totals": None, "by_day": [], "by_model": [], "by_provider": [], "by_key": []}
+    return summary(connection, where)
 
 
 def _calls(connection: Connection | None, request: Request) -> Any:

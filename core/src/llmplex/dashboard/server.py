@@ -61,6 +61,8 @@ def serve(url: str, port: int, announce: Callable[[str], None] = print) -> None:
     )
     try:
         _server_class()(config, announce).run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it stopped on: stopping is what was asked
+        pass
     finally:
         sock.close()
         dashboard.state.calllog.close()

@@ -1,4 +1,4 @@
-"""The dashboard's reads of the call log: overall totals, one page of calls, one call with its conversation.
+"""The dashboard's reads of the call log: totals per day/model/provider/key, a page of calls, one conversation.
 
 Each is one aggregated or index-bounded SQL query (``ORDER BY id`` with ``LIMIT``,
 full-text search through ``calls_fts``), so that a page answers in milliseconds
@@ -17,7 +17,7 @@ from llmplex.errors import LLMConfigurationError
 from llmplex.store.queries import CallFilter, _iso, _where, call_json
 from llmplex.store.schema import calls
 
-__all__ = ["MAX_PAGE_SIZE", "CallsPage", "call_with_conversation", "calls_page", "totals"]
+__all__ = ["MAX_PAGE_SIZE", "CallsPage", "call_with_conversation", "calls_page", "summary"]
 
 MAX_PAGE_SIZE = 200
 """The most calls one page of ``calls_page`` holds."""
@@ -25,38 +25,88 @@ MAX_PAGE_SIZE = 200
 SNIPPET = 240
 """Characters of a prompt or answer a page row carries."""
 
+_PRECISION = Decimal("1e-10")  # the cost_usd column's scale: sums of floats are rounded back to it
+
 
 def _money(value: Any) -> str | None:
     return None if value is None else f"{Decimal(str(value)).normalize():f}"
 
 
-def totals(connection: Connection, where: CallFilter | None = None) -> dict[str, Any]:
-    """Calls, failed calls, tokens and dollars over every call matching ``where`` (one query).
+def _day(dialect: str) -> Any:
+    if dialect == "sqlite":
+        return func.substr(calls.c.created_at, 1, 10)
+    return func.to_char(calls.c.created_at, "YYYY-MM-DD")
 
-    ``cost_usd`` sums the priced calls (``None`` when none is priced); ``unpriced``
-    counts answered calls whose price is not known.
+
+def _add(groups: dict[str, dict[str, Any]], name: str, n: int, errors: int, unpriced: int, figures: Any) -> None:
+    cost, input_tokens, output_tokens = figures
+    group = groups.setdefault(
+        name,
+        {"group": name, "calls": 0, "errors": 0, "unpriced": 0, "input_tokens": 0, "output_tokens": 0, "cost": None},
+    )
+    group["calls"] += n
+    group["errors"] += errors
+    group["unpriced"] += unpriced
+    group["input_tokens"] += input_tokens
+    group["output_tokens"] += output_tokens
+    if cost is not None:
+        group["cost"] = cost + (group["cost"] or 0)
+
+
+def _finish(groups: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for group in groups.values():
+        cost = group.pop("cost")
+        rows.append({**group, "cost_usd": None if cost is None else _money(cost.quantize(_PRECISION))})
+    return rows
+
+
+def summary(connection: Connection, where: CallFilter | None = None) -> dict[str, Any]:
+    """Totals, and calls/errors/tokens/cost per day, model (``provider:model``), provider and gateway key,
+    of the calls matching ``where``: one aggregated query (one pass over the calls), rolled up here.
+
+    Days are in order; models, providers and keys by cost, largest first. ``cost_usd`` sums the
+    priced calls (``None`` when none is priced); ``unpriced`` counts answered calls without a price.
     """
+    dialect = connection.dialect.name
+    day = _day(dialect)
     statement = _where(
         select(
+            day,
+            calls.c.provider,
+            calls.c.model,
+            calls.c.key_name,
             func.count(),
             func.sum(case((calls.c.status == "error", 1), else_=0)),
-            func.sum(calls.c.cost_usd),
             func.sum(case((calls.c.cost_usd.is_(None) & (calls.c.status == "ok"), 1), else_=0)),
+            func.sum(calls.c.cost_usd),
             func.coalesce(func.sum(calls.c.input_tokens), 0),
             func.coalesce(func.sum(calls.c.output_tokens), 0),
         ),
         where or CallFilter(),
-        connection.dialect.name,
-    )
-    count, errors, cost, unpriced, input_tokens, output_tokens = connection.execute(statement).one()
+        dialect,
+    ).group_by(day, calls.c.provider, calls.c.model, calls.c.key_name)
+    tables: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in ("all", "day", "model", "provider", "key")}
+    for when, provider, model, key, n, errors, unpriced, cost, input_tokens, output_tokens in connection.execute(
+        statement
+    ):
+        figures = (None if cost is None else Decimal(str(cost)), int(input_tokens), int(output_tokens))
+        counts = (int(n), int(errors or 0), int(unpriced or 0))
+        for table, name in (("all", ""), ("day", str(when)), ("model", f"{provider}:{model}"), ("provider", provider)):
+            _add(tables[table], name, *counts, figures)
+        if key:
+            _add(tables["key"], key, *counts, figures)
+    by_cost = {name: sorted(_finish(tables[name]), key=_largest_cost) for name in ("model", "provider", "key")}
+    everything = _finish(tables["all"])
     return {
-        "calls": int(count),
-        "errors": int(errors or 0),
-        "cost_usd": _money(cost),
-        "unpriced": int(unpriced or 0),
-        "input_tokens": int(input_tokens),
-        "output_tokens": int(output_tokens),
+        "totals": {k: v for k, v in everything[0].items() if k != "group"} if everything else None,
+        "by_day": sorted(_finish(tables["day"]), key=lambda g: g["group"]),
+        **{f"by_{name}": rows for name, rows in by_cost.items()},
     }
+
+
+def _largest_cost(group: dict[str, Any]) -> tuple[Decimal, str]:
+    return (-Decimal(group["cost_usd"] or 0), group["group"])
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,223 @@
+"""Issue 25 item 4: the dashboard's JSON API, `llmplex logs --serve`, the gateway's /ui, page times on 100,000 calls."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from starlette.testclient import TestClient
+
+import llmplex
+from llmplex.cli.main import cli
+from llmplex.dashboard.app import create_dashboard
+from llmplex.gateway.access import MasterKeyAuthenticator
+from llmplex.gateway.app import create_app
+from tests.dashboard.conftest import BULK_CALLS
+from tests.dashboard.support import KNOWN, SECRETS, running
+
+MASTER_KEY = "sk-gateway-master-dashboard-0123456789"
+
+
+def _api(url: str) -> TestClient:
+    return TestClient(create_dashboard(url))
+
+
+def test_item_4_the_summary_totals_the_seeded_calls_per_day_model_provider_and_key(known_log: str) -> None:
+    data = _api(known_log).get("/api/summary").json()
+    by_model = {g["group"]: g for g in data["by_model"]}
+    for model, cost in KNOWN.items():
+        assert by_model[model]["cost_usd"] == f"{cost.normalize():f}", model
+    assert by_model["openai:gpt-4o"]["calls"] == 3 and by_model["gemini:gemini-2.5-flash"]["unpriced"] == 1
+    assert by_model["mock:echo"]["cost_usd"] is None  # unknown is null, never 0
+    assert data["by_key"] == [
+        {
+            "group": "team-a",
+            "calls": 2,
+            "errors": 0,
+            "unpriced": 0,
+            "input_tokens": 200,
+            "output_tokens": 40,
+            "cost_usd": "1",
+        }
+    ]
+    days = {g["group"]: (g["calls"], g["cost_usd"]) for g in data["by_day"]}
+    assert days["2026-11-01"] == (3, "3.75") and days["2026-11-02"] == (2, "1") and days["2026-11-03"] == (3, "0.25")
+    totals = data["totals"]
+    assert totals["cost_usd"] == "5" and totals["errors"] == 1
+    assert totals["calls"] == sum(g["calls"] for g in data["by_provider"]) == 8 + by_model["mock:echo"]["calls"]
+
+
+def test_item_4_the_calls_table_searches_filters_and_pages_newest_first(known_log: str) -> None:
+    api = _api(known_log)
+    everything = api.get("/api/calls").json()
+    ids = [c["id"] for c in everything["calls"]]
+    assert ids == sorted(ids, reverse=True) and everything["total"] == len(ids)
+    found = api.get("/api/calls", params={"q": "pelicans"}).json()
+    assert found["total"] == 7 and all("pelicans" in c["prompt"] for c in found["calls"])
+    assert api.get("/api/calls", params={"q": "Lisbon weather"}).json()["total"] >= 1
+    assert api.get("/api/calls", params={"q": 'AND "OR NEAR(-'}).json()["total"] == 0  # words, never FTS5 syntax
+    failed = api.get("/api/calls", params={"status": "error"}).json()["calls"]
+    assert [c["error_type"] for c in failed] == ["LLMRateLimitError"]
+    assert api.get("/api/calls", params={"model": "openai:gpt-4o"}).json()["total"] == 3
+    assert api.get("/api/calls", params={"key": "team-a", "since": "2026-11-02"}).json()["total"] == 2
+    second = api.get("/api/calls", params={"per_page": 2, "page": 2}).json()
+    assert [c["id"] for c in second["calls"]] == ids[2:4] and second["total"] == len(ids)
+    assert api.get("/api/calls", params={"per_page": 2, "page": 999}).json()["calls"] == []
+
+
+def test_item_4_one_call_shows_its_whole_conversation_with_tool_calls_and_results(known_log: str) -> None:
+    api = _api(known_log)
+    [row] = [c for c in api.get("/api/calls", params={"q": "Lisbon"}).json()["calls"] if c["answer"]]
+    call = api.get(f"/api/calls/{row['id']}").json()
+    assert [m["role"] for m in call["messages"]] == ["user", "assistant", "tool"]
+    assert call["messages"][1]["tool_calls"][0] == {
+        "id": "call_weather_1",
+        "name": "weather",
+        "arguments": '{"city": "Lisbon"}',
+    }
+    assert call["messages"][2]["tool_call_id"] == "call_weather_1" and "21 degrees" in call["messages"][2]["content"]
+    assert call["answer"]["content"] == "Lisbon is sunny, 21 degrees."
+    assert [t["id"] for t in call["conversation"]] == [row["id"] - 1, row["id"]]  # the round that asked for the tool
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "says"),
+    [
+        ("/api/calls?page=0", 400, "page numbers start at 1"),
+        ("/api/calls?page=-3", 400, "not a whole number"),
+        ("/api/calls?page=99999999999999999999", 400, "not a whole number"),
+        ("/api/calls?per_page=5000", 400, "1 to 200"),
+        ("/api/calls?status=maybe", 400, "not ok or error"),
+        ("/api/summary?since=yesterday", 400, "is not a date"),
+        ("/api/calls/abc", 400, "not a call id"),
+        ("/api/calls/987654", 404, "no such call"),
+        ("/nothing-here", 404, "no page"),
+    ],
+)
+def test_item_4_bad_input_is_refused_saying_what_was_wrong(known_log: str, path: str, status: int, says: str) -> None:
+    answer = _api(known_log).get(path)
+    assert answer.status_code == status and says in answer.json()["error"]
+
+
+def test_item_4_a_log_not_written_yet_reads_as_empty_until_it_is(tmp_path: Path) -> None:
+    from tests.dashboard.support import call_row, insert
+
+    url = f"sqlite:///{tmp_path / 'later.db'}"
+    api = _api(url)
+    assert api.get("/api/summary").json()["totals"] is None
+    assert api.get("/api/calls").json() == {"total": 0, "page": 1, "per_page": 50, "calls": []}
+    assert not (tmp_path / "later.db").exists()  # reading made no file
+    from datetime import datetime
+
+    insert(url, [call_row(1, datetime(2026, 11, 5))])
+    assert api.get("/api/summary").json()["totals"]["calls"] == 1
+
+
+def test_item_4_an_unreadable_log_is_a_503_that_shows_no_path_or_password(tmp_path: Path) -> None:
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(b"this is not a database" * 200)
+    answer = _api(f"sqlite:///{corrupt}").get("/api/summary")
+    assert answer.status_code == 503 and "cannot be read" in answer.json()["error"]
+    assert str(tmp_path) not in answer.text
+    password = "pg-password-never-shown-4471"
+    answer = _api(f"postgresql://llm:{password}@127.0.0.1:1/calls").get("/api/calls")  # nothing listens on port 1
+    assert answer.status_code == 503 and password not in answer.text
+
+
+def test_item_4_logs_serve_prints_its_url_and_serves_only_this_machines_names(known_log: str, tmp_path: Path) -> None:
+    env = {**os.environ, "LLMPLEX_LOG__DATABASE": known_log, "XDG_DATA_HOME": str(tmp_path / "data")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "llmplex", "logs", "--serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("llmplex call log dashboard on http://127.0.0.1:"), line
+        url = line.split(" on ", 1)[1].split()[0]
+        page = httpx.get(url, timeout=10)
+        assert page.status_code == 200 and "llmplex call log" in page.text
+        assert httpx.get(url + "api/summary", timeout=10).json()["totals"]["cost_usd"] == "5"
+        rebound = httpx.get(url + "api/calls", headers={"host": "attacker.example:80"}, timeout=10)
+        assert rebound.status_code == 400 and "pelicans" not in rebound.text  # DNS rebinding gets nothing
+        process.send_signal(signal.SIGINT)
+        assert process.wait(15) == 0
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_item_4_a_port_in_use_is_a_clear_error(known_log: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLMPLEX_LOG__DATABASE", known_log)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(cli, ["logs", "--serve", "--port", str(port)])
+    assert result.exit_code != 0
+    assert f"cannot listen on 127.0.0.1:{port}" in result.output and "--port" in result.output
+
+
+def _gateway(url: str) -> TestClient:
+    client = llmplex.Client({"log": {"database": url}})
+    return TestClient(create_app(client, MasterKeyAuthenticator(MASTER_KEY), dashboard_key=MASTER_KEY))
+
+
+def test_item_4_the_gateway_serves_the_dashboard_at_ui_behind_its_master_key(known_log: str) -> None:
+    gateway = _gateway(known_log)
+    for path in ("/ui/", "/ui/api/summary", "/ui/api/calls?q=pelicans", "/ui/static/app.js"):
+        refused = gateway.get(path)
+        assert refused.status_code == 401 and "pelicans" not in refused.text and "3.75" not in refused.text, path
+        assert gateway.get(path, headers={"authorization": "Bearer sk-wrong-key-000000000000"}).status_code == 401
+        assert gateway.get(path, headers={"x-api-key": MASTER_KEY}).status_code == 200, path
+    assert gateway.get("/ui/api/summary", headers={"cookie": "llmplex_ui=forged"}).status_code == 401
+    assert gateway.post("/ui/login", data={"key": "guess"}).status_code == 401
+    signed_in = gateway.post("/ui/login", data={"key": MASTER_KEY}, follow_redirects=False)
+    assert signed_in.status_code == 303 and signed_in.headers["location"] == "/ui/"
+    assert MASTER_KEY not in str(signed_in.headers) and "HttpOnly" in signed_in.headers["set-cookie"]
+    summary = gateway.get("/ui/api/summary")  # the session cookie
+    assert summary.status_code == 200 and summary.json()["totals"]["cost_usd"] == "5"
+    for text in (summary.text, gateway.get("/ui/api/calls").text):
+        assert all(secret not in text for secret in (*SECRETS, MASTER_KEY))
+
+
+def _median_seconds(client: httpx.Client, path: str) -> float:
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        answer = client.get(path)
+        times.append(time.perf_counter() - started)
+        assert answer.status_code == 200, (path, answer.text[:200])
+    return statistics.median(times)
+
+
+def test_item_4_every_page_answers_well_under_a_second_on_100000_calls(bulk_log: str) -> None:
+    paths = [
+        "/",
+        "/api/summary",
+        "/api/calls",
+        "/api/calls?page=1999",
+        "/api/calls?q=pelicans+number+42",
+        "/api/calls?model=openai:gpt-4o&status=ok&page=10",
+        "/api/calls?key=team-1&since=2026-09-01",
+        f"/api/calls/{BULK_CALLS // 2}",
+    ]
+    with running(create_dashboard(bulk_log)) as server, httpx.Client(base_url=server.url, timeout=30) as client:
+        assert client.get("/api/summary").json()["totals"]["calls"] == BULK_CALLS
+        measured: dict[str, Any] = {path: _median_seconds(client, path) for path in paths}
+    print("\nmedian seconds per page on 100,000 calls:", {p: round(s, 3) for p, s in measured.items()})
+    slow = {path: seconds for path, seconds in measured.items() if seconds >= 1.0}
+    assert not slow, f"pages slower than a second on {BULK_CALLS} calls: {slow}"
