@@ -48,6 +48,7 @@ from llmplex.compat.weakincentives import (
     new_throttle_policy,
     replace_latest,
 )
+from tests.support.fault_server import FaultServer
 
 FAST = new_throttle_policy(base_delay=timedelta(milliseconds=1), max_delay=timedelta(milliseconds=2))
 
@@ -421,3 +422,16 @@ def test_item_1_litellm_failures_of_the_injected_completion_are_retried_and_norm
     with pytest.raises(PromptEvaluationError) as failed:
         LiteLLMAdapter(model="openai/gpt-test", completion=broken).evaluate(greeting_prompt(), session=Session())
     assert failed.value.phase == "request" and len(broken.requests) == 1
+
+
+def test_item_1_a_real_openai_client_can_be_injected(fault_server: FaultServer) -> None:
+    """Seed 003 § OpenAI (client hooks): a configured ``openai.OpenAI`` is called, its errors classified by llmplex."""
+    import openai
+
+    from tests.support.fault_server import Fault
+
+    fault_server.enqueue(Fault.rate_limit(retry_after=0), Fault.ok("from the SDK client"))
+    client = openai.OpenAI(base_url=fault_server.url, api_key="sk-injected-0123456789", max_retries=0)
+    adapter = OpenAIAdapter(model="gpt-test", client=client, throttle_policy=FAST)
+    assert adapter.evaluate(greeting_prompt(), session=Session()).text == "from the SDK client"
+    assert fault_server.request_count == 2 and fault_server.requests[-1].path == "/v1/responses"
