@@ -12,8 +12,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from llmplex.batching.items import complete_item, settle
 from llmplex.batching.records import result_record
-from llmplex.batching.run import complete_item, settle
 from llmplex.client import Client
 from llmplex.config.schema import Config
 from llmplex.config.sources import ENV_PREFIX
