@@ -209,6 +209,19 @@ class GatewayConfig(BaseModel):
     shutdown_timeout: float = Field(default=30.0, ge=0, description="Seconds in-flight requests get to finish.")
     tls_certfile: str | None = Field(default=None, description="PEM certificate chain: serve HTTPS.")
     tls_keyfile: str | None = Field(default=None, description="PEM private key of tls_certfile.")
+    database: str | None = Field(
+        default=None,
+        description="Keys and spend: sqlite:///PATH or postgresql://...; None: the [log] database (logs.db).",
+    )
+    log_bodies: bool = Field(default=False, description="Keep prompts and answers in the spend log (off: figures).")
+    key_cache_seconds: float = Field(
+        default=1.0, ge=0, le=3600, description="Seconds a key lookup is reused (a revocation takes this long)."
+    )
+
+    @field_validator("database")
+    @classmethod
+    def _known_database(cls, database: str | None) -> str | None:
+        return LogConfig._known_database(database)
 
     @model_validator(mode="after")
     def _tls_pair(self) -> GatewayConfig:
