@@ -165,6 +165,9 @@ def test_item_3_a_missing_openai_api_key_fails_when_the_adapter_is_built(monkeyp
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with pytest.raises(LLMConfigurationError, match="OPENAI_API_KEY"):
         OpenAIAdapter(PhaseConfig())
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # a local endpoint needs no key in llmplex
+    with pytest.raises(LLMConfigurationError, match="OPENAI_API_KEY"):
+        OpenAIAdapter(PhaseConfig())  # but AsyncOpenAI() wanted one all the same
 
 
 # --- Unit tests (mock adapter): LLMClient initialization -----------------------------------

@@ -142,10 +142,12 @@ class OpenAIAdapter:
         retries = _number(config, "max_retries", 0, whole=True)
         self.throttle = None if retries is None else {"max_attempts": retries + 1}
         self.options = self._options(config)
-        if client is None:
-            problems = self.client.route(self.model).provider.settings.problems()
-            if problems:  # AsyncOpenAI() refuses to be built without a key: so does this adapter
-                raise LLMConfigurationError("OpenAIAdapter cannot be built: " + "; ".join(problems))
+        if client is None and getattr(self.client.route(self.model).provider.settings, "api_key", None) is None:
+            # AsyncOpenAI() refuses to be built without a key, whatever OPENAI_BASE_URL says: so does this adapter
+            raise LLMConfigurationError(
+                "OpenAIAdapter cannot be built without an API key: set OPENAI_API_KEY "
+                "(or api_key in the [providers.openai] table of your llmplex config)"
+            )
 
     def __repr__(self) -> str:
         return f"OpenAIAdapter(model={self.model!r})"
