@@ -30,7 +30,7 @@ _LOGIN_LIMIT = 8192
 
 _LOGIN = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>llmplex call log: sign in</title>
-<link rel="stylesheet" href="{base}static/app.css"></head>
+<link rel="icon" href="data:,"><link rel="stylesheet" href="{base}static/app.css"></head>
 <body><main class="login"><h1>llmplex call log</h1>
 <form method="post" action="{base}login">
 <label>Gateway master key <input type="password" name="key" autocomplete="current-password" required autofocus></label>

@@ -159,6 +159,7 @@ async function loadCalls() {
   document.getElementById("page-info").textContent = `${count(first)}–${count(last)} of ${count(data.total)}`;
   document.getElementById("newer").disabled = state.page <= 1;
   document.getElementById("older").disabled = last >= data.total;
+  body.dataset.render = String(Number(body.dataset.render || 0) + 1);  // tells a watcher the table is redrawn
 }
 
 function contentNodes(content) {
