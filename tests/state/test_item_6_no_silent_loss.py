@@ -183,3 +183,17 @@ def test_item_6_refused_reasoning_effort_sends_nothing_to_openai_chat_servers(op
     openai_api.reply("/responses", fx.response_text("ok"))
     assert _client().complete("openai:o4-mini", "hi", reasoning_effort="high").dropped == ()
     assert openai_api.bodies[0]["reasoning"] == {"effort": "high"}
+
+
+def test_item_6_tools_and_a_response_chain_the_instance_lacks_are_refused_or_dropped() -> None:
+    """The test plugin's ``good:`` provider calls no tools and keeps no stored responses."""
+    with pytest.raises(LLMConfigurationError, match=r"provider 'good' does not support tools.*keeps no stored"):
+        _client().complete("good:m", "hi", tools=[{"name": "lookup"}], previous_response_id="resp_1")
+
+    observer = _Observer()
+    dropped = _client(drop_unsupported=True, plugins=[observer]).complete(
+        "good:m", "hi", tools=[{"name": "lookup"}], tool_choice="lookup", previous_response_id="resp_1"
+    )
+    assert dropped.text == "HI via http://127.0.0.1:1"
+    assert dropped.dropped == ("tools", "previous_response_id")
+    assert [event.dropped for event in observer.events] == [("tools", "previous_response_id")]
