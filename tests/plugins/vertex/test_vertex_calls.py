@@ -141,3 +141,17 @@ def test_item_5_claude_on_vertex_costs_vertexs_published_price(server: WireServe
     assert response.usage.cached_tokens == 1000
     expected = (1000 * Decimal("1") + 1000 * Decimal("0.10") + 300 * Decimal("5")) / 10**6
     assert response.usage.cost_usd == expected
+
+
+def test_item_5_a_credentials_file_setting_takes_the_place_of_application_defaults(
+    server: WireServer, tmp_path: Path
+) -> None:
+    """``credentials_file`` names the key file; ``project`` in the table wins over the file's own."""
+    key_file = _service_account(tmp_path, server.url + "/token", project="file-project")
+    _token(server)
+    server.push(Answer.json(200, GenerateWire().response(Reply("from the file"))))
+    with _client(server, credentials_file=str(key_file), project="table-project") as llm:
+        assert llm.complete(f"vertex:{GEMINI}", "hi").text == "from the file"
+    call = server.received[1]
+    assert "/projects/table-project/locations/us-east5/" in call.path
+    assert call.headers["authorization"] == f"Bearer {TOKEN}"
