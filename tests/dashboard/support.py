@@ -98,9 +98,9 @@ def insert(url: str, rows: list[dict[str, Any]]) -> None:
         engine.dispose()
 
 
-def seed_bulk(url: str, count: int, start: datetime = datetime(2026, 8, 1)) -> None:
+def seed_bulk(url: str, count: int, start: datetime = datetime(2026, 8, 1), unit: str = "0.0001") -> None:
     """``count`` calls spread over 90 days, five models on three providers, one in 50 failed, every
-    tenth made with a gateway key: one transaction of multi-row inserts."""
+    tenth made with a gateway key, each costing 1 to 7 ``unit`` dollars: one transaction of inserts."""
     models = [
         ("openai", "gpt-4o-mini"),
         ("openai", "gpt-4o"),
@@ -124,7 +124,7 @@ def seed_bulk(url: str, count: int, start: datetime = datetime(2026, 8, 1)) -> N
                 error_type="LLMServerError" if failed else None,
                 answer=None if failed else {"role": "assistant", "content": f"answer {i}"},
                 answer_text=None if failed else f"answer {i}",
-                cost_usd=None if failed else Decimal(1 + i % 7) / 10_000,
+                cost_usd=None if failed else Decimal(1 + i % 7) * Decimal(unit),
                 key_name=f"team-{i % 3}" if i % 10 == 0 else None,
             )
         )

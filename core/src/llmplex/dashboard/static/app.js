@@ -4,7 +4,7 @@
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
-const PER_PAGE = 50;
+const PER_PAGE = 25;
 const state = { page: 1, total: 0, filter: {} };
 
 function el(tag, attrs, text) {
