@@ -175,11 +175,12 @@ def test_item_6_an_encoding_argument_is_refused_not_ignored() -> None:
         _client().embed("mock:embed", "hi", encoding="base64")
 
 
-def test_item_6_refused_reasoning_effort_sends_nothing_to_openai_chat_servers(openai_api: FakeAPI) -> None:
-    """A llama.cpp-style instance (llmplex-llamacpp) declares it takes no reasoning effort: refused by name."""
-    from llmplex_llamacpp.plugin import SAMPLING_OPTIONS
+def test_item_6_llamacpp_refuses_reasoning_effort_before_any_server_starts(openai_api: FakeAPI) -> None:
+    """llama.cpp's server would ignore a reasoning effort: refused by name before the local server is started
+    (no model is loaded, nothing is sent); OpenAI's Responses API honours the same option."""
+    with pytest.raises(LLMConfigurationError, match=r"provider 'llamacpp' cannot honour option 'reasoning_effort'"):
+        _client().complete("llamacpp:gemma3-270m", "hi", reasoning_effort="low")
 
-    assert "reasoning_effort" not in SAMPLING_OPTIONS and "temperature" in SAMPLING_OPTIONS
     openai_api.reply("/responses", fx.response_text("ok"))
     assert _client().complete("openai:o4-mini", "hi", reasoning_effort="high").dropped == ()
     assert openai_api.bodies[0]["reasoning"] == {"effort": "high"}
