@@ -14,11 +14,13 @@ from llmplex.cli.batch import batch_command
 from llmplex.cli.complete import complete_command
 from llmplex.cli.embed import embed_command
 from llmplex.cli.exit_codes import exit_code_for
+from llmplex.cli.keys import keys_command
 from llmplex.cli.logs import logs_command
 from llmplex.cli.mcp import mcp_command
 from llmplex.cli.models import models_command
 from llmplex.cli.providers import providers_command
 from llmplex.cli.serve import serve_command
+from llmplex.cli.spend import spend_command
 from llmplex.client import Client
 from llmplex.errors import LLMError
 from llmplex.plugins.host import describe_failure
@@ -114,6 +116,8 @@ cli.add_command(embed_command)
 cli.add_command(serve_command)
 cli.add_command(logs_command)
 cli.add_command(mcp_command)
+cli.add_command(keys_command)
+cli.add_command(spend_command)
 
 
 def _one_line_warning(

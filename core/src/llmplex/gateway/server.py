@@ -24,7 +24,6 @@ from typing import Any
 from llmplex.client import Client
 from llmplex.config.schema import GatewayConfig
 from llmplex.errors import LLMConfigurationError
-from llmplex.gateway.access import MasterKeyAuthenticator
 from llmplex.gateway.master_key import master_key
 
 __all__ = ["JSONLogFormatter", "ServeOptions", "app_from_environment", "serve"]
@@ -59,12 +58,11 @@ def _configure_logging() -> None:
 
 
 def app_from_environment() -> Any:
-    """The ASGI application of one worker: config from ``LLMPLEX_CONFIG`` and the environment, the master key."""
-    from llmplex.gateway.app import create_app
+    """The ASGI application of one worker: config from ``LLMPLEX_CONFIG`` and the environment, the master key,
+    virtual keys and the spend log in the config's database (created or migrated here)."""
+    from llmplex.gateway.keyed import keyed_app
 
-    key = master_key()
-    client = Client()
-    return create_app(client, MasterKeyAuthenticator(key), dashboard_key=key)
+    return keyed_app(Client(), master_key())
 
 
 @dataclass(frozen=True)

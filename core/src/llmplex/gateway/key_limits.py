@@ -1,0 +1,206 @@
+"""A virtual key's rate limits, calls in flight and budget, counted in the ``[limits]`` storage.
+
+With ``[limits] storage = "redis://..."`` every worker and replica counts into the
+same Redis keys, so a key's caps hold across all of them; with ``memory://`` they
+hold in one process. ``admit`` runs before anything is sent and refuses with a
+429 (``Retry-After`` set): requests per minute and tokens per minute in moving
+windows (the ``limits`` library, as the providers' own limits are kept), calls
+in flight in a shared counter, and the budget: a key whose spend in its current
+period reached ``budget_usd`` is refused. Spend is counted when a request ends,
+so a budget overshoots by at most the requests already in flight when it ran
+out. Every look at the storage ends within ``STORAGE_TIMEOUT``: a frozen Redis
+refuses requests with a 503 rather than holding them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import math
+import time
+import weakref
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from llmplex.errors import LLMError
+from llmplex.gateway.errors import GatewayError
+from llmplex.gateway.keys import KeyRecord
+from llmplex.reliability.deadline import Deadline
+from llmplex.reliability.storage import LimitsStore
+
+__all__ = ["STORAGE_TIMEOUT", "Hold", "KeyLimits"]
+
+STORAGE_TIMEOUT = 2.0
+"""Seconds a request waits for the limits storage before it is refused (503)."""
+
+_NANO = Decimal(10) ** 9
+_SLOT_TTL = 3600  # a process killed mid-request frees its calls-in-flight slots after this many seconds
+_LIFETIME_TTL = 10 * 365 * 86400
+
+SpentSince = Callable[[str, datetime], Decimal]
+"""What the spend log says key ``name`` spent since a moment (seeds a budget kept in memory)."""
+
+
+@dataclass
+class Hold:
+    """What one admitted request holds: a calls-in-flight slot, its estimated tokens, its budget counter."""
+
+    record: KeyRecord
+    slot: bool
+    tokens: int
+    budget_key: str | None
+    budget_ttl: int
+
+
+async def _value(result: Any) -> Any:
+    return await result if inspect.isawaitable(result) else result
+
+
+class KeyLimits:
+    """The caps of every virtual key, kept in ``store``; ``spent_since`` seeds budgets the storage does not share."""
+
+    def __init__(self, store: LimitsStore, spent_since: SpentSince) -> None:
+        self.store = store
+        self.spent_since = spent_since
+        self._limiters: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+        self._seeded: set[str] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def __repr__(self) -> str:
+        return f"KeyLimits({self.store!r})"
+
+    async def _run(self, operation: Callable[[Any], Awaitable[Any]]) -> Any:
+        try:
+            return await self.store.arun(operation, Deadline.after(STORAGE_TIMEOUT))
+        except LLMError as exc:
+            raise GatewayError(
+                503, f"the gateway's limits storage did not answer: {exc.message}", kind="limits_storage"
+            ) from None
+
+    def _limiter(self, storage: Any) -> Any:
+        limiter = self._limiters.get(storage)
+        if limiter is None:
+            from limits.aio.storage import Storage as AsyncStorage
+            from limits.aio.strategies import MovingWindowRateLimiter as AsyncLimiter
+            from limits.strategies import MovingWindowRateLimiter
+
+            kind = AsyncLimiter if isinstance(storage, AsyncStorage) else MovingWindowRateLimiter
+            limiter = self._limiters[storage] = kind(storage)
+        return limiter
+
+    # -- admission ---------------------------------------------------------------------
+
+    async def admit(self, record: KeyRecord, estimated_tokens: int) -> Hold:
+        """Take room for one request of ``record``'s key, or raise a 429 (or a 503 when the storage fails)."""
+        budget_key, ttl = await self._check_budget(record)
+        tokens = max(1, estimated_tokens) if record.tpm else 0
+        if record.rpm or record.tpm:
+            await self._run(lambda storage: self._take_rates(storage, record, tokens))
+        slot = False
+        if record.max_parallel:
+            key = f"llmplex/key/{record.name}/in_flight"
+            count = await self._run(lambda storage: _value(storage.incr(key, _SLOT_TTL, amount=1)))
+            if count > record.max_parallel:
+                await self._run(lambda storage: _value(storage.incr(key, _SLOT_TTL, amount=-1)))
+                raise _too_many(
+                    f"key {record.name!r} has {record.max_parallel} requests in flight, its max_parallel", 1.0
+                )
+            slot = True
+        return Hold(record, slot, tokens, budget_key, ttl)
+
+    async def _check_budget(self, record: KeyRecord) -> tuple[str | None, int]:
+        if record.budget_usd is None:
+            return None, 0
+        start = record.window_start()
+        key = f"llmplex/key/{record.name}/spent/{int(start.replace(tzinfo=UTC).timestamp())}"
+        period = record.budget_period_seconds
+        ttl = period + 86400 if period else _LIFETIME_TTL
+        if not self.store.shared and key not in self._seeded:  # a budget only this process counts: start from the log
+            self._seeded.add(key)
+            spent = await asyncio.to_thread(self.spent_since, record.name, start)
+            if spent > 0:
+                await self._run(lambda storage: _value(storage.incr(key, ttl, amount=math.ceil(spent * _NANO))))
+        spent_nano = int(await self._run(lambda storage: _value(storage.get(key))))
+        if spent_nano >= record.budget_usd * _NANO:
+            retry = None
+            if period:
+                retry = max(1.0, start.replace(tzinfo=UTC).timestamp() + period - time.time())
+            raise GatewayError(
+                429,
+                f"the budget of key {record.name!r} is spent: ${Decimal(spent_nano) / _NANO:.6f} of "
+                f"${record.budget_usd} {'this period' if period else 'in all'}; raise it with "
+                f"`llmplex keys update {record.name} --budget-usd X`",
+                code="budget_exceeded",
+                retry_after=retry,
+                kind="budget",
+            )
+        return key, ttl
+
+    async def _take_rates(self, storage: Any, record: KeyRecord, tokens: int) -> None:
+        from limits import RateLimitItemPerMinute
+
+        limiter = self._limiter(storage)
+        name = record.name
+        if record.tpm and tokens > record.tpm:
+            raise GatewayError(
+                429,
+                f"the request needs about {tokens} tokens, more than key {name!r}'s tpm ({record.tpm}) allows "
+                "in a minute: shorten it or raise the key's tpm",
+                code="rate_limit_exceeded",
+                kind="rate_limit",
+            )
+        token_rate = RateLimitItemPerMinute(record.tpm) if record.tpm else None
+        token_ids = ("llmplex", "key", name, "tokens")
+        if token_rate is not None and not await _value(limiter.test(token_rate, *token_ids, cost=tokens)):
+            await self._refuse(limiter, token_rate, token_ids, f"key {name!r}'s tpm ({record.tpm})")
+        if record.rpm:
+            request_rate, request_ids = RateLimitItemPerMinute(record.rpm), ("llmplex", "key", name, "requests")
+            if not await _value(limiter.hit(request_rate, *request_ids)):
+                await self._refuse(limiter, request_rate, request_ids, f"key {name!r}'s rpm ({record.rpm})")
+        if token_rate is not None and not await _value(limiter.hit(token_rate, *token_ids, cost=tokens)):
+            await self._refuse(limiter, token_rate, token_ids, f"key {name!r}'s tpm ({record.tpm})")
+
+    async def _refuse(self, limiter: Any, item: Any, identifiers: tuple[str, ...], what: str) -> None:
+        stats = await _value(limiter.get_window_stats(item, *identifiers))
+        raise _too_many(f"{what} is used up", max(1.0, stats.reset_time - time.time()))
+
+    # -- the end of a request ------------------------------------------------------------
+
+    def settle(self, hold: Hold, cost_usd: Decimal | None, used_tokens: int | None) -> None:
+        """Free ``hold``'s slot and count its cost and extra tokens, in the background (never blocks the loop)."""
+        task = asyncio.get_running_loop().create_task(self._settle(hold, cost_usd, used_tokens))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _settle(self, hold: Hold, cost_usd: Decimal | None, used_tokens: int | None) -> None:
+        record = hold.record
+        try:
+            if hold.slot:
+                key = f"llmplex/key/{record.name}/in_flight"
+                await self._run(lambda storage: _value(storage.incr(key, _SLOT_TTL, amount=-1)))
+            if hold.budget_key is not None and cost_usd:
+                budget_key, nano = hold.budget_key, math.ceil(cost_usd * _NANO)
+                await self._run(lambda storage: _value(storage.incr(budget_key, hold.budget_ttl, amount=nano)))
+            extra = (used_tokens or 0) - hold.tokens
+            if record.tpm and extra > 0:
+                from limits import RateLimitItemPerMinute
+
+                item = RateLimitItemPerMinute(record.tpm)
+                ids = ("llmplex", "key", record.name, "tokens")
+                await self._run(lambda s: _value(self._limiter(s).hit(item, *ids, cost=min(extra, record.tpm or 1))))
+        except GatewayError:
+            pass  # the storage is down: the slot frees itself after _SLOT_TTL; the spend log still has the cost
+
+    async def drain(self) -> None:
+        """Wait for the settlements in progress (tests; shutdown)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+
+def _too_many(message: str, retry_after: float) -> GatewayError:
+    return GatewayError(
+        429, f"{message}; retry later", code="rate_limit_exceeded", retry_after=retry_after, kind="rate_limit"
+    )

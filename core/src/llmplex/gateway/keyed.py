@@ -1,0 +1,44 @@
+"""The gateway of ``llmplex serve``: virtual keys, their caps and budgets, the spend log and the admin API.
+
+``keyed_app`` opens (creating or migrating) the database ``database_url`` names,
+keeps the keys' caps in the ``[limits]`` storage, logs every request through the
+store's batched writer, and adds ``/admin`` to ``create_app``'s application.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from llmplex.client import Client
+from llmplex.gateway.admin import admin_routes
+from llmplex.gateway.app import create_app
+from llmplex.gateway.auth import KeyAuthenticator
+from llmplex.gateway.key_limits import KeyLimits
+from llmplex.gateway.keys import KeyStore, database_url
+from llmplex.gateway.records import Recorder
+from llmplex.gateway.spend import SpendRecorder, spent_since
+from llmplex.reliability.storage import store_for
+
+__all__ = ["keyed_app"]
+
+
+def keyed_app(client: Client, master_key: str, *, extra_recorders: tuple[Recorder, ...] = (), **app_args: Any) -> Any:
+    """The gateway over ``client`` with virtual keys, spend log and admin API (``app.state.keys``: the store)."""
+    from llmplex.store.writer import writer_for
+
+    config = client.config
+    url = database_url(config)
+    keys = KeyStore(url)
+    limits = KeyLimits(store_for(config.limits), partial(spent_since, keys.engine))
+    authenticator = KeyAuthenticator(client, keys, limits, master_key, config.gateway.key_cache_seconds)
+    recorder = SpendRecorder(writer_for(url), limits)
+    app = create_app(
+        client, authenticator, recorders=[recorder, *extra_recorders], dashboard_key=master_key, **app_args
+    )
+    for route in admin_routes(authenticator, master_key):
+        app.router.routes.append(route)
+    app.state.keys = keys
+    app.state.authenticator = authenticator
+    app.state.spend_recorder = recorder
+    return app

@@ -1,0 +1,116 @@
+"""The gateway's spend and request log: every finished request as a row of ``calls``, written in batches.
+
+``SpendRecorder`` is the gateway's ``Recorder``: on the event loop it only gives
+back what the request held (``KeyLimits.settle``, in the background) and queues
+a row on the store's batched ``CallWriter`` (built and written on its thread).
+The row has the key's name, the model asked, the provider and model that
+answered, every token bucket, the cost (the same for a streamed answer as for
+the whole one: both come from the final ``Usage``), latency, status and error
+type, plus the endpoint and HTTP status in ``options``; never a key, secret or
+prompt. ``spend_totals`` and ``spent_since`` read it back (``llmplex spend``,
+``GET /admin/spend``, budgets kept in memory).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from llmplex.gateway.auth import current_hold
+from llmplex.gateway.key_limits import KeyLimits
+from llmplex.gateway.records import RequestRecord
+from llmplex.store.schema import USAGE_COLUMNS
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from llmplex.store.queries import CostRow
+    from llmplex.store.writer import CallWriter
+
+__all__ = ["SpendRecorder", "request_row", "spend_json", "spend_totals", "spent_since"]
+
+GROUPINGS = ("key", "model", "day")
+
+
+def request_row(record: RequestRecord) -> dict[str, Any]:
+    """The ``calls`` row of one finished gateway request (figures only)."""
+    usage = record.usage
+    ok = record.error_type is None and record.status < 400
+    row: dict[str, Any] = {
+        "created_at": datetime.fromtimestamp(record.started_at, UTC).replace(tzinfo=None),
+        "request_id": record.request_id,
+        "model_asked": record.model_asked[:255],
+        "provider": record.provider[:128],
+        "model": record.model[:255],
+        "status": "ok" if ok else "error",
+        "error_type": record.error_type,
+        "options": {"endpoint": record.endpoint, "http_status": record.status, "stream": record.stream},
+        "cost_usd": record.cost_usd,
+        "cost_note": record.cost_note,
+        "latency": record.latency,
+        "cached": False,
+        "key_name": record.key_name[:255] or None,
+    }
+    if usage is not None:
+        row.update({name: getattr(usage, name) for name in USAGE_COLUMNS})
+    return row
+
+
+class SpendRecorder:
+    """Frees each request's hold on its key's caps, counts its cost, and logs it through ``writer``."""
+
+    def __init__(self, writer: CallWriter, limits: KeyLimits) -> None:
+        self.writer = writer
+        self.limits = limits
+
+    def __repr__(self) -> str:
+        return f"SpendRecorder({self.writer!r})"
+
+    def record(self, record: RequestRecord) -> None:
+        """Settle the request's hold (in the background) and queue its row."""
+        hold = current_hold()
+        if hold is not None:
+            usage = record.usage
+            used = None if usage is None else (usage.total_tokens or usage.input_tokens + usage.output_tokens)
+            self.limits.settle(hold, record.cost_usd, used)
+        self.writer.submit(partial(request_row, record))
+
+
+def spend_totals(
+    engine: Engine,
+    *,
+    by: str = "key",
+    key: str | None = None,
+    model: str | None = None,
+    since: datetime | None = None,
+) -> list[CostRow]:
+    """Requests, tokens and dollars grouped ``by`` key, model or day, for the filters given."""
+    from llmplex.errors import LLMConfigurationError
+    from llmplex.store.queries import CallFilter, cost_totals
+
+    if by not in GROUPINGS:
+        raise LLMConfigurationError(f"spend groups by key, model or day, not {by!r}")
+    return cost_totals(engine, by, CallFilter(key_name=key, model=model, since=since))  # type: ignore[arg-type]
+
+
+def spent_since(engine: Engine, name: str, since: datetime) -> Decimal:
+    """The dollars key ``name`` spent since ``since`` (UTC), by the log."""
+    rows = spend_totals(engine, by="key", key=name, since=since.replace(tzinfo=UTC))
+    return sum((row.cost_usd or Decimal(0) for row in rows), Decimal(0))
+
+
+def spend_json(rows: list[CostRow], by: str) -> list[dict[str, Any]]:
+    """``rows`` as JSON data (dollars as decimal strings, ``null`` when no request was priced)."""
+    return [
+        {
+            by: row.group or None,
+            "requests": row.calls,
+            "input_tokens": row.input_tokens,
+            "output_tokens": row.output_tokens,
+            "cost_usd": None if row.cost_usd is None else f"{row.cost_usd:f}",
+            "unpriced_requests": row.unpriced,
+        }
+        for row in rows
+    ]
