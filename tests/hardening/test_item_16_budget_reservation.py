@@ -119,7 +119,7 @@ def test_item_16_a_request_waits_for_room_held_by_one_in_flight_and_is_bounded_b
     assert client.complete("mock:m", PROMPT, max_tokens=12).text == "tell me more"  # 5 + 15 fits now
 
 
-def test_item_16_an_abandoned_stream_or_a_cancelled_task_gives_its_reservation_back() -> None:
+def test_item_16_an_abandoned_stream_settles_and_a_cancelled_task_gives_its_reservation_back() -> None:
     tracker = BudgetTracker(Budget(max_total_tokens=CAP))
     client = llmplex.Client(budget=tracker)
     stream = client.stream("mock:m", "alpha bravo charlie delta echo", max_tokens=10)  # reserves 8 + 10
@@ -130,6 +130,12 @@ def test_item_16_an_abandoned_stream_or_a_cancelled_task_gives_its_reservation_b
         assert not waiting.done()  # 13 more tokens do not fit beside the open stream's 18
         stream.close()
         assert waiting.result(timeout=5).text == "tell me more"
+    # the abandoned stream had begun to answer: its tokens were spent, so it counts its reservation (issue 21
+    # item 3) instead of holding it; the call that waited ran alone after it (3 + 3 tokens)
+    assert tracker.snapshot().total_tokens == 18 + 6
+
+    tracker = BudgetTracker(Budget(max_total_tokens=CAP))
+    client = llmplex.Client(budget=tracker)
 
     async def cancel_one() -> Response:
         backend = client.provider_client("mock", asynchronous=True)
