@@ -155,3 +155,24 @@ def test_item_5_a_credentials_file_setting_takes_the_place_of_application_defaul
     call = server.received[1]
     assert "/projects/table-project/locations/us-east5/" in call.path
     assert call.headers["authorization"] == f"Bearer {TOKEN}"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "could not be read as JSON"),
+        (json.dumps({"type": "external_account", "credential_source": {"executable": {"command": "id"}}}), "type"),
+    ],
+)
+def test_item_5_a_credentials_file_that_is_not_a_key_is_refused_before_anything_runs(
+    server: WireServer, tmp_path: Path, content: str, message: str
+) -> None:
+    """A hostile or broken file: not JSON, or an external account whose credential source runs a command."""
+    path = tmp_path / "creds.json"
+    path.write_text(content)
+    with (
+        _client(server, credentials_file=str(path), project="p") as llm,
+        pytest.raises(LLMConfigurationError, match=message),
+    ):
+        llm.complete(f"vertex:{GEMINI}", "hi")
+    assert server.received == []

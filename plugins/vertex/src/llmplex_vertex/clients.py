@@ -9,6 +9,7 @@ client is built when a model of that family is first called.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +18,7 @@ import anthropic
 import google.auth
 import google.auth.exceptions
 import google.oauth2.credentials
+import google.oauth2.service_account
 import httpx2
 from google import genai
 from google.genai import types
@@ -37,18 +39,36 @@ def _credentials(settings: VertexSettings) -> tuple[Any, str | None]:
         token_credentials: Any = google.oauth2.credentials.Credentials  # google-auth's constructors are unannotated
         return token_credentials(token=settings.access_token.get_secret_value()), None
     try:
-        found: tuple[Any, str | None]
         if settings.credentials_file is not None:
-            load: Any = google.auth.load_credentials_from_file
-            found = load(settings.credentials_file, scopes=list(SCOPES))
-        else:
-            found = google.auth.default(scopes=list(SCOPES))
+            return _from_file(settings.credentials_file)
+        found: tuple[Any, str | None] = google.auth.default(scopes=list(SCOPES))
         return found
     except google.auth.exceptions.DefaultCredentialsError as error:
         raise LLMConfigurationError(
             f"no Google Cloud credentials for Vertex AI: {error}. Run 'gcloud auth application-default login', "
             "set GOOGLE_APPLICATION_CREDENTIALS or credentials_file, or access_token in [providers.vertex]"
         ) from None
+
+
+def _from_file(path: str) -> tuple[Any, str | None]:
+    """A service-account or authorized-user key file; other kinds (external accounts run commands or fetch
+    configured URLs) are refused: give them to application default credentials instead."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            info = json.load(file)
+    except (OSError, ValueError) as error:
+        raise LLMConfigurationError(f"credentials_file {path!r} could not be read as JSON: {error}") from None
+    kind = info.get("type") if isinstance(info, dict) else None
+    if kind == "service_account":
+        account: Any = google.oauth2.service_account.Credentials  # google-auth's constructors are unannotated
+        return account.from_service_account_info(info, scopes=list(SCOPES)), info.get("project_id")
+    if kind == "authorized_user":
+        user: Any = google.oauth2.credentials.Credentials
+        return user.from_authorized_user_info(info, scopes=list(SCOPES)), info.get("quota_project_id")
+    raise LLMConfigurationError(
+        f"credentials_file {path!r} is of type {kind!r}: give a service_account or authorized_user key file, "
+        "or use application default credentials (GOOGLE_APPLICATION_CREDENTIALS) for other kinds"
+    )
 
 
 @dataclass
