@@ -4,6 +4,7 @@ error naming the install line (never a bare ImportError or a hang)."""
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,9 @@ def test_item_7_a_ray_client_address_without_a_host_is_refused() -> None:
 
 def test_item_7_with_the_client_extra_the_address_goes_to_ray_init(monkeypatch: pytest.MonkeyPatch) -> None:
     """grpc present: the ray:// address is handed to ray.init as it is (Ray Client connects there)."""
+    from tests.support.ray_cluster import RAY_ENVIRONMENT
+
+    os.environ.update(RAY_ENVIRONMENT)  # read by Ray at import: as the Ray tests of this session need them
     import ray
 
     real = importlib.util.find_spec
