@@ -251,6 +251,12 @@ MUTANTS: tuple[Mutant, ...] = (
         "        pass\n",
     ),
     Mutant(
+        "streamed_reasoning_not_kept",
+        "a streamed answer loses its reasoning_details, so a streamed thinking tool loop cannot continue",
+        '        state.data.setdefault("reasoning", []).extend(delta.get("reasoning_details") or ())\n',
+        "",
+    ),
+    Mutant(
         "reasoning_signature_rewritten",
         "reasoning is sent back re-encoded (its signature's padding stripped), which the provider rejects",
         "details = [part.data for part in message.reasoning if part.format == REASONING]",

@@ -15,9 +15,20 @@ class ReasoningChatWire(ChatWire):
     def response(self, reply: Reply) -> dict[str, Any]:
         body = super().response(reply)
         if reply.reasoning:
-            detail = {"type": "reasoning.encrypted", "data": reply.reasoning, "id": "rd_kit_1", "index": 0}
-            body["choices"][0]["message"]["reasoning_details"] = [detail]
+            body["choices"][0]["message"]["reasoning_details"] = [_detail(reply.reasoning)]
         return body
+
+    def chunks(self, reply: Reply) -> list[dict[str, Any]]:
+        chunks = super().chunks(reply)
+        if reply.reasoning:  # streamed right after the role, before the content
+            first = chunks[0]
+            delta = {"index": 0, "delta": {"reasoning_details": [_detail(reply.reasoning)]}, "finish_reason": None}
+            chunks.insert(1, {**first, "choices": [delta]})
+        return chunks
+
+
+def _detail(token: str) -> dict[str, Any]:
+    return {"type": "reasoning.encrypted", "data": token, "id": "rd_kit_1", "index": 0}
 
 
 class TestReferenceConformance(OpenAIWireConformance):

@@ -110,6 +110,8 @@ class MessagesWire(WireAdapter):
 
     def stream(self, reply: Reply) -> list[bytes]:
         blocks: list[dict[str, Any]] = []
+        if reply.reasoning:
+            blocks.append({"thinking": ["Thinking ", "it over."], "signature": reply.reasoning})
         text = reply.refusal or reply.text
         if text:
             words = text.split(" ")

@@ -147,7 +147,8 @@ def stream_body(
 ) -> bytes:
     """The SSE body of a streamed answer.
 
-    ``blocks`` items are ``{"text": [deltas...]}`` or ``{"tool_use": (id, name), "json": [partial_json...]}``.
+    ``blocks`` items are ``{"text": [deltas...]}``, ``{"tool_use": (id, name), "json": [partial_json...]}`` or
+    ``{"thinking": [deltas...], "signature": SIGNATURE}`` (a signed thinking block).
     """
     events: list[tuple[str | None, dict[str, Any]]] = [
         (
@@ -172,6 +173,10 @@ def stream_body(
         if "text" in block:
             start = {"type": "text", "text": ""}
             deltas = [{"type": "text_delta", "text": t} for t in block["text"]]
+        elif "thinking" in block:
+            start = {"type": "thinking", "thinking": "", "signature": ""}
+            deltas = [{"type": "thinking_delta", "thinking": t} for t in block["thinking"]]
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
         else:
             call_id, name = block["tool_use"]
             start = {"type": "tool_use", "id": call_id, "name": name, "input": {}}

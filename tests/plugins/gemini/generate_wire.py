@@ -138,6 +138,9 @@ class GenerateWire(WireAdapter):
         words = reply.text.split(" ") if reply.text else []
         pieces = [[wire.text_part(w if i == 0 else " " + w)] for i, w in enumerate(words)]
         pieces += [[_call(c)] for c in reply.tool_calls]
+        if reply.reasoning and pieces:  # the first call is signed, else the last piece of text
+            signed = len(words) if reply.tool_calls else len(pieces) - 1
+            pieces[signed] = [{**pieces[signed][0], "thoughtSignature": reply.reasoning}]
         pieces = pieces or [[]]
         return [sse(_chunk(reply, parts, last=i == len(pieces) - 1)) for i, parts in enumerate(pieces)]
 

@@ -130,6 +130,11 @@ class ResponsesWire(WireAdapter):
                 events.append({"type": "response.function_call_arguments.delta", **where, "delta": part})
             done = {**item, "arguments": call.arguments, "status": "completed"}
             events.append({"type": "response.output_item.done", "output_index": index + offset, "item": done})
+        if reply.reasoning:  # the reasoning item, whole once done (its output index after the others here)
+            reasoning = _output(reply)[0]
+            at = {"output_index": index + len(reply.tool_calls)}
+            events.append({"type": "response.output_item.added", **at, "item": {**reasoning, "summary": []}})
+            events.append({"type": "response.output_item.done", **at, "item": reasoning})
         final = _response(reply)
         kind = "response.incomplete" if final["status"] == "incomplete" else "response.completed"
         events.append({"type": kind, "response": final})

@@ -10,6 +10,7 @@ the next turn of a tool call carries it unchanged.
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
 from llmplex.client import Client
@@ -54,6 +55,12 @@ class ReasoningChecks(KitBase):
         if not self.keeps_reasoning:
             return
         assert first.reasoning, "an answer with reasoning must keep it in Response.reasoning (ReasoningPart)"
+        if self.supports_streaming:
+            self.fake_stream(transport, self.reply("" if calls else "Checking.", calls, reasoning=KIT_REASONING))
+            streamed = list(llm.stream(self.spec, "Weather in Paris?", tools=tools))[-1].response
+            assert streamed is not None
+            kept = json.dumps([part.data for part in streamed.reasoning])
+            assert KIT_REASONING in kept, "a streamed answer must keep its reasoning whole, as the plain one does"
         follow_up = Message.tool(WEATHER_CALL.id, "18C", name=WEATHER_CALL.name) if calls else Message.user("And?")
         self.fake_response(transport, self.reply("It is 18C."))
         llm.complete(self.spec, [Message.user("Weather in Paris?"), first.message(), follow_up], tools=tools)

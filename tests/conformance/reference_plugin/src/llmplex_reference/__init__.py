@@ -235,6 +235,7 @@ def llmplex_parse_event(raw_event: dict[str, Any], state: StreamState) -> list[S
             events.append(StreamEvent(type="text", text=delta["content"], **ids))
         if delta.get("refusal"):
             state.data["refused"] = True
+        state.data.setdefault("reasoning", []).extend(delta.get("reasoning_details") or ())
         for call in delta.get("tool_calls") or ():
             function = call.get("function") or {}
             events.append(
@@ -248,6 +249,9 @@ def llmplex_parse_event(raw_event: dict[str, Any], state: StreamState) -> list[S
                 )
             )
         if choice.get("finish_reason"):
+            for detail in state.data.pop("reasoning", ()):
+                part = ReasoningPart(format=REASONING, text=detail.get("text") or "", data=detail)
+                events.append(StreamEvent(type="reasoning", reasoning=part, **ids))
             finish = "refusal" if state.data.get("refused") else FINISH.get(choice["finish_reason"], "other")
             events.append(StreamEvent(type="finish", finish_reason=finish, **ids))
     if raw_event.get("usage"):
