@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -144,6 +145,7 @@ def _serve(args: list[str], env: dict[str, str]) -> Iterator[tuple[subprocess.Po
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,  # its own process group: the workers are killed with it
     )
     try:
         assert process.stdout is not None
@@ -153,9 +155,9 @@ def _serve(args: list[str], env: dict[str, str]) -> Iterator[tuple[subprocess.Po
             raise AssertionError(f"llmplex serve printed {line!r}; stderr: {process.communicate()[1]}")
         yield process, line.split("listening on ", 1)[1].split()[0]
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # the server and any worker it started
+        process.communicate(timeout=30)
 
 
 def test_item_5_serve_refuses_to_start_without_a_master_key(tmp_path: Path, fault_server: FaultServer) -> None:
@@ -228,3 +230,24 @@ def test_item_5_serve_speaks_tls(tmp_path: Path, fault_server: FaultServer) -> N
             assert http.get(url + "/health/liveness").status_code == 200
             answer = http.post(url + "/v1/chat/completions", json=HELLO, headers=AUTH)
         assert answer.json()["choices"][0]["message"]["content"] == "hello"
+
+
+def test_item_5_serve_with_workers_shares_the_port_and_adds_up_the_metrics(
+    tmp_path: Path, fault_server: FaultServer
+) -> None:
+    config = _write_config(tmp_path / "gw.toml", fault_server)
+    env = _environment(tmp_path, LLMPLEX_MASTER_KEY=MASTER_KEY)
+    with _serve(["--config", str(config), "--workers", "2"], env) as (process, url):
+        for _ in range(12):  # a new connection each time: the kernel spreads them over the workers
+            # the URL is printed once the socket is bound: a request waits in its backlog until a worker is up
+            reply = httpx.post(
+                url + "/v1/chat/completions", json=HELLO, headers={**AUTH, "connection": "close"}, timeout=60
+            )
+            assert reply.status_code == 200
+        text = httpx.get(url + "/metrics").text
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+    total = (
+        'llmplex_gateway_requests_total{endpoint="chat.completions",key="master",model="mock:echo",status="200"} 12.0'
+    )
+    assert total in text, text

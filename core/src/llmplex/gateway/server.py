@@ -129,6 +129,7 @@ def serve(options: ServeOptions, announce: Callable[[str], None] = print) -> Non
     from uvicorn.supervisors import Multiprocess
 
     sock = config.bind_socket()
+    sock.listen(config.backlog)  # connections wait in the backlog until a worker is up, instead of being refused
     announce(f"llmplex gateway listening on {_url(settings, sock.getsockname()[1])} ({settings.workers} workers)")
     Multiprocess(config, sockets=[sock]).run()
 
