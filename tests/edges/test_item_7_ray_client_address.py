@@ -14,8 +14,13 @@ import llmplex
 from llmplex.batching import ray_run
 from llmplex.errors import LLMConfigurationError
 from tests.scaling.conftest import batch, config_file, write_requests
+from tests.support.ray_cluster import RAY_ENVIRONMENT
 
 INSTALL = "llmplex[ray-client]"
+
+# Ray reads these when it is first imported, and these tests may import it first in the session (through
+# llmplex's own ``import ray``): the session's Ray tests need them set as tests/support/ray_cluster.py sets them.
+os.environ.update(RAY_ENVIRONMENT)
 
 
 @pytest.fixture
@@ -54,9 +59,6 @@ def test_item_7_a_ray_client_address_without_a_host_is_refused() -> None:
 
 def test_item_7_with_the_client_extra_the_address_goes_to_ray_init(monkeypatch: pytest.MonkeyPatch) -> None:
     """grpc present: the ray:// address is handed to ray.init as it is (Ray Client connects there)."""
-    from tests.support.ray_cluster import RAY_ENVIRONMENT
-
-    os.environ.update(RAY_ENVIRONMENT)  # read by Ray at import: as the Ray tests of this session need them
     import ray
 
     real = importlib.util.find_spec
