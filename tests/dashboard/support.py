@@ -207,7 +207,7 @@ class Server:
     """An ASGI app on uvicorn at 127.0.0.1 (any free port) in a thread of the test process."""
 
     def __init__(self, app: Any) -> None:
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="auto")
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self.server.run, daemon=True)
 

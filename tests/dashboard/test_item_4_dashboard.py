@@ -121,6 +121,8 @@ def test_item_4_a_log_not_written_yet_reads_as_empty_until_it_is(tmp_path: Path)
 
     insert(url, [call_row(1, datetime(2026, 11, 5))])
     assert api.get("/api/summary").json()["totals"]["calls"] == 1
+    insert(url, [call_row(2, datetime(2026, 11, 6))])  # a summary kept from before is not shown once the log grew
+    assert api.get("/api/summary").json()["totals"]["calls"] == 2
 
 
 def test_item_4_an_unreadable_log_is_a_503_that_shows_no_path_or_password(tmp_path: Path) -> None:
@@ -194,20 +196,23 @@ def test_item_4_the_gateway_serves_the_dashboard_at_ui_behind_its_master_key(kno
         assert all(secret not in text for secret in (*SECRETS, MASTER_KEY))
 
 
-def _median_seconds(client: httpx.Client, path: str) -> float:
+def _seconds(client: httpx.Client, path: str) -> tuple[float, float]:
+    """The first answer's time (nothing kept from before) and the median of three."""
     times = []
     for _ in range(3):
         started = time.perf_counter()
         answer = client.get(path)
         times.append(time.perf_counter() - started)
         assert answer.status_code == 200, (path, answer.text[:200])
-    return statistics.median(times)
+    return times[0], statistics.median(times)
 
 
 def test_item_4_every_page_answers_well_under_a_second_on_100000_calls(bulk_log: str) -> None:
     paths = [
         "/",
         "/api/summary",
+        "/api/summary?since=2000-01-01",  # every call, and not the summary read at start: a whole pass
+        "/api/summary?model=openai:gpt-4o",
         "/api/calls",
         "/api/calls?page=1999",
         "/api/calls?q=pelicans+number+42",
@@ -216,8 +221,24 @@ def test_item_4_every_page_answers_well_under_a_second_on_100000_calls(bulk_log:
         f"/api/calls/{BULK_CALLS // 2}",
     ]
     with running(create_dashboard(bulk_log)) as server, httpx.Client(base_url=server.url, timeout=30) as client:
+        measured = {path: _seconds(client, path) for path in paths}
         assert client.get("/api/summary").json()["totals"]["calls"] == BULK_CALLS
-        measured: dict[str, Any] = {path: _median_seconds(client, path) for path in paths}
-    print("\nmedian seconds per page on 100,000 calls:", {p: round(s, 3) for p, s in measured.items()})
-    slow = {path: seconds for path, seconds in measured.items() if seconds >= 1.0}
+    print("\nseconds per page on 100,000 calls (first, median of 3):", measured)
+    slow = {path: first for path, (first, _) in measured.items() if first >= 1.0}
     assert not slow, f"pages slower than a second on {BULK_CALLS} calls: {slow}"
+
+
+def test_item_4_the_page_is_drawn_in_a_browser_well_under_a_second_on_100000_calls(browser: Any, bulk_log: str) -> None:
+    from tests.dashboard.test_item_5_browser import visit
+
+    with running(create_dashboard(bulk_log)) as server, visit(browser) as seen:
+        seen.page.goto(server.url + "/static/app.css")  # the browser's own first-navigation costs, not the page's
+        loads = []  # the first drawing reads the summary; reloads of an unchanged log reuse it
+        for _ in range(3):
+            started = time.perf_counter()
+            seen.open(server.url + "/")  # until the totals, five charts and the first page of calls are drawn
+            loads.append(time.perf_counter() - started)
+        assert seen.page.locator("#page-info").inner_text().endswith(f"of {BULK_CALLS:,}")
+        assert seen.errors == []
+    print(f"\nthe page drawn in the browser on 100,000 calls: {[round(t, 3) for t in loads]} s")
+    assert statistics.median(loads) < 1.0

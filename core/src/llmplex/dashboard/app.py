@@ -14,12 +14,14 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -128,13 +130,37 @@ def _filter(request: Request) -> CallFilter:
     )
 
 
-def _summary(connection: Connection | None, request: Request) -> Any:
-    from llmplex.store.dashboard_queries import summary
+class _Summaries:
+    """The last summaries read, per filter, with the log's version they were read at: reloading the
+    page over a log that did not change costs one indexed query instead of a pass over every call."""
 
-    where = _filter(request)
-    if connection is None:
-        return {"totals": None, "by_day": [], "by_model": [], "by_provider": [], "by_key": []}
-    return summary(connection, where)
+    KEPT = 32
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: dict[tuple[tuple[str, str], ...], tuple[tuple[int, int], Any]] = {}
+
+    def __call__(self, connection: Connection | None, request: Request) -> Any:
+        where = _filter(request)
+        if connection is None:
+            return {"totals": None, "by_day": [], "by_model": [], "by_provider": [], "by_key": []}
+        return self.read(connection, tuple(sorted(request.query_params.items())), where)
+
+    def read(self, connection: Connection, key: tuple[tuple[str, str], ...], where: CallFilter) -> Any:
+        """The summary of ``where`` (named ``key``): the one kept when the log did not change, else read anew."""
+        from llmplex.store.dashboard_queries import log_version, summary
+
+        version = log_version(connection)
+        with self._lock:
+            kept = self._kept.get(key)
+        if kept is not None and kept[0] == version:
+            return kept[1]
+        data = summary(connection, where)
+        with self._lock:
+            if len(self._kept) >= self.KEPT:
+                self._kept.clear()
+            self._kept[key] = (version, data)
+        return data
 
 
 def _calls(connection: Connection | None, request: Request) -> Any:
@@ -156,6 +182,7 @@ class _Api:
 
     def __init__(self, calllog: _Log) -> None:
         self.calllog = calllog
+        self._summaries = _Summaries()
 
     def _answer(self, request: Request, read: Callable[[Connection | None, Request], Any]) -> Response:
         connection = None
@@ -175,8 +202,20 @@ class _Api:
             return _json({"error": "no such call"}, 404)
         return _json(data)
 
+    def warm(self) -> None:
+        """Open the log and read its whole summary once, so that the first page is drawn from it at once."""
+        from llmplex.store.queries import CallFilter
+
+        try:
+            connection = self.calllog.connect()
+            if connection is not None:
+                with connection:
+                    self._summaries.read(connection, (), CallFilter())
+        except Exception as exc:  # the API answers 503 saying so; starting is not the place to fail
+            log.warning("the call log cannot be read yet: %s", type(exc).__name__)
+
     def summary(self, request: Request) -> Response:
-        return self._answer(request, _summary)
+        return self._answer(request, self._summaries)
 
     def calls(self, request: Request) -> Response:
         return self._answer(request, _calls)
@@ -206,9 +245,20 @@ async def _not_found(request: Request, exc: Exception) -> Response:
 
 
 def create_dashboard(url: str) -> Starlette:
-    """The dashboard over the call log at ``url`` (``sqlite:///PATH`` or ``postgresql://...``), read-only."""
+    """The dashboard over the call log at ``url`` (``sqlite:///PATH`` or ``postgresql://...``), read-only.
+
+    When it runs with its lifespan, it reads the log's summary before it takes requests (and closes
+    the log when it stops); mounted without one (the gateway's ``/ui``), it reads on the first request.
+    """
     calllog = _Log(url)
     api = _Api(calllog)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await run_in_threadpool(api.warm)
+        yield
+        calllog.close()
+
     app = Starlette(
         routes=[
             Route("/", _static("index.html"), methods=["GET"]),
@@ -218,6 +268,6 @@ def create_dashboard(url: str) -> Starlette:
             Route("/api/calls/{call_id}", api.call, methods=["GET"]),
         ],
         exception_handlers={404: _not_found, 405: _not_found},
+        lifespan=lifespan,
     )
-    app.state.calllog = calllog
     return app

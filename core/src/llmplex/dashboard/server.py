@@ -57,7 +57,7 @@ def serve(url: str, port: int, announce: Callable[[str], None] = print) -> None:
     dashboard = create_dashboard(url)
     app = TrustedHostMiddleware(dashboard, allowed_hosts=[HOST, "localhost"])
     config = uvicorn.Config(
-        app, host=HOST, port=port, log_level="warning", lifespan="off", server_header=False, access_log=False
+        app, host=HOST, port=port, log_level="warning", lifespan="on", server_header=False, access_log=False
     )
     try:
         _server_class()(config, announce).run(sockets=[sock])
@@ -65,4 +65,3 @@ def serve(url: str, port: int, announce: Callable[[str], None] = print) -> None:
         pass
     finally:
         sock.close()
-        dashboard.state.calllog.close()

@@ -17,7 +17,7 @@ from llmplex.errors import LLMConfigurationError
 from llmplex.store.queries import CallFilter, _iso, _where, call_json
 from llmplex.store.schema import calls
 
-__all__ = ["MAX_PAGE_SIZE", "CallsPage", "call_with_conversation", "calls_page", "summary"]
+__all__ = ["MAX_PAGE_SIZE", "CallsPage", "call_with_conversation", "calls_page", "log_version", "summary"]
 
 MAX_PAGE_SIZE = 200
 """The most calls one page of ``calls_page`` holds."""
@@ -103,6 +103,13 @@ def summary(connection: Connection, where: CallFilter | None = None) -> dict[str
         "by_day": sorted(_finish(tables["day"]), key=lambda g: g["group"]),
         **{f"by_{name}": rows for name, rows in by_cost.items()},
     }
+
+
+def log_version(connection: Connection) -> tuple[int, int]:
+    """The newest call's id and the number of calls: it changes whenever a call is added or removed
+    (the log never rewrites a call), so a summary read at one version holds until the next."""
+    newest, count = connection.execute(select(func.coalesce(func.max(calls.c.id), 0), func.count())).one()
+    return int(newest), int(count)
 
 
 def _largest_cost(group: dict[str, Any]) -> tuple[Decimal, str]:
