@@ -65,6 +65,14 @@ def app_from_environment() -> Any:
     return keyed_app(Client(), master_key())
 
 
+def _prepare_database(config: Any) -> None:
+    """Create or migrate the keys and spend database once, before the workers start (each then finds it ready)."""
+    from llmplex.gateway.keys import database_url
+    from llmplex.store.database import open_database
+
+    open_database(database_url(config)).dispose()
+
+
 @dataclass(frozen=True)
 class ServeOptions:
     """What ``llmplex serve`` was told; ``None`` keeps the config's ``[gateway]`` value."""
@@ -100,7 +108,9 @@ def serve(options: ServeOptions, announce: Callable[[str], None] = print) -> Non
         if not options.config_path.is_file():
             raise LLMConfigurationError(f"--config {str(options.config_path)!r} is not a file")
         os.environ["LLMPLEX_CONFIG"] = str(options.config_path.resolve())
-    settings = options.settings(Client().config.gateway)
+    loaded = Client().config
+    settings = options.settings(loaded.gateway)
+    _prepare_database(loaded)
     for path in (settings.tls_certfile, settings.tls_keyfile):
         if path is not None and not Path(path).is_file():
             raise LLMConfigurationError(f"TLS file {path!r} does not exist; give PEM files for the certificate and key")
