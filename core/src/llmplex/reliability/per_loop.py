@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
@@ -21,8 +20,6 @@ from typing import Generic, TypeVar
 __all__ = ["CLOSE_WAIT", "PerLoop"]
 
 T = TypeVar("T")
-
-logger = logging.getLogger("llmplex")
 
 CLOSE_WAIT = 5.0
 """Seconds ``close()`` waits for an object on another thread's loop to close."""
@@ -37,7 +34,8 @@ class _Entry(Generic[T]):
 
 
 class PerLoop(Generic[T]):
-    """``create()``'s object for each running event loop, closed with ``aclose_one(value)`` on that loop."""
+    """``create()``'s object for each running event loop, closed with ``aclose_one(value)`` on that loop
+    (which must not raise: log what fails)."""
 
     def __init__(self, create: Callable[[], T], aclose_one: Callable[[T], Awaitable[None]]) -> None:
         self._create = create
@@ -74,10 +72,7 @@ class PerLoop(Generic[T]):
                     entry = self._entries.get(loop)
                     if entry is not None and entry.value is value:
                         del self._entries[loop]
-                try:
-                    await self._aclose_one(value)
-                except Exception as exc:
-                    logger.warning("closing a per-loop client failed: %s: %s", type(exc).__name__, exc)
+                await self._aclose_one(value)  # it logs its own failures
 
         closer = close_at_shutdown()
         with contextlib.suppress(StopIteration):
@@ -91,7 +86,7 @@ class PerLoop(Generic[T]):
 
     def close(self) -> None:
         """Close every object on its loop: the running one once control returns to it, another thread's
-        running loop within ``CLOSE_WAIT`` seconds; one of a closed loop is dropped."""
+        running loop within ``CLOSE_WAIT`` seconds; one of a loop that is not running is left to its shutdown."""
         here = _running_loop_or_none()
         for loop, entry in self._take().items():
             if loop.is_closed():
@@ -103,9 +98,6 @@ class PerLoop(Generic[T]):
             elif loop.is_running():
                 with contextlib.suppress(Exception):
                     asyncio.run_coroutine_threadsafe(_finish(entry.closer), loop).result(CLOSE_WAIT)
-            else:
-                with contextlib.suppress(Exception):
-                    loop.run_until_complete(_finish(entry.closer))
 
     async def aclose(self) -> None:
         """Close every object, awaiting those of the running loop and of loops running on other threads."""

@@ -23,6 +23,7 @@ client is closed when ``asyncio.run`` shuts the loop down, or by ``aclose()``.
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 import warnings
 from collections.abc import Awaitable, Callable
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
 __all__ = ["CONNECT_TIMEOUT", "MEMORY", "LimitsStorageWarning", "LimitsStore", "opened_store", "store_for"]
 
 T = TypeVar("T")
+
+logger = logging.getLogger("llmplex")
 
 MEMORY = "memory://"
 CONNECT_TIMEOUT = 2.0
@@ -236,9 +239,11 @@ class LimitsStore:
 
 
 async def _aclose_storage(storage: AsyncStorage) -> None:
-    """Close an async Redis storage's client and its connections."""
-    client = storage.bridge.get_connection()  # type: ignore[attr-defined]
-    await client.aclose()
+    """Close an async Redis storage's client and its connections (a failure is logged)."""
+    try:
+        await storage.bridge.get_connection().aclose()  # type: ignore[attr-defined]
+    except Exception as exc:
+        logger.warning("closing a [limits] Redis client failed: %s: %s", type(exc).__name__, exc)
 
 
 @functools.cache
