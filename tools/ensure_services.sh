@@ -3,6 +3,7 @@
 #   redis-server  the shared rate limits and budgets, the gateway's shared limits
 #   postgresql    the gateway's and the call log's database for several replicas (initdb/pg_ctl, run per test)
 #   chromium      the dashboard's browser tests (Playwright drives Debian's chromium; no browser download)
+#   openssl       a self-signed certificate for the gateway's TLS test
 # As root with apt-get (Debian/Ubuntu, CI) it installs the Debian packages; anywhere else it fails
 # saying how to install what is missing (and the tests needing it fail with the same instruction).
 set -euo pipefail
@@ -11,6 +12,7 @@ missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || command -v initdb >/dev/null 2>&1 || missing+=(postgresql)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0

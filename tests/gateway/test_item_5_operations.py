@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import ssl
 import subprocess
@@ -215,6 +216,8 @@ def test_item_5_serve_prints_its_url_logs_json_without_secrets_and_shuts_down_gr
 
 
 def test_item_5_serve_speaks_tls(tmp_path: Path, fault_server: FaultServer) -> None:
+    if shutil.which("openssl") is None:
+        pytest.fail("this test makes its certificate with openssl: apt-get install openssl (tools/ensure_services.sh)")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
