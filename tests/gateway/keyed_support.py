@@ -52,8 +52,13 @@ class KeyedGateway(Gateway):
     def keys(self) -> Any:
         return self.app.state.keys
 
-    def flush(self) -> None:
-        """Wait until every finished request is in the database."""
+    def flush(self, records: int | None = None) -> None:
+        """Wait until ``records`` requests (all, by default, once none is in flight) are in the database.
+
+        A stream is recorded just after its last byte reached the client, so a test that has read
+        a whole stream names how many records it waits for."""
+        if records is not None:
+            wait_for(lambda: len(self.recorder.records) >= records)
         assert self.app.state.spend_recorder.writer.flush(20)
 
     def create_key(self, name: str, **body: Any) -> str:

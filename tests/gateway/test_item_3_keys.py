@@ -236,7 +236,7 @@ def test_item_3_revoked_mid_stream_the_stream_ends_and_is_counted_then_401(
         body = first + b"".join(chunks)
     assert stream.status_code == 200 and b"[DONE]" in body
     assert _post(keyed, key, chat()).status_code == 401
-    keyed.flush()
+    keyed.flush(2)
     spend = httpx.get(keyed.url + "/admin/spend?key=streamer", headers=MASTER).json()["data"]
     assert spend[0]["requests"] == 1 and spend[0]["cost_usd"] == "0.00000885"  # the 401 had no key to name
 

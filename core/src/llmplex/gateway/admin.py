@@ -158,7 +158,7 @@ def admin_routes(authenticator: KeyAuthenticator, master_key: str) -> list[Route
                 ) from None
         by = params.get("by", "key")
         rows = await asyncio.to_thread(
-            lambda: spend_totals(keys.engine, by=by, key=params.get("key"), model=params.get("model"), since=since)
+            lambda: spend_totals(keys.reader, by=by, key=params.get("key"), model=params.get("model"), since=since)
         )
         return _json({"object": "list", "by": by, "data": spend_json(rows, by)})
 

@@ -101,7 +101,7 @@ class KeyLimits:
             await self._run(lambda storage: self._take_rates(storage, record, tokens))
         slot = False
         if record.max_parallel:
-            key = f"llmplex/key/{record.name}/in_flight"
+            key = f"llmplex/key/{record.key_id}/in_flight"
             count = await self._run(lambda storage: _value(storage.incr(key, _SLOT_TTL, amount=1)))
             if count > record.max_parallel:
                 await self._run(lambda storage: _value(storage.incr(key, _SLOT_TTL, amount=-1)))
@@ -115,7 +115,7 @@ class KeyLimits:
         if record.budget_usd is None:
             return None, 0
         start = record.window_start()
-        key = f"llmplex/key/{record.name}/spent/{int(start.replace(tzinfo=UTC).timestamp())}"
+        key = f"llmplex/key/{record.key_id}/spent/{int(start.replace(tzinfo=UTC).timestamp())}"
         period = record.budget_period_seconds
         ttl = period + 86400 if period else _LIFETIME_TTL
         if not self.store.shared and key not in self._seeded:  # a budget only this process counts: start from the log
@@ -153,11 +153,14 @@ class KeyLimits:
                 kind="rate_limit",
             )
         token_rate = RateLimitItemPerMinute(record.tpm) if record.tpm else None
-        token_ids = ("llmplex", "key", name, "tokens")
+        token_ids = ("llmplex", "key", record.key_id, "tokens")
         if token_rate is not None and not await _value(limiter.test(token_rate, *token_ids, cost=tokens)):
             await self._refuse(limiter, token_rate, token_ids, f"key {name!r}'s tpm ({record.tpm})")
         if record.rpm:
-            request_rate, request_ids = RateLimitItemPerMinute(record.rpm), ("llmplex", "key", name, "requests")
+            request_rate, request_ids = (
+                RateLimitItemPerMinute(record.rpm),
+                ("llmplex", "key", record.key_id, "requests"),
+            )
             if not await _value(limiter.hit(request_rate, *request_ids)):
                 await self._refuse(limiter, request_rate, request_ids, f"key {name!r}'s rpm ({record.rpm})")
         if token_rate is not None and not await _value(limiter.hit(token_rate, *token_ids, cost=tokens)):
@@ -179,7 +182,7 @@ class KeyLimits:
         record = hold.record
         try:
             if hold.slot:
-                key = f"llmplex/key/{record.name}/in_flight"
+                key = f"llmplex/key/{record.key_id}/in_flight"
                 await self._run(lambda storage: _value(storage.incr(key, _SLOT_TTL, amount=-1)))
             if hold.budget_key is not None and cost_usd:
                 budget_key, nano = hold.budget_key, math.ceil(cost_usd * _NANO)
@@ -189,7 +192,7 @@ class KeyLimits:
                 from limits import RateLimitItemPerMinute
 
                 item = RateLimitItemPerMinute(record.tpm)
-                ids = ("llmplex", "key", record.name, "tokens")
+                ids = ("llmplex", "key", record.key_id, "tokens")
                 await self._run(lambda s: _value(self._limiter(s).hit(item, *ids, cost=min(extra, record.tpm or 1))))
         except GatewayError:
             pass  # the storage is down: the slot frees itself after _SLOT_TTL; the spend log still has the cost

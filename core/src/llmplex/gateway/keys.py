@@ -17,13 +17,10 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from llmplex.config.schema import Config
 from llmplex.errors import LLMConfigurationError
-
-if TYPE_CHECKING:
-    from sqlalchemy import Engine
 
 __all__ = [
     "KEY_PREFIX",
@@ -96,10 +93,14 @@ def _patterns(models: Sequence[str]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class KeyRecord:
-    """One virtual key as stored (never the key itself): its caps, the models it may use, when it ends."""
+    """One virtual key as stored (never the key itself): its caps, the models it may use, when it ends.
+
+    ``key_id`` (the start of the key's hash) names its counters in the limits storage.
+    """
 
     name: str
     created_at: datetime
+    key_id: str = ""
     expires_at: datetime | None = None
     revoked_at: datetime | None = None
     budget_usd: Decimal | None = None
@@ -164,11 +165,12 @@ _SETTABLE = ("expires_at", "budget_usd", "budget_period_seconds", "rpm", "tpm", 
 class KeyStore:
     """The virtual keys of one database (``sqlite:///PATH`` or ``postgresql://...``), migrated on open."""
 
-    def __init__(self, url: str, engine: Engine | None = None) -> None:
-        from llmplex.store.database import open_database
+    def __init__(self, url: str) -> None:
+        from llmplex.store.database import open_database, sync_engine
 
         self.url = url
-        self.engine = engine or open_database(url, writer=True)
+        self.engine = open_database(url, writer=True)
+        self.reader = sync_engine(url)  # reads never wait for another process's write lock (SQLite WAL)
 
     def __repr__(self) -> str:
         from llmplex.redaction import redact
@@ -215,7 +217,9 @@ class KeyStore:
             metadata=dict(metadata or {}),
         )
         key = KEY_PREFIX + secrets.token_urlsafe(32)
-        row = {**_row(record), "name": name, "key_hash": hash_key(key), "created_at": now}
+        digest = hash_key(key)
+        record = replace(record, key_id=digest[:16])
+        row = {**_row(record), "name": name, "key_hash": digest, "created_at": now}
         try:
             with self.engine.begin() as connection:
                 connection.execute(insert(virtual_keys), [row])
@@ -231,7 +235,7 @@ class KeyStore:
 
         from llmplex.store.schema import virtual_keys
 
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             rows = connection.execute(select(virtual_keys).order_by(virtual_keys.c.id)).mappings().all()
         return [_record(row) for row in rows]
 
@@ -251,7 +255,7 @@ class KeyStore:
 
         from llmplex.store.schema import virtual_keys
 
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             row = connection.execute(select(virtual_keys).where(virtual_keys.c[column] == value)).mappings().first()
         return None if row is None else _record(row)
 
@@ -292,6 +296,7 @@ class KeyStore:
     def close(self) -> None:
         """Close the database connections."""
         self.engine.dispose()
+        self.reader.dispose()
 
 
 def _row(record: KeyRecord) -> dict[str, Any]:
@@ -317,6 +322,7 @@ def _record(row: Any) -> KeyRecord:
     return KeyRecord(
         name=row["name"],
         created_at=row["created_at"],
+        key_id=row["key_hash"][:16],
         expires_at=row["expires_at"],
         revoked_at=row["revoked_at"],
         budget_usd=None if budget is None else _plain(Decimal(budget)),
