@@ -118,6 +118,19 @@ class _StreamOptions(BaseModel):
     include_usage: bool | None = None
 
 
+class _JSONSchema(BaseModel):
+    model_config = _Open
+    name: str = Field(default="output", pattern=r"^[A-Za-z0-9_\-]{1,64}$")
+    schema_: dict[str, Any] = Field(alias="schema")
+    strict: bool | None = None
+
+
+class _ResponseFormat(BaseModel):
+    model_config = _Open
+    type: Literal["text", "json_object", "json_schema"]
+    json_schema: _JSONSchema | None = None
+
+
 class ChatRequest(BaseModel):
     """A Chat Completions request: the fields the gateway reads are checked, others are accepted and ignored."""
 
@@ -138,6 +151,7 @@ class ChatRequest(BaseModel):
     n: int | None = Field(default=None, ge=1, le=1)
     tools: list[_Tool] | None = None
     tool_choice: Literal["auto", "none", "required"] | _NamedToolChoice | None = None
+    response_format: _ResponseFormat | None = None
 
 
 def _text_of(content: str | list[_Part] | None, role: str) -> str | None:
@@ -216,6 +230,15 @@ def chat_call(request: ChatRequest) -> CallSpec:
     if request.tool_choice is not None:
         choice = request.tool_choice
         kwargs["tool_choice"] = choice if isinstance(choice, str) else choice.function.name
+    response_format = request.response_format
+    if response_format is not None and response_format.type == "json_schema":
+        if response_format.json_schema is None:
+            raise GatewayError(400, "response_format of type json_schema needs json_schema", param="response_format")
+        if request.stream:
+            raise GatewayError(
+                400, "response_format json_schema is served for whole answers only, not streams", param="stream"
+            )
+        kwargs["output"] = response_format.json_schema.schema_  # core's structured output: native where it can
     options = request.stream_options
     return CallSpec(
         model=request.model,
