@@ -5,7 +5,8 @@ It answers, at once and on keep-alive connections, with one fixed body per route
 * ``POST .../chat/completions``: a ``chat.completion``; with ``"stream": true`` in
   the body, the same answer as ``STREAM_CHUNKS`` server-sent ``chat.completion.chunk``
   events then ``[DONE]``;
-* ``POST .../responses``: a Responses API ``response``;
+* ``POST .../responses``: a Responses API ``response``; streamed, the documented
+  ``response.created`` ... ``response.completed`` events with ``STREAM_CHUNKS`` text deltas;
 * ``POST .../messages``: an Anthropic ``message``; streamed, the documented
   ``message_start`` ... ``message_stop`` events with ``STREAM_CHUNKS`` text deltas.
 
@@ -173,6 +174,31 @@ def _messages_stream() -> bytes:
     return "".join(f"event: {name}\ndata: {_json(data)}\n\n" for name, data in events).encode()
 
 
+def _responses_stream() -> bytes:
+    message = RESPONSE["output"][0]
+    item = {"id": message["id"], "output_index": 0, "content_index": 0}
+    running = {**RESPONSE, "status": "in_progress", "output": [], "usage": None, "completed_at": None}
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": running},
+        {"type": "response.in_progress", "response": running},
+        {"type": "response.output_item.added", "output_index": 0, "item": {**message, "content": []}},
+        {**item, "type": "response.content_part.added", "part": {"type": "output_text", "text": "", "annotations": []}},
+    ]
+    delta = {**item, "type": "response.output_text.delta", "logprobs": []}
+    events += [{**delta, "delta": f"w{i} "} for i in range(STREAM_CHUNKS)]
+    text = "".join(f"w{i} " for i in range(STREAM_CHUNKS))
+    part = {"type": "output_text", "text": text, "annotations": []}
+    done = {**message, "content": [{**part, "logprobs": []}]}
+    events += [
+        {**item, "type": "response.output_text.done", "text": text, "logprobs": []},
+        {**item, "type": "response.content_part.done", "part": part},
+        {"type": "response.output_item.done", "output_index": 0, "item": done},
+        {"type": "response.completed", "response": {**RESPONSE, "output": [done]}},
+    ]
+    numbered = [{**event, "sequence_number": number} for number, event in enumerate(events)]
+    return "".join(f"event: {e['type']}\ndata: {_json(e)}\n\n" for e in numbered).encode()
+
+
 def _reply(status: str, body: bytes, content_type: str = "application/json") -> bytes:
     head = (
         f"HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {len(body)}\r\n"
@@ -190,6 +216,7 @@ ROUTES: dict[tuple[bytes, bool], bytes] = {
     (b"/chat/completions", False): OK,
     (b"/chat/completions", True): _reply("200 OK", _chat_stream(), "text/event-stream"),
     (b"/responses", False): _ok(RESPONSE),
+    (b"/responses", True): _reply("200 OK", _responses_stream(), "text/event-stream"),
     (b"/messages", False): _ok(MESSAGE),
     (b"/messages", True): _reply("200 OK", _messages_stream(), "text/event-stream"),
 }

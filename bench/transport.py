@@ -19,7 +19,8 @@ ratios taken within a round:
 * memory: tracemalloc peak of one burst of 64 concurrent calls, per call (KiB).
 
 Goals (issue 17): llmplex chat, responses and anthropic sync <= 1.5x raw httpx,
-async >= 1.5x raw httpx.AsyncClient; printed MET/MISSED. Raw aiohttp reaching more
+async >= 1.5x raw httpx.AsyncClient; (issue 26) llmplex chat and responses streams,
+sync and async, first chunk <= 1.2x and per chunk <= 2x raw httpx; printed MET/MISSED. Raw aiohttp reaching more
 requests/s than every other case shows the server is not the bottleneck.
 
 Once every case is built (every SDK, litellm, llmplex imported), the heap is frozen
@@ -60,6 +61,8 @@ CONCURRENCY = 64
 SYNC_GOAL, ASYNC_GOAL = 1.5, 1.5
 GOAL_CASES = ("llmplex chat", "llmplex responses", "llmplex anthropic")
 SYNC_YARDSTICK, ASYNC_YARDSTICK = "raw httpx", "raw httpx"
+STREAM_FIRST_GOAL, STREAM_CHUNK_GOAL = 1.2, 2.0
+STREAM_GOAL_CASES = ("llmplex chat", "llmplex responses")
 
 
 class Settings:
@@ -345,22 +348,50 @@ def _print_table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...
 StreamFigures = dict[str, tuple[list[float], list[float]]]
 
 
-def _stream_rows(streams: StreamFigures, raw_prefix: str) -> list[tuple[str, ...]]:
-    rows = []
+def _yardstick(name: str, raw_prefix: str) -> str:
+    if "anthropic" in name or "messages" in name:
+        return f"{raw_prefix}messages)"
+    return f"{raw_prefix}responses)" if "responses" in name else f"{raw_prefix}chat)"
+
+
+def _stream_ratios(streams: StreamFigures, raw_prefix: str) -> dict[str, tuple[float, float]]:
+    """Each case's median ratio to its yardstick measured in the same round: first chunk, per chunk."""
+    ratios = {}
     for name, (firsts, chunks) in streams.items():
-        raw = f"{raw_prefix}messages)" if "anthropic" in name or "messages" in name else f"{raw_prefix}chat)"
-        first_ratio = statistics.median(a / b for a, b in zip(firsts, streams[raw][0], strict=True))
-        chunk_ratio = statistics.median(a / b for a, b in zip(chunks, streams[raw][1], strict=True))
-        rows.append(
-            (
-                name,
-                f"{statistics.median(firsts):.0f}",
-                f"{first_ratio:.2f}x",
-                f"{statistics.median(chunks):.1f}",
-                f"{chunk_ratio:.2f}x",
-            )
+        raw = streams[_yardstick(name, raw_prefix)]
+        first_ratio = statistics.median(a / b for a, b in zip(firsts, raw[0], strict=True))
+        chunk_ratio = statistics.median(a / b for a, b in zip(chunks, raw[1], strict=True))
+        ratios[name] = first_ratio, chunk_ratio
+    return ratios
+
+
+def _stream_rows(streams: StreamFigures, raw_prefix: str) -> list[tuple[str, ...]]:
+    ratios = _stream_ratios(streams, raw_prefix)
+    return [
+        (
+            name,
+            f"{statistics.median(firsts):.0f}",
+            f"{ratios[name][0]:.2f}x",
+            f"{statistics.median(chunks):.1f}",
+            f"{ratios[name][1]:.2f}x",
         )
-    return rows
+        for name, (firsts, chunks) in streams.items()
+    ]
+
+
+def _stream_goals(streams: StreamFigures, raw_prefix: str, kind: str) -> list[str]:
+    """Issue 26: the openai plugin's streams, first chunk <= 1.2x and per chunk <= 2x raw httpx."""
+    ratios = _stream_ratios(streams, raw_prefix)
+    goals = []
+    for name in STREAM_GOAL_CASES:
+        if name in ratios:
+            first, chunk = ratios[name]
+            met = first <= STREAM_FIRST_GOAL and chunk <= STREAM_CHUNK_GOAL
+            goals.append(
+                f"{name:<20} {kind} first {first:.2f}x <= {STREAM_FIRST_GOAL}x, per chunk {chunk:.2f}x <= "
+                f"{STREAM_CHUNK_GOAL}x: {'MET' if met else 'MISSED'}"
+            )
+    return goals
 
 
 def report(
@@ -394,7 +425,13 @@ def report(
     print("\ngoals (issue 17)")
     for line in goals:
         print(f"  {line}")
-    return goals
+    streaming = _stream_goals(streams, "raw httpx SSE (", "stream") + _stream_goals(
+        astreams, "raw httpx SSE (async ", "astream"
+    )
+    print("\ngoals (issue 26)")
+    for line in streaming:
+        print(f"  {line}")
+    return goals + streaming
 
 
 def _pin() -> tuple[int | None, str]:

@@ -21,6 +21,7 @@ PROMPT = "Say hello."
 MESSAGES = [{"role": "user", "content": PROMPT}]
 CHAT_BODY = {"model": MODEL, "messages": MESSAGES}
 MESSAGES_BODY = {"max_tokens": 4096, "messages": MESSAGES, "model": MODEL}
+RESPONSES_BODY = {"model": MODEL, "input": PROMPT}
 HEADERS = {"authorization": "Bearer bench", "content-type": "application/json"}
 
 Sync = Callable[[], object]
@@ -100,7 +101,13 @@ def _yardsticks(root: str, cases: Cases) -> None:
     cases.streams["raw httpx SSE (chat)"] = lambda: _raw_sse(client, chat, {**CHAT_BODY, "stream": True})
     messages = f"{root}/v1/messages"
     cases.streams["raw httpx SSE (messages)"] = lambda: _raw_sse(client, messages, {**MESSAGES_BODY, "stream": True})
-    for label, url, body in (("chat", chat, CHAT_BODY), ("messages", messages, MESSAGES_BODY)):
+    responses = f"{root}/v1/responses"
+    cases.streams["raw httpx SSE (responses)"] = lambda: _raw_sse(client, responses, {**RESPONSES_BODY, "stream": True})
+    for label, url, body in (
+        ("chat", chat, CHAT_BODY),
+        ("messages", messages, MESSAGES_BODY),
+        ("responses", responses, RESPONSES_BODY),
+    ):
 
         def araw(url: str = url, body: dict[str, Any] = body) -> AsyncStream:
             client = httpx.AsyncClient(headers=HEADERS)
@@ -140,14 +147,17 @@ async def _araw_sse(client: Any, url: str, body: dict[str, Any]) -> AsyncIterato
 
 
 def _text_event(line: str) -> Any:
-    """The decoded event of an SSE ``data:`` line that carries text (a chat delta or a Messages
-    ``content_block_delta``), else ``None``."""
+    """The decoded event of an SSE ``data:`` line that carries text (a chat delta, a Messages
+    ``content_block_delta`` or a Responses ``response.output_text.delta``), else ``None``."""
     if not line.startswith("data:") or line == "data: [DONE]":
         return None
     event = json.loads(line[5:])
     if "choices" in event:
         return event if event["choices"] and event["choices"][0]["delta"].get("content") else None
-    return event if event.get("type") == "content_block_delta" else None
+    return event if event.get("type") in _TEXT_EVENTS else None
+
+
+_TEXT_EVENTS = frozenset({"content_block_delta", "response.output_text.delta"})
 
 
 def _sdks(root: str, cases: Cases) -> None:
@@ -188,7 +198,12 @@ def _sdks(root: str, cases: Cases) -> None:
         with sync_anthropic.messages.create(**MESSAGES_BODY, stream=True) as stream:  # type: ignore[arg-type]
             yield from (event for event in stream if event.type == "content_block_delta")
 
+    def responses_stream() -> Iterator[object]:
+        with sync_openai.responses.create(model=MODEL, input=PROMPT, stream=True) as stream:
+            yield from (event for event in stream if event.type == "response.output_text.delta")
+
     cases.streams["openai SDK chat"] = openai_stream
+    cases.streams["openai SDK responses"] = responses_stream
     cases.streams["anthropic SDK"] = anthropic_stream
 
     def openai_astream() -> AsyncStream:
@@ -217,7 +232,21 @@ def _sdks(root: str, cases: Cases) -> None:
 
         return events
 
+    def responses_astream() -> AsyncStream:
+        client = async_openai()
+        cases.aclosers.append(client.close)
+
+        async def events() -> AsyncIterator[object]:
+            stream = await client.responses.create(model=MODEL, input=PROMPT, stream=True)
+            async with stream:
+                async for event in stream:
+                    if event.type == "response.output_text.delta":
+                        yield event
+
+        return events
+
     cases.astreams["openai SDK chat"] = openai_astream
+    cases.astreams["openai SDK responses"] = responses_astream
     cases.astreams["anthropic SDK"] = anthropic_astream
 
 
@@ -237,7 +266,7 @@ def _llmplex(cases: Cases) -> None:
         model = f"{prefix}:{MODEL}"
         cases.sync[f"llmplex {label}"] = lambda model=model: llmplex.complete(model, PROMPT)
         cases.asynchronous[f"llmplex {label}"] = lambda model=model: lambda: llmplex.acomplete(model, PROMPT)
-    for label, prefix in (("chat", "local"), ("anthropic", "localant")):
+    for label, prefix in (("chat", "local"), ("responses", "localr"), ("anthropic", "localant")):
         model = f"{prefix}:{MODEL}"
         cases.streams[f"llmplex {label}"] = lambda model=model: (
             event for event in llmplex.stream(model, PROMPT) if event.type == "text"

@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from openai.types.chat import ChatCompletionChunk
-
 from llmplex.errors import LLMConfigurationError, LLMServerError
 from llmplex.types import FinishReason, Message, Request, Response, StreamEvent, StreamState, Tool, ToolCall
 from llmplex_openai.outcomes import raise_for_outcome
@@ -147,40 +145,50 @@ def _tool_calls(message: Mapping[str, Any]) -> tuple[ToolCall, ...]:
 # --- stream ----------------------------------------------------------------------------
 
 
-def parse_chat_event(chunk: ChatCompletionChunk, state: StreamState) -> list[StreamEvent]:
-    """Core stream events from one ``ChatCompletionChunk``.
+def parse_chat_event(chunk: Any, state: StreamState) -> list[StreamEvent]:
+    """Core stream events from one chat completion chunk: its decoded JSON, or the SDK's ``ChatCompletionChunk``.
 
     Text deltas, tool-call pieces (index, id, name, arguments delta), the finish
     reason and, on the last chunk, usage. Refusal deltas are collected and raised
     as ``LLMRefusalError`` when the choice finishes.
     """
+    data = as_json(chunk)
     events: list[StreamEvent] = []
-    rid, model = chunk.id, chunk.model
-    for choice in chunk.choices[:1]:
-        delta = choice.delta
-        if delta.content:
-            events.append(StreamEvent(type="text", text=delta.content, response_id=rid, model=model))
+    rid, model = data.get("id"), data.get("model")
+    choices = data.get("choices")
+    if choices:
+        choice = choices[0]
+        delta = choice.get("delta") or _EMPTY
+        content = delta.get("content")
+        if content:
+            events.append(StreamEvent(type="text", text=content, response_id=rid, model=model))
             if state.request.output is not None:
-                state.data.setdefault("text", []).append(delta.content)
-        if delta.refusal:
-            state.data.setdefault("refusal", []).append(delta.refusal)
-        for call in delta.tool_calls or ():
-            function = call.function
+                state.data.setdefault("text", []).append(content)
+        refusal = delta.get("refusal")
+        if refusal:
+            state.data.setdefault("refusal", []).append(refusal)
+        for call in delta.get("tool_calls") or ():
+            function = call.get("function") or _EMPTY
             events.append(
                 StreamEvent(
                     type="tool_call",
-                    tool_call_index=call.index,
-                    tool_call_id=call.id,
-                    tool_name=function.name if function else None,
-                    arguments_delta=(function.arguments or "") if function else "",
+                    tool_call_index=call.get("index"),
+                    tool_call_id=call.get("id"),
+                    tool_name=function.get("name"),
+                    arguments_delta=function.get("arguments") or "",
                     response_id=rid,
                 )
             )
-        if choice.finish_reason is not None:
-            finish = _FINISH.get(choice.finish_reason, "other")
-            refusal = "".join(state.data.get("refusal", ())) or None
-            raise_for_outcome(state.request, finish, "".join(state.data.get("text", ())), refusal)
+        reason = choice.get("finish_reason")
+        if reason is not None:
+            finish = _FINISH.get(reason, "other")
+            refused = "".join(state.data.get("refusal", ())) or None
+            raise_for_outcome(state.request, finish, "".join(state.data.get("text", ())), refused)
             events.append(StreamEvent(type="finish", finish_reason=finish, response_id=rid))
-    if chunk.usage is not None:
-        events.append(StreamEvent(type="usage", usage=core_usage(chunk.usage), response_id=rid, model=model))
+    usage = data.get("usage")
+    if usage is not None:
+        events.append(StreamEvent(type="usage", usage=core_usage(usage), response_id=rid, model=model))
     return events
+
+
+_EMPTY: Mapping[str, Any] = {}

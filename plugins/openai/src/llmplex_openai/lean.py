@@ -13,6 +13,15 @@ the SDK serializes it (same key order, same separators). Failures are the
 SDK's own exceptions, built the way the SDK builds them, so
 ``llmplex_openai.errors.classify_error`` classifies them unchanged.
 
+A stream (``stream``/``astream``: the payload says ``"stream": true``) is the
+same request, read with ``llmplex.http.iter_sse``/``aiter_sse`` and decoded with
+orjson into the plain ``dict`` of each event, as the SDK's ``Stream`` reads it:
+``[DONE]`` ends it, an event whose data holds an ``"error"`` is the SDK's
+``APIError``, an error status is the SDK's status error, and a failure while
+reading (a cut or reset connection, the read timeout) propagates as it does
+from the SDK's stream. The response is closed on every exit, the consumer's
+``close`` included.
+
 Clients whose requests the SDK rewrites per call (a provider runtime, an API
 key provider) do not suit it: ``suits`` says so, and they go through the SDK.
 """
@@ -23,40 +32,43 @@ import contextlib
 import inspect
 import json
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
 import openai
+import orjson
 from openai import AsyncOpenAI, OpenAI
 from openai._models import FinalRequestOptions
 
-from llmplex.http import http_library
+from llmplex.http import ServerSentEvent, aiter_sse, http_library, iter_sse
 
-__all__ = ["apost", "post", "suits"]
+__all__ = ["apost", "astream", "post", "stream", "suits"]
 
-_READ_TIMEOUT = "x-stainless-read-timeout"
+_READ_TIMEOUT = b"x-stainless-read-timeout"
 
 
 @dataclass(frozen=True)
 class _Wire:
     """Where and with which headers one SDK client posts to one path: the parts of the SDK's own request.
 
-    ``headers`` are already merged with the HTTP client's defaults, as ``build_request`` merges them.
+    ``headers`` are already merged with the HTTP client's defaults, as ``build_request`` merges them, and keep
+    the SDK's spelling of each name.
     """
 
     library: ModuleType
     url: Any
-    headers: tuple[tuple[str, str], ...]
+    headers: tuple[tuple[bytes, bytes], ...]
     extensions: dict[str, Any]
     order: dict[str, int]
 
-    def headers_for(self, timeout: float | None) -> list[tuple[str, str]]:
+    def headers_for(self, timeout: float | None) -> list[tuple[bytes, bytes]]:
         """The SDK's headers; with a timeout, the ``x-stainless-read-timeout`` it would announce."""
         if timeout is None:
             return list(self.headers)
-        return [(k, str(timeout) if k == _READ_TIMEOUT else v) for k, v in self.headers]
+        announced = str(timeout).encode()
+        return [(k, announced if k.lower() == _READ_TIMEOUT else v) for k, v in self.headers]
 
     def body(self, payload: dict[str, Any]) -> bytes:
         """``payload`` as the SDK serializes it: the method's parameters in its order, extra keys after."""
@@ -75,7 +87,7 @@ def _wire(client: OpenAI | AsyncOpenAI, path: str, method: Callable[..., Any]) -
     wire = per_path.get(path)
     if wire is None:
         template = client._build_request(FinalRequestOptions(method="post", url=path))
-        headers = tuple((k, v) for k, v in template.headers.items() if k != "content-length")
+        headers = tuple((k, v) for k, v in template.headers.raw if k.lower() != b"content-length")
         extensions = {k: v for k, v in template.extensions.items() if k != "timeout"}
         order = {name: i for i, name in enumerate(inspect.signature(method).parameters)}
         library = http_library(client._client)
@@ -154,3 +166,69 @@ async def apost(
     with _sdk_errors(client._client, request):
         response = await client._client.send(request)
     return _decoded(client, response)
+
+
+def stream(
+    client: OpenAI, path: str, method: Callable[..., Any], payload: dict[str, Any], timeout: float | None
+) -> Iterator[Any]:
+    """``post`` of a streamed call: the decoded events, sent now; the response closes when they end or are closed."""
+    request = _request(client, path, method, payload, timeout)
+    http = client._client
+    with _sdk_errors(http, request):
+        response = http.send(request, stream=True)
+    if response.status_code >= 400:
+        try:
+            response.read()
+        finally:
+            response.close()
+        raise client._make_status_error_from_response(response) from None
+    return _events(response)
+
+
+async def astream(
+    client: AsyncOpenAI, path: str, method: Callable[..., Any], payload: dict[str, Any], timeout: float | None
+) -> AsyncIterator[Any]:
+    """Async ``stream``."""
+    request = _request(client, path, method, payload, timeout)
+    http = client._client
+    with _sdk_errors(http, request):
+        response = await http.send(request, stream=True)
+    if response.status_code >= 400:
+        try:
+            await response.aread()
+        finally:
+            await response.aclose()
+        raise client._make_status_error_from_response(response) from None
+    return _aevents(response)
+
+
+def _events(response: Any) -> Iterator[Any]:
+    try:
+        for sse in iter_sse(response.iter_bytes()):
+            if sse.data.startswith("[DONE]"):
+                return
+            yield _event(sse, response)
+    finally:
+        response.close()
+
+
+async def _aevents(response: Any) -> AsyncIterator[Any]:
+    try:
+        async for sse in aiter_sse(response.aiter_bytes()):
+            if sse.data.startswith("[DONE]"):
+                return
+            yield _event(sse, response)
+    finally:
+        await response.aclose()
+
+
+def _event(sse: ServerSentEvent, response: Any) -> Any:
+    """The decoded data of one event, or the SDK's ``APIError`` for an error event (``openai.Stream.__stream__``)."""
+    data = orjson.loads(sse.data)
+    if isinstance(data, dict) and data.get("error"):
+        error = data["error"]
+        message = error.get("message") if isinstance(error, dict) else None
+        if not message or not isinstance(message, str):
+            message = "An error occurred during streaming"
+        raise openai.APIError(message=message, request=response.request, body=error)
+    return data

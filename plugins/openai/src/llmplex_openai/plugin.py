@@ -15,11 +15,12 @@ Reusable pieces, stable names, for plugins that talk to OpenAI-compatible server
 - ``llmplex_openai.chat.format_chat_request`` ``(request, *, max_tokens_key=...) -> dict``
 - ``llmplex_openai.chat.parse_chat_response`` ``(raw, request) -> Response`` (``raw``: the decoded
   JSON, or a ``ChatCompletion``)
-- ``llmplex_openai.chat.parse_chat_event`` ``(chunk: ChatCompletionChunk, state) -> list[StreamEvent]``
+- ``llmplex_openai.chat.parse_chat_event`` ``(chunk, state) -> list[StreamEvent]`` (``chunk``: the decoded
+  JSON, or a ``ChatCompletionChunk``)
 - ``llmplex_openai.chat.tool_declaration`` ``(tool) -> dict`` (and ``responses.tool_declaration``)
 - ``llmplex_openai.errors.classify_error`` ``(error) -> LLMError | None``
 - ``llmplex_openai.transport.send_chat`` / ``asend_chat`` ``(client, payload, timeout)``
-  (the answer's decoded JSON, or the SDK's chunk stream when ``payload["stream"]``)
+  (the answer's decoded JSON, or the stream of its decoded chunks when ``payload["stream"]``)
 - ``llmplex_openai.clients.make_client`` / ``make_async_client`` ``(base_url, api_key=None, ...)``
   and ``llmplex_openai.clients.request_timeout``
 - the Responses API twins in ``llmplex_openai.responses`` and ``transport.send_responses``.
@@ -57,6 +58,7 @@ from llmplex_openai import batch, chat, embeddings, reasoning, responses, transp
 from llmplex_openai.clients import create_async_client, create_client, request_timeout
 from llmplex_openai.errors import classify_error
 from llmplex_openai.settings import OpenAISettings
+from llmplex_openai.wire_json import as_json
 
 EMBEDDING_BATCH_SIZE = 2048
 """The most inputs one ``/embeddings`` request takes."""
@@ -112,8 +114,8 @@ def llmplex_format(request: Request, settings: OpenAISettings) -> dict[str, Any]
 def llmplex_call(payload: dict[str, Any], settings: OpenAISettings, client: OpenAI, timeout: float | None) -> Any:
     """Send synchronously; the SDK's exceptions propagate for ``llmplex_classify_error``.
 
-    With ``payload["stream"]`` the SDK returns its stream of raw events
-    (``ChatCompletionChunk`` or Responses API events), so this is ``llmplex_stream`` too.
+    With ``payload["stream"]`` it returns the stream of raw events (chat chunks or Responses API events,
+    decoded JSON), so this is ``llmplex_stream`` too.
     """
     send = transport.send_chat if settings.effective_api == "chat" else transport.send_responses
     return send(client, payload, request_timeout(timeout, settings.timeout))
@@ -143,10 +145,12 @@ def llmplex_parse(raw: Any, request: Request, settings: OpenAISettings) -> Respo
 
 @hookimpl
 def llmplex_parse_event(raw_event: Any, state: StreamState) -> list[StreamEvent]:
-    """One raw stream event as core stream events."""
-    if isinstance(raw_event, openai.types.chat.ChatCompletionChunk):
-        return chat.parse_chat_event(raw_event, state)
-    return responses.parse_responses_event(raw_event, state)
+    """One raw stream event (decoded JSON, or an SDK model) as core stream events; Responses API events have a
+    ``type``, chat chunks none."""
+    event = as_json(raw_event)
+    if "type" in event:
+        return responses.parse_responses_event(event, state)
+    return chat.parse_chat_event(event, state)
 
 
 @hookimpl

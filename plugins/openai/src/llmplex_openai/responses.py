@@ -187,52 +187,60 @@ def parse_responses_response(raw: Any, request: Request) -> Response:
 
 
 def parse_responses_event(event: Any, state: StreamState) -> list[StreamEvent]:
-    """Core stream events from one Responses API stream event.
+    """Core stream events from one Responses API stream event: its decoded JSON, or the SDK's event model.
 
     Text deltas, tool-call pieces (numbered in the order the calls appear),
     then usage and the finish reason from ``response.completed`` /
     ``response.incomplete``. ``response.failed`` and ``error`` events raise.
     """
-    kind = event.type
+    data = as_json(event)
+    kind = data.get("type")
     rid = state.data.get("id")
     if kind == "response.output_text.delta":
+        delta = data.get("delta") or ""
         if state.request.output is not None:
-            state.data.setdefault("text", []).append(event.delta)
-        return [StreamEvent(type="text", text=event.delta, response_id=rid, model=state.data.get("model"))]
+            state.data.setdefault("text", []).append(delta)
+        return [StreamEvent(type="text", text=delta, response_id=rid, model=state.data.get("model"))]
     if kind == "response.function_call_arguments.delta":
-        index = state.data.setdefault("calls", {}).get(event.output_index, 0)
-        return [StreamEvent(type="tool_call", tool_call_index=index, arguments_delta=event.delta, response_id=rid)]
-    if kind == "response.output_item.added" and event.item.type == "function_call":
+        index = state.data.setdefault("calls", {}).get(data.get("output_index"), 0)
+        delta = data.get("delta") or ""
+        return [StreamEvent(type="tool_call", tool_call_index=index, arguments_delta=delta, response_id=rid)]
+    item = data.get("item") or _EMPTY
+    if kind == "response.output_item.added" and item.get("type") == "function_call":
         calls = state.data.setdefault("calls", {})
-        index = calls[event.output_index] = len(calls)
-        item = event.item
+        index = calls[data.get("output_index")] = len(calls)
         return [
             StreamEvent(
                 type="tool_call",
                 tool_call_index=index,
-                tool_call_id=item.call_id,
-                tool_name=item.name,
-                arguments_delta=item.arguments or "",
+                tool_call_id=item.get("call_id"),
+                tool_name=item.get("name"),
+                arguments_delta=item.get("arguments") or "",
                 response_id=rid,
             )
         ]
-    if kind == "response.output_item.done" and event.item.type == "reasoning":
-        return [StreamEvent(type="reasoning", reasoning=reasoning_part(event.item), response_id=rid)]
+    if kind == "response.output_item.done" and item.get("type") == "reasoning":
+        return [StreamEvent(type="reasoning", reasoning=reasoning_part(item), response_id=rid)]
     if kind == "response.reasoning_summary_text.delta":
-        return [StreamEvent(type="reasoning", text=event.delta, response_id=rid)] if event.delta else []
+        delta = data.get("delta")
+        return [StreamEvent(type="reasoning", text=delta, response_id=rid)] if delta else []
     if kind == "response.refusal.delta":
-        state.data.setdefault("refusal", []).append(event.delta)
+        state.data.setdefault("refusal", []).append(data.get("delta") or "")
         return []
+    response = data.get("response") or _EMPTY
     if kind in ("response.created", "response.in_progress"):
-        state.data["id"], state.data["model"] = event.response.id, event.response.model
+        state.data["id"], state.data["model"] = response.get("id"), response.get("model")
         return []
     if kind in _DONE_EVENTS:
-        return _finished(as_json(event.response), state)
+        return _finished(response, state)
     if kind == "response.failed":
-        _raise_if_failed(as_json(event.response))
+        _raise_if_failed(response)
     if kind == "error":
-        raise error_from_api(event.message, code=event.code, response_body=event.model_dump())
+        raise error_from_api(str(data.get("message") or ""), code=data.get("code"), response_body=dict(data))
     return []
+
+
+_EMPTY: Mapping[str, Any] = {}
 
 
 def _finished(data: Mapping[str, Any], state: StreamState) -> list[StreamEvent]:

@@ -2,9 +2,11 @@
 
 A payload is the exact JSON body. A whole answer is posted through the SDK
 client's own HTTP client and comes back as the decoded JSON ``dict``
-(``llmplex_openai.lean``); a stream (the payload's own ``"stream"``) goes
-through the SDK, whose events are its models, and keys the SDK method does not
-name (from ``provider_options``) travel in its ``extra_body``. The same
+(``llmplex_openai.lean``); a stream (the payload's own ``"stream"``) is read
+from the same request as the decoded ``dict`` of each event. Clients the lean
+path does not suit (``lean.suits``) go through the SDK, where keys the SDK
+method does not name (from ``provider_options``) travel in its ``extra_body``
+and a stream's events are the SDK's models (the parsers read either). The same
 functions serve ``call`` and ``stream``.
 """
 
@@ -19,7 +21,7 @@ from openai import AsyncOpenAI, OpenAI
 from openai.resources.chat.completions.completions import Completions
 from openai.resources.responses.responses import Responses
 
-from llmplex_openai.lean import apost, post, suits
+from llmplex_openai.lean import apost, astream, post, stream, suits
 
 __all__ = ["asend_chat", "asend_responses", "send_chat", "send_responses"]
 
@@ -44,28 +46,36 @@ def _kwargs(payload: dict[str, Any], params: frozenset[str], timeout: float | No
 
 
 def send_chat(client: OpenAI, payload: dict[str, Any], timeout: float | None) -> Any:
-    """``POST /chat/completions``: the ``chat.completion`` JSON, or the SDK's stream of ``ChatCompletionChunk``."""
-    if not payload.get("stream") and suits(client):
+    """``POST /chat/completions``: the ``chat.completion`` JSON, or the stream of its chunks."""
+    if suits(client):
+        if payload.get("stream"):
+            return stream(client, _CHAT, Completions.create, payload, timeout)
         return post(client, _CHAT, Completions.create, payload, timeout)
     return client.chat.completions.create(**_kwargs(payload, _body_params(Completions.create), timeout))
 
 
 async def asend_chat(client: AsyncOpenAI, payload: dict[str, Any], timeout: float | None) -> Any:
     """Async ``send_chat``."""
-    if not payload.get("stream") and suits(client):
+    if suits(client):
+        if payload.get("stream"):
+            return await astream(client, _CHAT, Completions.create, payload, timeout)
         return await apost(client, _CHAT, Completions.create, payload, timeout)
     return await client.chat.completions.create(**_kwargs(payload, _body_params(Completions.create), timeout))
 
 
 def send_responses(client: OpenAI, payload: dict[str, Any], timeout: float | None) -> Any:
-    """``POST /responses``: the ``response`` JSON, or the SDK's stream of ``ResponseStreamEvent``."""
-    if not payload.get("stream") and suits(client):
+    """``POST /responses``: the ``response`` JSON, or the stream of its events."""
+    if suits(client):
+        if payload.get("stream"):
+            return stream(client, _RESPONSES, Responses.create, payload, timeout)
         return post(client, _RESPONSES, Responses.create, payload, timeout)
     return client.responses.create(**_kwargs(payload, _body_params(Responses.create), timeout))
 
 
 async def asend_responses(client: AsyncOpenAI, payload: dict[str, Any], timeout: float | None) -> Any:
     """Async ``send_responses``."""
-    if not payload.get("stream") and suits(client):
+    if suits(client):
+        if payload.get("stream"):
+            return await astream(client, _RESPONSES, Responses.create, payload, timeout)
         return await apost(client, _RESPONSES, Responses.create, payload, timeout)
     return await client.responses.create(**_kwargs(payload, _body_params(Responses.create), timeout))
