@@ -218,3 +218,13 @@ def test_item_1_any_valid_usage_prices_each_token_once(
     # (prompts stay under the 200k-token long-context tier)
     rates = uncached * Decimal(3) + cached * Decimal("0.30") + written * Decimal("3.75")
     assert usage.priced("anthropic", "claude-sonnet-4-5").cost_usd == (rates + (visible + reasoning) * 15) / 1_000_000
+
+
+def test_item_1_missing_usage_of_an_unbounded_answer_counts_at_least_its_prompt(server: WireServer) -> None:
+    tracker = BudgetTracker(Budget(max_cost_usd=Decimal(100)))
+    server.push(Answer.json(200, recorded.chat_completion(MODEL, usage=None)))
+
+    _client(server, budget=tracker).complete("openai:gpt-4o-mini", "word " * 400)  # no max_tokens: no output bound
+
+    # 500 input tokens reserved (2000 characters) at gpt-4o-mini's $0.15 per million (openai.com/api/pricing)
+    assert tracker.snapshot().cost_usd == 500 * Decimal("0.15") / 1_000_000

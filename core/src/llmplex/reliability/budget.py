@@ -318,7 +318,8 @@ def fits(
     cap_usd, wanted_usd = budget.max_cost_usd, estimate.cost_usd
     if cap_usd is None:
         return True
-    return wanted_usd is not None and not unbounded and spent.cost_usd + held_cost + wanted_usd <= cap_usd
+    bounded = wanted_usd is not None and estimate.output_tokens is not None  # an unbounded cost holds its input's
+    return bounded and not unbounded and spent.cost_usd + held_cost + (wanted_usd or 0) <= cap_usd
 
 
 def exhausted(
@@ -362,12 +363,9 @@ def _priced(
                 model=model,
                 attempts=0,
             )
-        if estimate.output_tokens is None:
-            return estimate
-        return replace(estimate, cost_usd=budget.unpriced_cost(estimate.input_tokens, estimate.output_tokens))
-    if estimate.output_tokens is None:
-        return estimate  # an unbounded answer has no cost bound: it runs alone
-    return replace(estimate, cost_usd=price_of(key, estimate.input_tokens, 0, 0, estimate.output_tokens, 0))
+        return replace(estimate, cost_usd=budget.unpriced_cost(estimate.input_tokens, estimate.output_tokens or 0))
+    # an unbounded answer holds the cost of its prompt alone (what an unknown usage counts at least) and runs alone
+    return replace(estimate, cost_usd=price_of(key, estimate.input_tokens, 0, 0, estimate.output_tokens or 0, 0))
 
 
 def reserve_all(

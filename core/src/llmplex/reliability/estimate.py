@@ -39,7 +39,8 @@ class Estimate:
     """Tokens reserved for one request; ``output_tokens`` is ``None`` when nothing bounds the answer.
 
     ``cost_usd`` is what those tokens cost at the model's price (reserved under a
-    cost cap; ``None`` when the answer is unbounded or no cost cap is set).
+    cost cap: the prompt's alone when the answer is unbounded; ``None`` when no
+    cost cap is set).
     """
 
     input_tokens: int
