@@ -53,9 +53,12 @@ def bulk_log(tmp_path_factory: pytest.TempPathFactory) -> str:
     return url
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def browser() -> Iterator[Any]:
-    """Debian's chromium, headless, driven by Playwright (no browser download: the system's chromium)."""
+    """Debian's chromium, headless, driven by Playwright (no browser download: the system's chromium).
+
+    One per test: Playwright's sync API keeps an event loop running while it is open, which would make
+    every later ``asyncio.run`` of the session fail."""
     if not os.access(CHROMIUM, os.X_OK):
         pytest.fail(f"{CHROMIUM} is missing: run tools/ensure_services.sh (apt-get install chromium)")
     from playwright.sync_api import sync_playwright

@@ -242,3 +242,26 @@ def test_item_4_the_page_is_drawn_in_a_browser_well_under_a_second_on_100000_cal
         assert seen.errors == []
     print(f"\nthe page drawn in the browser on 100,000 calls: {[round(t, 3) for t in loads]} s")
     assert statistics.median(loads) < 1.0
+
+
+def test_item_4_the_gateways_ui_shows_its_spend_by_virtual_key_and_opens_only_to_the_master_key(
+    tmp_path: Path,
+) -> None:
+    from tests.gateway.harness import MASTER_KEY as GATEWAY_MASTER
+    from tests.gateway.keyed_support import bearer, chat, running_keyed
+
+    url = f"sqlite:///{tmp_path / 'gateway.db'}"
+    with running_keyed({"log": {"database": url}}) as gateway:
+        team = gateway.create_key("team-blue")
+        for text in ("first question", "second question"):
+            body = chat("mock:echo", text)
+            answer = httpx.post(f"{gateway.url}/v1/chat/completions", json=body, headers=bearer(team))
+            assert answer.status_code == 200, answer.text
+        gateway.flush()
+        ui = f"{gateway.url}/ui"
+        assert httpx.get(f"{ui}/api/summary", headers=bearer(team)).status_code == 401  # a virtual key is not enough
+        summary = httpx.get(f"{ui}/api/summary", headers=bearer(GATEWAY_MASTER)).json()
+        assert [(g["group"], g["calls"]) for g in summary["by_key"]] == [("team-blue", 2)]
+        pages = [httpx.get(f"{ui}/api/calls", headers=bearer(GATEWAY_MASTER)).text, str(summary)]
+        pages += [httpx.get(f"{ui}/", headers=bearer(GATEWAY_MASTER)).text]
+        assert all(team not in page and GATEWAY_MASTER not in page for page in pages)

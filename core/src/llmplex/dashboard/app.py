@@ -239,6 +239,11 @@ def _static(name: str) -> Callable[[Request], Awaitable[Response]]:
     return serve
 
 
+async def _no_icon(request: Request) -> Response:
+    """No icon (a browser asks for one; a 404 would be an error in its console)."""
+    return Response(status_code=204, headers=SECURITY_HEADERS)
+
+
 async def _not_found(request: Request, exc: Exception) -> Response:
     status = getattr(exc, "status_code", 404)
     return _json({"error": f"no page {request.method} {request.url.path}"}, status)
@@ -262,6 +267,7 @@ def create_dashboard(url: str) -> Starlette:
     app = Starlette(
         routes=[
             Route("/", _static("index.html"), methods=["GET"]),
+            Route("/favicon.ico", _no_icon, methods=["GET"]),
             *(Route(f"/static/{name}", _static(name), methods=["GET"]) for name in ("app.js", "app.css")),
             Route("/api/summary", api.summary, methods=["GET"]),
             Route("/api/calls", api.calls, methods=["GET"]),

@@ -267,14 +267,15 @@ async def _not_found(request: Request, exc: Exception) -> Response:
 
 
 def _dashboard(client: Client, key: str | None) -> list[Mount]:
-    """``/ui``: the dashboard over the call log (``[log] database``), behind ``key``; nothing without a key."""
+    """``/ui``: the dashboard over the gateway's database (its spend log: ``[gateway] database``, else
+    ``[log] database``), behind ``key``; nothing without a key."""
     if key is None:
         return []
     from llmplex.dashboard.app import create_dashboard
     from llmplex.dashboard.guard import guarded
-    from llmplex.store.database import default_url
+    from llmplex.gateway.keys import database_url
 
-    return [Mount("/ui", app=guarded(create_dashboard(client.config.log.database or default_url()), key))]
+    return [Mount("/ui", app=guarded(create_dashboard(database_url(client.config)), key))]
 
 
 def create_app(
