@@ -265,3 +265,25 @@ def test_item_4_the_gateways_ui_shows_its_spend_by_virtual_key_and_opens_only_to
         pages = [httpx.get(f"{ui}/api/calls", headers=bearer(GATEWAY_MASTER)).text, str(summary)]
         pages += [httpx.get(f"{ui}/", headers=bearer(GATEWAY_MASTER)).text]
         assert all(team not in page and GATEWAY_MASTER not in page for page in pages)
+
+
+def test_item_4_the_dashboard_reads_a_postgresql_log_alike() -> None:
+    from tests.dashboard.support import seed_known
+    from tests.support.postgres_server import postgres_url
+
+    with postgres_url() as url:
+        seed_known(url)
+        api = _api(url)
+        data = api.get("/api/summary").json()
+        by_model = {g["group"]: g["cost_usd"] for g in data["by_model"]}
+        assert {m: by_model[m] for m in KNOWN} == {m: f"{c.normalize():f}" for m, c in KNOWN.items()}
+        days = {g["group"]: g["cost_usd"] for g in data["by_day"]}
+        assert (days["2026-11-01"], days["2026-11-02"], days["2026-11-03"]) == ("3.75", "1", "0.25")
+        assert [g["group"] for g in data["by_key"]] == ["team-a"] and data["totals"]["cost_usd"] == "5"
+        assert api.get("/api/calls", params={"q": "pelicans"}).json()["total"] == 7
+        assert api.get("/api/calls", params={"q": "100%_"}).json()["total"] == 0  # % and _ are characters
+        found = api.get("/api/calls", params={"q": "Lisbon", "per_page": 1}).json()
+        assert found["total"] == 2 and len(found["calls"]) == 1
+        call = api.get(f"/api/calls/{found['calls'][0]['id']}").json()
+        assert [m["role"] for m in call["messages"]] == ["user", "assistant", "tool"]
+        assert len(call["conversation"]) == 2
