@@ -32,6 +32,19 @@ PRICE_PROVIDERS: Final[dict[str, str | None]] = {
     "llamacpp": FREE,
     "bedrock": "aws",
     "vertex": "google",  # Gemini and Claude on Vertex AI: genai-prices' google provider prices both
+    "azure": "azure",
+    # the OpenAI-compatible presets (llmplex-openai-compatible): the cloud ones at their own prices, the
+    # servers that run on your own machine (Ollama, vLLM, LM Studio) cost nothing per token
+    "mistral": "mistral",
+    "groq": "groq",
+    "deepseek": "deepseek",
+    "openrouter": "openrouter",
+    "xai": "x-ai",
+    "together": "together",
+    "fireworks": "fireworks",
+    "ollama": FREE,
+    "vllm": FREE,
+    "lmstudio": FREE,
 }
 """llmplex plugin name → ``genai-prices`` provider id (``None``: named by the model id)."""
 

@@ -37,6 +37,7 @@ def core_usage(usage: Any) -> Usage:
         input_tokens=input_tokens or 0,
         output_tokens=output_tokens or 0,
         total_tokens=usage.get("total_tokens") or 0,
-        cached_tokens=_count(input_details, "cached_tokens"),
+        # DeepSeek reports its cache reads as prompt_cache_hit_tokens (inside prompt_tokens), not in the details
+        cached_tokens=_count(input_details, "cached_tokens") or _count(usage, "prompt_cache_hit_tokens"),
         reasoning_tokens=_count(output_details, "reasoning_tokens"),
     )
