@@ -96,6 +96,8 @@ def test_item_4_one_call_shows_its_whole_conversation_with_tool_calls_and_result
         ("/api/calls?page=0", 400, "page numbers start at 1"),
         ("/api/calls?page=-3", 400, "not a whole number"),
         ("/api/calls?page=99999999999999999999", 400, "not a whole number"),
+        ("/api/calls?page=%C2%B2", 400, "not a whole number"),  # a superscript two: a digit to str.isdigit
+        ("/api/calls/%D9%A3", 400, "not a call id"),  # an Arabic-Indic three
         ("/api/calls?per_page=5000", 400, "1 to 200"),
         ("/api/calls?status=maybe", 400, "not ok or error"),
         ("/api/summary?since=yesterday", 400, "is not a date"),
@@ -287,3 +289,37 @@ def test_item_4_the_dashboard_reads_a_postgresql_log_alike() -> None:
         call = api.get(f"/api/calls/{found['calls'][0]['id']}").json()
         assert [m["role"] for m in call["messages"]] == ["user", "assistant", "tool"]
         assert len(call["conversation"]) == 2
+
+
+def test_item_4_reading_while_calls_are_written_never_fails_and_never_goes_back(known_log: str) -> None:
+    import threading
+    from datetime import datetime
+
+    from llmplex.store import CallWriter
+    from tests.dashboard.support import call_row
+
+    writer = CallWriter(known_log)
+    stop = threading.Event()
+
+    def write() -> None:
+        index = 1000
+        while not stop.is_set():
+            writer.submit(call_row(index, datetime(2026, 11, 20)))
+            index += 1
+            time.sleep(0.002)
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    api, seen = _api(known_log), []
+    try:
+        for _ in range(40):
+            summary, page = api.get("/api/summary"), api.get("/api/calls", params={"q": "pelicans"})
+            assert summary.status_code == 200 and page.status_code == 200, (summary.text, page.text)
+            seen.append(summary.json()["totals"]["calls"])
+    finally:
+        stop.set()
+        thread.join()
+        assert writer.flush(30)
+        writer.close()
+    assert seen == sorted(seen) and seen[-1] > seen[0]  # newer figures each time the log grew, none lost
+    assert api.get("/api/summary").json()["totals"]["calls"] == 11 + writer.written

@@ -106,7 +106,7 @@ def _number(request: Request, name: str, default: int) -> int:
     text = request.query_params.get(name)
     if not text:
         return default
-    if not text.isdigit() or len(text) > 9:
+    if not (text.isascii() and text.isdigit()) or len(text) > 9:
         raise _BadRequestError(f"{name}={text[:20]!r} is not a whole number from 1 to 999999999")
     return int(text)
 
@@ -224,7 +224,7 @@ class _Api:
         from llmplex.store.dashboard_queries import call_with_conversation
 
         text = request.path_params["call_id"]
-        if not text.isdigit() or len(text) > 18:
+        if not (text.isascii() and text.isdigit()) or len(text) > 18:
             return _json({"error": f"{text[:20]!r} is not a call id (a whole number)"}, 400)
         call_id = int(text)
         return self._answer(request, lambda c, r: None if c is None else call_with_conversation(c, call_id))
