@@ -179,3 +179,23 @@ def test_item_1_import_llmplex_stays_light() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_item_1_a_stream_offers_an_mcp_servers_tools(
+    client: llmplex.Client, mock_backend: Any, toolbox: MCPServer
+) -> None:
+    """``stream`` (no tool loop) offers the server's tools beside local ones; the call comes back as events."""
+    mock_backend.push(tool_calls=[call("add", {"a": 1, "b": 2})])
+    events = list(client.stream("mock:m", "go", tools=[toolbox, shout]))
+    assert declared(mock_backend)[:2] == ["add", "hang"] and "shout" in declared(mock_backend)
+    final = events[-1].response
+    assert final is not None and [c.name for c in final.tool_calls] == ["add"]
+
+
+async def test_item_1_an_async_stream_offers_an_mcp_servers_tools(
+    client: llmplex.Client, mock_backend: Any, toolbox: MCPServer
+) -> None:
+    mock_backend.push("no tools needed")
+    events = [event async for event in client.astream("mock:m", "go", tools=[toolbox])]
+    assert declared(mock_backend)[:2] == ["add", "hang"]
+    assert events[-1].response is not None and events[-1].response.text == "no tools needed"

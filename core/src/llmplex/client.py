@@ -353,12 +353,27 @@ class Client:
         return await self._call(model, prompt, False, kwargs).acomplete()
 
     def stream(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Iterator[StreamEvent]:
-        """Stream the answer: text deltas as they come, then a final ``response`` event."""
+        """Stream the answer: text deltas as they come, then a final ``response`` event (an MCP server in
+        ``tools`` is listed first, within the call's deadline, and its tools are offered)."""
+        if (mcp := self._mcp_call(kwargs)) is not None:
+            selection, kwargs, local = mcp
+            kwargs["tools"] = selection.tools_for(kwargs["tools"], local, kwargs["deadline"])
         return self._call(model, prompt, True, kwargs).stream()
 
     def astream(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> AsyncIterator[StreamEvent]:
         """Async ``stream``: ``async for event in client.astream(...)``."""
+        if (mcp := self._mcp_call(kwargs)) is not None:
+            return self._astream_listing(model, prompt, mcp)
         return self._call(model, prompt, True, kwargs).astream()
+
+    async def _astream_listing(
+        self, model: str | None, prompt: PromptInput, mcp: tuple[Any, CallArgs, set[str]]
+    ) -> AsyncIterator[StreamEvent]:
+        """``astream`` once the MCP servers in its tools have listed theirs."""
+        selection, kwargs, local = mcp
+        kwargs["tools"] = await selection.atools_for(kwargs["tools"], local, kwargs["deadline"])
+        async for event in self._call(model, prompt, True, kwargs).astream():
+            yield event
 
     # -- embeddings and models -------------------------------------------------------
 
