@@ -148,6 +148,10 @@ def test_item_5_the_conversation_view_shows_tool_calls_and_results(browser: Any,
         page.wait_for_function("() => document.querySelectorAll('#messages > li').length === 2")
         assert "weather" in page.locator("#messages > li").last.inner_text()
         assert re.fullmatch(r"\d+", page.locator("#call-id").inner_text())
+        other = page.locator("#rows a").last  # from the keyboard: the id is a link
+        other.focus()
+        page.keyboard.press("Enter")
+        page.wait_for_function("id => document.querySelector('#call-id').textContent === id", arg=other.inner_text())
         assert seen.errors == []
 
 

@@ -144,8 +144,10 @@ async function loadCalls() {
   for (const call of data.calls) {
     const row = el("tr", { "data-id": call.id, class: call.status });
     const answer = call.status === "error" ? "error: " + (call.error_type || "") : call.answer || "";
+    const link = el("td");
+    link.append(el("a", { href: "#call-" + call.id }, call.id));  // reachable from the keyboard too
     row.append(
-      el("td", {}, call.id), el("td", {}, (call.created_at || "").slice(0, 19).replace("T", " ")),
+      link, el("td", {}, (call.created_at || "").slice(0, 19).replace("T", " ")),
       el("td", { title: call.model_asked }, `${call.provider}:${call.model}`),
       el("td", {}, call.prompt || ""), el("td", {}, answer),
       el("td", { class: "num" }, tokens(call)), el("td", { class: "num" }, usd(call.cost_usd)),
