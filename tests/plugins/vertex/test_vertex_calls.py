@@ -176,3 +176,14 @@ def test_item_5_a_credentials_file_that_is_not_a_key_is_refused_before_anything_
     ):
         llm.complete(f"vertex:{GEMINI}", "hi")
     assert server.received == []
+
+
+def test_item_6_vertex_has_a_row_in_llmplex_providers(tmp_path: Path) -> None:
+    """``llmplex providers --check`` imports the plugin, shows it ok with its settings and no secret value."""
+    from tests.support.cli import run_llmplex
+
+    env = {"NO_GCE_CHECK": "True", "GOOGLE_CLOUD_PROJECT": "listed-project"}
+    done = run_llmplex("providers", "--check", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert any("vertex" in line for line in done.stdout.splitlines()), done.stdout
+    assert "access_token" in done.stdout and "credentials_file" in done.stdout
