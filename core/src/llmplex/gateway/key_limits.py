@@ -72,6 +72,18 @@ class KeyLimits:
     def __repr__(self) -> str:
         return f"KeyLimits({self.store!r})"
 
+    def warm_up(self) -> None:
+        """Import the limiters and connect to the storage now (at startup), not on the first request's clock.
+
+        A storage that cannot be reached is left for the requests to report (503)."""
+        import limits.aio.strategies
+        import limits.strategies  # noqa: F401
+
+        try:
+            self.store.storage()
+        except LLMError:
+            return
+
     async def _run(self, operation: Callable[[Any], Awaitable[Any]]) -> Any:
         try:
             return await self.store.arun(operation, Deadline.after(STORAGE_TIMEOUT))

@@ -31,6 +31,7 @@ def keyed_app(client: Client, master_key: str, *, extra_recorders: tuple[Recorde
     url = database_url(config)
     keys = KeyStore(url)
     limits = KeyLimits(store_for(config.limits), partial(spent_since, keys.reader))
+    limits.warm_up()
     authenticator = KeyAuthenticator(client, keys, limits, master_key, config.gateway.key_cache_seconds)
     recorder = SpendRecorder(writer_for(url), limits)
     app = create_app(
