@@ -8,6 +8,19 @@
 # saying how to install what is missing (and the tests needing it fail with the same instruction).
 set -euo pipefail
 
+# litellm[proxy]: what the gateway benchmark (bench/gateway.py, tests/gateway/test_item_7_bench.py) compares
+# against, in a venv of its own so its pins never change the litellm of the test environments.
+proxy_venv="${LLMPLEX_LITELLM_PROXY_VENV:-$HOME/.cache/llmplex/litellm-proxy}"
+if [ ! -x "$proxy_venv/bin/litellm" ]; then
+    if command -v uv >/dev/null 2>&1; then
+        uv venv -q --clear "$proxy_venv" && uv pip install -q --python "$proxy_venv/bin/python" 'litellm[proxy]' \
+            || echo "could not install litellm[proxy] into $proxy_venv" >&2
+    else
+        python3 -m venv --clear "$proxy_venv" && "$proxy_venv/bin/pip" install -q 'litellm[proxy]' \
+            || echo "could not install litellm[proxy] into $proxy_venv" >&2
+    fi
+fi
+
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || command -v initdb >/dev/null 2>&1 || missing+=(postgresql)
