@@ -169,3 +169,24 @@ def test_item_4_postgresql_holds_keys_and_spend(fault_server: FaultServer, tmp_p
         assert json.loads(result.stdout)["cost_usd"] == "0.0000177", result.output
         listed = CliRunner().invoke(cli, ["--config", str(config_file), "keys", "list"]).stdout
         assert listed.startswith("pg-team\tactive")
+
+
+def test_item_4_log_bodies_keeps_prompts_and_answers_but_never_keys(fault_server: FaultServer, tmp_path: Path) -> None:
+    database = f"sqlite:///{tmp_path / 'bodies.db'}"
+    config = gateway_config(fault_server, timeout=10, gateway={"database": database, "log_bodies": True})
+    with running_keyed(config) as gateway:
+        key = gateway.create_key("talkative")
+        whole = httpx.post(gateway.url + V1, json=chat(text=PROMPT), headers=bearer(key))
+        streamed = httpx.post(gateway.url + V1, json=chat(text=PROMPT + "-2", stream=True), headers=bearer(key))
+        assert whole.status_code == streamed.status_code == 200
+        assert httpx.post(gateway.url + V1, json=chat(text=PROMPT), headers=MASTER).status_code == 200
+        gateway.flush(3)
+        rows = _rows(gateway.keys.engine)
+        gateway.keys.close()
+    assert [row["prompt_text"] for row in rows] == [PROMPT, PROMPT + "-2", PROMPT]
+    assert all(row["answer_text"] == "Hello! How can I help?" for row in rows)
+    assert rows[0]["prompt"] == [{"role": "user", "content": PROMPT}]
+    assert [row["key_name"] for row in rows] == ["talkative", "talkative", "master"]
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("bodies.db*"))
+    for secret in (key, MASTER_KEY, PROVIDER_KEY):
+        assert secret.encode() not in stored

@@ -22,6 +22,7 @@ from typing import Any
 from llmplex.client import Client
 from llmplex.errors import LLMError
 from llmplex.gateway.access import Admission, Caller, CallTicket, unauthorized
+from llmplex.gateway.bodies import collect
 from llmplex.gateway.errors import GatewayError
 from llmplex.gateway.key_limits import Hold, KeyLimits
 from llmplex.gateway.keys import KeyRecord, KeyStore, hash_key
@@ -63,9 +64,16 @@ class KeyAuthenticator:
     """The master key and the virtual keys of ``keys``, with their caps kept by ``limits``."""
 
     def __init__(
-        self, client: Client, keys: KeyStore, limits: KeyLimits, master_key: str, cache_seconds: float = 1.0
+        self,
+        client: Client,
+        keys: KeyStore,
+        limits: KeyLimits,
+        master_key: str,
+        cache_seconds: float = 1.0,
+        bodies: bool = False,
     ) -> None:
         self.client = client
+        self.bodies = bodies
         self.keys = keys
         self.limits = limits
         self.cache_seconds = cache_seconds
@@ -113,6 +121,8 @@ class KeyAuthenticator:
 
     async def admit(self, caller: Caller, ticket: CallTicket) -> Admission:
         """The key's model patterns (403), then its rate limits, calls in flight and budget (429)."""
+        if self.bodies:
+            collect()
         record = caller.record if isinstance(caller, KeyCaller) else None
         if record is None:
             return Admission(caller)

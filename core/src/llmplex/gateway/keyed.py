@@ -14,6 +14,7 @@ from llmplex.client import Client
 from llmplex.gateway.admin import admin_routes
 from llmplex.gateway.app import create_app
 from llmplex.gateway.auth import KeyAuthenticator
+from llmplex.gateway.bodies import BodyCollector
 from llmplex.gateway.key_limits import KeyLimits
 from llmplex.gateway.keys import KeyStore, database_url
 from llmplex.gateway.records import Recorder
@@ -32,8 +33,11 @@ def keyed_app(client: Client, master_key: str, *, extra_recorders: tuple[Recorde
     keys = KeyStore(url)
     limits = KeyLimits(store_for(config.limits), partial(spent_since, keys.reader))
     limits.warm_up()
-    authenticator = KeyAuthenticator(client, keys, limits, master_key, config.gateway.key_cache_seconds)
-    recorder = SpendRecorder(writer_for(url), limits)
+    bodies = config.gateway.log_bodies
+    authenticator = KeyAuthenticator(client, keys, limits, master_key, config.gateway.key_cache_seconds, bodies)
+    recorder = SpendRecorder(writer_for(url), limits, bodies)
+    if bodies:
+        client.host.register_observer(BodyCollector(), name="llmplex.gateway.bodies")
     app = create_app(
         client, authenticator, recorders=[recorder, *extra_recorders], dashboard_key=master_key, **app_args
     )

@@ -6,9 +6,10 @@ a row on the store's batched ``CallWriter`` (built and written on its thread).
 The row has the key's name, the model asked, the provider and model that
 answered, every token bucket, the cost (the same for a streamed answer as for
 the whole one: both come from the final ``Usage``), latency, status and error
-type, plus the endpoint and HTTP status in ``options``; never a key, secret or
-prompt. ``spend_totals`` and ``spent_since`` read it back (``llmplex spend``,
-``GET /admin/spend``, budgets kept in memory).
+type, plus the endpoint and HTTP status in ``options``; never a key or secret,
+and no prompt or answer unless ``[gateway] log_bodies = true``. ``spend_totals``
+and ``spent_since`` read it back (``llmplex spend``, ``GET /admin/spend``,
+budgets kept in memory).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from llmplex.gateway.auth import current_hold
+from llmplex.gateway.bodies import bodies_of, collected
 from llmplex.gateway.key_limits import KeyLimits
 from llmplex.gateway.records import RequestRecord
 from llmplex.store.schema import USAGE_COLUMNS
@@ -34,8 +36,8 @@ __all__ = ["SpendRecorder", "request_row", "spend_json", "spend_totals", "spent_
 GROUPINGS = ("key", "model", "day")
 
 
-def request_row(record: RequestRecord) -> dict[str, Any]:
-    """The ``calls`` row of one finished gateway request (figures only)."""
+def request_row(record: RequestRecord, calls: list[Any] | None = None) -> dict[str, Any]:
+    """The ``calls`` row of one finished gateway request: figures, and the bodies of ``calls`` if given."""
     usage = record.usage
     ok = record.error_type is None and record.status < 400
     row: dict[str, Any] = {
@@ -55,15 +57,19 @@ def request_row(record: RequestRecord) -> dict[str, Any]:
     }
     if usage is not None:
         row.update({name: getattr(usage, name) for name in USAGE_COLUMNS})
+    if calls:
+        row.update(bodies_of(calls))
     return row
 
 
 class SpendRecorder:
-    """Frees each request's hold on its key's caps, counts its cost, and logs it through ``writer``."""
+    """Frees each request's hold on its key's caps, counts its cost, and logs it through ``writer``
+    (with its prompt and answer when ``bodies``)."""
 
-    def __init__(self, writer: CallWriter, limits: KeyLimits) -> None:
+    def __init__(self, writer: CallWriter, limits: KeyLimits, bodies: bool = False) -> None:
         self.writer = writer
         self.limits = limits
+        self.bodies = bodies
 
     def __repr__(self) -> str:
         return f"SpendRecorder({self.writer!r})"
@@ -75,7 +81,8 @@ class SpendRecorder:
             usage = record.usage
             used = None if usage is None else (usage.total_tokens or usage.input_tokens + usage.output_tokens)
             self.limits.settle(hold, record.cost_usd, used)
-        self.writer.submit(partial(request_row, record))
+        calls = collected()
+        self.writer.submit(partial(request_row, record, calls if self.bodies else None))
 
 
 def spend_totals(
