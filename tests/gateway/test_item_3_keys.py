@@ -253,3 +253,35 @@ def test_item_3_the_database_is_the_one_the_config_names(tmp_path: Path, fault_s
         CliRunner().invoke(cli, ["--config", str(config_file), "keys", "revoke", "cli-made"])
         assert _post(gateway, key, chat()).status_code == 401
     assert not (data_dir() / "logs.db").exists()
+
+
+def test_item_3_a_spent_budget_stays_spent_when_the_gateway_restarts(tmp_path: Path, fault_server: FaultServer) -> None:
+    """With ``memory://`` limits the counters die with the process: a new one starts from the spend log."""
+    from tests.gateway.keyed_support import ServeProcess, write_config
+
+    config = {
+        "throttle": {"max_attempts": 1},
+        "gateway": {"database": f"sqlite:///{tmp_path / 'gw.db'}"},
+        "providers": {
+            "faulty": {"plugin": "openai", "base_url": fault_server.url, "api": "chat", "api_key": PROVIDER_KEY}
+        },
+    }
+    config_file = write_config(tmp_path / "llmplex.toml", config)
+    made = CliRunner().invoke(
+        cli, ["--config", str(config_file), "keys", "create", "--name", "b", "--budget-usd", "0.00001"]
+    )
+    key = made.stdout.strip()
+    env = {"XDG_DATA_HOME": str(tmp_path / "xdg-data")}
+    first = ServeProcess(config_file, env)
+    try:
+        assert httpx.post(first.url + V1, json=chat(), headers=bearer(key), timeout=30).status_code == 200
+        wait_for(lambda: httpx.post(first.url + V1, json=chat(), headers=bearer(key), timeout=30).status_code == 429)
+    finally:
+        first.stop()  # its pending spend rows are written as it exits
+    second = ServeProcess(config_file, env)
+    try:
+        refused = httpx.post(second.url + V1, json=chat(), headers=bearer(key), timeout=30)
+        assert refused.status_code == 429 and "spent" in refused.json()["error"]["message"]
+    finally:
+        second.stop()
+    assert len(fault_server.requests) == 2
