@@ -44,6 +44,17 @@ class ToolCall(BaseModel):
         """The arguments decoded from JSON (raises ``ValueError`` when they are not JSON or nest too deeply)."""
         return decode_json(self.arguments or "{}")
 
+    def arguments_object(self, index: int) -> dict[str, Any]:
+        """The arguments as a JSON object, for provider wires that carry them as one; an
+        ``LLMConfigurationError`` naming ``messages[index]`` when they are not JSON or not an object."""
+        try:
+            value = self.parsed_arguments()
+        except ValueError as exc:
+            raise LLMConfigurationError(f"messages[{index}] has tool call arguments that are not JSON: {exc}") from None
+        if not isinstance(value, dict):
+            raise LLMConfigurationError(f"messages[{index}] has tool call arguments that are not a JSON object")
+        return value
+
 
 _PART_TYPES: dict[str, type[MediaPart]] = {"image": Image, "document": Document, "audio": Audio}
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -153,21 +152,11 @@ def _assistant_content(message: Message, index: int) -> list[dict[str, Any]]:
     if message.text:
         blocks.append(_text(message.text))
     for call in message.tool_calls:
-        arguments = _arguments(call.arguments, index)
+        arguments = call.arguments_object(index)
         blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": arguments})
     if not blocks:
         raise LLMConfigurationError(f"messages[{index}] is an assistant message with neither content nor tool calls")
     return reasoning_blocks(message) + blocks
-
-
-def _arguments(arguments: str, index: int) -> dict[str, Any]:
-    try:
-        value = json.loads(arguments or "{}")
-    except ValueError as exc:
-        raise LLMConfigurationError(f"messages[{index}] has tool call arguments that are not JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise LLMConfigurationError(f"messages[{index}] has tool call arguments that are not a JSON object")
-    return value
 
 
 # -- tools and structured output ------------------------------------------------------

@@ -6,7 +6,6 @@ Field names are the Converse API's (``modelId``, ``messages``, ``system``,
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -141,22 +140,12 @@ def _document_name(name: str | None, index: int) -> str:
 def _assistant_blocks(message: Message, index: int) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = [{"text": message.text}] if message.text else []
     blocks += [
-        {"toolUse": {"toolUseId": call.id, "name": call.name, "input": _arguments(call.arguments, index)}}
+        {"toolUse": {"toolUseId": call.id, "name": call.name, "input": call.arguments_object(index)}}
         for call in message.tool_calls
     ]
     if not blocks:
         raise LLMConfigurationError(f"messages[{index}] is an assistant message with neither content nor tool calls")
     return blocks
-
-
-def _arguments(arguments: str, index: int) -> dict[str, Any]:
-    try:
-        value = json.loads(arguments or "{}")
-    except ValueError as exc:
-        raise LLMConfigurationError(f"messages[{index}] has tool call arguments that are not JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise LLMConfigurationError(f"messages[{index}] has tool call arguments that are not a JSON object")
-    return value
 
 
 def _tool_result(message: Message, index: int) -> dict[str, Any]:

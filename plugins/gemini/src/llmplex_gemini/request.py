@@ -114,7 +114,7 @@ def _model_parts(message: Message, index: int, sign_calls: bool) -> list[dict[st
         return replayed  # the turn as Gemini sent it, thoughts and signatures included
     parts: list[dict[str, Any]] = [{"text": message.text}] if message.text else []
     for position, call in enumerate(message.tool_calls):
-        function_call = {"name": call.name, "args": _arguments(call.arguments, index), **_call_id(call.id)}
+        function_call = {"name": call.name, "args": call.arguments_object(index), **_call_id(call.id)}
         part: dict[str, Any] = {"function_call": function_call}
         if sign_calls and position == 0:
             part["thought_signature"] = SKIP_SIGNATURE
@@ -122,16 +122,6 @@ def _model_parts(message: Message, index: int, sign_calls: bool) -> list[dict[st
     if not parts:
         raise LLMConfigurationError(f"messages[{index}] is an assistant message with neither content nor tool calls")
     return parts
-
-
-def _arguments(arguments: str, index: int) -> dict[str, Any]:
-    try:
-        value = json.loads(arguments or "{}")
-    except ValueError as exc:
-        raise LLMConfigurationError(f"messages[{index}] has tool call arguments that are not JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise LLMConfigurationError(f"messages[{index}] has tool call arguments that are not a JSON object")
-    return value
 
 
 def _function_response(message: Message, index: int, call_names: dict[str, str]) -> dict[str, Any]:
