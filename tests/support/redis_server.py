@@ -6,8 +6,8 @@
 Nothing is saved to disk, the server listens on loopback only, and ``stop()``
 ends it (SIGTERM, then SIGKILL). ``RedisServer(dir, password="...")`` requires that
 password (``url`` carries it); ``pause()``/``resume()`` freeze and thaw the process
-(SIGSTOP/SIGCONT: connections are accepted by the kernel, nothing is answered). Tests get it through the ``redis_server``
-fixture of ``tests/support/fixtures.py``.
+(SIGSTOP/SIGCONT: connections are accepted by the kernel, nothing is answered). Tests get it through the
+``redis_server`` fixture of ``tests/support/fixtures.py``.
 """
 
 from __future__ import annotations

@@ -77,6 +77,9 @@ if TYPE_CHECKING:
     from llmplex.hookspecs import (
         hookimpl,
     )
+    from llmplex.mcp import (
+        MCPServer,
+    )
     from llmplex.provider import (
         Capabilities,
         ProviderInfo,
@@ -102,14 +105,8 @@ if TYPE_CHECKING:
     from llmplex.reliability.throttle import (
         ThrottlePolicy,
     )
-    from llmplex.mcp import (
-        MCPServer,
-    )
     from llmplex.tooling import (
         ToolContext,
-    )
-    from llmplex.types.tool_result import (
-        ToolResult,
     )
     from llmplex.types import (
         Audio,
@@ -126,6 +123,9 @@ if TYPE_CHECKING:
         Tool,
         ToolCall,
         Usage,
+    )
+    from llmplex.types.tool_result import (
+        ToolResult,
     )
 
 __version__ = "0.1.0"

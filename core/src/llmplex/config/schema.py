@@ -107,8 +107,10 @@ class BudgetConfig(BaseModel):
     max_requests: int | None = Field(default=None, ge=0)
     max_cost_usd: Decimal | None = Field(default=None, ge=0)
     unpriced_input_usd_per_mtok: Decimal | None = Field(
-        default=None, ge=0, description="Under max_cost_usd: US dollars per million input tokens of a model "
-        "genai-prices cannot price (without it such a model is refused before sending)."
+        default=None,
+        ge=0,
+        description="Under max_cost_usd: US dollars per million input tokens of a model "
+        "genai-prices cannot price (without it such a model is refused before sending).",
     )
     unpriced_output_usd_per_mtok: Decimal | None = Field(
         default=None, ge=0, description="Under max_cost_usd: US dollars per million output tokens of such a model."
@@ -177,7 +179,7 @@ class LogConfig(BaseModel):
     )
     database: str | None = Field(
         default=None,
-        description='sqlite:///PATH or postgresql://...; None: logs.db in the user data directory.',
+        description="sqlite:///PATH or postgresql://...; None: logs.db in the user data directory.",
     )
     bodies: bool = Field(default=True, description="false: keep only the figures, no prompt, answer or options.")
 
