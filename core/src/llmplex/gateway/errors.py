@@ -75,7 +75,7 @@ class GatewayError(Exception):
     ``param`` names the offending field (OpenAI's ``param``), ``code`` the machine-readable
     reason (``context_length_exceeded``, ``rate_limit_exceeded``, ``invalid_api_key``),
     ``retry_after`` sets the ``Retry-After`` header (seconds), and ``kind`` is the
-    error type the metrics and the request log count; ``provider`` the provider that failed, if one did.
+    error type the metrics and the request log count; ``provider`` and ``model`` name the failed provider call.
     """
 
     status: int
@@ -86,6 +86,7 @@ class GatewayError(Exception):
     kind: str = "invalid_request"
     headers: dict[str, str] = field(default_factory=dict)
     provider: str | None = None
+    model: str | None = None
 
     def __post_init__(self) -> None:
         self.message = redact(self.message)

@@ -161,7 +161,7 @@ class Pipeline:
             key_name=exchange.caller.name if exchange.caller else "",
             model_asked=exchange.model,
             provider=answer.provider if answer else (error.provider or "" if error else ""),
-            model=answer.model if answer else "",
+            model=answer.model if answer else (error.model or "" if error else ""),
             stream=exchange.stream,
             status=status,
             error_type=error.kind if error else None,
@@ -245,7 +245,7 @@ class Pipeline:
 def upstream_error(error: LLMError, dialect: Dialect) -> GatewayError:
     """The gateway's answer to a failed provider call, naming the provider that failed."""
     answer = from_llm_error(error, dialect)
-    answer.provider = error.provider
+    answer.provider, answer.model = error.provider, error.model
     return answer
 
 
