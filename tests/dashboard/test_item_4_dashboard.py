@@ -77,7 +77,9 @@ def test_item_4_the_calls_table_searches_filters_and_pages_newest_first(known_lo
 
 def test_item_4_one_call_shows_its_whole_conversation_with_tool_calls_and_results(known_log: str) -> None:
     api = _api(known_log)
-    [row] = [c for c in api.get("/api/calls", params={"q": "Lisbon"}).json()["calls"] if c["answer"]]
+    rounds = api.get("/api/calls", params={"q": "Lisbon"}).json()["calls"]
+    assert [c["tool_call"] for c in rounds] == [None, "weather"]  # the table names the tool a round called
+    [row] = [c for c in rounds if c["answer"]]
     call = api.get(f"/api/calls/{row['id']}").json()
     assert [m["role"] for m in call["messages"]] == ["user", "assistant", "tool"]
     assert call["messages"][1]["tool_calls"][0] == {
@@ -286,6 +288,9 @@ def test_item_4_the_dashboard_reads_a_postgresql_log_alike() -> None:
         assert api.get("/api/calls", params={"q": "100%_"}).json()["total"] == 0  # % and _ are characters
         found = api.get("/api/calls", params={"q": "Lisbon", "per_page": 1}).json()
         assert found["total"] == 2 and len(found["calls"]) == 1
+        assert api.get("/api/calls", params={"q": "Lisbon", "page": 2, "per_page": 1}).json()["calls"][0][
+            "tool_call"
+        ] == "weather"
         call = api.get(f"/api/calls/{found['calls'][0]['id']}").json()
         assert [m["role"] for m in call["messages"]] == ["user", "assistant", "tool"]
         assert len(call["conversation"]) == 2

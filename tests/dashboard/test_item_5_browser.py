@@ -135,6 +135,7 @@ def test_item_5_the_conversation_view_shows_tool_calls_and_results(browser: Any,
     with visit(browser) as seen:
         page = seen.open(dashboard.url + "/")
         _search(page, q="Lisbon")
+        assert "[tool call: weather]" in page.locator("#rows tr").last.inner_text()
         page.locator("#rows tr", has_text="Lisbon is sunny").click()
         page.wait_for_selector("#conversation:not([hidden]) .message.tool")
         roles = page.locator("#messages > li .role").all_inner_texts()

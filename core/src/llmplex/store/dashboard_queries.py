@@ -118,7 +118,8 @@ def _largest_cost(group: dict[str, Any]) -> tuple[Decimal, str]:
 
 @dataclass(frozen=True)
 class CallsPage:
-    """One page of calls, newest first: ``rows`` are short summaries; ``total`` counts every match."""
+    """One page of calls, newest first: ``rows`` are short summaries (``tool_call``: the name of the first
+    tool the answer calls); ``total`` counts every match."""
 
     total: int
     page: int
@@ -145,6 +146,7 @@ def calls_page(connection: Connection, where: CallFilter, page: int = 1, per_pag
         calls.c.error_type,
         func.substr(calls.c.prompt_text, 1, SNIPPET).label("prompt"),
         func.substr(calls.c.answer_text, 1, SNIPPET).label("answer"),
+        calls.c.answer[("tool_calls", 0, "name")].as_string().label("tool_call"),
         calls.c.input_tokens,
         calls.c.output_tokens,
         calls.c.cost_usd,

@@ -143,7 +143,8 @@ async function loadCalls() {
   body.replaceChildren();
   for (const call of data.calls) {
     const row = el("tr", { "data-id": call.id, class: call.status });
-    const answer = call.status === "error" ? "error: " + (call.error_type || "") : call.answer || "";
+    let answer = call.status === "error" ? "error: " + (call.error_type || "") : call.answer || "";
+    if (call.tool_call) answer = `${answer} [tool call: ${call.tool_call}]`.trim();
     const link = el("td");
     link.append(el("a", { href: "#call-" + call.id }, call.id));  // reachable from the keyboard too
     row.append(
