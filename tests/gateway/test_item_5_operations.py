@@ -252,3 +252,20 @@ def test_item_5_serve_with_workers_shares_the_port_and_adds_up_the_metrics(
         'llmplex_gateway_requests_total{endpoint="chat.completions",key="master",model="mock:echo",status="200"} 12.0'
     )
     assert total in text, text
+
+
+def test_item_5_serve_without_the_gateway_extra_says_how_to_install_it(tmp_path: Path) -> None:
+    code = (
+        "import sys; sys.modules['uvicorn'] = None; sys.argv = ['llmplex', 'serve']; "
+        "from llmplex.cli.main import main; main()"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env=_environment(tmp_path, LLMPLEX_MASTER_KEY=MASTER_KEY),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 3, result
+    assert "pip install 'llmplex[gateway]'" in result.stderr and "uvicorn" in result.stderr

@@ -33,6 +33,10 @@ def serve_command(
     The master key comes from LLMPLEX_MASTER_KEY or the file LLMPLEX_MASTER_KEY_FILE names.
     """
     try:
+        import prometheus_client  # noqa: F401  # the gateway extra, checked before anything starts
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+
         from llmplex.gateway.server import ServeOptions, serve
     except ImportError as exc:
         raise LLMConfigurationError(
