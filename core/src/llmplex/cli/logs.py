@@ -75,7 +75,10 @@ def _when(text: str | None, option: str) -> datetime | None:
     "--by", type=click.Choice(["model", "day", "provider", "key"]), default="model", show_default=True,
     help="How --cost groups the totals.",
 )  # fmt: skip
-@click.option("--serve", is_flag=True, help="Serve the dashboard on 127.0.0.1 (llmplex[gateway]) until Ctrl-C.")
+@click.option(
+    "--serve", is_flag=True,
+    help="Serve the dashboard on 127.0.0.1 until Ctrl-C (llmplex[gateway]); search and filter on the page.",
+)  # fmt: skip
 @click.option("--port", type=click.IntRange(0, 65535), default=4040, show_default=True, help="The dashboard's port.")
 @click.pass_context
 def logs_command(
