@@ -49,6 +49,17 @@ def test_item_5_readiness_checks_the_limits_redis(fault_server: FaultServer, red
         assert httpx.get(down.url + "/health/liveness").status_code == 200
 
 
+def test_item_5_readiness_checks_the_database(fault_server: FaultServer, tmp_path: Path) -> None:
+    ready = gateway_config(fault_server, gateway={"database": f"sqlite:///{tmp_path / 'gw.db'}"})
+    with running_gateway(ready) as up:
+        assert httpx.get(up.url + "/health/readiness", timeout=10).status_code == 200
+    gone = gateway_config(fault_server, gateway={"database": "postgresql://llmplex:secret-pw@127.0.0.1:1/none"})
+    with running_gateway(gone) as down:
+        reply = httpx.get(down.url + "/health/readiness", timeout=10)
+    assert reply.status_code == 503 and "does not answer" in reply.json()["problems"]["database"]
+    assert "secret-pw" not in reply.text
+
+
 def test_item_5_metrics_count_requests_errors_tokens_cost_latency_in_flight(
     gateway: Gateway, fault_server: FaultServer
 ) -> None:

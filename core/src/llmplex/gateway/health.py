@@ -1,14 +1,15 @@
-"""Readiness probes: the parts a gateway needs before it takes traffic (the ``[limits]`` Redis, when set)."""
+"""Readiness probes: the parts a gateway needs before it takes traffic (the ``[limits]`` Redis, the database)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from llmplex.config.schema import Config
 from llmplex.redaction import redact
 
-__all__ = ["readiness_checks", "redis_check"]
+__all__ = ["database_check", "readiness_checks", "redis_check"]
 
 _PROBE_SECONDS = 2.0
 
@@ -33,9 +34,37 @@ def redis_check(url: str) -> Callable[[], Awaitable[str | None]]:
     return redis
 
 
+def database_check(url: str) -> Callable[[], Awaitable[str | None]]:
+    """A probe that runs ``SELECT 1`` on the database at ``url`` (through ``llmplex.store``): ``None`` when it
+    answers within two seconds."""
+    engines: list[Any] = []
+
+    async def database() -> str | None:
+        from sqlalchemy import text
+
+        from llmplex.store.database import async_engine
+
+        try:
+            if not engines:
+                engines.append(async_engine(url))
+            async with asyncio.timeout(_PROBE_SECONDS), engines[0].connect() as connection:
+                await connection.execute(text("SELECT 1"))
+        except Exception as exc:
+            return redact(f"the database at {url} does not answer: {type(exc).__name__}")
+        return None
+
+    return database
+
+
 def readiness_checks(config: Config) -> list[Callable[[], Awaitable[str | None]]]:
-    """The probes ``config`` calls for: the shared-limits Redis when ``[limits] storage`` names one."""
+    """The probes ``config`` calls for: the shared-limits Redis when ``[limits] storage`` names one, and the
+    database when ``[gateway] database`` or ``[log] database`` names one (the default SQLite file is made when
+    the gateway starts)."""
+    checks = []
     storage = config.limits.storage
     if storage.startswith(("redis://", "rediss://")):
-        return [redis_check(storage)]
-    return []
+        checks.append(redis_check(storage))
+    database = config.gateway.database or config.log.database
+    if database:
+        checks.append(database_check(database))
+    return checks
