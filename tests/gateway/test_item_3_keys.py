@@ -285,3 +285,13 @@ def test_item_3_a_spent_budget_stays_spent_when_the_gateway_restarts(tmp_path: P
     finally:
         second.stop()
     assert len(fault_server.requests) == 2
+
+
+def test_item_3_an_unreachable_database_is_one_typed_line_without_its_password(tmp_path: Path) -> None:
+    config_file = tmp_path / "llmplex.toml"
+    config_file.write_text('[gateway]\ndatabase = "postgresql://llmplex:hunter2-secret@127.0.0.1:1/nothing"\n')
+    for args in (["keys", "list"], ["keys", "create", "--name", "x"], ["spend"]):
+        result = CliRunner().invoke(cli, ["--config", str(config_file), *args])
+        assert result.exit_code != 0 and result.stdout == "", args
+        assert "cannot be opened" in result.stderr and "[gateway] database" in result.stderr, result.stderr
+        assert "hunter2-secret" not in result.output and "Traceback" not in result.output

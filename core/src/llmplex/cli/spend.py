@@ -24,17 +24,16 @@ def spend_command(
     ctx: click.Context, key: str | None, model: str | None, since: str | None, by: str, as_json: bool
 ) -> None:
     """Requests, tokens and US dollars per key, model or day, from the database `llmplex serve` logs to."""
-    from llmplex.gateway.keys import database_url
+    from llmplex.gateway.keys import KeyStore, database_url
     from llmplex.gateway.spend import spend_json, spend_totals
-    from llmplex.store.database import open_database
 
     client = ctx.find_root().obj
     url = database_url((client if isinstance(client, Client) else Client()).config)
-    engine = open_database(url)
+    store = KeyStore(url)  # opened (created or migrated) as llmplex serve opens it
     try:
-        rows = spend_totals(engine, by=by, key=key, model=model, since=_when(since, "--since"))
+        rows = spend_totals(store.reader, by=by, key=key, model=model, since=_when(since, "--since"))
     finally:
-        engine.dispose()
+        store.close()
     if as_json:
         for item in spend_json(rows, by):
             click.echo(json.dumps(item))

@@ -166,10 +166,20 @@ class KeyStore:
     """The virtual keys of one database (``sqlite:///PATH`` or ``postgresql://...``), migrated on open."""
 
     def __init__(self, url: str) -> None:
+        from llmplex.redaction import redact
         from llmplex.store.database import open_database, sync_engine
 
         self.url = url
-        self.engine = open_database(url, writer=True)
+        try:
+            self.engine = open_database(url, writer=True)
+        except LLMConfigurationError:
+            raise
+        except Exception as exc:
+            why = (redact(str(getattr(exc, "orig", None) or exc)).splitlines() or [""])[0][:200]
+            raise LLMConfigurationError(
+                f"the gateway's database {redact(url)} cannot be opened ({type(exc).__name__}: {why}); "
+                "start it, or set [gateway] database to a reachable sqlite:///PATH or postgresql://... URL"
+            ) from None
         self.reader = sync_engine(url)  # reads never wait for another process's write lock (SQLite WAL)
 
     def __repr__(self) -> str:

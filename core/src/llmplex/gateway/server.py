@@ -67,10 +67,9 @@ def app_from_environment() -> Any:
 
 def _prepare_database(config: Any) -> None:
     """Create or migrate the keys and spend database once, before the workers start (each then finds it ready)."""
-    from llmplex.gateway.keys import database_url
-    from llmplex.store.database import open_database
+    from llmplex.gateway.keys import KeyStore, database_url
 
-    open_database(database_url(config)).dispose()
+    KeyStore(database_url(config)).close()
 
 
 @dataclass(frozen=True)
