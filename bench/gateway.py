@@ -32,6 +32,7 @@ import asyncio
 import gc
 import json
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -88,7 +89,8 @@ class Target:
         import httpx
         import openai
 
-        limits = httpx.Limits(max_connections=512, max_keepalive_connections=512)
+        # idle connections dropped after 2 s, before uvicorn's 5 s keep-alive timeout closes them under a request
+        limits = httpx.Limits(max_connections=512, max_keepalive_connections=512, keepalive_expiry=2)
         http = openai.DefaultAsyncHttpxClient(limits=limits, timeout=120)
         self.client = openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0, http_client=http)
         return self
@@ -348,6 +350,7 @@ def main() -> None:
     parser.add_argument("--no-server-configs", action="store_true", help="skip the uvicorn settings comparison")
     parser.add_argument("--json", type=Path, default=None, help="also write every figure to this JSON file")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the servers and remove the files on SIGTERM too
     with tempfile.TemporaryDirectory(prefix="llmplex-bench-gateway-") as work:
         report = asyncio.run(run(args, Path(work)))
     if args.json is not None:

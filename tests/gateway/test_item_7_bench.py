@@ -25,8 +25,8 @@ def test_item_7_bench_runs_quick(tmp_path: Path) -> None:
     command = [sys.executable, str(BENCH), "--quick", "--soak", "400", "--json", str(report_file)]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1200, check=False)
     assert done.returncode == 0, (
-        f"bench/gateway.py --quick failed (the litellm proxy missing: run 'bash tools/ensure_services.sh', which "
-        f"installs litellm[proxy] in a venv of its own):\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+        f"bench/gateway.py --quick failed (if the litellm proxy is missing: run 'bash tools/ensure_services.sh', "
+        f"which installs litellm[proxy] in a venv of its own):\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
     )
     report = json.loads(report_file.read_text())
 
