@@ -12,6 +12,18 @@ __all__ = ["StreamAssembler"]
 class StreamAssembler:
     """Accumulates text, tool-call pieces, usage and finish reason across stream events."""
 
+    __slots__ = (
+        "answering",
+        "calls",
+        "finish_reason",
+        "model",
+        "provider",
+        "reasoning",
+        "response_id",
+        "text",
+        "usage",
+    )
+
     def __init__(self, provider: str, model: str) -> None:
         self.provider = provider
         self.model = model

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from functools import partial
 from typing import Any
 
 from llmplex.engine.adapt import Adapted, adapt
@@ -22,6 +23,8 @@ __all__ = ["Attempt", "hook_client"]
 
 class Attempt:
     """The provider-facing half of the pipeline for one route."""
+
+    __slots__ = ("provider", "route")
 
     def __init__(self, route: Route) -> None:
         self.route = route
@@ -46,7 +49,7 @@ class Attempt:
 
     def format_adapted(self, request: Request) -> dict[str, Any]:
         """The provider payload for a request ``adapt`` already held against the instance."""
-        payload = contained(lambda: self.hooks.format(request=request, settings=self.provider.settings), self.name)
+        payload = contained(self.hooks.format, self.name, request=request, settings=self.provider.settings)
         if payload is None:
             raise LLMConfigurationError(f"provider {self.provider.name!r} does not implement llmplex_format")
         return payload  # type: ignore[no-any-return]
@@ -73,12 +76,12 @@ class Attempt:
     def parse(self, raw: Any, request: Request) -> Response:
         """The core response for one raw provider response."""
         return contained(  # type: ignore[no-any-return]
-            lambda: self.hooks.parse(raw=raw, request=request, settings=self.provider.settings), self.name
+            self.hooks.parse, self.name, raw=raw, request=request, settings=self.provider.settings
         )
 
     def parse_event(self, raw_event: Any, state: Any) -> Any:
         """The stream events of one raw provider event."""
-        return contained(lambda: self.hooks.parse_event(raw_event=raw_event, state=state), self.name)
+        return contained(self.hooks.parse_event, self.name, raw_event=raw_event, state=state)
 
     def _send_args(
         self,
@@ -116,29 +119,26 @@ class Attempt:
         if not self.hooks.implements("call"):
             self._require("acall")
             return run_on_loop(lambda: self.asend(payload, request, deadline, expired))
-        return call_before(
-            lambda: contained(lambda: self.hooks.call(**self._send_args(payload, deadline, False, request)), self.name),
-            deadline,
-            expired,
-        )
+        sending = partial(contained, self._invoke, self.name, "call", payload, deadline, request)
+        return call_before(sending, deadline, expired)
 
     async def asend(
         self, payload: dict[str, Any], request: Request, deadline: Deadline | None, expired: Expired
     ) -> Any:
         """Send asynchronously; a sync-only provider runs on a worker thread."""
+        return await await_before(partial(self._asending, payload, request, deadline), deadline, expired)
 
-        def call() -> Any:
-            return contained(lambda: self.hooks.call(**self._send_args(payload, deadline, False, request)), self.name)
+    async def _asending(self, payload: dict[str, Any], request: Request, deadline: Deadline | None) -> Any:
+        if self.hooks.implements("acall"):
+            return await acontained(self._invoke, self.name, "acall", payload, deadline, request)
+        self._require("call")
+        return await in_worker(partial(contained, self._invoke, self.name, "call", payload, deadline, request))
 
-        async def sending() -> Any:
-            if self.hooks.implements("acall"):
-                return await acontained(
-                    lambda: self.hooks.acall(**self._send_args(payload, deadline, True, request)), self.name
-                )
-            self._require("call")
-            return await in_worker(call)
-
-        return await await_before(sending, deadline, expired)
+    def _invoke(self, hook: str, payload: dict[str, Any], deadline: Deadline | None, request: Request | None) -> Any:
+        """The I/O hook ``hook`` (``call``, ``acall``, ``stream``, ``astream``) of the provider as bound now, called
+        with its arguments (the async client for the async hooks); run under ``contained``."""
+        asynchronous = hook.startswith("a")
+        return getattr(self.hooks, hook)(**self._send_args(payload, deadline, asynchronous, request))
 
     def open_stream(self, payload: dict[str, Any], deadline: Deadline | None, expired: Expired) -> Iterator[Any]:
         """Raw stream events, synchronously; an async-only provider streams on the bridge loop."""
@@ -147,7 +147,7 @@ class Attempt:
             return iterate_on_loop(lambda: self.aopen_stream(payload, deadline, expired))
 
         def opening() -> Iterator[Any]:
-            opened = contained(lambda: self.hooks.stream(**self._send_args(payload, deadline, False)), self.name)
+            opened = contained(self._invoke, self.name, "stream", payload, deadline, None)
             return iter_contained(opened, self.name)
 
         return iterate_before(opening, deadline, expired)
@@ -158,14 +158,12 @@ class Attempt:
         """Raw stream events, asynchronously; a sync-only provider streams from a worker thread."""
 
         def blocking() -> Iterator[Any]:
-            opened = contained(lambda: self.hooks.stream(**self._send_args(payload, deadline, False)), self.name)
+            opened = contained(self._invoke, self.name, "stream", payload, deadline, None)
             return iter_contained(opened, self.name)
 
         async def opening() -> AsyncIterator[Any]:
             if self.hooks.implements("astream"):
-                opened = await acontained(
-                    lambda: self.hooks.astream(**self._send_args(payload, deadline, True)), self.name
-                )
+                opened = await acontained(self._invoke, self.name, "astream", payload, deadline, None)
                 return aiter_contained(opened, self.name)
             self._require("stream")
             return aiterate_in_thread(blocking)

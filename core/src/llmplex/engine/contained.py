@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from llmplex.errors import LLMError
 from llmplex.plugins.host import describe_failure
@@ -38,20 +38,21 @@ def plugin_aborted(error: BaseException, provider: str) -> LLMError:
     )
 
 
-def contained(fn: Callable[[], T], provider: str) -> T:
-    """``fn()``, its ``BaseException`` turned into the call's ``LLMError``."""
+def contained(fn: Callable[..., T], provider: str, /, *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)``, its ``BaseException`` turned into the call's ``LLMError`` (arguments given here,
+    not bound in a closure, keep the per-call objects few)."""
     try:
-        return fn()
+        return fn(*args, **kwargs)
     except (Exception, *_PASSING):
         raise
     except BaseException as exc:
         raise plugin_aborted(exc, provider) from exc
 
 
-async def acontained(make: Callable[[], Awaitable[T]], provider: str) -> T:
-    """``await make()``, its ``BaseException`` turned into the call's ``LLMError``."""
+async def acontained(make: Callable[..., Awaitable[T]], provider: str, /, *args: Any, **kwargs: Any) -> T:
+    """``await make(*args, **kwargs)``, its ``BaseException`` turned into the call's ``LLMError``."""
     try:
-        return await make()
+        return await make(*args, **kwargs)
     except (Exception, *_PASSING):
         raise
     except BaseException as exc:

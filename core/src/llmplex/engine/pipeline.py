@@ -29,6 +29,8 @@ class Pipeline:
     so no wait, read or stalled stream passes it.
     """
 
+    __slots__ = ("_adapted", "_assembler", "plan", "request", "retrier", "route", "runner", "telemetry")
+
     def __init__(
         self,
         request_id: str,

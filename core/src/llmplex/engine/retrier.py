@@ -51,6 +51,22 @@ class Retrier:
     call made (fallbacks), which is what errors and responses report.
     """
 
+    __slots__ = (
+        "_held",
+        "_permit",
+        "_where",
+        "attempt",
+        "attempts_before",
+        "failures",
+        "plan",
+        "request",
+        "request_id",
+        "runner",
+        "started",
+        "telemetry",
+        "waited",
+    )
+
     def __init__(
         self,
         request_id: str,
@@ -74,8 +90,7 @@ class Retrier:
         self.waited = 0.0
         self.started = plan.clock.monotonic() if started is None else started
         self.failures: list[FailedAttempt] = []
-        route = runner.route
-        self._where = {"request_id": request_id, "provider": route.provider.name, "model": route.model}
+        self._where: Mapping[str, str] | None = None  # built when an event or error first needs it
 
     @property
     def sent(self) -> int:
@@ -83,7 +98,10 @@ class Retrier:
         return self.attempts_before + self.attempt
 
     def where(self) -> Mapping[str, str]:
-        """The fields every event of this request carries (built once per route)."""
+        """The fields every event of this request carries (built once per route, when first needed)."""
+        if self._where is None:
+            route = self.runner.route
+            self._where = {"request_id": self.request_id, "provider": route.provider.name, "model": route.model}
         return self._where
 
     def begin(self, stream: bool = False) -> None:
@@ -137,14 +155,14 @@ class Retrier:
         counted = [reservation.settle(usage) for reservation in held]
         if usage is not None and not usage.reported and held:
             charges = tuple(c._asdict() for c in counted if c is not None)
-            self.telemetry.emit(UsageUnknown, attempt=self.attempt, reason=reason, counted=charges, **self._where)
+            self.telemetry.emit(UsageUnknown, attempt=self.attempt, reason=reason, counted=charges, **self.where())
         permit, self._permit = self._permit, None
         if permit is not None:
             permit.settle(usage)
 
     def _limited(self, delay: float, limit: str) -> None:
         """The provider's ``limit`` holds the next attempt back for ``delay`` seconds: say so."""
-        self.telemetry.emit(Throttled, attempt=self.attempt + 1, delay=delay, reason=limit, **self._where)
+        self.telemetry.emit(Throttled, attempt=self.attempt + 1, delay=delay, reason=limit, **self.where())
 
     def _not_admitted(self, error: LLMError) -> LLMError:
         """The limits refused the attempt: it was never sent, so the budgets get it back."""
@@ -189,7 +207,7 @@ class Retrier:
     def _started(self, stream: bool) -> None:
         self.attempt += 1
         if self.telemetry.wants(RequestStarted):  # skips building the event's fields when nobody listens
-            self.telemetry.emit(RequestStarted, attempt=self.attempt, stream=stream, **self._where)
+            self.telemetry.emit(RequestStarted, attempt=self.attempt, stream=stream, **self.where())
 
     def deadline_error(self, cause: LLMError | None = None) -> LLMDeadlineExceededError:
         """The error of a call whose deadline passed (``cause``: the timeout it turned into)."""

@@ -16,7 +16,8 @@ SDK's own exceptions, built the way the SDK builds them, so
 A stream (``stream``/``astream``: the payload says ``"stream": true``) is the
 same request, read with ``llmplex.http.iter_sse``/``aiter_sse`` and decoded with
 orjson into the plain ``dict`` of each event, as the SDK's ``Stream`` reads it:
-``[DONE]`` ends it, an event whose data holds an ``"error"`` is the SDK's
+``[DONE]`` ends it (the body is still read to its end, so the connection goes
+back to the pool instead of being closed), an event whose data holds an ``"error"`` is the SDK's
 ``APIError``, an error status is the SDK's status error, and a failure while
 reading (a cut or reset connection, the read timeout) propagates as it does
 from the SDK's stream. The response is closed on every exit, the consumer's
@@ -203,20 +204,24 @@ async def astream(
 
 
 def _events(response: Any) -> Iterator[Any]:
+    done = False
     try:
         for sse in iter_sse(response.iter_bytes()):
-            if sse.data.startswith("[DONE]"):
-                return
+            if done or sse.data.startswith("[DONE]"):
+                done = True  # what follows is skipped, as the SDK skips it; the body is read to its end
+                continue
             yield _event(sse, response)
     finally:
         response.close()
 
 
 async def _aevents(response: Any) -> AsyncIterator[Any]:
+    done = False
     try:
         async for sse in aiter_sse(response.aiter_bytes()):
-            if sse.data.startswith("[DONE]"):
-                return
+            if done or sse.data.startswith("[DONE]"):
+                done = True  # what follows is skipped, as the SDK skips it; the body is read to its end
+                continue
             yield _event(sse, response)
     finally:
         await response.aclose()

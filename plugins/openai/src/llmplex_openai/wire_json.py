@@ -12,4 +12,6 @@ __all__ = ["as_json"]
 def as_json(raw: Any) -> Any:
     """``raw`` as decoded JSON: an SDK model becomes the fields it was given (``to_dict()``), anything else is
     returned as is."""
+    if type(raw) is dict:  # the lean path's decoded JSON: no class check on every stream event
+        return raw
     return raw.to_dict() if isinstance(raw, BaseModel) else raw
