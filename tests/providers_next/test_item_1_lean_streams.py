@@ -67,22 +67,27 @@ class Captured:
     path: str
     headers: list[tuple[str, str]]
     body: bytes
+    port: int = 0
 
 
 @dataclass
 class CaptureServer:
-    """A local server that records each request's raw headers and body and answers ``reply`` (status, SSE body)."""
+    """A local server that records each request's raw headers, body and client port and answers ``reply`` (status,
+    SSE body); ``keep_alive`` answers HTTP/1.1 on persistent connections."""
 
     reply: tuple[int, bytes] = (200, b"")
+    keep_alive: bool = False
     seen: list[Captured] = field(default_factory=list)
 
     def __enter__(self) -> CaptureServer:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if self.keep_alive else "HTTP/1.0"
+
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                owner.seen.append(Captured(self.path, list(self.headers.items()), body))
+                owner.seen.append(Captured(self.path, list(self.headers.items()), body, self.client_address[1]))
                 status, content = owner.reply
                 kind = "text/event-stream" if status == 200 else "application/json"
                 self.send_response(status)
@@ -378,3 +383,27 @@ def test_item_1_a_respx_mocked_transport_still_gets_the_stream(api: str) -> None
     assert texts == atexts == expected
     assert route.call_count == 2
     assert json.loads(route.calls[0].request.content)["stream"] is True
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_item_1_a_finished_stream_gives_its_connection_back(api: str) -> None:
+    """The body is read to its end (after ``[DONE]`` too), so the next stream of the client reuses the connection
+    instead of opening a new one, sync and async."""
+    events = CHAT_EVENTS if api == "chat" else RESPONSES_EVENTS
+    send = transport.send_chat if api == "chat" else transport.send_responses
+    asend = transport.asend_chat if api == "chat" else transport.asend_responses
+    with CaptureServer((200, sse(events, named=api == "responses")), keep_alive=True) as server:
+        client = make_client(server.url, KEY)
+        assert [list(send(client, PAYLOADS[api], None)) for _ in range(3)] == [events] * 3
+        client.close()
+
+        async def three() -> list[list[Any]]:
+            aclient = make_async_client(server.url, KEY)
+            try:
+                return [[e async for e in await asend(aclient, PAYLOADS[api], None)] for _ in range(3)]
+            finally:
+                await aclient.close()
+
+        assert asyncio.run(three()) == [events] * 3
+    ports = [seen.port for seen in server.seen]
+    assert len(set(ports[:3])) == 1 and len(set(ports[3:])) == 1, ports
