@@ -85,6 +85,8 @@ def test_item_2_usage_is_in_the_last_events(gateway: Gateway) -> None:
     with claude.messages.stream(model="mock:echo", max_tokens=10, messages=[{"role": "user", "content": "x"}]) as s:
         final = s.get_final_message()
     assert (final.usage.input_tokens, final.usage.output_tokens) == (11, 3)
+    # recorded once the stream's last byte is sent, which may be just after the client has read its last event
+    assert _wait_until(lambda: bool(gateway.recorder.records), 5)
     record = gateway.recorder.records[-1]
     assert record.stream and record.usage is not None and record.usage.input_tokens == 11
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import anthropic
 import openai
 
@@ -36,5 +38,8 @@ def test_item_6_the_local_model_answers_openai_and_anthropic_clients_through_the
         assert final.stop_reason in ("end_turn", "max_tokens")
         assert final.usage.output_tokens > 0
         assert MODEL in {m.id for m in chat.models.list().data}
-        record = gateway.recorder.records[-2]
-        assert (record.provider, record.status) == ("llamacpp", 200)
+        deadline = time.monotonic() + 5  # a stream is recorded once its last byte is sent
+        while not [r for r in gateway.recorder.records if r.endpoint == "messages"] and time.monotonic() < deadline:
+            time.sleep(0.02)
+        record = next(r for r in gateway.recorder.records if r.endpoint == "messages")
+        assert (record.provider, record.status, record.stream) == ("llamacpp", 200, True)
