@@ -43,6 +43,7 @@ def test_item_7_bench_runs_quick(tmp_path: Path) -> None:
     assert report["litellm_rss_kib"] > 0 and report["litellm_start_seconds"] > 0
     assert len(report["round_loads"]) == 1 and float(report["round_loads"][0]) >= 0
 
+    assert 0 <= report["own_overhead"]["p50"] <= report["own_overhead"]["p99"]
     soak = report["soak"]
     assert soak["requests"] == 400 and soak["rss_after_warmup_kib"] > 10_000 and soak["rss_after_soak_kib"] > 10_000
     assert math.isclose(soak["growth"], soak["rss_after_soak_kib"] / soak["rss_after_warmup_kib"] - 1)
@@ -53,6 +54,13 @@ def test_item_7_bench_runs_quick(tmp_path: Path) -> None:
         assert all(len(values) == 1 and values[0] > 0 for values in figures.values()), (name, figures)
 
     printed = done.stdout
-    for line in ("added p50 at 1 in flight", "added p99 at 1 in flight", "litellm proxy's", "RSS", "server settings"):
+    for line in (
+        "added p50 at 1 in flight",
+        "added p99 at 1 in flight",
+        "litellm proxy's",
+        "own time",
+        "RSS",
+        "server settings",
+    ):
         assert line in printed, (line, printed)
     assert printed.count(": MET") + printed.count(": MISSED") + printed.count(", MET") + printed.count(", MISSED") == 4
