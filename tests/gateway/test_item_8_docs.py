@@ -55,7 +55,7 @@ def test_item_8_the_section_names_every_serve_keys_and_spend_option() -> None:
     text = _section_text()
     missing = [where for where, opt in options.items() if not re.search(re.escape(opt) + r"(?![\w-])", text)]
     assert not missing, f"the Gateway docs do not name these options: {missing}"
-    for subcommand in keys_command.commands:  # type: ignore[attr-defined]
+    for subcommand in keys_command.commands:
         assert f"llmplex keys {subcommand}" in text, subcommand
 
 
