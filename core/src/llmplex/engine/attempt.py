@@ -79,10 +79,6 @@ class Attempt:
             self.hooks.parse, self.name, raw=raw, request=request, settings=self.provider.settings
         )
 
-    def parse_event(self, raw_event: Any, state: Any) -> Any:
-        """The stream events of one raw provider event."""
-        return contained(self.hooks.parse_event, self.name, raw_event=raw_event, state=state)
-
     def _send_args(
         self,
         payload: dict[str, Any],

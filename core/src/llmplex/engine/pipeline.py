@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from llmplex.engine.adapt import Adapted
 from llmplex.engine.assembly import StreamAssembler
 from llmplex.engine.attempt import Attempt
+from llmplex.engine.contained import contained
 from llmplex.engine.retrier import Retrier, RetryPlan
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMServerError, LLMUsageError
@@ -150,8 +151,11 @@ class Pipeline:
 
     # -- stream --------------------------------------------------------------------
 
-    def _events(self, raw_event: Any, state: StreamState, assembler: StreamAssembler) -> list[StreamEvent]:
-        events = list(self.runner.parse_event(raw_event, state) or ())
+    def _events(
+        self, parse: Callable[..., Any], raw_event: Any, state: StreamState, assembler: StreamAssembler
+    ) -> list[StreamEvent]:
+        parsed = contained(parse, self.runner.name, raw_event=raw_event, state=state)
+        events = parsed if type(parsed) is list else list(parsed or ())
         for event in events:
             assembler.add(event)
         return events
@@ -203,9 +207,10 @@ class Pipeline:
             yielded = False
             try:
                 state.request = self._sent_request
+                parse = self.runner.hooks.parse_event  # bound once per attempt: no wait comes between events
                 for raw_event in self._raw_events():
                     assembler.answering = True
-                    for event in self._events(raw_event, state, assembler):
+                    for event in self._events(parse, raw_event, state, assembler):
                         yielded = True
                         yield event
                 yield self._final(assembler, yielded)
@@ -237,9 +242,10 @@ class Pipeline:
             yielded = False
             try:
                 state.request = self._sent_request
+                parse = self.runner.hooks.parse_event  # bound once per attempt: no wait comes between events
                 async for raw_event in await self._araw_events():
                     assembler.answering = True
-                    for event in self._events(raw_event, state, assembler):
+                    for event in self._events(parse, raw_event, state, assembler):
                         yielded = True
                         yield event
                 yield self._final(assembler, yielded)
