@@ -196,16 +196,16 @@ def test_item_1_models_lists_the_configured_models(gateway: Gateway) -> None:
 def test_item_1_messages_whole_with_everything_a_coding_agent_sends(gateway: Gateway) -> None:
     gateway.mock.push("done", usage={"input_tokens": 40, "output_tokens": 1, "cached_tokens": 30})
     message = _anthropic(gateway).messages.create(
-        model="mock:echo",
-        max_tokens=100,
-        system=[{"type": "text", "text": "You are a coder.", "cache_control": {"type": "ephemeral"}}],
+        model="mock:echo",  # no prompt cache: cache_control marks are refused (test_item_1_fidelity.py has them)
+        max_tokens=2000,
+        system=[{"type": "text", "text": "You are a coder."}],
         thinking={"type": "enabled", "budget_tokens": 1024},
         tools=[{"name": "read", "description": "read a file", "input_schema": {"type": "object", "properties": {}}}],
         messages=[
             {
                 "role": "user",
                 "content": [
-                    {"type": "text", "text": "look", "cache_control": {"type": "ephemeral"}},
+                    {"type": "text", "text": "look"},
                     {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
                 ],
             },
@@ -225,7 +225,8 @@ def test_item_1_messages_whole_with_everything_a_coding_agent_sends(gateway: Gat
     sent = gateway.mock.calls[-1]
     assert [m["role"] for m in sent["messages"]] == ["system", "user", "assistant", "tool"]
     assert sent["messages"][2]["tool_calls"][0] == {"id": "toolu_1", "name": "read", "arguments": '{"path": "a.py"}'}
-    assert sent["options"]["max_tokens"] == 100
+    assert sent["options"]["max_tokens"] == 2000
+    assert sent["options"]["reasoning_effort"] == "low"
 
 
 def test_item_1_messages_stream_and_tool_use_through_the_sdk_accumulator(gateway: Gateway) -> None:

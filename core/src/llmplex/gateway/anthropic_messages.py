@@ -1,85 +1,43 @@
 """``POST /v1/messages``: the Anthropic Messages wire format, whole and streamed, over any llmplex model.
 
-What coding agents send is accepted: system prompts as text blocks,
-``cache_control`` marks, tools and tool results, images and PDF documents,
-``thinking`` settings and thinking blocks of earlier turns. Marks and thinking
-blocks that the chosen provider cannot take through llmplex's types are
-accepted and left out of the call.
+What coding agents send is carried through: system prompts as text blocks,
+tools and tool results (images in them included), images and PDF documents,
+``cache_control`` marks (as ``cache=True`` on the message, part or tool that
+carries them), ``thinking`` settings (as ``reasoning_effort``) and thinking
+blocks of earlier turns (as opaque ``ReasoningPart``s, signatures unchanged).
+A provider that cannot honour a mark or an option refuses it (a 400) unless it
+drops unsupported things; core's rules in ``llmplex.engine.adapt`` decide.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from llmplex.gateway.anthropic_blocks import (
+    Block,
+    CacheControl,
+    Text,
+    assistant_message,
+    foreign_signature,
+    user_messages,
+)
 from llmplex.gateway.calls import CallSpec, sse
 from llmplex.gateway.errors import GatewayError
-from llmplex.gateway.wire import MAX_TOKENS, dumps, media_from_data_url, new_id, part_from_base64
-from llmplex.types import Message, Response, StreamEvent, ToolCall, Usage
+from llmplex.gateway.wire import MAX_TOKENS, dumps, new_id
+from llmplex.types import Message, ReasoningPart, Response, StreamEvent, Usage
 from llmplex.types.messages import decode_json
 
-__all__ = ["MessagesRequest", "MessagesStreamEncoder", "messages_call", "messages_response"]
+__all__ = ["MessagesRequest", "MessagesStreamEncoder", "messages_call", "messages_response", "thinking_block"]
 
 _Open = ConfigDict(extra="allow", strict=True)
-
-
-class _Text(BaseModel):
-    model_config = _Open
-    type: Literal["text"]
-    text: str
-
-
-class _Source(BaseModel):
-    model_config = _Open
-    type: Literal["base64", "url", "text"]
-    media_type: str | None = None
-    data: str | None = None
-    url: str | None = None
-
-
-class _Image(BaseModel):
-    model_config = _Open
-    type: Literal["image"]
-    source: _Source
-
-
-class _Document(BaseModel):
-    model_config = _Open
-    type: Literal["document"]
-    source: _Source
-    title: str | None = None
-
-
-class _ToolUse(BaseModel):
-    model_config = _Open
-    type: Literal["tool_use"]
-    id: str
-    name: str
-    input: dict[str, Any]
-
-
-class _ToolResult(BaseModel):
-    model_config = _Open
-    type: Literal["tool_result"]
-    tool_use_id: str
-    content: str | list[Annotated[_Text | _Image, Field(discriminator="type")]] | None = None
-    is_error: bool | None = None
-
-
-class _Thinking(BaseModel):
-    model_config = _Open
-    type: Literal["thinking", "redacted_thinking"]
-
-
-_Block = Annotated[_Text | _Image | _Document | _ToolUse | _ToolResult | _Thinking, Field(discriminator="type")]
 
 
 class _Message(BaseModel):
     model_config = _Open
     role: Literal["user", "assistant"]
-    content: str | list[_Block]
+    content: str | list[Block]
 
 
 class _Tool(BaseModel):
@@ -87,6 +45,18 @@ class _Tool(BaseModel):
     name: str = Field(min_length=1, max_length=128)
     description: str | None = None
     input_schema: dict[str, Any]
+    cache_control: CacheControl | None = None
+
+
+class _ThinkingConfig(BaseModel):
+    model_config = _Open
+    type: Literal["enabled", "adaptive", "disabled"]
+    budget_tokens: int | None = Field(default=None, ge=1024, le=MAX_TOKENS)
+
+
+class _OutputConfig(BaseModel):
+    model_config = _Open
+    effort: Literal["low", "medium", "high"] | None = None
 
 
 class _ToolChoice(BaseModel):
@@ -96,90 +66,58 @@ class _ToolChoice(BaseModel):
 
 
 class MessagesRequest(BaseModel):
-    """A Messages API request; fields the gateway does not read (``metadata``, ``thinking``...) are accepted."""
+    """A Messages API request; fields the gateway does not read (``metadata``...) are accepted."""
 
     model_config = _Open
 
     model: str = Field(min_length=1)
     max_tokens: int = Field(ge=1, le=MAX_TOKENS)
     messages: list[_Message] = Field(min_length=1)
-    system: str | list[_Text] | None = None
+    system: str | list[Text] | None = None
     stop_sequences: list[str] | None = None
     temperature: float | None = Field(default=None, ge=0, le=1)
     top_p: float | None = Field(default=None, ge=0, le=1)
     tools: list[_Tool] | None = None
     tool_choice: _ToolChoice | None = None
     stream: bool | None = False
+    thinking: _ThinkingConfig | None = None
+    output_config: _OutputConfig | None = None
 
 
-def _media(block: _Image | _Document) -> Any:
-    kind = "image" if isinstance(block, _Image) else "document"
-    source = block.source
-    if source.type == "url":
-        if not source.url:
-            raise GatewayError(400, f"an {kind} source of type url needs url")
-        return media_from_data_url(source.url, kind)
-    if source.type == "text":
-        return source.data or ""
-    if not source.data:
-        raise GatewayError(400, f"an {kind} source of type base64 needs data")
-    return part_from_base64(kind, source.data, source.media_type)
+def _effort(request: MessagesRequest) -> str | None:
+    """The ``reasoning_effort`` the thinking settings ask for: a budget's effort is the one whose budget in the
+    Anthropic plugin (1,024 / 4,096 / 16,384) is the largest within it; adaptive thinking takes its effort."""
+    thinking = request.thinking
+    if thinking is None or thinking.type == "disabled":
+        return None
+    if thinking.type == "adaptive":
+        return request.output_config.effort if request.output_config and request.output_config.effort else "high"
+    if thinking.budget_tokens is None:
+        raise GatewayError(400, "thinking of type enabled needs budget_tokens", param="thinking.budget_tokens")
+    if thinking.budget_tokens >= request.max_tokens:
+        raise GatewayError(400, "thinking.budget_tokens must be below max_tokens", param="thinking.budget_tokens")
+    return "low" if thinking.budget_tokens < 4096 else "medium" if thinking.budget_tokens < 16384 else "high"
 
 
-def _result_text(block: _ToolResult) -> str:
-    if block.content is None or isinstance(block.content, str):
-        text = block.content or ""
-    else:
-        text = "\n\n".join(part.text if isinstance(part, _Text) else "[image]" for part in block.content)
-    return f"error: {text}" if block.is_error else text
-
-
-def _user(message: _Message) -> list[Message]:
-    if isinstance(message.content, str):
-        return [Message.user(message.content)]
-    out: list[Message] = []
-    pieces: list[Any] = []
-    for block in message.content:
-        if isinstance(block, _ToolResult):
-            out.append(Message.tool(block.tool_use_id, _result_text(block)))
-        elif isinstance(block, _Text):
-            pieces.append(block.text)
-        elif isinstance(block, (_Image, _Document)):
-            pieces.append(_media(block))
-        elif isinstance(block, _ToolUse):
-            raise GatewayError(400, "tool_use blocks belong in assistant messages", param="messages")
-    if pieces:
-        out.append(
-            Message(role="user", content=pieces[0] if len(pieces) == 1 and isinstance(pieces[0], str) else pieces)
-        )
-    return out
-
-
-def _assistant(message: _Message) -> Message:
-    if isinstance(message.content, str):
-        return Message.assistant(message.content)
-    texts: list[str] = []
-    calls: list[ToolCall] = []
-    for block in message.content:
-        if isinstance(block, _Text):
-            texts.append(block.text)
-        elif isinstance(block, _ToolUse):
-            calls.append(ToolCall(id=block.id, name=block.name, arguments=json.dumps(block.input)))
-        elif isinstance(block, (_Image, _Document, _ToolResult)):
-            raise GatewayError(400, f"an assistant message cannot carry {block.type} blocks", param="messages")
-    return Message.assistant("".join(texts) or None, tuple(calls))
+def _system(system: str | list[Text] | None) -> list[Message]:
+    if not system:
+        return []
+    if isinstance(system, str):
+        return [Message.system(system)]
+    if not any(block.cached for block in system):
+        return [Message.system("\n\n".join(block.text for block in system))]
+    return [Message.system(block.text, cache=block.cached) for block in system]
 
 
 def messages_call(request: MessagesRequest) -> CallSpec:
     """The call a Messages request asks for."""
-    messages: list[Message] = []
-    system = request.system
-    if system:
-        text = system if isinstance(system, str) else "\n\n".join(block.text for block in system)
-        messages.append(Message.system(text))
+    messages = _system(request.system)
     for message in request.messages:
-        messages += _user(message) if message.role == "user" else [_assistant(message)]
+        messages += user_messages(message.content) if message.role == "user" else [assistant_message(message.content)]
     kwargs: dict[str, Any] = {"max_tokens": request.max_tokens}
+    effort = _effort(request)
+    if effort is not None:
+        kwargs["reasoning_effort"] = effort
     if request.temperature is not None:
         kwargs["temperature"] = request.temperature
     if request.top_p is not None:
@@ -188,7 +126,13 @@ def messages_call(request: MessagesRequest) -> CallSpec:
         kwargs["stop"] = request.stop_sequences
     if request.tools:
         kwargs["tools"] = [
-            {"name": t.name, "description": t.description or "", "parameters": t.input_schema} for t in request.tools
+            {
+                "name": t.name,
+                "description": t.description or "",
+                "parameters": t.input_schema,
+                "cache": bool(t.cache_control),
+            }
+            for t in request.tools
         ]
     choice = request.tool_choice
     if choice is not None:
@@ -227,9 +171,18 @@ def _input(arguments: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def thinking_block(part: ReasoningPart) -> dict[str, Any]:
+    """A reasoning part as a Messages API block: Anthropic's own unchanged, another provider's as a thinking
+    block whose signature carries it (sent back through this gateway, it becomes that reasoning again)."""
+    if part.format == "anthropic":
+        return dict(part.data)
+    return {"type": "thinking", "thinking": part.text, "signature": foreign_signature(part)}
+
+
 def messages_response(response: Response, model: str) -> dict[str, Any]:
     """A whole answer as a Messages API ``message`` object."""
-    content: list[dict[str, Any]] = [{"type": "text", "text": response.text}] if response.text else []
+    content = [thinking_block(part) for part in response.reasoning]
+    content += [{"type": "text", "text": response.text}] if response.text else []
     content += [
         {"type": "tool_use", "id": call.id, "name": call.name, "input": _input(call.arguments)}
         for call in response.tool_calls
@@ -253,7 +206,8 @@ class MessagesStreamEncoder:
         self._model = model
         self._started = False
         self._index = -1
-        self._block: tuple[str, int | None] | None = None  # ("text", None) or ("tool", tool index)
+        self._block: tuple[str, int | None] | None = None  # ("text", None), ("thinking", None), ("tool", index)
+        self._thought = ""  # the thinking text of the open thinking block so far
 
     def _event(self, name: str, body: dict[str, Any]) -> bytes:
         return sse(dumps({"type": name, **body}), name)
@@ -294,6 +248,8 @@ class MessagesStreamEncoder:
                 out += self._open(("text", None), {"type": "text", "text": ""})
             delta = {"type": "text_delta", "text": event.text}
             return out + self._event("content_block_delta", {"index": self._index, "delta": delta})
+        if event.type == "reasoning":
+            return out + self._reasoning(event)
         if event.type == "tool_call":
             block = ("tool", event.tool_call_index or 0)
             if self._block != block:
@@ -310,6 +266,27 @@ class MessagesStreamEncoder:
             out += self._event("message_delta", {"delta": stop, "usage": messages_usage(response.usage)})
             return out + self._event("message_stop", {})
         return out
+
+    def _reasoning(self, event: StreamEvent) -> bytes:
+        """Thinking text as ``thinking_delta``s; the whole part then closes its block (signature included)."""
+        out = b""
+        part = event.reasoning
+        block = part.data if part is not None and part.format == "anthropic" else None
+        if block is not None and block.get("type") != "thinking":
+            return self._open(("redacted", None), block) + self._close()  # redacted: one whole block
+        if self._block != ("thinking", None):
+            out += self._open(("thinking", None), {"type": "thinking", "thinking": "", "signature": ""})
+            self._thought = ""
+        text = event.text if part is None else part.text.removeprefix(self._thought)
+        if text:
+            self._thought += text
+            delta = {"type": "thinking_delta", "thinking": text}
+            out += self._event("content_block_delta", {"index": self._index, "delta": delta})
+        if part is None:
+            return out
+        signature = block.get("signature", "") if block is not None else foreign_signature(part)
+        delta = {"type": "signature_delta", "signature": signature}
+        return out + self._event("content_block_delta", {"index": self._index, "delta": delta}) + self._close()
 
     def fail(self, error: GatewayError) -> bytes:
         """An ``error`` event (the anthropic SDK raises on it)."""

@@ -36,8 +36,7 @@ def format_request(request: Request, settings: AnthropicSettings) -> dict[str, A
     payload: dict[str, Any] = {"model": request.model, "messages": turns, **options}
     payload.setdefault("max_tokens", settings.default_max_tokens)
     if system:
-        cached = any(m.cache for m in request.messages if m.role == "system")
-        payload["system"] = [mark(_text(system))] if cached else system
+        payload["system"] = _system_blocks(request.messages) or system
     payload.update(_tools(request, settings))
     if effort:
         payload["output_config"] = {**effort, **payload.get("output_config", {})}
@@ -93,6 +92,15 @@ def _conversation(messages: tuple[Message, ...]) -> tuple[str, list[dict[str, An
         else:
             turns.append({"role": "assistant", "content": _marked(message, _assistant_content(message, index))})
     return "\n\n".join(p for p in system_parts if p), [_compact(t) for t in turns]
+
+
+def _system_blocks(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+    """With a cache mark on any system message: one text block per system message, the marked ones marked
+    (each breakpoint where it was placed); without one, nothing (the joined text is sent)."""
+    system = [m for m in messages if m.role == "system"]
+    if not any(m.cache for m in system):
+        return []
+    return [mark(_text(m.text)) if m.cache else _text(m.text) for m in system if m.text]
 
 
 def _text(text: str) -> dict[str, Any]:
