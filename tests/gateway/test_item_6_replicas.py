@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import threading
 import time
 from collections.abc import Iterator
 from decimal import Decimal
@@ -146,11 +147,16 @@ def test_item_6_a_budget_raced_by_32_concurrent_clients_over_two_replicas(
 
 
 def test_item_6_a_frozen_redis_refuses_keyed_requests_quickly_and_the_gateway_keeps_serving(
-    replicas: Replicas,
+    replicas: Replicas, fault_server: FaultServer
 ) -> None:
     a, b = replicas.urls
     key = replicas.cli("keys", "create", "--name", "limited", "--rpm", "1000").strip()
+    single = replicas.cli("keys", "create", "--name", "single", "--max-parallel", "1").strip()
     assert _post(a, key).status_code == 200
+    fault_server.enqueue(Fault.hang(3))
+    in_flight = threading.Thread(target=_post, args=(a, single))  # holds the key's one slot over the freeze
+    in_flight.start()
+    wait_for(lambda: len(fault_server.requests) == 2)
     replicas.redis.pause()
     try:
         started = time.monotonic()
@@ -161,7 +167,17 @@ def test_item_6_a_frozen_redis_refuses_keyed_requests_quickly_and_the_gateway_ke
         assert httpx.get(b + "/health/liveness", timeout=5).status_code == 200
         master = httpx.post(b + V1, json=chat(), headers=MASTER, timeout=30)
         assert master.status_code == 200  # the master key has no caps to look up
+        in_flight.join(30)  # it ended while Redis was frozen: its slot could not be given back yet
     finally:
         replicas.redis.resume()
     wait_for(lambda: _post(a, key).status_code == 200)
     assert _post(b, key).status_code == 200
+    # the slot's release was sent while Redis was frozen: applied once it thawed, and only once
+    wait_for(lambda: _post(b, single).status_code == 200, timeout=30)
+    fault_server.enqueue(Fault.hang(3))
+    sent = len(fault_server.requests)
+    held = threading.Thread(target=_post, args=(a, single))
+    held.start()
+    wait_for(lambda: len(fault_server.requests) == sent + 1)
+    assert _post(b, single).status_code == 429  # max_parallel is still 1, not 2
+    held.join(30)

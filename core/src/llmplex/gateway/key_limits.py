@@ -9,7 +9,11 @@ in flight in a shared counter, and the budget: a key whose spend in its current
 period reached ``budget_usd`` is refused. Spend is counted when a request ends,
 so a budget overshoots by at most the requests already in flight when it ran
 out. Every look at the storage ends within ``STORAGE_TIMEOUT``: a frozen Redis
-refuses requests with a 503 rather than holding them.
+refuses requests with a 503 rather than holding them. A request that ends while
+Redis is frozen has sent its settlement (slot, spend), which Redis applies when
+it thaws; it is not sent twice (a timed-out increment may have been applied, so
+it is never retried). One that ends while Redis is unreachable leaves its slot
+taken until the counter expires (``_SLOT_TTL``).
 """
 
 from __future__ import annotations
