@@ -59,6 +59,11 @@ def _messages_parse(body: bytes) -> CallSpec:
     return messages_call(parse_body(body, MessagesRequest))
 
 
+def _ascii(text: str) -> str:
+    """``text`` as a header value (what is not ASCII becomes ``?``)."""
+    return text.encode("ascii", "replace").decode("ascii")
+
+
 class _Routes:
     """The endpoint functions over one pipeline."""
 
@@ -80,7 +85,8 @@ class _Routes:
             if spec.stream:
                 return pipeline.stream(exchange, request, spec, admission, encoder(spec))
             answer = await pipeline.complete(exchange, request, spec, admission)
-            response = pipeline.json(exchange, whole(answer, spec))
+            dropped = {"x-llmplex-dropped": _ascii("; ".join(answer.dropped))} if answer.dropped else None
+            response = pipeline.json(exchange, whole(answer, spec), extra=dropped)
             pipeline.finish(exchange, 200, None, answer)
             return response
         except GatewayError as exc:

@@ -64,7 +64,8 @@ def parse_body(body: bytes, model: type[M]) -> M:
 
 
 def _invalid(error: ValidationError) -> GatewayError:
-    first = error.errors(include_url=False, include_input=False)[0]
+    errors = error.errors(include_url=False, include_input=False)
+    first = max(errors, key=lambda item: len(item["loc"]))  # the deepest: in a union, the branch that came closest
     if first["type"] in ("json_invalid", "json_type", "model_type") and not first["loc"]:
         reason = "is not JSON" if first["type"] == "json_invalid" else "is not a JSON object"
         return GatewayError(400, f"the request body {reason}: {first['msg']}", kind="invalid_json")
