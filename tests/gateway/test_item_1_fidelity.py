@@ -271,3 +271,25 @@ def test_item_1_a_forged_llmplex_signature_and_an_unknown_ttl_are_400s(gateway: 
     with pytest.raises(anthropic.BadRequestError, match="ttl"):
         client.messages.create(model="mock:echo", max_tokens=10, messages=[{"role": "user", "content": marked}])  # type: ignore[typeddict-item]
     assert gateway.mock.calls == []
+
+
+def test_item_1_another_providers_reasoning_round_trips_through_a_thinking_block() -> None:
+    from llmplex.gateway.anthropic_messages import MessagesRequest, messages_call, thinking_block
+    from llmplex.types import ReasoningPart
+
+    item = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAAB-opaque"}
+    part = ReasoningPart(format="openai-responses", text="plan: read", data=item)
+    block = thinking_block(part)
+    assert block["type"] == "thinking" and block["thinking"] == "plan: read"
+    assert block["signature"].startswith("llmplex-reasoning.")
+    body = {
+        "model": "openai:gpt-5",
+        "max_tokens": 10,
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [block, {"type": "text", "text": "hello"}]},
+            {"role": "user", "content": "again"},
+        ],
+    }
+    spec = messages_call(MessagesRequest.model_validate_json(json.dumps(body)))
+    assert spec.messages[1].reasoning == (part,)  # the same part, data byte for byte
