@@ -265,7 +265,7 @@ def test_item_1_a_forged_llmplex_signature_and_an_unknown_ttl_are_400s(gateway: 
         {"role": "assistant", "content": [forged, {"type": "text", "text": "hello"}]},
         {"role": "user", "content": "again"},
     ]
-    with pytest.raises(anthropic.BadRequestError, match="signature"):
+    with pytest.raises(anthropic.BadRequestError, match="not reasoning this gateway wrote"):
         client.messages.create(model="mock:echo", max_tokens=10, messages=turns)  # type: ignore[arg-type]
     marked = [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]
     with pytest.raises(anthropic.BadRequestError, match="ttl"):

@@ -6,41 +6,34 @@ result, or the message whose block carries it (a marked text block in the
 middle of a user turn splits the turn there; the Anthropic plugin joins the
 pieces back into one turn). Thinking blocks become opaque ``ReasoningPart``s
 of format ``"anthropic"``, replayed unchanged; a thinking block the gateway
-itself wrote for another provider's reasoning (its signature starts with
-``SIGNATURE_PREFIX``) becomes that reasoning again. Images and documents in
+itself wrote for another provider's reasoning (``carried_reasoning``) becomes
+that reasoning again. Images and documents in
 tool results follow the results in a user message, as the tool loop sends
 the parts a ``ToolResult`` returns.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from llmplex.errors import LLMConfigurationError
+from llmplex.gateway.carried_reasoning import is_carried, uncarry
 from llmplex.gateway.errors import GatewayError
 from llmplex.gateway.wire import media_from_data_url, part_from_base64
 from llmplex.types import Message, ReasoningPart, ToolCall
 
 __all__ = [
-    "SIGNATURE_PREFIX",
     "Block",
     "CacheControl",
     "Image",
     "Text",
     "assistant_message",
-    "foreign_signature",
     "user_messages",
 ]
 
 _Open = ConfigDict(extra="allow", strict=True)
-
-SIGNATURE_PREFIX = "llmplex-reasoning."
-"""Starts the signature of a thinking block that carries another provider's reasoning (base64 JSON after it)."""
 
 
 class CacheControl(BaseModel):
@@ -198,25 +191,11 @@ def user_messages(content: str | list[Any]) -> list[Message]:
 
 
 def _reasoning(block: _Thinking | _Redacted) -> ReasoningPart:
+    if isinstance(block, _Thinking) and is_carried(block.signature):
+        return uncarry(block.signature)
     data = block.model_dump(exclude_unset=True)
-    if isinstance(block, _Thinking) and block.signature.startswith(SIGNATURE_PREFIX):
-        try:
-            encoded = block.signature[len(SIGNATURE_PREFIX) :]
-            return ReasoningPart.model_validate(json.loads(base64.b64decode(encoded, validate=True)))
-        except (binascii.Error, ValueError, ValidationError, LLMConfigurationError):
-            raise GatewayError(
-                400,
-                "a thinking block's signature starts with llmplex-reasoning. but is not reasoning this gateway "
-                "wrote; send thinking blocks back unchanged",
-                param="messages",
-            ) from None
     text = data.get("thinking")
     return ReasoningPart(format="anthropic", text=text if isinstance(text, str) else "", data=data)
-
-
-def foreign_signature(part: ReasoningPart) -> str:
-    """The signature that carries another provider's reasoning part through an Anthropic client and back."""
-    return SIGNATURE_PREFIX + base64.b64encode(json.dumps(part.model_dump(mode="json")).encode()).decode("ascii")
 
 
 def assistant_message(content: str | list[Any]) -> Message:

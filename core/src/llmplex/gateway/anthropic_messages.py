@@ -20,10 +20,10 @@ from llmplex.gateway.anthropic_blocks import (
     CacheControl,
     Text,
     assistant_message,
-    foreign_signature,
     user_messages,
 )
 from llmplex.gateway.calls import CallSpec, sse
+from llmplex.gateway.carried_reasoning import carry
 from llmplex.gateway.errors import GatewayError
 from llmplex.gateway.wire import MAX_TOKENS, dumps, new_id
 from llmplex.types import Message, ReasoningPart, Response, StreamEvent, Usage
@@ -176,7 +176,7 @@ def thinking_block(part: ReasoningPart) -> dict[str, Any]:
     block whose signature carries it (sent back through this gateway, it becomes that reasoning again)."""
     if part.format == "anthropic":
         return dict(part.data)
-    return {"type": "thinking", "thinking": part.text, "signature": foreign_signature(part)}
+    return {"type": "thinking", "thinking": part.text, "signature": carry(part)}
 
 
 def messages_response(response: Response, model: str) -> dict[str, Any]:
@@ -284,7 +284,7 @@ class MessagesStreamEncoder:
             out += self._event("content_block_delta", {"index": self._index, "delta": delta})
         if part is None:
             return out
-        signature = block.get("signature", "") if block is not None else foreign_signature(part)
+        signature = block.get("signature", "") if block is not None else carry(part)
         delta = {"type": "signature_delta", "signature": signature}
         return out + self._event("content_block_delta", {"index": self._index, "delta": delta}) + self._close()
 
