@@ -213,11 +213,6 @@ class KeyLimits:
         except GatewayError:
             pass  # the storage is down: the slot frees itself after _SLOT_TTL; the spend log still has the cost
 
-    async def drain(self) -> None:
-        """Wait for the settlements in progress (tests; shutdown)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
-
 
 def _too_many(message: str, retry_after: float) -> GatewayError:
     return GatewayError(

@@ -25,7 +25,8 @@ __all__ = ["keyed_app"]
 
 
 def keyed_app(client: Client, master_key: str, *, extra_recorders: tuple[Recorder, ...] = (), **app_args: Any) -> Any:
-    """The gateway over ``client`` with virtual keys, spend log and admin API (``app.state.keys``: the store)."""
+    """The gateway over ``client`` with virtual keys, spend log and admin API (``app.state.keys``: the store,
+    ``app.state.spend_recorder``: the recorder)."""
     from llmplex.store.writer import writer_for
 
     config = client.config
@@ -44,6 +45,5 @@ def keyed_app(client: Client, master_key: str, *, extra_recorders: tuple[Recorde
     for route in admin_routes(authenticator, master_key):
         app.router.routes.append(route)
     app.state.keys = keys
-    app.state.authenticator = authenticator
     app.state.spend_recorder = recorder
     return app
