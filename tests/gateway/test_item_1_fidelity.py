@@ -20,10 +20,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import anthropic
+import openai
 import pytest
 
 from tests.gateway.harness import MASTER_KEY, PROVIDER_KEY, Gateway, gateway_config, running_gateway
 from tests.plugins.anthropic.wire import MODEL, message, stream_body, text_block, tool_use_block, usage
+from tests.support.fault_server import FaultServer
 
 PNG = base64.b64encode(
     bytes.fromhex(
@@ -84,7 +86,8 @@ def upstream() -> Iterator[FakeAnthropic]:
 
 def _config(upstream: FakeAnthropic, **extra: Any) -> dict[str, Any]:
     provider = {"plugin": "anthropic", "base_url": upstream.url, "api_key": PROVIDER_KEY}
-    return gateway_config(None, providers={"anthropic": provider}, **extra)
+    providers = {"anthropic": provider, **extra.pop("providers", {})}
+    return gateway_config(None, providers=providers, **extra)
 
 
 @pytest.fixture
@@ -293,3 +296,34 @@ def test_item_1_another_providers_reasoning_round_trips_through_a_thinking_block
     }
     spec = messages_call(MessagesRequest.model_validate_json(json.dumps(body)))
     assert spec.messages[1].reasoning == (part,)  # the same part, data byte for byte
+
+
+def test_item_1_responses_reasoning_items_go_both_ways(upstream: FakeAnthropic) -> None:
+    with FaultServer() as fault_server, running_gateway(_config(upstream, **_with_faulty(fault_server))) as gateway:
+        client = openai.OpenAI(base_url=gateway.url + "/v1", api_key=MASTER_KEY, max_retries=0)
+        item = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAAB-opaque-state"}
+        call = {"type": "function_call", "call_id": "call_1", "name": "read", "arguments": '{"path": "a.py"}'}
+        output = {"type": "function_call_output", "call_id": "call_1", "output": "print(1)"}
+        client.responses.create(
+            model="faultyresp:gpt-5", input=[{"role": "user", "content": "Read a.py"}, item, call, output]
+        )  # type: ignore[list-item]
+        sent = fault_server.requests[-1].body["input"]
+        assert [entry.get("type") for entry in sent][1:3] == ["reasoning", "function_call"]
+        assert sent[1] == item  # OpenAI's own reasoning item, unchanged
+        # an OpenAI client reaching Anthropic: the thinking comes back as a reasoning item that carries it
+        upstream.reply(message([THINKING, tool_use_block("read", {"path": "a.py"}, "toolu_1")], stop_reason="tool_use"))
+        answer = client.responses.create(model=f"anthropic:{MODEL}", input="Read a.py")
+        reasoning = answer.output[0]
+        assert reasoning.type == "reasoning" and reasoning.summary[0].text == THINKING["thinking"]
+        assert (reasoning.encrypted_content or "").startswith("llmplex-reasoning.")
+        upstream.reply(message([text_block("done")]))
+        items = [entry.model_dump(exclude_none=True) for entry in answer.output]
+        client.responses.create(
+            model=f"anthropic:{MODEL}",
+            input=[{"role": "user", "content": "Read a.py"}, *items, {**output, "call_id": "toolu_1"}],  # type: ignore[list-item]
+        )
+        assert upstream.bodies[-1]["messages"][1]["content"][0] == THINKING  # the signature, byte for byte
+
+
+def _with_faulty(fault_server: FaultServer) -> dict[str, Any]:
+    return {"providers": gateway_config(fault_server)["providers"]}

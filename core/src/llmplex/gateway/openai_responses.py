@@ -2,7 +2,9 @@
 
 ``previous_response_id`` goes through to the provider when it keeps responses
 (the answer's id is then the provider's own, so the next turn can name it);
-any other provider refuses it with a 400 before anything is sent.
+any other provider refuses it with a 400 before anything is sent. ``reasoning``
+items go both ways: in the input they become the next assistant turn's
+reasoning parts, and an answer's reasoning comes back as output items.
 """
 
 from __future__ import annotations
@@ -12,18 +14,19 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from llmplex.gateway.calls import CallSpec, sse
+from llmplex.gateway.carried_reasoning import carry, is_carried, uncarry
 from llmplex.gateway.errors import GatewayError
 from llmplex.gateway.wire import MAX_TOKENS, dumps, media_from_data_url, new_id, now
-from llmplex.types import Message, Response, StreamEvent, ToolCall, Usage
+from llmplex.types import Message, ReasoningPart, Response, StreamEvent, ToolCall, Usage
 
-__all__ = ["ResponsesRequest", "ResponsesStreamEncoder", "responses_call", "responses_response"]
+__all__ = ["ResponsesRequest", "ResponsesStreamEncoder", "reasoning_item", "responses_call", "responses_response"]
 
 _Open = ConfigDict(extra="allow", strict=True)
 
 
 class _ContentPart(BaseModel):
     model_config = _Open
-    type: Literal["input_text", "output_text", "input_image", "input_file", "refusal"]
+    type: Literal["input_text", "output_text", "input_image", "input_file", "refusal", "reasoning_text"]
     text: str | None = None
     image_url: str | None = None
     file_data: str | None = None
@@ -82,8 +85,8 @@ def _content(item: _Item) -> Any:
             pieces.append(part.text or "")
         elif part.type == "refusal":
             pieces.append(part.refusal or "")
-        elif item.role != "user":
-            raise GatewayError(400, f"a {item.role} message takes only text, got {part.type}", param="input")
+        elif item.role != "user" or part.type == "reasoning_text":
+            raise GatewayError(400, f"a {item.role} message cannot take {part.type} content", param="input")
         elif part.type == "input_image":
             if not part.image_url:
                 raise GatewayError(400, "input_image needs image_url (uploaded file ids are not served)")
@@ -102,15 +105,28 @@ def _messages(request: ResponsesRequest) -> list[Message]:
     if isinstance(request.input, str):
         return [*messages, Message.user(request.input)]
     pending: list[ToolCall] = []
+    thoughts: list[ReasoningPart] = []
     for item in request.input:
+        if item.type == "reasoning":
+            if pending:
+                messages.append(Message.assistant(None, tuple(pending), tuple(thoughts)))
+                pending, thoughts = [], []
+            thoughts.append(_reasoning(item))
+            continue
         if item.type == "function_call":
             if not item.call_id or not item.name:
                 raise GatewayError(400, "a function_call item needs call_id and name", param="input")
             pending.append(ToolCall(id=item.call_id, name=item.name, arguments=item.arguments or "{}"))
             continue
         if pending:
-            messages.append(Message.assistant(None, tuple(pending)))
-            pending = []
+            messages.append(Message.assistant(None, tuple(pending), tuple(thoughts)))
+            pending, thoughts = [], []
+        if thoughts and not (item.type == "message" and item.role == "assistant"):
+            raise GatewayError(
+                400,
+                "a reasoning item must come before the assistant message or function calls it led to",
+                param="input",
+            )
         if item.type == "function_call_output":
             if not item.call_id:
                 raise GatewayError(400, "a function_call_output item needs call_id", param="input")
@@ -119,10 +135,32 @@ def _messages(request: ResponsesRequest) -> list[Message]:
             if item.role is None:
                 raise GatewayError(400, "a message item needs a role", param="input")
             role = "system" if item.role == "developer" else item.role
-            messages.append(Message(role=role, content=_content(item)))
-    if pending:
-        messages.append(Message.assistant(None, tuple(pending)))
+            messages.append(Message(role=role, content=_content(item), reasoning=tuple(thoughts)))
+            thoughts = []
+    if pending or thoughts:
+        if not pending:
+            raise GatewayError(400, "a reasoning item must be followed by what it led to", param="input")
+        messages.append(Message.assistant(None, tuple(pending), tuple(thoughts)))
     return messages
+
+
+def _reasoning(item: _Item) -> ReasoningPart:
+    """A ``reasoning`` input item: OpenAI's own kept whole; one the gateway wrote for another provider unwrapped."""
+    data = item.model_dump(exclude_unset=True)
+    if is_carried(data.get("encrypted_content")):
+        return uncarry(data["encrypted_content"])
+    summary = data.get("summary")
+    texts = [s.get("text") for s in summary if isinstance(s, dict)] if isinstance(summary, list) else []
+    return ReasoningPart(format="openai-responses", text="\n\n".join(t for t in texts if isinstance(t, str)), data=data)
+
+
+def reasoning_item(part: ReasoningPart) -> dict[str, Any]:
+    """A reasoning part as an output item: OpenAI's own unchanged; another provider's with its readable text as
+    the summary and the part itself carried in ``encrypted_content`` (sent back, it becomes that part again)."""
+    if part.format == "openai-responses":
+        return dict(part.data)
+    summary = [{"type": "summary_text", "text": part.text}] if part.text else []
+    return {"type": "reasoning", "id": new_id("rs_"), "summary": summary, "encrypted_content": carry(part)}
 
 
 def responses_call(request: ResponsesRequest) -> CallSpec:
@@ -216,7 +254,8 @@ def _finished(envelope: dict[str, Any], response: Response, output: list[dict[st
 
 def responses_response(response: Response, spec: CallSpec) -> dict[str, Any]:
     """A whole answer as a ``response`` object; its id is the provider's when it keeps responses."""
-    output = [_message_item(new_id("msg_"), response.text, "completed")] if response.text else []
+    output = [reasoning_item(part) for part in response.reasoning]
+    output += [_message_item(new_id("msg_"), response.text, "completed")] if response.text else []
     output += [_call_item(call) for call in response.tool_calls]
     envelope = _envelope(response.response_id or new_id("resp_"), spec.model, now(), spec, "completed")
     return _finished(envelope, response, output)
@@ -261,7 +300,7 @@ class ResponsesStreamEncoder:
             part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
             out += self._event("response.content_part.done", {**where, "part": part})
             item.update(status="completed", content=[part])
-        else:
+        elif item["type"] == "function_call":  # a reasoning item is whole from the start
             where = {"item_id": item["id"], "output_index": index}
             done = {**where, "name": item["name"], "arguments": item["arguments"]}
             out += self._event("response.function_call_arguments.done", done)
@@ -291,6 +330,9 @@ class ResponsesStreamEncoder:
             self._text.append(event.text)
             where = {"item_id": self._output[index]["id"], "output_index": index, "content_index": 0}
             return out + self._event("response.output_text.delta", {**where, "delta": event.text, "logprobs": []})
+        if event.type == "reasoning" and event.reasoning is not None:
+            out += self._add(reasoning_item(event.reasoning), ("reasoning", None))
+            return out + self._close()
         if event.type == "tool_call":
             key = ("tool", event.tool_call_index or 0)
             if self._open != key:
