@@ -327,3 +327,26 @@ def test_item_1_responses_reasoning_items_go_both_ways(upstream: FakeAnthropic) 
 
 def _with_faulty(fault_server: FaultServer) -> dict[str, Any]:
     return {"providers": gateway_config(fault_server)["providers"]}
+
+
+def test_item_1_streamed_reasoning_reaches_responses_and_messages_clients(
+    gateway: Gateway, upstream: FakeAnthropic
+) -> None:
+    thinking = {"thinking": ["Plan: ", "read a.py."], "signature": SIGNATURE}
+    upstream.reply_stream(stream_body([thinking, {"text": ["Reading."]}]))
+    client = openai.OpenAI(base_url=gateway.url + "/v1", api_key=MASTER_KEY, max_retries=0)
+    with client.responses.stream(model=f"anthropic:{MODEL}", input="Read a.py") as stream:
+        done = [event.item for event in stream if event.type == "response.output_item.done"]
+        final = stream.get_final_response()
+    assert done[0].type == "reasoning" and done[0].summary[0].text == "Plan: read a.py."
+    assert [item.type for item in final.output] == ["reasoning", "message"]
+    # a redacted block streams to an Anthropic client as one whole block
+    from llmplex.gateway.anthropic_messages import MessagesStreamEncoder
+    from llmplex.types import ReasoningPart, StreamEvent
+
+    encoder = MessagesStreamEncoder("anthropic:x")
+    part = ReasoningPart(format="anthropic", data=REDACTED_BLOCK)
+    raw = encoder.encode(StreamEvent(type="reasoning", reasoning=part)).decode()
+    starts = [json.loads(line[6:]) for line in raw.splitlines() if line.startswith("data: ")]
+    assert starts[1] == {"type": "content_block_start", "index": 0, "content_block": REDACTED_BLOCK}
+    assert starts[2] == {"type": "content_block_stop", "index": 0}
