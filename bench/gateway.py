@@ -1,7 +1,8 @@
 """The llmplex gateway against the openai SDK direct and the litellm proxy, on one stub, in one run (issue 22 item 7).
 
 Run: ``python bench/gateway.py [--quick] [--soak N] [--rounds N] [--scale F] [--no-server-configs] [--json FILE]``
-(about five minutes; ``tox -e bench`` runs it with the 100,000-request soak). The stub
+(minutes: 11 here with ``--scale 0.25 --soak 20000`` on a busy 2-core VM; ``tox -e bench`` runs it with
+the 100,000-request soak). The stub
 (``bench/openai_stub_server.py``) and each server run in their own processes: with two CPUs
 or more, this process (the client, the official ``openai`` SDK, async) is pinned to CPU 0 and
 the servers to CPU 1. Three targets, same client, same stub, same model answer:
