@@ -88,6 +88,7 @@ class Target:
     client: Any = None
 
     def connect(self) -> Target:
+        """Its openai SDK client (the same settings for every target)."""
         import httpx
         import openai
 
@@ -170,10 +171,12 @@ def uptime() -> str:
 
 
 def median(values: list[float]) -> float:
+    """The median (NaN for none)."""
     return statistics.median(values) if values else float("nan")
 
 
 def goal(met: bool) -> str:
+    """How a goal's line ends."""
     return "MET" if met else "MISSED"
 
 
@@ -303,6 +306,7 @@ async def server_configs(variants: dict[str, Callable[[], servers.Server]], key:
 
 
 async def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """Start the servers in ``work``, measure, stop them; every figure in a dict (``--json`` writes it)."""
     counts = Counts.of(args.quick, args.soak, args.rounds, args.scale)
     executable = None if args.no_litellm else servers.litellm_executable(args.litellm)  # missing: fail at once
     two_cpus = hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) >= 2
@@ -357,6 +361,7 @@ async def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
 
 def main() -> None:
+    """Parse the options, run, print (and write ``--json``)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny counts, one round (a smoke run)")
     parser.add_argument("--soak", type=int, default=None, help="requests in the soak (default 100,000; quick 2,000)")
