@@ -16,7 +16,7 @@ import asyncio
 import contextvars
 import hmac
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from llmplex.client import Client
@@ -26,6 +26,8 @@ from llmplex.gateway.bodies import collect
 from llmplex.gateway.errors import GatewayError
 from llmplex.gateway.key_limits import Hold, KeyLimits
 from llmplex.gateway.keys import KeyRecord, KeyStore, hash_key
+from llmplex.gateway.spend_rates import unpriced_rates
+from llmplex.reliability.budget import Budget
 
 __all__ = ["KeyAuthenticator", "KeyCaller", "current_hold"]
 
@@ -138,9 +140,16 @@ class KeyAuthenticator:
                     kind="forbidden",
                 )
             call_args["fallbacks"] = self._allowed_fallbacks(record, ticket.model, spec)
+        if record.budget_usd is not None:
+            call_args["budget"] = self._priced_budget(record)
         hold = await self.limits.admit(record, ticket.estimated_input_tokens)
         _hold.set(hold)
         return Admission(caller, call_args)
+
+    def _priced_budget(self, record: KeyRecord) -> Budget:
+        """The call's own USD cap for a key with a budget: core then refuses, before sending, a model whose
+        price is unknown, unless ``[budget]`` gives the ``unpriced_*`` rates to count it at (never as $0)."""
+        return replace(unpriced_rates(self.client.config.budget), max_cost_usd=record.budget_usd)
 
     def _allowed_fallbacks(self, record: KeyRecord, model: str, spec: str) -> list[str]:
         """The config's fallbacks of ``model`` that route to a model the key may use, in order."""

@@ -19,6 +19,7 @@ from llmplex.gateway.key_limits import KeyLimits
 from llmplex.gateway.keys import KeyStore, database_url
 from llmplex.gateway.records import Recorder
 from llmplex.gateway.spend import SpendRecorder, spent_since
+from llmplex.gateway.spend_rates import unpriced_rates
 from llmplex.reliability.storage import store_for
 
 __all__ = ["keyed_app"]
@@ -36,7 +37,7 @@ def keyed_app(client: Client, master_key: str, *, extra_recorders: tuple[Recorde
     limits.warm_up()
     bodies = config.gateway.log_bodies
     authenticator = KeyAuthenticator(client, keys, limits, master_key, config.gateway.key_cache_seconds, bodies)
-    recorder = SpendRecorder(writer_for(url), limits, bodies)
+    recorder = SpendRecorder(writer_for(url), limits, bodies, unpriced_rates(config.budget))
     if bodies:
         client.host.register_observer(BodyCollector(), name="llmplex.gateway.bodies")
     app = create_app(

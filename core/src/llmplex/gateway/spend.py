@@ -23,6 +23,7 @@ from llmplex.gateway.auth import current_hold
 from llmplex.gateway.bodies import bodies_of, collected
 from llmplex.gateway.key_limits import KeyLimits
 from llmplex.gateway.records import RequestRecord
+from llmplex.reliability.budget import Budget
 from llmplex.store.schema import USAGE_COLUMNS
 
 if TYPE_CHECKING:
@@ -66,13 +67,23 @@ class SpendRecorder:
     """Frees each request's hold on its key's caps, counts its cost, and logs it through ``writer``
     (with its prompt and answer when ``bodies``)."""
 
-    def __init__(self, writer: CallWriter, limits: KeyLimits, bodies: bool = False) -> None:
+    def __init__(
+        self, writer: CallWriter, limits: KeyLimits, bodies: bool = False, unpriced: Budget | None = None
+    ) -> None:
         self.writer = writer
         self.limits = limits
         self.bodies = bodies
+        self.unpriced = unpriced  # the [budget] unpriced_* rates an unknown cost counts at
 
     def __repr__(self) -> str:
         return f"SpendRecorder({self.writer!r})"
+
+    def _counted_cost(self, record: RequestRecord) -> Decimal | None:
+        """What a request counts against its key's budget: its cost, else (unknown) its tokens at the
+        ``[budget]`` ``unpriced_*`` rates; a model with no price and no rates was refused before sending."""
+        if record.cost_usd is not None or record.usage is None or self.unpriced is None:
+            return record.cost_usd
+        return self.unpriced.unpriced_cost(record.usage.input_tokens, record.usage.output_tokens)
 
     def record(self, record: RequestRecord) -> None:
         """Settle the request's hold (in the background) and queue its row."""
@@ -80,7 +91,7 @@ class SpendRecorder:
         if hold is not None:
             usage = record.usage
             used = None if usage is None else (usage.total_tokens or usage.input_tokens + usage.output_tokens)
-            self.limits.settle(hold, record.cost_usd, used)
+            self.limits.settle(hold, self._counted_cost(record), used)
         calls = collected()
         self.writer.submit(partial(request_row, record, calls if self.bodies else None))
 
