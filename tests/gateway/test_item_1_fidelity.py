@@ -350,3 +350,41 @@ def test_item_1_streamed_reasoning_reaches_responses_and_messages_clients(
     starts = [json.loads(line[6:]) for line in raw.splitlines() if line.startswith("data: ")]
     assert starts[1] == {"type": "content_block_start", "index": 0, "content_block": REDACTED_BLOCK}
     assert starts[2] == {"type": "content_block_stop", "index": 0}
+
+
+def test_item_1_a_mark_inside_a_tool_result_reaches_anthropic(gateway: Gateway, upstream: FakeAnthropic) -> None:
+    upstream.reply(message([text_block("ok")]))
+    result = {
+        "type": "tool_result",
+        "tool_use_id": "toolu_1",
+        "content": [{"type": "text", "text": "print(1)", "cache_control": EPHEMERAL}],
+    }
+    turns = [
+        {"role": "user", "content": "Read a.py"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}}]},
+        {"role": "user", "content": [result]},
+    ]
+    _client(gateway).messages.create(model=f"anthropic:{MODEL}", max_tokens=100, messages=turns)  # type: ignore[arg-type]
+    sent = upstream.bodies[-1]["messages"][2]["content"]
+    assert sent[0]["type"] == "tool_result" and sent[0]["cache_control"] == EPHEMERAL
+    middle = {**result, "content": [result["content"][0], {"type": "text", "text": "more"}]}  # type: ignore[index]
+    with pytest.raises(anthropic.BadRequestError, match="inside a tool_result"):
+        _client(gateway).messages.create(
+            model=f"anthropic:{MODEL}",
+            max_tokens=100,
+            messages=[*turns[:2], {"role": "user", "content": [middle]}],  # type: ignore[list-item]
+        )
+    assert len(upstream.bodies) == 1
+
+
+@pytest.mark.parametrize("budget", [-1, 0, 1023, 100_000, 2**63])
+def test_item_1_a_thinking_budget_out_of_range_is_a_400(gateway: Gateway, budget: int) -> None:
+    with pytest.raises(anthropic.BadRequestError) as bad:
+        _client(gateway).messages.create(
+            model="mock:echo",
+            max_tokens=20_000,  # the SDK wants a stream above about 21,000
+            thinking={"type": "enabled", "budget_tokens": budget},
+            messages=[{"role": "user", "content": "hi"}],
+        )
+    assert bad.value.status_code == 400 and "budget_tokens" in str(bad.value)
+    assert gateway.mock.calls == []

@@ -134,14 +134,22 @@ def _tool_result(block: _ToolResult) -> tuple[Message, list[Any]]:
     """The tool message for a result, and the parts (images, documents) that follow it in a user message."""
     texts: list[str] = []
     parts: list[Any] = []
+    cache = block.cached
     if isinstance(block.content, str):
         texts.append(block.content)
-    for item in block.content if isinstance(block.content, list) else ():
-        if isinstance(item, Text):
-            texts.append(item.text)
-        else:
-            piece = _media(item)
-            (texts if isinstance(piece, str) else parts).append(piece)
+    items = block.content if isinstance(block.content, list) else []
+    for position, item in enumerate(items):
+        piece = item.text if isinstance(item, Text) else _media(item)
+        (texts if isinstance(piece, str) else parts).append(piece)
+        if isinstance(piece, str) and item.cached:  # a marked image or document keeps its own mark
+            if position != len(items) - 1:
+                raise GatewayError(
+                    400,
+                    "cache_control on a text block inside a tool_result other than its last cannot be carried: "
+                    "llmplex marks a whole tool result; move the mark to the tool_result block",
+                    param="messages",
+                )
+            cache = True
     text = "\n\n".join(texts)
     if parts:
         text = f"{text}\n\n" if text else ""
@@ -151,7 +159,7 @@ def _tool_result(block: _ToolResult) -> tuple[Message, list[Any]]:
         role="tool",
         tool_call_id=block.tool_use_id,
         content=f"error: {text}" if block.is_error else text,
-        cache=block.cached,
+        cache=cache,
     )
     return message, parts
 
