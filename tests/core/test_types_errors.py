@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from llmplex import errors
-from llmplex.redaction import register_secret
+from llmplex.masking.values import register_secret
 from llmplex.types import Message, Response, Usage
 
 RETRYABLE = {errors.LLMRateLimitError, errors.LLMServerError, errors.LLMConnectionError, errors.LLMTimeoutError}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from llmplex.redaction import REDACTED, mask_setting, redact, register_secret
+from llmplex.masking.values import REDACTED, mask_setting, redact, register_secret
 
 
 class Point(NamedTuple):

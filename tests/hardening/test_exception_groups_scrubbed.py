@@ -14,8 +14,8 @@ import traceback
 import pytest
 
 import llmplex
+from llmplex.masking.errors import scrub_error
 from llmplex.providers.mock import MockBackend
-from llmplex.scrubbing import scrub_error
 
 
 class _Abort(BaseException):
@@ -101,7 +101,7 @@ def test_a_base_exception_group_propagates_through_the_public_api_with_the_key_m
 
 def test_a_group_is_masked_as_the_error_itself_and_as_a_cause_or_context() -> None:
     key = f"gw{secrets.token_hex(20)}"
-    llmplex.redaction.register_secret(key)
+    llmplex.masking.values.register_secret(key)
     masked = scrub_error(_group(key, base=True))
     assert type(masked) is BaseExceptionGroup and masked.message == "2 tasks failed (key=***)"
     assert not [text for text in _texts(masked) if key in text]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from llmplex.redaction import REDACTED, is_secret_name, mask_setting, redact
+from llmplex.masking.values import REDACTED, is_secret_name, mask_setting, redact
 
 CREDENTIALS = [
     "token",

@@ -224,7 +224,7 @@ def test_item_3_a_hostile_nested_error_body_is_a_typed_error_end_to_end(depth: i
     """A provider (or a proxy) answering JSON nested hundreds deep, a key at the bottom: typed, masked, no
     RecursionError from masking the body (redaction stops at ``MAX_DEPTH``)."""
     import llmplex
-    from llmplex.redaction import MAX_DEPTH, TOO_DEEP
+    from llmplex.masking.values import MAX_DEPTH, TOO_DEEP
 
     body = b'{"error": ' * depth + f'"{SECRET}"'.encode() + b"}" * depth
     with respx.mock(base_url="http://echo.test") as router:

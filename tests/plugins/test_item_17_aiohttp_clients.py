@@ -32,7 +32,7 @@ from llmplex_openai.clients import make_async_client
 import llmplex
 from llmplex import Deadline, LLMConnectionError, LLMDeadlineExceededError, LLMError, LLMServerError
 from llmplex.http import library_transport_replaced, sdk_async_client
-from llmplex.redaction import REDACTED, redact
+from llmplex.masking.values import REDACTED, redact
 from tests.support.fault_server import Fault, FaultServer
 
 KEY = "sk-aiohttp-test-5f1e2d3c4b5a69788796"

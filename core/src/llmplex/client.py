@@ -17,7 +17,7 @@ from llmplex.engine.models import ModelCatalog
 from llmplex.engine.request_builder import PromptInput, ToolInput, build_request, build_tools
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMConfigurationError, LLMDeadlineExceededError
-from llmplex.log_redaction import install_log_redaction
+from llmplex.masking.logs import install_log_redaction
 from llmplex.plugins.host import PluginHost
 from llmplex.reliability.budget import Budget, BudgetTracker
 from llmplex.reliability.clock import Clock
@@ -67,7 +67,7 @@ class Client:
     ``Budget`` or a shared ``BudgetTracker``)
     caps every call of this client, instead of the config's ``[budget]`` table.
     Creating a client masks secrets in every log record of the process
-    (``llmplex.log_redaction``).
+    (``llmplex.masking.logs``).
     """
 
     def __init__(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llmplex.redaction import redact, redact_headers
+from llmplex.masking.values import redact, redact_headers
 
 __all__ = [
     "LLMAPIError",

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, SecretStr
 
-from llmplex.redaction import is_secret_name, redact, register_secret, register_url_secrets
+from llmplex.masking.values import is_secret_name, redact, register_secret, register_url_secrets
 
 __all__ = ["Capabilities", "ProviderInfo", "ProviderSettings"]
 

@@ -19,7 +19,7 @@ from llmplex.cli.output import plain_console
 from llmplex.cli.usage_line import dollars
 from llmplex.client import Client
 from llmplex.errors import LLMConfigurationError
-from llmplex.redaction import redact
+from llmplex.masking.values import redact
 from llmplex.store.database import default_url, sqlite_path, switch_path
 
 if TYPE_CHECKING:

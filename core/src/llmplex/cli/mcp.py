@@ -7,7 +7,7 @@ import click
 from llmplex.client import Client
 from llmplex.config.mcp import MCPServerConfig
 from llmplex.errors import LLMConfigurationError, LLMError
-from llmplex.redaction import REDACTED, redact
+from llmplex.masking.values import REDACTED, redact
 
 __all__ = ["mcp_command"]
 

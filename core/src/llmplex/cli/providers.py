@@ -19,9 +19,9 @@ from llmplex.cli.settings_view import SettingRow, setting_rows
 from llmplex.client import Client
 from llmplex.config.wording import dotted_key
 from llmplex.errors import LLMError
+from llmplex.masking.values import redact
 from llmplex.plugins.host import PluginLoadWarning
 from llmplex.provider import ProviderSettings
-from llmplex.redaction import redact
 
 if TYPE_CHECKING:
     from rich.table import Table

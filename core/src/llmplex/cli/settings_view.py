@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
+from llmplex.masking.values import REDACTED, mask_setting
 from llmplex.provider import ProviderSettings
-from llmplex.redaction import REDACTED, mask_setting
 
 __all__ = ["SettingRow", "setting_rows"]
 

@@ -13,7 +13,7 @@ from llmplex.config.schema import Config
 from llmplex.config.sources import Layer, default_layers, file_layer
 from llmplex.config.wording import KEY_ERROR, describe, dotted_key, expected
 from llmplex.errors import LLMConfigurationError
-from llmplex.redaction import REDACTED, is_secret_name, mask_setting
+from llmplex.masking.values import REDACTED, is_secret_name, mask_setting
 
 __all__ = ["Origins", "load_config", "validate_settings", "validation_message"]
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
-from llmplex.redaction import redact
+from llmplex.masking.values import redact
 
 __all__ = ["MCPConfig", "MCPServerConfig"]
 

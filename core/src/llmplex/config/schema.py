@@ -11,7 +11,7 @@ from pydantic_core import PydanticCustomError
 
 from llmplex.config.mcp import MCPConfig
 from llmplex.config.wording import KEY_ERROR
-from llmplex.redaction import is_secret_name, redact, register_url_secrets, url_credentials
+from llmplex.masking.values import is_secret_name, redact, register_url_secrets, url_credentials
 
 __all__ = [
     "DEFAULT_EMBEDDING_MODEL",

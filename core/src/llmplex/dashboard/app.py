@@ -27,7 +27,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from llmplex.errors import LLMConfigurationError
-from llmplex.redaction import redact
+from llmplex.masking.values import redact
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine

@@ -11,11 +11,11 @@ from llmplex.engine.bridge import aiterate_in_thread, iterate_on_loop, run_on_lo
 from llmplex.engine.contained import acontained, aiter_contained, contained, iter_contained
 from llmplex.errors import LLMConfigurationError, LLMError
 from llmplex.http.clients import is_blocking_client
+from llmplex.masking.errors import scrub_error
 from llmplex.plugins.hooks import ProviderHooks
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.guard import Expired, aiterate_before, await_before, call_before, in_worker, iterate_before
 from llmplex.routing import ProviderInstance, Route
-from llmplex.scrubbing import scrub_error
 from llmplex.types import Request, Response
 
 __all__ = ["Attempt", "hook_client"]

@@ -16,8 +16,8 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, I
 from typing import Any, TypeVar
 
 from llmplex.errors import LLMError
+from llmplex.masking.errors import scrub_error
 from llmplex.plugins.host import describe_failure
-from llmplex.scrubbing import scrub_error
 
 __all__ = ["acontained", "aiter_contained", "contained", "iter_contained", "plugin_aborted"]
 

@@ -13,9 +13,9 @@ from llmplex.engine.retrier import Retrier, RetryPlan
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMServerError, LLMUsageError
 from llmplex.events import Dropped, PromptExecuted, PromptRendered
-from llmplex.redaction import redact
+from llmplex.masking.errors import scrub_error
+from llmplex.masking.values import redact
 from llmplex.routing import Route
-from llmplex.scrubbing import scrub_error
 from llmplex.types import Request, Response, StreamEvent, StreamState, Usage
 from llmplex.types.pricing import priced_model
 

@@ -27,7 +27,7 @@ from llmplex.errors import (
     LLMServerError,
     LLMTimeoutError,
 )
-from llmplex.redaction import redact
+from llmplex.masking.values import redact
 
 __all__ = ["Dialect", "GatewayError", "from_llm_error", "is_context_overflow"]
 

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from llmplex.config.schema import Config
-from llmplex.redaction import redact
+from llmplex.masking.values import redact
 
 __all__ = ["database_check", "readiness_checks", "redis_check"]
 

@@ -166,7 +166,7 @@ class KeyStore:
     """The virtual keys of one database (``sqlite:///PATH`` or ``postgresql://...``), migrated on open."""
 
     def __init__(self, url: str) -> None:
-        from llmplex.redaction import redact
+        from llmplex.masking.values import redact
         from llmplex.store.database import open_database, sync_engine
 
         self.url = url
@@ -183,7 +183,7 @@ class KeyStore:
         self.reader = sync_engine(url)  # reads never wait for another process's write lock (SQLite WAL)
 
     def __repr__(self) -> str:
-        from llmplex.redaction import redact
+        from llmplex.masking.values import redact
 
         return f"KeyStore({redact(self.url)!r})"
 

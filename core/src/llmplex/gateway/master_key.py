@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from llmplex.errors import LLMConfigurationError
-from llmplex.redaction import register_secret
+from llmplex.masking.values import register_secret
 
 __all__ = ["MIN_MASTER_KEY_LENGTH", "master_key"]
 

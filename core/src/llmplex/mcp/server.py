@@ -15,10 +15,10 @@ from pydantic import ValidationError
 
 from llmplex.config.mcp import MCPServerConfig
 from llmplex.errors import LLMConfigurationError, LLMDeadlineExceededError, LLMToolSourceError
+from llmplex.masking.values import is_secret_name, looks_like_key, redact, register_secret
 from llmplex.mcp import loop
 from llmplex.mcp.connection import Connection, ConnectionLost, require_sdk
 from llmplex.mcp.results import tool_result
-from llmplex.redaction import is_secret_name, looks_like_key, redact, register_secret
 from llmplex.reliability.deadline import Deadline
 from llmplex.types.tool_result import ToolResult
 

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 
 from llmplex.config.schema import LimitsConfig
 from llmplex.errors import LLMAuthenticationError, LLMConfigurationError, LLMConnectionError, LLMDeadlineExceededError
-from llmplex.redaction import redact, register_url_secrets
+from llmplex.masking.values import redact, register_url_secrets
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.guard import await_before, call_before, in_worker
 from llmplex.reliability.per_loop import PerLoop

@@ -1,7 +1,7 @@
 """One call as one row of the ``calls`` table: plain data, no secret, media parts as references.
 
 Pure Python (no SQLAlchemy): rows are built in the calling thread and written by
-the background writer. Every string goes through ``llmplex.redaction.redact``
+the background writer. Every string goes through ``llmplex.masking.values.redact``
 (keys core knows and key-shaped text are masked); under a secret name
 (``api_key``, ``authorization``) or inside headers, values are dropped whole.
 """
@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from llmplex.events import CallEnded
-from llmplex.redaction import REDACTED, is_secret_name, redact
+from llmplex.masking.values import REDACTED, is_secret_name, redact
 from llmplex.types import Message, Request, Response
 from llmplex.types.parts import MediaPart
 

@@ -22,7 +22,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from llmplex.redaction import redact
+from llmplex.masking.values import redact
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 from llmplex.engine.request_builder import PromptInput, ToolInput, build_messages, build_tools
 from llmplex.errors import LLMConfigurationError, LLMOutputParseError, LLMToolLoopError
 from llmplex.events import ToolInvoked
-from llmplex.redaction import redact
+from llmplex.masking.values import redact
 from llmplex.reliability.budget import as_tracker
 from llmplex.structured.plan import OutputPlan, choose_strategy
 from llmplex.structured.schema import output_spec

@@ -16,8 +16,8 @@ import logging
 import threading
 from typing import Any
 
-from llmplex.redaction import redact
-from llmplex.scrubbing import scrub_error
+from llmplex.masking.errors import scrub_error
+from llmplex.masking.values import redact
 
 __all__ = ["install_log_redaction"]
 

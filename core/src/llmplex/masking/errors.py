@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 from typing import Any, TypeVar, cast
 
-from llmplex.redaction import REDACTED, is_secret_name, redact
+from llmplex.masking.values import REDACTED, is_secret_name, redact
 
 __all__ = ["scrub_error"]
 
