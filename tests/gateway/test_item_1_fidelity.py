@@ -388,3 +388,24 @@ def test_item_1_a_thinking_budget_out_of_range_is_a_400(gateway: Gateway, budget
         )
     assert bad.value.status_code == 400 and "budget_tokens" in str(bad.value)
     assert gateway.mock.calls == []
+
+
+def test_item_1_images_in_responses_tool_outputs_reach_the_provider(gateway: Gateway, upstream: FakeAnthropic) -> None:
+    upstream.reply(message([text_block("a cat")]))
+    client = openai.OpenAI(base_url=gateway.url + "/v1", api_key=MASTER_KEY, max_retries=0)
+    call = {"type": "function_call", "call_id": "toolu_1", "name": "shot", "arguments": "{}"}
+    output = [
+        {"type": "input_text", "text": "the screen"},
+        {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}"},
+    ]
+    client.responses.create(
+        model=f"anthropic:{MODEL}",
+        input=[
+            {"role": "user", "content": "What is on screen?"},
+            call,
+            {"type": "function_call_output", "call_id": "toolu_1", "output": output},
+        ],  # type: ignore[list-item]
+    )
+    last = upstream.bodies[-1]["messages"][-1]["content"]
+    assert last[0]["type"] == "tool_result" and "the screen" in json.dumps(last[0]["content"])
+    assert [block["source"]["data"] for block in last if block["type"] == "image"] == [PNG]

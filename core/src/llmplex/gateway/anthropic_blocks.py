@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from llmplex.gateway.carried_reasoning import is_carried, uncarry
 from llmplex.gateway.errors import GatewayError
-from llmplex.gateway.wire import media_from_data_url, part_from_base64
+from llmplex.gateway.wire import media_from_data_url, part_from_base64, tool_result
 from llmplex.types import Message, ReasoningPart, ToolCall
 
 __all__ = [
@@ -150,18 +150,7 @@ def _tool_result(block: _ToolResult) -> tuple[Message, list[Any]]:
                     param="messages",
                 )
             cache = True
-    text = "\n\n".join(texts)
-    if parts:
-        text = f"{text}\n\n" if text else ""
-        text += f"[{len(parts)} attachment{'s' if len(parts) > 1 else ''} follow{'' if len(parts) > 1 else 's'}]"
-        parts.insert(0, f"Attachments returned by tool call {block.tool_use_id}:")
-    message = Message(
-        role="tool",
-        tool_call_id=block.tool_use_id,
-        content=f"error: {text}" if block.is_error else text,
-        cache=cache,
-    )
-    return message, parts
+    return tool_result(block.tool_use_id, texts, parts, is_error=bool(block.is_error), cache=cache)
 
 
 def _user_turn(pieces: list[Any], cache: bool) -> Message:

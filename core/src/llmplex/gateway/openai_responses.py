@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from llmplex.gateway.calls import CallSpec, sse
 from llmplex.gateway.carried_reasoning import carry, is_carried, uncarry
 from llmplex.gateway.errors import GatewayError
-from llmplex.gateway.wire import MAX_TOKENS, dumps, media_from_data_url, new_id, now
+from llmplex.gateway.wire import MAX_TOKENS, dumps, media_from_data_url, new_id, now, tool_result
 from llmplex.types import Message, ReasoningPart, Response, StreamEvent, ToolCall, Usage
 
 __all__ = ["ResponsesRequest", "ResponsesStreamEncoder", "reasoning_item", "responses_call", "responses_response"]
@@ -42,7 +42,7 @@ class _Item(BaseModel):
     call_id: str | None = None
     name: str | None = None
     arguments: str | None = None
-    output: str | None = None
+    output: str | list[_ContentPart] | None = None
 
 
 class _Tool(BaseModel):
@@ -106,7 +106,11 @@ def _messages(request: ResponsesRequest) -> list[Message]:
         return [*messages, Message.user(request.input)]
     pending: list[ToolCall] = []
     thoughts: list[ReasoningPart] = []
+    attachments: list[Any] = []  # of the tool results just read: they follow them, after the last one
     for item in request.input:
+        if attachments and item.type != "function_call_output":
+            messages.append(Message(role="user", content=attachments))
+            attachments = []
         if item.type == "reasoning":
             if pending:
                 messages.append(Message.assistant(None, tuple(pending), tuple(thoughts)))
@@ -130,18 +134,32 @@ def _messages(request: ResponsesRequest) -> list[Message]:
         if item.type == "function_call_output":
             if not item.call_id:
                 raise GatewayError(400, "a function_call_output item needs call_id", param="input")
-            messages.append(Message.tool(item.call_id, item.output or ""))
+            message, pieces = _output(item.call_id, item.output)
+            messages.append(message)
+            attachments += pieces
         elif item.type == "message":
             if item.role is None:
                 raise GatewayError(400, "a message item needs a role", param="input")
             role = "system" if item.role == "developer" else item.role
             messages.append(Message(role=role, content=_content(item), reasoning=tuple(thoughts)))
             thoughts = []
+    if attachments:
+        messages.append(Message(role="user", content=attachments))
     if pending or thoughts:
         if not pending:
             raise GatewayError(400, "a reasoning item must be followed by what it led to", param="input")
         messages.append(Message.assistant(None, tuple(pending), tuple(thoughts)))
     return messages
+
+
+def _output(call_id: str, output: str | list[_ContentPart] | None) -> tuple[Message, list[Any]]:
+    """A ``function_call_output``: its text for the tool message, its images and files for the user turn after."""
+    if not isinstance(output, list):
+        return tool_result(call_id, [output or ""], [])
+    result = _Item(role="user", content=output)
+    pieces = _content(result)
+    texts = [piece for piece in pieces if isinstance(piece, str)]
+    return tool_result(call_id, texts, [piece for piece in pieces if not isinstance(piece, str)])
 
 
 def _reasoning(item: _Item) -> ReasoningPart:

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from llmplex.errors import LLMConfigurationError
 from llmplex.gateway.errors import GatewayError
-from llmplex.types import Audio, Document, Image, Usage
+from llmplex.types import Audio, Document, Image, Message, Usage
 
 __all__ = [
     "MAX_TOKENS",
@@ -23,6 +23,7 @@ __all__ = [
     "now",
     "parse_body",
     "part_from_base64",
+    "tool_result",
     "usage_or_empty",
 ]
 
@@ -109,3 +110,19 @@ def part_from_base64(kind: str, data: str, media_type: str | None) -> Image | Do
 def usage_or_empty(usage: Usage | None) -> Usage:
     """``usage``, or no tokens when the provider reported none."""
     return usage if usage is not None else Usage()
+
+
+def tool_result(
+    call_id: str, texts: list[str], parts: list[Any], *, is_error: bool = False, cache: bool = False
+) -> tuple[Message, list[Any]]:
+    """A tool result as the tool loop sends one: the tool message (its text, and how many attachments follow),
+    and the pieces of the user message that carries its images and documents (empty when it has none)."""
+    text = "\n\n".join(texts)
+    pieces: list[Any] = []
+    if parts:
+        count = len(parts)
+        note = f"[{count} attachment{'s follow' if count > 1 else ' follows'}]"
+        text = f"{text}\n\n{note}" if text else note
+        pieces = [f"Attachments returned by tool call {call_id}:", *parts]
+    content = f"error: {text}" if is_error else text
+    return Message(role="tool", tool_call_id=call_id, content=content, cache=cache), pieces
