@@ -409,3 +409,18 @@ def test_item_1_images_in_responses_tool_outputs_reach_the_provider(gateway: Gat
     last = upstream.bodies[-1]["messages"][-1]["content"]
     assert last[0]["type"] == "tool_result" and "the screen" in json.dumps(last[0]["content"])
     assert [block["source"]["data"] for block in last if block["type"] == "image"] == [PNG]
+
+
+def test_item_1_openai_clients_reasoning_effort_reaches_the_provider(upstream: FakeAnthropic) -> None:
+    with FaultServer() as fault_server, running_gateway(_config(upstream, **_with_faulty(fault_server))) as gateway:
+        client = openai.OpenAI(base_url=gateway.url + "/v1", api_key=MASTER_KEY, max_retries=0)
+        hi = [{"role": "user", "content": "hi"}]
+        client.chat.completions.create(model="faulty:o4-mini", messages=hi, reasoning_effort="high")  # type: ignore[arg-type]
+        assert fault_server.requests[-1].body["reasoning_effort"] == "high"
+        upstream.reply(message([text_block("hello")]))
+        client.responses.create(model=f"anthropic:{MODEL}", input="hi", reasoning={"effort": "medium"})
+        sent = upstream.bodies[-1]
+        assert (sent["thinking"], sent["output_config"]["effort"]) == ({"type": "adaptive"}, "medium")
+        with pytest.raises(openai.BadRequestError, match="reasoning_effort"):  # llmplex's efforts: low, medium, high
+            client.chat.completions.create(model="faulty:o4-mini", messages=hi, reasoning_effort="minimal")  # type: ignore[arg-type]
+        assert len(fault_server.requests) == 1

@@ -152,6 +152,7 @@ class ChatRequest(BaseModel):
     tools: list[_Tool] | None = None
     tool_choice: Literal["auto", "none", "required"] | _NamedToolChoice | None = None
     response_format: _ResponseFormat | None = None
+    reasoning_effort: Literal["low", "medium", "high"] | None = None
 
 
 def _text_of(content: str | list[_Part] | None, role: str) -> str | None:
@@ -209,7 +210,7 @@ def _message(message: _Message) -> Message:
 def chat_call(request: ChatRequest) -> CallSpec:
     """The call a Chat Completions request asks for."""
     kwargs: dict[str, Any] = {}
-    for name in ("temperature", "top_p", "presence_penalty", "frequency_penalty", "seed"):
+    for name in ("temperature", "top_p", "presence_penalty", "frequency_penalty", "seed", "reasoning_effort"):
         value = getattr(request, name)
         if value is not None:
             kwargs[name] = value

@@ -59,6 +59,11 @@ class _NamedChoice(BaseModel):
     name: str
 
 
+class _Reasoning(BaseModel):
+    model_config = _Open
+    effort: Literal["low", "medium", "high"] | None = None
+
+
 class ResponsesRequest(BaseModel):
     """A Responses API request; fields the gateway does not read are accepted and ignored."""
 
@@ -74,6 +79,7 @@ class ResponsesRequest(BaseModel):
     max_output_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
     previous_response_id: str | None = None
     stream: bool | None = False
+    reasoning: _Reasoning | None = None
 
 
 def _content(item: _Item) -> Any:
@@ -192,6 +198,8 @@ def responses_call(request: ResponsesRequest) -> CallSpec:
         kwargs["max_tokens"] = request.max_output_tokens
     if request.previous_response_id is not None:
         kwargs["previous_response_id"] = request.previous_response_id
+    if request.reasoning is not None and request.reasoning.effort is not None:
+        kwargs["reasoning_effort"] = request.reasoning.effort
     if request.tools:
         kwargs["tools"] = [
             {
