@@ -158,9 +158,12 @@ class SharedBudgetTracker(BudgetTracker):
                 held_counters = (*zip(_HELD, wanted, strict=True), ("unbounded", unbounded), ("held_cost", wanted_cost))
                 for counter, amount in held_counters:
                     self._change(changes, counter, amount)
-            # holds first, in-flight after: whoever is admitted alone has its hold seen by every later check
-            others = self._change(changes, "in_flight", 1) - 1
-            if self.counts_tokens and others:
+            # holds first, in-flight after, then a fresh read (holds before spending: a settlement written in
+            # between is seen twice, never missed). The snapshot above may predate another process's settlement
+            # (its spending added, then its hold and in-flight count given back), so even a request that finds
+            # no other in flight checks again: admitting it on that snapshot could pass the cap.
+            self._change(changes, "in_flight", 1)
+            if self.counts_tokens:
                 *held, others_unbounded, held_cost, spent_in, spent_out, spent_total, spent_requests, spent_cost = (
                     self._read(*_HELD, "unbounded", "held_cost", *_SPENT)
                 )
