@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
 import math
 import threading
@@ -160,19 +161,25 @@ class SharedBudgetTracker(BudgetTracker):
                     self._change(changes, counter, amount)
             # holds first, in-flight after, then a fresh read (holds before spending: a settlement written in
             # between is seen twice, never missed). The snapshot above may predate another process's settlement
-            # (its spending added, then its hold and in-flight count given back), so even a request that finds
-            # no other in flight checks again: admitting it on that snapshot could pass the cap.
-            self._change(changes, "in_flight", 1)
+            # (its spending added, then its hold and in-flight count given back), so a request that finds no
+            # other in flight checks the caps again on the fresh read (it still runs alone if they are not
+            # reached, as an unbounded answer must); one that finds others checks that it fits beside them.
+            others = self._change(changes, "in_flight", 1) - 1
             if self.counts_tokens:
                 *held, others_unbounded, held_cost, spent_in, spent_out, spent_total, spent_requests, spent_cost = (
                     self._read(*_HELD, "unbounded", "held_cost", *_SPENT)
                 )
-                others_held = (held[0] - wanted[0], held[1] - wanted[1], held[2] - wanted[2])
                 spent = _snapshot(spent_in, spent_out, spent_total, spent_requests, spent_cost)
-                others_cost = Decimal(held_cost - wanted_cost) / _NANO
-                if not fits(budget, estimate, spent, others_held, others_unbounded - unbounded, others_cost):
-                    self._undo(changes)
-                    return version
+                if not others:
+                    reached = cap_reached(budget, spent)
+                    if reached is not None:
+                        raise exhausted(budget, reached, spent, provider, model)
+                else:
+                    others_held = (held[0] - wanted[0], held[1] - wanted[1], held[2] - wanted[2])
+                    others_cost = Decimal(held_cost - wanted_cost) / _NANO
+                    if not fits(budget, estimate, spent, others_held, others_unbounded - unbounded, others_cost):
+                        self._undo(changes)
+                        return version
         except BaseException:
             self._undo(changes)
             raise
@@ -204,6 +211,7 @@ class SharedBudgetTracker(BudgetTracker):
         written = workers.submit(lambda: self._write_settlement(estimate, counted, sent))
         with _writing_lock:
             _writing.add(written)
+            _wait_at_exit()
         written.add_done_callback(self._settlement_written)
         return counted
 
@@ -245,6 +253,17 @@ class SharedBudgetTracker(BudgetTracker):
 def _held(estimate: Estimate) -> tuple[int, int, int]:
     """The (input, output, total) tokens a reservation holds (an unbounded answer holds no output)."""
     return estimate.input_tokens, estimate.output_tokens or 0, estimate.total_tokens or 0
+
+
+_exit_hook: list[bool] = []
+
+
+def _wait_at_exit() -> None:
+    """Have the interpreter's exit wait for the settlements still being written (once per process): a process
+    that ends right after its last call must not lose what that call spent. Called with ``_writing_lock`` held."""
+    if not _exit_hook:
+        _exit_hook.append(True)
+        atexit.register(_written)
 
 
 def _written() -> None:
