@@ -8,34 +8,29 @@ from llmplex.testing import HTTPConformanceTests, WireAdapter
 from tests.plugins.gemini.generate_wire import GenerateWire
 from tests.plugins.vertex.wire import VertexMessagesWire
 
-SETTINGS = {"project": "kit-project", "location": "us-east5"}
 
+class _VertexKit(HTTPConformanceTests):
+    """What both families declare alike: the prefix, project and location, the access token as the secret."""
 
-class TestVertexGeminiConformance(HTTPConformanceTests):
     prefix = "vertex"
-    model = "gemini-2.5-flash"
-    wire: ClassVar[WireAdapter] = GenerateWire()
-    settings: ClassVar[dict[str, Any]] = SETTINGS
+    settings: ClassVar[dict[str, Any]] = {"project": "kit-project", "location": "us-east5"}
     secret_setting = "access_token"
     supports_tools = True
     supports_native_structured_output = True
     supports_streaming = True
     supports_async = True
-    input_parts = frozenset({"image", "document", "audio"})
     keeps_reasoning = True
 
 
-class TestVertexClaudeConformance(HTTPConformanceTests):
-    prefix = "vertex"
+class TestVertexGeminiConformance(_VertexKit):
+    model = "gemini-2.5-flash"
+    wire: ClassVar[WireAdapter] = GenerateWire()
+    input_parts = frozenset({"image", "document", "audio"})
+
+
+class TestVertexClaudeConformance(_VertexKit):
     model = "claude-haiku-4-5@20251001"
     wire: ClassVar[WireAdapter] = VertexMessagesWire()
-    settings: ClassVar[dict[str, Any]] = SETTINGS
-    secret_setting = "access_token"
-    supports_tools = True
-    supports_native_structured_output = True
-    supports_streaming = True
-    supports_async = True
     input_parts = frozenset({"image", "document"})
     usage_fields = frozenset({"input_tokens", "output_tokens", "cached_tokens"})
     always_sent_options = frozenset({"max_tokens"})
-    keeps_reasoning = True
