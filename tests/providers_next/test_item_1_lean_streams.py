@@ -407,3 +407,20 @@ def test_item_1_a_finished_stream_gives_its_connection_back(api: str) -> None:
         assert asyncio.run(three()) == [events] * 3
     ports = [seen.port for seen in server.seen]
     assert len(set(ports[:3])) == 1 and len(set(ports[3:])) == 1, ports
+
+
+def test_item_1_the_first_event_of_a_chunk_is_handed_on_before_the_rest_is_read() -> None:
+    """A server that writes a whole answer in one chunk: its first event comes out before the later lines
+    are read (an oversized later event is only found when the consumer gets that far), and ``feed`` still
+    returns every event of the chunk."""
+    from llmplex.errors import LLMServerError
+    from llmplex.http import SSEDecoder
+
+    chunk = b"data: one\n\ndata: two\n\ndata: " + b"x" * 100
+    decoder = SSEDecoder(max_event_bytes=64)
+    events = decoder.events(chunk)
+    assert next(events).data == "one"
+    assert next(events).data == "two"
+    with pytest.raises(LLMServerError, match="longer than 64 bytes"):
+        next(events)
+    assert [event.data for event in SSEDecoder().feed(b"data: one\n\ndata: two\n\n")] == ["one", "two"]

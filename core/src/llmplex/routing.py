@@ -49,6 +49,7 @@ class ProviderInstance:
     host: PluginHost = field(repr=False)
     drop_unsupported: bool = False
     clients: SDKClients = field(init=False, repr=False)
+    _capabilities: dict[str, Capabilities] = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.clients = SDKClients(self.info, self.settings)
@@ -59,8 +60,17 @@ class ProviderInstance:
         return self.settings.capabilities(self.info.capabilities)
 
     def capabilities_for(self, model: str) -> Capabilities:
-        """What this instance supports for ``model`` (``capabilities`` unless the plugin's families differ)."""
-        return self.settings.model_capabilities(self.info.capabilities, model)
+        """What this instance supports for ``model`` (``capabilities`` unless the plugin's families differ).
+
+        Worked out once per model (settings do not change under an instance) and kept for the next call.
+        """
+        found = self._capabilities.get(model)
+        if found is None:
+            found = self.settings.model_capabilities(self.info.capabilities, model)
+            if len(self._capabilities) >= _MAX_CACHED_ROUTES:
+                self._capabilities.clear()
+            self._capabilities[model] = found
+        return found
 
     @property
     def hooks(self) -> ProviderHooks:

@@ -19,11 +19,12 @@ from llmplex.errors import LLMError
 from llmplex.masking.errors import scrub_error
 from llmplex.plugins.host import describe_failure
 
-__all__ = ["acontained", "aiter_contained", "contained", "iter_contained", "plugin_aborted"]
+__all__ = ["PASSING", "acontained", "aiter_contained", "contained", "iter_contained", "plugin_aborted"]
 
 T = TypeVar("T")
 
-_PASSING = (KeyboardInterrupt, asyncio.CancelledError, BaseExceptionGroup)
+PASSING = (KeyboardInterrupt, asyncio.CancelledError, BaseExceptionGroup)
+"""What passes through containment untouched: the user's Ctrl-C, cancellation, and groups (scrubbed above)."""
 
 
 def plugin_aborted(error: BaseException, provider: str) -> LLMError:
@@ -43,7 +44,7 @@ def contained(fn: Callable[..., T], provider: str, /, *args: Any, **kwargs: Any)
     not bound in a closure, keep the per-call objects few)."""
     try:
         return fn(*args, **kwargs)
-    except (Exception, *_PASSING):
+    except (Exception, *PASSING):
         raise
     except BaseException as exc:
         raise plugin_aborted(exc, provider) from exc
@@ -53,7 +54,7 @@ async def acontained(make: Callable[..., Awaitable[T]], provider: str, /, *args:
     """``await make(*args, **kwargs)``, its ``BaseException`` turned into the call's ``LLMError``."""
     try:
         return await make(*args, **kwargs)
-    except (Exception, *_PASSING):
+    except (Exception, *PASSING):
         raise
     except BaseException as exc:
         raise plugin_aborted(exc, provider) from exc
@@ -69,7 +70,7 @@ def iter_contained(source: Iterable[T], provider: str) -> Iterator[T]:
                 item = next(items)
             except StopIteration:
                 return
-            except (Exception, *_PASSING):
+            except (Exception, *PASSING):
                 raise
             except BaseException as exc:
                 raise plugin_aborted(exc, provider) from exc
@@ -89,7 +90,7 @@ async def aiter_contained(source: AsyncIterable[T], provider: str) -> AsyncItera
                 item = await anext(items)
             except StopAsyncIteration:
                 return
-            except (Exception, *_PASSING):
+            except (Exception, *PASSING):
                 raise
             except BaseException as exc:
                 raise plugin_aborted(exc, provider) from exc

@@ -8,7 +8,7 @@ from typing import Any
 from llmplex.engine.adapt import Adapted
 from llmplex.engine.assembly import StreamAssembler
 from llmplex.engine.attempt import Attempt
-from llmplex.engine.contained import contained
+from llmplex.engine.contained import PASSING, plugin_aborted
 from llmplex.engine.retrier import Retrier, RetryPlan
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMServerError, LLMUsageError
@@ -154,7 +154,12 @@ class Pipeline:
     def _events(
         self, parse: Callable[..., Any], raw_event: Any, state: StreamState, assembler: StreamAssembler
     ) -> list[StreamEvent]:
-        parsed = contained(parse, self.runner.name, raw_event=raw_event, state=state)
+        try:  # ``contained`` written out: this runs once per raw event
+            parsed = parse(raw_event=raw_event, state=state)
+        except (Exception, *PASSING):
+            raise
+        except BaseException as exc:
+            raise plugin_aborted(exc, self.runner.name) from exc
         events = parsed if type(parsed) is list else list(parsed or ())
         for event in events:
             assembler.add(event)

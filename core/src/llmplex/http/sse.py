@@ -23,8 +23,7 @@ import codecs
 import json
 import re
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from llmplex.errors import LLMConfigurationError, LLMServerError
 
@@ -37,14 +36,13 @@ _LINE_END = re.compile(r"\r\n|\r|\n")
 _BOM = "\ufeff"
 
 
-@dataclass(frozen=True, slots=True)
-class ServerSentEvent:
+class ServerSentEvent(NamedTuple):
     """One event: its ``data`` (lines joined with ``\\n``), type, last event id and reconnection time.
 
     ``event`` is ``"message"`` unless the stream named it; ``id`` is the last
     event id the stream set (it carries over to later events, ``""`` if never
     set); ``retry`` is the last reconnection time in milliseconds the stream
-    gave (``None`` if never).
+    gave (``None`` if never). Immutable (a named tuple: one is made per event, so it is cheap to make).
     """
 
     data: str
@@ -80,6 +78,14 @@ class SSEDecoder:
 
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         """The events completed by ``chunk`` (bytes in any split), in order."""
+        return list(self.events(chunk))
+
+    def events(self, chunk: bytes) -> Iterator[ServerSentEvent]:
+        """``feed`` lazily: each event as soon as its blank line is read, not after the whole chunk is.
+
+        A chunk that holds a whole streamed answer gives its first event without reading the rest;
+        run it to its end before feeding the next chunk.
+        """
         text = self._text.decode(chunk)
         if not self._started and text:
             self._started = True
@@ -89,7 +95,7 @@ class SSEDecoder:
             if text[0] == "\n":
                 text = text[1:]  # the LF of a CRLF split across chunks
         if not text:
-            return []
+            return
         self._after_cr = text.endswith("\r")
         lines = text.split("\n") if "\r" not in text else _LINE_END.split(text)
         if len(lines) == 1:
@@ -97,19 +103,31 @@ class SSEDecoder:
             self._held += len(chunk)
             if self._held > self.max_event_bytes:
                 raise self._too_large()
-            return []
+            return
         if self._line:
             lines[0] = "".join(self._line) + lines[0]
-        self._line = [lines[-1]] if lines[-1] else []
-        events: list[ServerSentEvent] = []
-        for line in lines[:-1]:
-            event = self._read(line)
-            if event is not None:
-                events.append(event)
-        self._held = self._data_size + len(lines[-1])
+        last = lines.pop()
+        self._line = [last] if last else []
+        for line in lines:  # fields parsed in line, not in a method: this loop runs for every line
+            if line:
+                name, colon, value = line.partition(":")
+                if colon and value.startswith(" "):
+                    value = value[1:]
+                if name == "data":
+                    self._data.append(value)
+                    self._data_size += len(value) + 1
+                else:
+                    self._field(name, value)
+            elif self._data:
+                data = self._data
+                self._data, self._data_size = [], 0
+                event, self._event = self._event, ""
+                yield ServerSentEvent("\n".join(data), event or "message", self._id, self._retry)
+            else:
+                self._event = ""  # a block without data is not an event
+        self._held = self._data_size + len(last)
         if self._held > self.max_event_bytes:
             raise self._too_large()
-        return events
 
     def _too_large(self) -> LLMServerError:
         self._line, self._data, self._held, self._data_size = [], [], 0, 0
@@ -118,38 +136,23 @@ class SSEDecoder:
             "(no blank line): the server is broken, or raise max_event_bytes if its events are that large"
         )
 
-    def _read(self, line: str) -> ServerSentEvent | None:
-        """Take one line: a blank one ends the event (returned if it has data); a field line fills it."""
-        if not line:
-            return self._dispatch()
-        name, colon, value = line.partition(":")
-        if colon and value.startswith(" "):
-            value = value[1:]
-        if name == "data":
-            self._data.append(value)
-            self._data_size += len(value) + 1
-        elif name == "event":
+    def _field(self, name: str, value: str) -> None:
+        """A field other than ``data``: ``event``, ``id`` and ``retry`` are kept; a comment (empty name) or an
+        unknown field is ignored."""
+        if name == "event":
             self._event = value
         elif name == "id":
             if "\0" not in value:
                 self._id = value
         elif name == "retry" and value.isascii() and value.isdigit():
             self._retry = int(value)
-        return None  # a comment (empty name) or an unknown field is ignored
-
-    def _dispatch(self) -> ServerSentEvent | None:
-        data, event = self._data, self._event
-        self._data, self._event, self._data_size = [], "", 0
-        if not data:
-            return None
-        return ServerSentEvent("\n".join(data), event or "message", self._id, self._retry)
 
 
 def iter_sse(chunks: Iterable[bytes], max_event_bytes: int = MAX_EVENT_BYTES) -> Iterator[ServerSentEvent]:
     """The events of an event stream given as bytes (``response.iter_bytes()``, a file, a list)."""
     decoder = SSEDecoder(max_event_bytes)
     for chunk in chunks:
-        yield from decoder.feed(chunk)
+        yield from decoder.events(chunk)
 
 
 async def aiter_sse(
@@ -158,5 +161,5 @@ async def aiter_sse(
     """Async twin of ``iter_sse`` (``response.aiter_bytes()``)."""
     decoder = SSEDecoder(max_event_bytes)
     async for chunk in chunks:
-        for event in decoder.feed(chunk):
+        for event in decoder.events(chunk):
             yield event

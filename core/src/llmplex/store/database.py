@@ -99,21 +99,28 @@ def _sqlite_setup(dbapi_connection: Any, immediate: bool) -> None:
         cursor.close()
 
 
-def sync_engine(url: str | None = None, *, writer: bool = False) -> Engine:
+def sync_engine(url: str | None = None, *, writer: bool = False, keep_open: bool = False) -> Engine:
     """A SQLAlchemy engine on ``url`` (default: ``default_url()``).
 
     ``writer=True`` on SQLite begins every transaction with ``BEGIN IMMEDIATE``: a
     transaction that reads then writes never fails with "database is locked" when
     another process wrote in between; it waits for the lock (``BUSY_TIMEOUT``).
+    SQLite connections are closed after each use unless ``keep_open`` (one long-lived
+    writer: opening a connection, setting it up and closing it, which checkpoints the
+    WAL, costs more than the batch it writes).
     """
     from sqlalchemy import create_engine, event
-    from sqlalchemy.pool import NullPool
+    from sqlalchemy.pool import NullPool, QueuePool
 
     url = url or default_url()
     driver = _driver_url(url, asynchronous=False)
     if not driver.startswith("sqlite"):
         return create_engine(driver, pool_pre_ping=True)
-    engine = create_engine(driver, poolclass=NullPool, connect_args={"timeout": BUSY_TIMEOUT})
+    if keep_open:  # one connection, used by whichever thread writes next
+        arguments = {"timeout": BUSY_TIMEOUT, "check_same_thread": False}
+        engine = create_engine(driver, poolclass=QueuePool, pool_size=1, max_overflow=0, connect_args=arguments)
+    else:
+        engine = create_engine(driver, poolclass=NullPool, connect_args={"timeout": BUSY_TIMEOUT})
 
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection: Any, record: Any) -> None:
@@ -209,7 +216,9 @@ def migrate(engine: Engine) -> None:
             command.upgrade(_alembic_config(connection), "head")
 
 
-def open_database(url: str | None = None, *, writer: bool = False, create: bool = True) -> Engine:
+def open_database(
+    url: str | None = None, *, writer: bool = False, create: bool = True, keep_open: bool = False
+) -> Engine:
     """An engine on ``url`` with the newest schema (see ``sync_engine``).
 
     SQLite's directory is made when missing. ``create=False`` refuses a SQLite
@@ -227,7 +236,7 @@ def open_database(url: str | None = None, *, writer: bool = False, create: bool 
             )
         if create:
             os.makedirs(path.parent, exist_ok=True)
-    engine = sync_engine(url, writer=writer)
+    engine = sync_engine(url, writer=writer, keep_open=keep_open)
     try:
         migrate(engine)
     except BaseException:

@@ -2,8 +2,12 @@
 
 A call only appends to a queue (``submit`` never blocks and never raises); one
 daemon thread per database takes up to ``batch_size`` rows at a time and inserts
-them in one transaction. A database that cannot be written (read-only, full
-disk, locked past the busy timeout, not a database at all) is a
+them in one transaction on a connection it keeps open. After the first row of a
+batch it lingers up to ``linger`` seconds for more (a flush cuts that short): a
+steady trickle of calls costs a few transactions a second, not one per call,
+and the thread's share of the process's CPU and interpreter lock stays small.
+A database that cannot be written (read-only, full disk, locked past the busy
+timeout, not a database at all) is a
 ``CallLogWarning``, once per kind of failure, and the rows of that batch are
 dropped: the call log never makes a call fail. The thread ends when idle and
 starts again on the next row; pending rows are written at interpreter exit
@@ -43,8 +47,9 @@ class CallLogWarning(UserWarning):
 class CallWriter:
     """Writes rows of ``calls`` to ``url`` from a background thread, ``batch_size`` per transaction.
 
-    ``idle`` seconds without rows end the thread. ``on_written`` (tests, metrics) is
-    called with each batch's row count after it commits.
+    ``idle`` seconds without rows end the thread; ``linger`` seconds is how long a
+    batch waits to fill. ``on_written`` (tests, metrics) is called with each
+    batch's row count after it commits.
     """
 
     def __init__(
@@ -53,16 +58,19 @@ class CallWriter:
         *,
         batch_size: int = 500,
         idle: float = 2.0,
+        linger: float = 0.05,
         on_written: Callable[[int], None] | None = None,
     ) -> None:
         self.url = url
         self.batch_size = batch_size
         self.idle = idle
+        self.linger = linger
         self.on_written = on_written
         self._pending: collections.deque[Row] = collections.deque()
         self._lock = threading.Condition()
         self._thread: threading.Thread | None = None
         self._busy = False
+        self._flushing = 0
         self._engine: Engine | None = None
         self._warned: set[str] = set()
         self.written = 0
@@ -83,12 +91,18 @@ class CallWriter:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="llmplex-call-log", daemon=True)
                 self._thread.start()
-            self._lock.notify_all()
+            if len(self._pending) in (1, self.batch_size):  # the thread waits for a first row or a full batch
+                self._lock.notify_all()
 
     def flush(self, timeout: float | None = 10.0) -> bool:
         """Wait until every queued row is written or dropped; ``False`` when ``timeout`` passed first."""
         with self._lock:
-            return self._lock.wait_for(lambda: not self._pending and not self._busy, timeout)
+            self._flushing += 1
+            self._lock.notify_all()
+            try:
+                return self._lock.wait_for(lambda: not self._pending and not self._busy, timeout)
+            finally:
+                self._flushing -= 1
 
     def close(self, timeout: float | None = 10.0) -> None:
         """Flush, then close the database connections."""
@@ -104,6 +118,7 @@ class CallWriter:
         self._lock = threading.Condition()
         self._thread = None
         self._busy = False
+        self._flushing = 0
         self._pending.clear()
         if self._engine is not None:
             self._engine.dispose(close=False)  # the parent's connections stay the parent's
@@ -118,6 +133,8 @@ class CallWriter:
                     self._thread = None
                     self._lock.notify_all()
                     return
+                if self.linger > 0:
+                    self._lock.wait_for(lambda: len(self._pending) >= self.batch_size or self._flushing, self.linger)
                 batch = [self._pending.popleft() for _ in range(min(self.batch_size, len(self._pending)))]
                 self._busy = True
             try:
@@ -135,7 +152,7 @@ class CallWriter:
             if self._engine is None:
                 from llmplex.store.database import open_database
 
-                self._engine = open_database(self.url, writer=True)
+                self._engine = open_database(self.url, writer=True, keep_open=True)
             with self._engine.begin() as connection:
                 _insert(connection, rows)
         except Exception as exc:
