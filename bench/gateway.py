@@ -314,6 +314,8 @@ async def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     if client_cpu is not None:
         os.sched_setaffinity(0, {client_cpu})
     report: dict[str, Any] = {"counts": counts.__dict__, "pinned": two_cpus, "load_at_start": uptime()}
+    report["event_observers"] = servers.event_observers()
+    print(f"llmplex event observers in this environment: {report['event_observers'] or 'none'}", flush=True)
     stub = servers.start_stub(work, server_cpu)
     started: list[servers.Server] = [stub]
     try:

@@ -25,6 +25,18 @@ UPSTREAM_KEY = "sk-bench-upstream-0123456789"
 STUB_MODEL = "stub-model"
 
 
+def event_observers() -> list[str]:
+    """The ``llmplex_event`` observers a client in this environment loads (the gateway's too): a test plugin
+    that observes events (the py env's ``llmplex-testplugins``) makes every call build its events, and the
+    gateway measures slower than users would see it."""
+    import llmplex
+
+    client = llmplex.Client()
+    client.host.load_observers(client.config.disabled)
+    host = client.host
+    return sorted({impl.plugin_name for impl in host.pm.hook.llmplex_event.get_hookimpls()})
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now."""
     with socket.socket() as sock:

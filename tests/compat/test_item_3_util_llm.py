@@ -18,7 +18,6 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
 
 from llmplex.compat.util_llm import (
     AdapterResponse,
@@ -33,8 +32,9 @@ from llmplex.compat.util_llm import (
     ResponseDebugInfo,
     ResponseUsage,
 )
+from tests.compat import util_helpers
 from tests.compat.fake_responses_api import FakeResponsesAPI
-from tests.compat.util_helpers import env
+from tests.compat.util_helpers import IntentionResponse, env
 from tests.contract import fixtures_openai as fx
 from tests.support.fault_server import Fault, FaultServer
 
@@ -43,19 +43,12 @@ __all__ = ["env"]
 KEY = "sk-item3-0123456789abcdef"
 
 
-class IntentionResponse(BaseModel):
-    intention: str
-    target: str | None = None
-    reasoning: str
-
-
 @dataclass
-class PhaseConfig:
-    model: str = "gpt-test"
+class PhaseConfig(util_helpers.PhaseConfig):
+    """The helpers' phase settings with no retries (these tests count requests) and shorter answers."""
+
     max_completion: int = 200
-    timeout: float = 10.0
     max_retries: int = 0
-    response_chain_depth: int = 0
 
 
 def characters(*ids: str) -> list[dict[str, Any]]:
