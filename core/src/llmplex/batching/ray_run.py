@@ -11,6 +11,7 @@ only when a run starts.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 from collections import deque
@@ -29,6 +30,8 @@ __all__ = ["LOCAL", "RayRun", "check_shared_storage", "provider_environment"]
 
 LOCAL = "local"
 """The address that starts a Ray instance on this machine for the run (``--ray`` without an address)."""
+CLOSE_SECONDS = 10.0
+"""How long the workers get, at the end of a run, to close their clients before they are killed."""
 
 _RAY_MISSING = (
     "--ray needs Ray: install the llmplex[ray] extra (in a clone: pip install './core[ray]'), "
@@ -225,6 +228,11 @@ class _Workers:
             self.actors[slot] = self._remote.remote(*self._arguments)
 
     def stop(self) -> None:
+        """Let each worker close its client (its HTTP sessions would be left open: "Unclosed client session"
+        in the Ray logs), for at most ``CLOSE_SECONDS``, then kill it."""
+        closing = [actor.close.remote() for actor in self.actors]
+        with contextlib.suppress(Exception):  # a dead or stuck worker is killed all the same
+            self._ray.wait(closing, num_returns=len(closing), timeout=CLOSE_SECONDS)
         for actor in self.actors:
             self._ray.kill(actor, no_restart=True)
 

@@ -36,6 +36,10 @@ class RowWorker:
         os.environ.update(environment)
         self.client = Client(config.model_dump())
 
+    async def close(self) -> None:
+        """Close the client's connections (its HTTP sessions) before the actor is killed."""
+        await self.client.aclose()
+
     async def run(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The record (``{"ok": ..., ...}``) of the row with these complete() arguments."""
         return result_record(await settle(complete_item(self.client, arguments)))

@@ -116,6 +116,8 @@ class SSEDecoder:
                 if name == "data":
                     self._data.append(value)
                     self._data_size += len(value) + 1
+                elif name == "event":
+                    self._event = value
                 else:
                     self._field(name, value)
             elif self._data:
@@ -137,11 +139,9 @@ class SSEDecoder:
         )
 
     def _field(self, name: str, value: str) -> None:
-        """A field other than ``data``: ``event``, ``id`` and ``retry`` are kept; a comment (empty name) or an
+        """A field other than ``data`` and ``event``: ``id`` and ``retry`` are kept; a comment (empty name) or an
         unknown field is ignored."""
-        if name == "event":
-            self._event = value
-        elif name == "id":
+        if name == "id":
             if "\0" not in value:
                 self._id = value
         elif name == "retry" and value.isascii() and value.isdigit():
