@@ -86,50 +86,57 @@ class SSEDecoder:
         A chunk that holds a whole streamed answer gives its first event without reading the rest;
         run it to its end before feeding the next chunk.
         """
-        text = self._text.decode(chunk)
-        if not self._started and text:
-            self._started = True
-            text = text.removeprefix(_BOM)
-        if text and self._after_cr:
-            self._after_cr = False
-            if text[0] == "\n":
-                text = text[1:]  # the LF of a CRLF split across chunks
-        if not text:
-            return
-        self._after_cr = text.endswith("\r")
-        lines = text.split("\n") if "\r" not in text else _LINE_END.split(text)
-        if len(lines) == 1:
-            self._line.append(text)
-            self._held += len(chunk)
+        return self.read((chunk,))
+
+    def read(self, chunks: Iterable[bytes]) -> Iterator[ServerSentEvent]:
+        """The events of ``chunks``, each as soon as its blank line is read (one generator for the chunks and
+        their lines: this loop runs for every line of a stream)."""
+        for chunk in chunks:
+            text = self._text.decode(chunk)
+            if not self._started and text:
+                self._started = True
+                text = text.removeprefix(_BOM)
+            if text and self._after_cr:
+                self._after_cr = False
+                if text[0] == "\n":
+                    text = text[1:]  # the LF of a CRLF split across chunks
+            if not text:
+                continue
+            self._after_cr = text.endswith("\r")
+            lines = text.split("\n") if "\r" not in text else _LINE_END.split(text)
+            if len(lines) == 1:
+                self._line.append(text)
+                self._held += len(chunk)
+                if self._held > self.max_event_bytes:
+                    raise self._too_large()
+                continue
+            if self._line:
+                lines[0] = "".join(self._line) + lines[0]
+            last = lines.pop()
+            self._line = [last] if last else []
+            for line in lines:  # fields parsed in line, not in a method: this loop runs for every line
+                if line:
+                    name, colon, value = line.partition(":")
+                    if colon and value.startswith(" "):
+                        value = value[1:]
+                    if name == "data":
+                        self._data.append(value)
+                        self._data_size += len(value) + 1
+                    elif name == "event":
+                        self._event = value
+                    else:
+                        self._field(name, value)
+                elif self._data:
+                    data = self._data
+                    self._data, self._data_size = [], 0
+                    event, self._event = self._event, ""
+                    joined = data[0] if len(data) == 1 else "\n".join(data)
+                    yield ServerSentEvent(joined, event or "message", self._id, self._retry)
+                else:
+                    self._event = ""  # a block without data is not an event
+            self._held = self._data_size + len(last)
             if self._held > self.max_event_bytes:
                 raise self._too_large()
-            return
-        if self._line:
-            lines[0] = "".join(self._line) + lines[0]
-        last = lines.pop()
-        self._line = [last] if last else []
-        for line in lines:  # fields parsed in line, not in a method: this loop runs for every line
-            if line:
-                name, colon, value = line.partition(":")
-                if colon and value.startswith(" "):
-                    value = value[1:]
-                if name == "data":
-                    self._data.append(value)
-                    self._data_size += len(value) + 1
-                elif name == "event":
-                    self._event = value
-                else:
-                    self._field(name, value)
-            elif self._data:
-                data = self._data
-                self._data, self._data_size = [], 0
-                event, self._event = self._event, ""
-                yield ServerSentEvent("\n".join(data), event or "message", self._id, self._retry)
-            else:
-                self._event = ""  # a block without data is not an event
-        self._held = self._data_size + len(last)
-        if self._held > self.max_event_bytes:
-            raise self._too_large()
 
     def _too_large(self) -> LLMServerError:
         self._line, self._data, self._held, self._data_size = [], [], 0, 0
@@ -150,9 +157,7 @@ class SSEDecoder:
 
 def iter_sse(chunks: Iterable[bytes], max_event_bytes: int = MAX_EVENT_BYTES) -> Iterator[ServerSentEvent]:
     """The events of an event stream given as bytes (``response.iter_bytes()``, a file, a list)."""
-    decoder = SSEDecoder(max_event_bytes)
-    for chunk in chunks:
-        yield from decoder.events(chunk)
+    return SSEDecoder(max_event_bytes).read(chunks)
 
 
 async def aiter_sse(

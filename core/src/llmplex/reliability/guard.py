@@ -105,10 +105,14 @@ def iterate_before(open_: Callable[[], Iterator[T]], deadline: Deadline | None, 
 
     A stall (or a trickle) cannot pass the deadline. When the caller stops early or
     the deadline passes, the worker closes the iterator after its current read.
+    Without a deadline, ``open_()`` itself, opened now and read on this thread (no layer in between).
     """
     if deadline is None:
-        yield from open_()
-        return
+        return open_()
+    return _pumped(open_, deadline, expired)
+
+
+def _pumped(open_: Callable[[], Iterator[T]], deadline: Deadline, expired: Expired) -> Iterator[T]:
     if deadline.expired:
         raise expired()
     pump = _Pump(open_, deadline)
