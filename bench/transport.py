@@ -445,18 +445,6 @@ def _pin() -> tuple[int | None, str]:
     return cpus[1], f"client on CPU {cpus[0]}, server on CPU {cpus[1]}"
 
 
-def _observers() -> str:
-    """The ``llmplex_event`` observers the default client loaded: an environment with a test plugin that
-    observes events (the py env's ``llmplex-testplugins``) measures llmplex slower than users see it."""
-    import llmplex
-
-    client = llmplex.default_client()
-    client.host.load_observers(client.config.disabled)
-    host = client.host
-    names = sorted({impl.plugin_name for impl in host.pm.hook.llmplex_event.get_hookimpls()})
-    return ", ".join(names) if names else "none"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a quarter of the calls (a smoke run)")
@@ -482,7 +470,8 @@ def main() -> int:
                 profile(cases, args.profile)
                 return 0
             print(f"transport benchmark: {pinning}; heap frozen after imports: {frozen}; load {os.getloadavg()[0]:.2f}")
-            print(f"llmplex event observers: {_observers()} (each one makes every call build and deliver its events)")
+            observers = transport_cases.event_observers()
+            print(f"llmplex event observers: {observers} (each one makes every call build and deliver its events)")
             sync = sync_rounds(cases.sync, settings)
             asynchronous, memory = asyncio.run(async_rounds(cases.asynchronous, cases.aclosers, settings))
             streams = stream_rounds(cases.streams, settings)

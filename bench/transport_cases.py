@@ -278,3 +278,15 @@ async def _atext(events: AsyncIterator[Any]) -> AsyncIterator[object]:
     async for event in events:
         if event.type == "text":
             yield event
+
+
+def event_observers() -> str:
+    """The ``llmplex_event`` observers the default client loaded: an environment with a test plugin that
+    observes events (the py env's ``llmplex-testplugins``) measures llmplex slower than users see it."""
+    import llmplex
+
+    client = llmplex.default_client()
+    client.host.load_observers(client.config.disabled)
+    host = client.host
+    names = sorted({impl.plugin_name for impl in host.pm.hook.llmplex_event.get_hookimpls()})
+    return ", ".join(names) if names else "none"
