@@ -86,9 +86,7 @@ class _Routes:
                 return pipeline.stream(exchange, request, spec, admission, encoder(spec))
             answer = await pipeline.complete(exchange, request, spec, admission)
             dropped = {"x-llmplex-dropped": _ascii("; ".join(answer.dropped))} if answer.dropped else None
-            response = pipeline.json(exchange, whole(answer, spec), extra=dropped)
-            pipeline.finish(exchange, 200, None, answer)
-            return response
+            return pipeline.answer(exchange, whole(answer, spec), answer, extra=dropped)
         except GatewayError as exc:
             return pipeline.fail(exchange, exc)
         except LLMError as exc:  # refused before anything was sent (an unknown model, a bad tool schema)
@@ -150,10 +148,8 @@ class _Routes:
             except LLMError as exc:
                 raise upstream_error(exc, "openai") from None
             exchange.answered = time.perf_counter()
-            response = pipeline.json(exchange, embeddings_response(result, parsed))
             answer = LLMResponse(usage=result.usage, model=result.model, provider=result.provider)
-            pipeline.finish(exchange, 200, None, answer)
-            return response
+            return pipeline.answer(exchange, embeddings_response(result, parsed), answer)
         except GatewayError as exc:
             return pipeline.fail(exchange, exc)
         except LLMError as exc:
@@ -179,9 +175,7 @@ class _Routes:
             for model in listed
             if caller.may_use(model)
         ]
-        response = pipeline.json(exchange, {"object": "list", "data": data})
-        pipeline.finish(exchange, 200, None, None)
-        return response
+        return pipeline.answer(exchange, {"object": "list", "data": data}, None)
 
     async def liveness(self, request: Request) -> Response:
         return Response(b'{"status":"ok"}', media_type="application/json")

@@ -69,6 +69,21 @@ class Exchange:
         return before + (end - self.answered if self.answered is not None else 0.0)
 
 
+class _Recorded(Response):
+    """A JSON answer whose exchange is recorded (metrics, spend row, access log) once it is sent, or its
+    sending failed: the recording is not part of the client's wait."""
+
+    def __init__(self, body: bytes, status: int, headers: dict[str, str], record: Callable[[], None]) -> None:
+        super().__init__(body, status, headers, media_type=_JSON)
+        self._record = record
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._record()
+
+
 class Pipeline:
     """The request pipeline over one ``Client``; the API translations call ``run``."""
 
@@ -133,15 +148,18 @@ class Pipeline:
         overhead_ms = exchange.overhead(time.perf_counter()) * 1000
         return {"x-request-id": exchange.request_id, "x-llmplex-overhead-ms": f"{overhead_ms:.3f}", **(extra or {})}
 
-    def json(self, exchange: Exchange, body: Any, status: int = 200, extra: dict[str, str] | None = None) -> Response:
-        """A JSON answer with the gateway's headers."""
-        return Response(dumps(body), status, self.headers(exchange, extra), media_type=_JSON)
+    def answer(
+        self, exchange: Exchange, body: Any, answer: LLMResponse | None, extra: dict[str, str] | None = None
+    ) -> Response:
+        """``json`` of a successful exchange, recorded (``finish``) once it is sent."""
+        headers = self.headers(exchange, extra)
+        return _Recorded(dumps(body), 200, headers, lambda: self.finish(exchange, 200, None, answer))
 
     def fail(self, exchange: Exchange, error: GatewayError) -> Response:
-        """The error answer in the exchange's API shape; the request is recorded as failed."""
-        response = self.json(exchange, error.body(exchange.dialect), error.status, error.response_headers())
-        self.finish(exchange, error.status, error, None)
-        return response
+        """The error answer in the exchange's API shape; the request is recorded as failed once it is sent."""
+        headers = self.headers(exchange, error.response_headers())
+        body = dumps(error.body(exchange.dialect))
+        return _Recorded(body, error.status, headers, lambda: self.finish(exchange, error.status, error, None))
 
     def finish(self, exchange: Exchange, status: int, error: GatewayError | None, answer: LLMResponse | None) -> None:
         """Record the finished exchange (step 7)."""

@@ -9,6 +9,7 @@ import secrets
 import time
 from typing import Any, TypeVar
 
+import orjson
 from pydantic import BaseModel, ValidationError
 
 from llmplex.errors import LLMConfigurationError
@@ -34,8 +35,14 @@ MAX_TOKENS = 2**31 - 1
 
 
 def dumps(value: Any) -> bytes:
-    """Compact JSON bytes (UTF-8, no ASCII escaping)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    """Compact JSON bytes (UTF-8, no ASCII escaping), by orjson: every answer and stream event is one.
+
+    What orjson refuses (an integer beyond 64 bits) is written by the standard library instead.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def new_id(prefix: str) -> str:
