@@ -13,7 +13,9 @@ the servers to CPU 1. Three targets, same client, same stub, same model answer:
 * ``litellm``: the litellm proxy (``litellm[proxy]``), one worker, master key, no database.
 
 Each round measures every target in a rotating order: latency at 1 and 64 in flight, requests/s
-at 64 and 256 in flight, and time to the first content chunk of a stream (32 chunks). Added latency
+at 64 and 256 in flight, and time to the first content chunk of a stream (32 chunks). While one
+target is measured the other servers are stopped (``SIGSTOP``), so that what one does in the
+background (the litellm proxy after a burst) does not land in another's figures. Added latency
 is a target's percentile minus ``direct``'s of the same round; the gateway's own share of it is what its
 ``x-llmplex-overhead-ms`` header says. Figures are medians over rounds;
 ``uptime`` load is printed with each round. Then the soak: RSS of the gateway process after a
@@ -85,6 +87,7 @@ class Target:
     base_url: str
     api_key: str
     model: str
+    server: servers.Server | None = None
     client: Any = None
 
     def connect(self) -> Target:
@@ -190,7 +193,14 @@ async def compare(targets: list[Target], counts: Counts, report: dict[str, Any])
         loads.append(uptime())
         order = targets[number % len(targets) :] + targets[: number % len(targets)]
         for target in order:
-            await measure_round(target, counts, figures[target.name])
+            others = [t.server for t in targets if t is not target and t.server is not None]
+            for server in others:
+                server.pause()
+            try:
+                await measure_round(target, counts, figures[target.name])
+            finally:
+                for server in others:
+                    server.resume()
         print(f"round {number + 1}/{counts.rounds} done (load at its start {loads[-1]}, now {uptime()})", flush=True)
     direct = figures["direct"]
     rows: dict[str, dict[str, Any]] = {}
@@ -325,7 +335,7 @@ async def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         started.append(gateway)
         targets = [
             Target("direct", stub.url + "/v1", servers.UPSTREAM_KEY, servers.STUB_MODEL),
-            Target("llmplex", gateway.url + "/v1", key, f"stub:{servers.STUB_MODEL}"),
+            Target("llmplex", gateway.url + "/v1", key, f"stub:{servers.STUB_MODEL}", gateway),
         ]
         if executable is not None:
             started_at = time.monotonic()
@@ -333,7 +343,7 @@ async def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             started.append(proxy)
             report["litellm_start_seconds"] = time.monotonic() - started_at
             report["litellm_rss_kib"] = proxy.rss_kib()
-            targets.append(Target("litellm", proxy.url + "/v1", servers.LITELLM_MASTER_KEY, servers.STUB_MODEL))
+            targets.append(Target("litellm", proxy.url + "/v1", servers.LITELLM_MASTER_KEY, servers.STUB_MODEL, proxy))
         for target in targets:
             target.connect()
         gc.collect()

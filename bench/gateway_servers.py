@@ -109,6 +109,17 @@ class Server:
         """Its resident memory with its workers (KiB)."""
         return rss_kib(self.process.pid)
 
+    def pause(self) -> None:
+        """Stop it (``SIGSTOP`` to its process group) while another target is measured: what it does in the
+        background (the litellm proxy's tasks after a burst) must not land in another's figures."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Let it run again (``SIGCONT``)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGCONT)
+
     def stop(self) -> None:
         """Kill it and everything it started."""
         with contextlib.suppress(ProcessLookupError):
