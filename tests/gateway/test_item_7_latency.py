@@ -169,3 +169,18 @@ def test_item_7_an_answer_is_recorded_after_it_is_sent() -> None:
 def test_item_7_an_answer_whose_sending_fails_is_recorded_all_the_same() -> None:
     seen = _run_app(send_fails=True)
     assert seen[:3] == ["http.response.start", "http.response.body", "recorded 200"], seen
+
+
+def test_item_7_a_log_file_deleted_under_the_kept_connection_loses_no_later_row(tmp_path: Path) -> None:
+    """The kept-open connection must not write into a deleted (or rotated) file: the next batch opens the
+    file at the path again, made and migrated, and the row is there."""
+    url = sqlite_url(tmp_path)
+    writer = CallWriter(url, linger=0.0)
+    writer.submit(_row(0))
+    assert writer.flush(timeout=60)
+    for leftover in tmp_path.glob("logs.db*"):
+        leftover.unlink()
+    writer.submit(_row(1))
+    assert writer.flush(timeout=60)
+    writer.close()
+    assert [row["prompt_text"] for row in all_rows(url)] == ["prompt 1"]

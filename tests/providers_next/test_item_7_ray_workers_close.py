@@ -7,6 +7,7 @@ in the Ray logs): the actors were killed without their llmplex ``Client`` being 
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 from llmplex.batching.ray_run import CLOSE_SECONDS, _Workers
@@ -74,7 +75,9 @@ def test_item_7_a_worker_that_cannot_close_is_killed_all_the_same() -> None:
 
 
 def test_item_7_a_row_worker_closes_its_client(monkeypatch: Any) -> None:
-    worker = RowWorker(Config(), {})
+    own = {name: value for name, value in os.environ.items() if name.startswith("LLMPLEX_")}
+    worker = RowWorker(Config(), own)  # given this process's variables: it drops any it is not given
+    assert {name: value for name, value in os.environ.items() if name.startswith("LLMPLEX_")} == own
     closed: list[bool] = []
 
     async def aclose() -> None:

@@ -151,7 +151,7 @@ class Pipeline:
     def answer(
         self, exchange: Exchange, body: Any, answer: LLMResponse | None, extra: dict[str, str] | None = None
     ) -> Response:
-        """``json`` of a successful exchange, recorded (``finish``) once it is sent."""
+        """The JSON answer of a successful exchange with the gateway's headers, recorded (``finish``) once sent."""
         headers = self.headers(exchange, extra)
         return _Recorded(dumps(body), 200, headers, lambda: self.finish(exchange, 200, None, answer))
 

@@ -72,6 +72,7 @@ class CallWriter:
         self._busy = False
         self._flushing = 0
         self._engine: Engine | None = None
+        self._file: tuple[int, int] | None = None  # the SQLite file the kept connection writes (device, inode)
         self._warned: set[str] = set()
         self.written = 0
         self.dropped = 0
@@ -149,10 +150,14 @@ class CallWriter:
         if not rows:
             return
         try:
+            if self._engine is not None and self._file_replaced():
+                self._engine.dispose()  # the kept connection would write into a deleted or replaced file
+                self._engine = None
             if self._engine is None:
                 from llmplex.store.database import open_database
 
                 self._engine = open_database(self.url, writer=True, keep_open=True)
+                self._file = _identity(self.url)
             with self._engine.begin() as connection:
                 _insert(connection, rows)
         except Exception as exc:
@@ -166,6 +171,11 @@ class CallWriter:
         self.written += len(rows)
         if self.on_written is not None:
             self.on_written(len(rows))
+
+    def _file_replaced(self) -> bool:
+        """Whether the SQLite file was deleted, moved away or replaced since the connection was opened (a
+        rotated or removed log): the next batch opens the file now at the path, made and migrated if need be."""
+        return self._file is not None and _identity(self.url) != self._file
 
     def _built(self, item: Row) -> dict[str, Any] | None:
         """The row of ``item``; a row that cannot be built (a value the log cannot hold) is dropped with a warning."""
@@ -195,6 +205,20 @@ class CallWriter:
             return
         self._warned.add(kind)
         warnings.warn(message, CallLogWarning, stacklevel=2)
+
+
+def _identity(url: str) -> tuple[int, int] | None:
+    """(device, inode) of the SQLite file of ``url``; ``None`` for another database or no file."""
+    from llmplex.store.database import sqlite_path
+
+    path = sqlite_path(url)
+    if path is None:
+        return None
+    try:
+        found = os.stat(path)
+    except OSError:
+        return (-1, -1)  # gone: never equal to the file that was opened
+    return found.st_dev, found.st_ino
 
 
 def _database_failure(exc: Exception) -> bool:
