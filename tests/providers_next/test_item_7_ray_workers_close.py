@@ -86,3 +86,15 @@ def test_item_7_a_row_worker_closes_its_client(monkeypatch: Any) -> None:
     monkeypatch.setattr(worker.client, "aclose", aclose)
     asyncio.run(worker.close())
     assert closed == [True]
+
+
+def test_item_7_a_worker_whose_close_cannot_even_be_sent_is_killed_all_the_same() -> None:
+    log: list[tuple[str, int]] = []
+    workers = _workers(_Ray(log), log)
+
+    def refuse(*args: Any) -> str:
+        raise RuntimeError("the actor is gone")
+
+    workers.actors[0].close.remote = refuse  # type: ignore[method-assign]
+    workers.stop()
+    assert [entry for entry in log if entry[0] == "kill"] == [("kill", 0), ("kill", 1)]

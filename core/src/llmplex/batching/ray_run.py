@@ -230,8 +230,8 @@ class _Workers:
     def stop(self) -> None:
         """Let each worker close its client (its HTTP sessions would be left open: "Unclosed client session"
         in the Ray logs), for at most ``CLOSE_SECONDS``, then kill it."""
-        closing = [actor.close.remote() for actor in self.actors]
         with contextlib.suppress(Exception):  # a dead or stuck worker is killed all the same
+            closing = [actor.close.remote() for actor in self.actors]
             self._ray.wait(closing, num_returns=len(closing), timeout=CLOSE_SECONDS)
         for actor in self.actors:
             self._ray.kill(actor, no_restart=True)
