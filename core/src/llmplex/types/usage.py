@@ -40,10 +40,6 @@ _UNPRICED: Final = (
 )
 
 
-_UNREPORTED_USAGE: Usage | None = None
-"""``Usage.unreported()``, made on first use."""
-
-
 class Usage(BaseModel):
     """Tokens one response consumed, each counted once.
 
@@ -110,13 +106,8 @@ class Usage(BaseModel):
 
     @classmethod
     def unreported(cls) -> Usage:
-        """The usage of an answer that reported none: unknown, not zero (one shared, frozen instance)."""
-        if cls is not Usage:
-            return cls(reported=False)
-        global _UNREPORTED_USAGE
-        if _UNREPORTED_USAGE is None:
-            _UNREPORTED_USAGE = cls(reported=False)
-        return _UNREPORTED_USAGE
+        """The usage of an answer that reported none: unknown, not zero."""
+        return cls(reported=False)
 
     @computed_field(repr=False)  # type: ignore[prop-decorator]
     @property
