@@ -12,15 +12,16 @@ from llmplex.types.tools import Tool
 __all__ = ["LLMConfig", "OutputSchema", "ReasoningEffort", "Request", "ToolChoice"]
 
 ToolChoice = Literal["auto", "none", "required"] | str
-ReasoningEffort = Literal["low", "medium", "high"]
+ReasoningEffort = Literal["minimal", "low", "medium", "high", "xhigh", "max"]
 
 
 class LLMConfig(BaseModel):
     """Sampling options; only the fields that are set reach the wire.
 
-    ``reasoning_effort`` (``"low"``, ``"medium"``, ``"high"``) is how hard a
-    reasoning model thinks, mapped by each provider (Anthropic's thinking,
-    Gemini's thinking config, OpenAI's reasoning effort).
+    ``reasoning_effort`` (``"minimal"``, ``"low"``, ``"medium"``, ``"high"``,
+    ``"xhigh"``, ``"max"``) is how hard a reasoning model thinks, mapped by each
+    provider to the nearest level it has (Anthropic's thinking, Gemini's
+    thinking config, OpenAI's reasoning effort).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

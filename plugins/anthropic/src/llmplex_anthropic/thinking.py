@@ -26,8 +26,12 @@ __all__ = [
 FORMAT = "anthropic"
 """``ReasoningPart.format`` of thinking and redacted-thinking blocks."""
 
-BUDGETS = {"low": 1024, "medium": 4096, "high": 16384}
-"""``budget_tokens`` per effort for models that think with a budget (the API's minimum is 1,024)."""
+BUDGETS = {"minimal": 1024, "low": 1024, "medium": 4096, "high": 16384, "xhigh": 24576, "max": 31999}
+"""``budget_tokens`` per effort for models that think with a budget (the API's minimum is 1,024; ``max`` fits
+below the 32,000 output tokens of the smallest budget model's limit)."""
+
+_LEVELS = {"minimal": "low"}
+"""Efforts adaptive thinking does not have, as the nearest one it has (it takes low to max)."""
 
 _BUDGET_MODELS = re.compile(r"^claude-3-7|^claude-(sonnet|opus|haiku)-4(-[015])?(-\d{8})?$")
 """Models that take ``thinking.type = "enabled"`` with a budget rather than adaptive thinking and an effort."""
@@ -40,7 +44,7 @@ def thinking_options(model: str, effort: str, max_tokens: int | None, default_ma
     """The request fields that ask ``model`` to think with ``effort``; ``max_tokens`` included where the budget
     needs room (the answer's own ``default_max_tokens`` on top of the budget when the request set none)."""
     if _BUDGET_MODELS.search(model) is None:
-        return {"thinking": {"type": "adaptive"}, "output_config": {"effort": effort}}
+        return {"thinking": {"type": "adaptive"}, "output_config": {"effort": _LEVELS.get(effort, effort)}}
     budget = BUDGETS[effort]
     if max_tokens is not None and max_tokens <= budget:
         raise LLMConfigurationError(

@@ -20,8 +20,10 @@ __all__ = ["FORMAT", "reasoning_of", "replayed_parts", "thinking_config"]
 FORMAT = "gemini"
 """``ReasoningPart.format`` of a Gemini model turn kept with its thoughts and signatures."""
 
-_BUDGETS = {"low": 1024, "medium": 8192, "high": 24576}
+_BUDGETS = {"minimal": 512, "low": 1024, "medium": 8192, "high": 24576, "xhigh": 24576, "max": 24576}
 """``thinking_budget`` per effort for Gemini 2.x (2.5 Flash takes at most 24,576)."""
+_LEVELS = {"xhigh": "HIGH", "max": "HIGH"}
+"""Efforts above Gemini 3's highest thinking level, as that level."""
 _GENERATION = re.compile(r"^(?:models/)?gemini-(\d+)")
 _FIRST_LEVELLED_GENERATION = 3
 
@@ -30,7 +32,7 @@ def thinking_config(model: str, effort: str) -> dict[str, Any]:
     """The ``thinking_config`` for ``effort``: a thinking level from Gemini 3 on, a token budget before."""
     generation = _GENERATION.match(model)
     if generation is not None and int(generation.group(1)) >= _FIRST_LEVELLED_GENERATION:
-        return {"thinking_level": effort.upper()}
+        return {"thinking_level": _LEVELS.get(effort, effort.upper())}
     return {"thinking_budget": _BUDGETS[effort]}
 
 
