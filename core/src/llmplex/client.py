@@ -83,9 +83,9 @@ class Client:
         install_log_redaction()
         self.config, origins = load_config(config, overrides)
         self.host = PluginHost()
-        self.router = Router(self.config, origins, self.host)
-        self.telemetry = Telemetry(self.host)
         self.clock = clock or Clock()
+        self.router = Router(self.config, origins, self.host, clock=self.clock)
+        self.telemetry = Telemetry(self.host)
         self.calls = CallPlanner(self.config, self.router, self.telemetry, self.clock, budget)
         self.catalog = ModelCatalog()
         self._observers_ready = False

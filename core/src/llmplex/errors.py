@@ -21,6 +21,7 @@ __all__ = [
     "LLMConnectionError",
     "LLMDeadlineExceededError",
     "LLMError",
+    "LLMGroupUnavailableError",
     "LLMIncompleteError",
     "LLMOutputParseError",
     "LLMQuotaExhaustedError",
@@ -132,6 +133,17 @@ class LLMRateLimitError(LLMAPIError):
     def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
         self.retry_after = _requested_wait(retry_after, self.headers)
+
+
+class LLMGroupUnavailableError(LLMRateLimitError):
+    """Every deployment of model group ``group`` is cooling down or at its rpm/tpm limit: nothing was sent.
+
+    Retryable: ``retry_after`` is when the first deployment comes back, in seconds.
+    """
+
+    def __init__(self, message: str, *, group: str, retry_after: float | None = None, **kwargs: Any) -> None:
+        super().__init__(message, retry_after=retry_after, **kwargs)
+        self.group = group
 
 
 class LLMQuotaExhaustedError(LLMRateLimitError):

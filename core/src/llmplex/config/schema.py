@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_serializer, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from llmplex.config.groups import GroupConfig, group_problems
 from llmplex.config.mcp import MCPConfig
 from llmplex.config.wording import KEY_ERROR
 from llmplex.masking.values import is_secret_name, redact, register_url_secrets, url_credentials
@@ -256,6 +257,9 @@ class Config(BaseModel):
         description="Model -> models tried in order once its retries are exhausted on a retryable error.",
     )
     providers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    groups: dict[str, GroupConfig] = Field(
+        default_factory=dict, description="Group name -> its deployments: one model name over several endpoints."
+    )
     throttle: ThrottleConfig = ThrottleConfig()
     budget: BudgetConfig | None = None
     limits: LimitsConfig = LimitsConfig()
@@ -292,6 +296,8 @@ class Config(BaseModel):
                 raise _key_error(("fallbacks", model), 'expected model names like "anthropic:claude-sonnet-4-5"', chain)
             if model in chain:
                 raise _key_error(("fallbacks", model), "the model lists itself as its own fallback", chain)
+        for key, message in group_problems(self.groups, self.aliases):
+            raise _key_error(key, message, [d.model for d in self.groups[key[1]].deployments])
         return self
 
     def is_enabled(self, prefix: str) -> str | None:

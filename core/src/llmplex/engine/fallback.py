@@ -17,10 +17,11 @@ from typing import Any
 
 from llmplex.config.schema import Config
 from llmplex.engine.call_args import CallArgs
+from llmplex.engine.group_tries import GroupTries
 from llmplex.engine.pipeline import Pipeline
 from llmplex.engine.retrier import FailedAttempt, RetryPlan
 from llmplex.engine.telemetry import Telemetry
-from llmplex.errors import LLMConfigurationError, LLMError
+from llmplex.errors import LLMConfigurationError, LLMError, LLMGroupUnavailableError
 from llmplex.events import CallEnded, FallbackUsed, RequestFailed
 from llmplex.reliability.budget import Budget, BudgetTracker, as_tracker
 from llmplex.reliability.clock import Clock
@@ -28,7 +29,7 @@ from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.rate_limits import ProviderLimits
 from llmplex.reliability.storage import MEMORY, store_for
 from llmplex.reliability.throttle import ThrottlePolicy
-from llmplex.routing import Route, Router
+from llmplex.routing import Group, Route, Router
 from llmplex.types import Request, Response, StreamEvent
 
 __all__ = ["Call", "CallPlanner"]
@@ -142,7 +143,8 @@ class Call:
 
     The raised error's ``attempts`` counts every attempt of the call, across
     fallbacks, and ``context["errors"]`` lists each failed attempt as a
-    ``FailedAttempt`` (model, attempt, error).
+    ``FailedAttempt`` (model, attempt, error). A model group (the model asked, or a
+    fallback) sends each attempt to the deployment it picks (``GroupTries``).
     """
 
     def __init__(
@@ -164,6 +166,10 @@ class Call:
         self.throttle = throttle
         self.fallbacks = fallbacks
         self.pipeline = Pipeline(request_id, route, request, plan, planner.telemetry)
+        self.tries: GroupTries | None = None
+        self._pick = False  # the next attempt goes to the deployment the group picks
+        if route.group is not None:
+            self._on_group(route.group)
         self._next_fallback = 0
         self._failures: list[FailedAttempt] = []
 
@@ -171,73 +177,139 @@ class Call:
         """The fields every event of this call carries, for the model answering now."""
         return self.pipeline.retrier.where()
 
+    def _on_group(self, group: Group) -> None:
+        policy = self.planner.policy(group.name, self.throttle)
+        self.tries = GroupTries(group, policy, self.request, self.plan, self.deployment_pipeline)
+        self._pick = True
+
+    def deployment_pipeline(self, route: Route) -> Pipeline:
+        """A one-attempt pipeline to one deployment of a group, continuing this call's count and clock."""
+        retrier = self.pipeline.retrier
+        assert self.tries is not None
+        policy = self.tries.policy.replace({"max_attempts": 1})
+        limits = self.planner.limits(route.provider.name)
+        plan = RetryPlan(policy, self.plan.deadline, self.plan.clock, self.plan.budgets, limits)
+        request = self.request.model_copy(update={"model": route.model})
+        telemetry = self.planner.telemetry
+        self.pipeline = Pipeline(retrier.request_id, route, request, plan, telemetry, retrier.sent, retrier.started)
+        return self.pipeline
+
+    def _next(self) -> Pipeline:
+        if self._pick:
+            assert self.tries is not None
+            self._pick = False
+            return self.tries.pick()
+        return self.pipeline
+
+    async def _anext(self) -> Pipeline:
+        if self._pick:
+            assert self.tries is not None
+            self._pick = False
+            return await self.tries.apick()
+        return self.pipeline
+
+    def _answered(self) -> None:
+        if self.tries is not None:
+            self.tries.end("ok")
+
+    def _released(self, pipeline: Pipeline | None) -> None:
+        if pipeline is not None:
+            pipeline.close()
+        if self.tries is not None:
+            self.tries.end("neutral")
+
     def complete(self) -> Response:
         """The answer of the first model that gives one."""
         while True:
-            pipeline = self.pipeline
+            pipeline = None
             try:
-                return self._ended(pipeline.complete())
+                pipeline = self._next()
+                response = pipeline.complete()
+                self._answered()
+                return self._ended(response)
             except LLMError as error:
-                self._fall_back(error)
+                delay = self._fall_back(error)
             finally:
-                pipeline.close()
+                self._released(pipeline)
+            if delay:
+                self.plan.clock.sleep(delay)
 
     async def acomplete(self) -> Response:
         """Async twin of ``complete``."""
         while True:
-            pipeline = self.pipeline
+            pipeline = None
             try:
-                return self._ended(await pipeline.acomplete())
+                pipeline = await self._anext()
+                response = await pipeline.acomplete()
+                self._answered()
+                return self._ended(response)
             except LLMError as error:
-                self._fall_back(error)
+                delay = self._fall_back(error)
             finally:
-                pipeline.close()
+                self._released(pipeline)
+            if delay:
+                await self.plan.clock.asleep(delay)
 
     def stream(self) -> Iterator[StreamEvent]:
-        """Stream events; a model that fails before its first event hands over to the next."""
+        """Stream events; a model (or deployment) that fails before its first event hands over to the next."""
         while True:
             yielded = False
-            pipeline = self.pipeline
+            pipeline = None
             try:
+                pipeline = self._next()
                 for event in pipeline.stream():
-                    yielded = True
+                    if not yielded:
+                        yielded = True
+                        self._answered()
                     if event.response is not None:
                         self._ended(event.response)
                     yield event
                 return
             except LLMError as error:
-                self._fall_back(error, partial=yielded)
+                delay = self._fall_back(error, partial=yielded)
             finally:
-                pipeline.close()
+                self._released(pipeline)
+            if delay:
+                self.plan.clock.sleep(delay)
 
     async def astream(self) -> AsyncIterator[StreamEvent]:
         """Async twin of ``stream``."""
         while True:
             yielded = False
-            pipeline = self.pipeline
+            pipeline = None
             try:
+                pipeline = await self._anext()
                 async for event in pipeline.astream():
-                    yielded = True
+                    if not yielded:
+                        yielded = True
+                        self._answered()
                     if event.response is not None:
                         self._ended(event.response)
                     yield event
                 return
             except LLMError as error:
-                self._fall_back(error, partial=yielded)
+                delay = self._fall_back(error, partial=yielded)
             finally:
-                pipeline.close()
+                self._released(pipeline)
+            if delay:
+                await self.plan.clock.asleep(delay)
 
-    def _fall_back(self, error: LLMError, partial: bool = False) -> None:
-        """Switch to the next fallback, or raise ``error`` for good."""
+    def _fall_back(self, error: LLMError, partial: bool = False) -> float:
+        """Move on to another deployment of the group (returning the wait before it), or to the next fallback
+        (0), or raise ``error`` for good."""
         failed = self.pipeline
-        self._failures.extend(failed.retrier.failures)
+        if isinstance(error, LLMGroupUnavailableError):  # no attempt was made: the last pipeline was counted
+            self._failures.append(FailedAttempt(error.group, 0, error))
+        else:
+            self._failures.extend(failed.retrier.failures)
         deadline = self.plan.deadline
-        if (
-            partial
-            or not error.retryable
-            or self._next_fallback >= len(self.fallbacks)
-            or (deadline is not None and deadline.expired)
-        ):
+        expired = deadline is not None and deadline.expired
+        if self.tries is not None and not partial:
+            delay = self.tries.failed(error)
+            if delay is not None and not expired:
+                self._pick = True
+                return delay
+        if partial or not error.retryable or self._next_fallback >= len(self.fallbacks) or expired:
             raise self._final(error)
         spec = self.fallbacks[self._next_fallback]
         self._next_fallback += 1
@@ -269,6 +341,9 @@ class Call:
             retrier.sent,
             retrier.started,
         )
+        self.tries = None
+        if route.group is not None:
+            self._on_group(route.group)
         self.planner.telemetry.emit(
             FallbackUsed,
             attempt=retrier.sent,
@@ -277,6 +352,7 @@ class Call:
             message=error.message,
             **self.where(),
         )
+        return 0.0
 
     def _ended(self, response: Response) -> Response:
         """Tell recorders (the call log) that the call answered; ``response`` passes through."""

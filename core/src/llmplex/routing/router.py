@@ -1,105 +1,38 @@
-"""Resolve ``"provider:model"`` to a provider instance and the provider's model name."""
+"""Resolve ``"provider:model"`` (or an alias, or a model group's name) to where requests go."""
 
 from __future__ import annotations
 
 import os
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
 
 from llmplex.config.loader import Origins, validate_settings
 from llmplex.config.schema import DROP_KEY, LIMIT_KEYS, Config, reveal_secrets
 from llmplex.errors import LLMConfigurationError
-from llmplex.plugins.hooks import ProviderHooks
-from llmplex.plugins.host import LoadedPlugin, PluginHost
-from llmplex.plugins.sdk_clients import SDKClients
-from llmplex.provider import Capabilities, ProviderInfo, ProviderSettings
+from llmplex.plugins.host import PluginHost
+from llmplex.provider import ProviderInfo, ProviderSettings
+from llmplex.reliability.clock import Clock
+from llmplex.routing.group_table import GroupTable
+from llmplex.routing.groups import Group, Route
+from llmplex.routing.instances import KNOWN_DISTRIBUTIONS, MAX_CACHED_ROUTES, ProviderInstance
 
-__all__ = ["KNOWN_DISTRIBUTIONS", "ProviderInstance", "Route", "Router"]
+__all__ = ["Router"]
 
-KNOWN_DISTRIBUTIONS = {
-    "openai": "llmplex-openai",
-    "anthropic": "llmplex-anthropic",
-    "gemini": "llmplex-gemini",
-    "litellm": "llmplex-litellm",
-    "claude-code": "llmplex-claude-code",
-    "llamacpp": "llmplex-llamacpp",
-    **dict.fromkeys(
-        ("mistral", "groq", "deepseek", "openrouter", "xai", "together", "fireworks", "ollama", "vllm", "lmstudio"),
-        "llmplex-openai-compatible",
-    ),
-    "openai-compatible": "llmplex-openai-compatible",
-    "azure": "llmplex-azure",
-}
 _INSTANCE_KEYS = frozenset({"plugin", DROP_KEY, *LIMIT_KEYS})
 """Keys of a provider table that core reads itself; the plugin's settings never see them."""
 _MAX_ALIAS_DEPTH = 8
-_MAX_CACHED_ROUTES = 1024
-
-
-@dataclass
-class ProviderInstance:
-    """One usable prefix: a plugin's provider with its own settings and SDK clients."""
-
-    name: str
-    plugin: LoadedPlugin
-    info: ProviderInfo
-    settings: ProviderSettings
-    host: PluginHost = field(repr=False)
-    drop_unsupported: bool = False
-    clients: SDKClients = field(init=False, repr=False)
-    _capabilities: dict[str, Capabilities] = field(init=False, repr=False, compare=False, default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.clients = SDKClients(self.info, self.settings)
-
-    @property
-    def capabilities(self) -> Capabilities:
-        """What this instance supports (the plugin's declaration as its settings narrow it)."""
-        return self.settings.capabilities(self.info.capabilities)
-
-    def capabilities_for(self, model: str) -> Capabilities:
-        """What this instance supports for ``model`` (``capabilities`` unless the plugin's families differ).
-
-        Worked out once per model (settings do not change under an instance) and kept for the next call.
-        """
-        found = self._capabilities.get(model)
-        if found is None:
-            found = self.settings.model_capabilities(self.info.capabilities, model)
-            if len(self._capabilities) >= _MAX_CACHED_ROUTES:
-                self._capabilities.clear()
-            self._capabilities[model] = found
-        return found
-
-    @property
-    def hooks(self) -> ProviderHooks:
-        """The plugin's pipeline hooks, rebound whenever the set of loaded plugins changes."""
-        return self.host.hooks(self.plugin.entry.name)
-
-    def client(self, asynchronous: bool) -> Any:
-        """The SDK client for this instance, built on first use and reused (async: one per event loop)."""
-        return self.clients.get(asynchronous)
-
-
-@dataclass(frozen=True)
-class Route:
-    """Where one request goes."""
-
-    provider: ProviderInstance
-    model: str
-
-    @property
-    def spec(self) -> str:
-        """``prefix:model`` as routed."""
-        return f"{self.provider.name}:{self.model}"
 
 
 class Router:
     """Turns model strings into routes, creating provider instances on first use."""
 
     def __init__(
-        self, config: Config, origins: Origins, host: PluginHost, environ: Mapping[str, str] | None = None
+        self,
+        config: Config,
+        origins: Origins,
+        host: PluginHost,
+        environ: Mapping[str, str] | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.config = config
         self.origins = origins
@@ -108,13 +41,18 @@ class Router:
         self._instances: dict[str, ProviderInstance] = {}
         self._routes: dict[str, Route] = {}
         self._lock = threading.RLock()
+        self.groups = GroupTable(config, host, clock or Clock(), self._expand_alias, self._installed())
+
+    def group(self, name: str) -> Group:
+        """The model group ``name`` (a ``[groups.NAME]`` table), built on first use."""
+        return self.groups.group(name, self.resolve)
 
     def resolve(self, model: str) -> Route:
         """Route ``model`` (``"prefix:name"``, an alias, or a bare name for the default provider)."""
         route = self._routes.get(model) if isinstance(model, str) else None
         if route is None:
             route = self._resolve(model)
-            if len(self._routes) < _MAX_CACHED_ROUTES:
+            if len(self._routes) < MAX_CACHED_ROUTES:
                 self._routes[model] = route
         return route
 
@@ -124,6 +62,10 @@ class Router:
 
     def _resolve(self, model: str) -> Route:
         spec = self._expand_alias(model)
+        if spec in self.groups:
+            group = self.group(spec)
+            first = self.resolve(group.deployments[0].spec)
+            return Route(first.provider, first.model, group)
         prefix, sep, name = spec.partition(":")
         if not sep:
             if not self.config.default_provider:

@@ -1,0 +1,119 @@
+"""A deployment's own ``rpm`` and ``tpm``: moving one-minute windows of the ``limits`` library.
+
+Unlike a provider instance's limits, which wait for room, a deployment at its
+limit is skipped: the group sends the request to another one. A request costs
+one request and its estimated tokens (prompt characters / 4 plus
+``max_tokens``). The windows live in the ``[limits] storage`` (Redis: shared by
+every process) or, for ``memory://`` and whenever Redis does not answer in
+time, in this group's own memory storage.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from llmplex.errors import LLMError
+from llmplex.reliability.deadline import Deadline
+from llmplex.reliability.guard import call_before
+from llmplex.reliability.storage import LimitsStore
+
+if TYPE_CHECKING:
+    from limits import RateLimitItem
+
+__all__ = ["Windows"]
+
+_WAIT = 1.0
+"""Longest wait (seconds) for Redis before the windows count in memory for this look."""
+
+
+class _LateError(Exception):
+    """Redis did not answer within the wait."""
+
+
+class Windows:
+    """The rpm and tpm windows of one deployment (``key``: group and model string)."""
+
+    def __init__(self, key: str, rpm: int | None, tpm: int | None, store: LimitsStore, local: Any) -> None:
+        from limits import RateLimitItemPerMinute
+
+        self.key = key
+        self.store = store
+        self.local = local
+        self._items: list[tuple[RateLimitItem, int | None, str]] = []
+        if rpm is not None:
+            self._items.append((RateLimitItemPerMinute(rpm), None, "rpm"))
+        if tpm is not None:
+            self._items.append((RateLimitItemPerMinute(tpm), 0, "tpm"))
+
+    @property
+    def limited(self) -> bool:
+        """Whether this deployment has an rpm or tpm."""
+        return bool(self._items)
+
+    def take(self, tokens: int) -> float | None:
+        """Count one request of ``tokens`` in every window (``None``), or the seconds until one has room for it
+        (nothing counted)."""
+        if not self._items:
+            return None
+        taken: float | None = self._run(lambda storage: self._take(storage, tokens))
+        return taken
+
+    def headroom(self) -> float:
+        """The smallest share of a window left (1.0: untouched or no limit)."""
+        if not self._items:
+            return 1.0
+        share: float = self._run(self._headroom)
+        return share
+
+    def _take(self, storage: Any, tokens: int) -> float | None:
+        limiter = _limiter(storage)
+        plan = [(item, 1 if cost is None else max(1, tokens)) for item, cost, _ in self._items]
+        for item, amount in plan:
+            if amount > item.amount or not limiter.test(item, "llmplex-group", self.key, cost=amount):
+                return self._reset(limiter, item, amount)
+        for item, amount in plan:
+            if not limiter.hit(item, "llmplex-group", self.key, cost=amount):
+                return self._reset(limiter, item, amount)
+        return None
+
+    def _reset(self, limiter: Any, item: RateLimitItem, amount: int) -> float:
+        if amount > item.amount:
+            return 60.0
+        stats = limiter.get_window_stats(item, "llmplex-group", self.key)
+        return max(0.001, float(stats.reset_time) - time.time())
+
+    def _headroom(self, storage: Any) -> float:
+        limiter = _limiter(storage)
+        shares = [
+            limiter.get_window_stats(item, "llmplex-group", self.key).remaining / item.amount
+            for item, _, _ in self._items
+        ]
+        return float(min(shares))
+
+    def _run(self, operation: Any) -> Any:
+        if not self.store.does_io:
+            return operation(self.local)
+        try:
+            return call_before(lambda: operation(self.store.storage()), Deadline.after(_WAIT), _LateError)
+        except (_LateError, LLMError, OSError, _storage_error()):  # a Redis that fails or stalls: count here this time
+            return operation(self.local)
+
+
+def _limiter(storage: Any) -> Any:
+    from limits.strategies import MovingWindowRateLimiter
+
+    found = _limiters.get(storage)
+    if found is None:
+        found = _limiters[storage] = MovingWindowRateLimiter(storage)
+    return found
+
+
+def _storage_error() -> type[Exception]:
+    from limits.errors import StorageError
+
+    return StorageError
+
+
+_limiters: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
