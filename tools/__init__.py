@@ -1,0 +1,1 @@
+"""Repository tools: the release (``tools/release``) and the dependency lock (``tools/lock``)."""

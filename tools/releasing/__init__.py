@@ -1,0 +1,1 @@
+"""The release of llmplex's twelve distributions: build, check, list (``tools/release``; docs/releasing.md)."""
