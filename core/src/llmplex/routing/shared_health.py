@@ -6,8 +6,8 @@ failures in a row), ``busy`` (calls in flight) and ``lat`` (recent latency).
 An ending call updates them in one Lua script, so two processes failing the
 same deployment at once still cool it once, for everyone.
 
-Every look at Redis is bounded (``SHARED_WAIT``, or less when the caller has
-less): a Redis that stops answering, or cannot be reached, makes routing use
+Every look at Redis is bounded (``SHARED_WAIT``; ``FIRST_WAIT`` for the first,
+which connects; less when the caller has less time): a Redis that stops answering, or cannot be reached, makes routing use
 this process's own board (``MemoryBoard``, kept up to date all along) for
 ``LOCAL_SECONDS`` before it tries Redis again, so no call waits on it twice in
 a row and none passes its deadline for it.
@@ -27,13 +27,15 @@ from llmplex.reliability.guard import call_before
 from llmplex.reliability.storage import LimitsStore
 from llmplex.routing.health import LATENCY_WEIGHT, CoolRule, DeploymentState, MemoryBoard, Outcome
 
-__all__ = ["LOCAL_SECONDS", "SHARED_WAIT", "RedisBoard"]
+__all__ = ["FIRST_WAIT", "LOCAL_SECONDS", "SHARED_WAIT", "RedisBoard"]
 
 T = TypeVar("T")
 logger = logging.getLogger("llmplex")
 
 SHARED_WAIT = 1.0
 """Longest wait (seconds) for one look at Redis before routing goes on with local figures."""
+FIRST_WAIT = 5.0
+"""Longest wait for the first look, which imports the Redis client and connects."""
 LOCAL_SECONDS = 5.0
 """How long routing keeps to local figures after Redis failed to answer."""
 _ENDED = """
@@ -74,6 +76,7 @@ class RedisBoard:
         self.store = store
         self.local = local
         self._local_until = 0.0
+        self._connected = False
         self._script: Any = None
         self._lock = threading.Lock()
 
@@ -85,7 +88,7 @@ class RedisBoard:
     def started(self, key: str) -> None:
         """One more call in flight, here and in Redis."""
         self.local.started(key)
-        self._shared(lambda redis: redis.incr(_key(key, "busy")), SHARED_WAIT)
+        self._shared(lambda redis: redis.incr(_key(key, "busy")), None)
 
     def ended(self, key: str, outcome: Outcome, latency: float | None, rule: CoolRule, asked: float | None) -> float:
         """The call's end, here and in Redis; the seconds the deployment now cools for (Redis decides)."""
@@ -97,7 +100,7 @@ class RedisBoard:
             keys = [_key(key, part) for part in ("busy", "fails", "cool", "lat")]
             return float(self._ended(redis)(keys=keys, args=[*args, LATENCY_WEIGHT])) / 1000
 
-        shared = self._shared(end, SHARED_WAIT)
+        shared = self._shared(end, None)
         if shared is None:
             return cooled
         if shared > 0:
@@ -113,12 +116,15 @@ class RedisBoard:
         """``operation(redis)`` within ``wait`` seconds, or ``None`` (and local figures for a while)."""
         if time.monotonic() < self._local_until:
             return None
-        limit = SHARED_WAIT if wait is None else max(0.0, min(wait, SHARED_WAIT))
+        most = SHARED_WAIT if self._connected else FIRST_WAIT
+        limit = most if wait is None else max(0.0, min(wait, most))
         try:
-            return call_before(lambda: operation(self._redis()), Deadline.after(limit), _LateError)
+            done = call_before(lambda: operation(self._redis()), Deadline.after(limit), _LateError)
         except (_LateError, LLMError, OSError, _redis_errors()) as exc:
             self._go_local(exc)
             return None
+        self._connected = True
+        return done
 
     def _redis(self) -> Any:
         storage = self.store.storage()

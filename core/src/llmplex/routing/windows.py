@@ -26,6 +26,8 @@ __all__ = ["Windows"]
 
 _WAIT = 1.0
 """Longest wait (seconds) for Redis before the windows count in memory for this look."""
+_FIRST_WAIT = 5.0
+"""Longest wait for the first look, which may import the Redis client and connect."""
 
 
 class _LateError(Exception):
@@ -41,6 +43,7 @@ class Windows:
         self.key = key
         self.store = store
         self.local = local
+        self._connected = False
         self._items: list[tuple[RateLimitItem, int | None, str]] = []
         if rpm is not None:
             self._items.append((RateLimitItemPerMinute(rpm), None, "rpm"))
@@ -95,10 +98,13 @@ class Windows:
     def _run(self, operation: Any) -> Any:
         if not self.store.does_io:
             return operation(self.local)
+        wait = _WAIT if self._connected else _FIRST_WAIT
         try:
-            return call_before(lambda: operation(self.store.storage()), Deadline.after(_WAIT), _LateError)
+            done = call_before(lambda: operation(self.store.storage()), Deadline.after(wait), _LateError)
         except (_LateError, LLMError, OSError, _storage_error()):  # a Redis that fails or stalls: count here this time
             return operation(self.local)
+        self._connected = True
+        return done
 
 
 def _limiter(storage: Any) -> Any:
