@@ -191,6 +191,14 @@ def llmplex_aembed(
 
 
 @hookspec(firstresult=True)
+def llmplex_acount_tokens(request: Request, settings: ProviderSettings, client: Any) -> Awaitable[tuple[int, str] | None]:
+    """The input tokens ``request`` would count, and how they were counted: ``"provider"`` (the provider's own
+    count endpoint) or ``"tokenizer"`` (the model's own tokenizer); ``None`` when this model has neither (core
+    then estimates). ``client`` is the async SDK client. Raise the SDK's exception on failure.
+    """
+
+
+@hookspec(firstresult=True)
 def llmplex_models(settings: ProviderSettings, client: Any) -> Sequence[ModelInfo]:
     """The models this provider serves, as ``ModelInfo`` (``client.models(provider)``).
 

@@ -217,6 +217,11 @@ class GatewayConfig(BaseModel):
         description="Keys and spend: sqlite:///PATH or postgresql://...; None: the [log] database (logs.db).",
     )
     log_bodies: bool = Field(default=False, description="Keep prompts and answers in the spend log (off: figures).")
+    drop_hints: bool = Field(
+        default=True,
+        description="Leave out what only changes cost or speed (cache marks, service_tier, metadata...) where the "
+        "provider cannot take it, named in x-llmplex-dropped; false: refuse it unless drop_unsupported.",
+    )
     key_cache_seconds: float = Field(
         default=1.0, ge=0, le=3600, description="Seconds a key lookup is reused (a revocation takes this long)."
     )

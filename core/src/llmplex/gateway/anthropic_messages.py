@@ -11,7 +11,7 @@ drops unsupported things; core's rules in ``llmplex.engine.adapt`` decide.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,6 +22,8 @@ from llmplex.gateway.anthropic_blocks import (
     assistant_message,
     user_messages,
 )
+from llmplex.gateway.apis.betas import unknown_betas
+from llmplex.gateway.apis.fields import sort_fields
 from llmplex.gateway.calls import CallSpec, sse
 from llmplex.gateway.carried_reasoning import carry
 from llmplex.gateway.errors import GatewayError
@@ -40,23 +42,47 @@ class _Message(BaseModel):
     content: str | list[Block]
 
 
+class _SystemBlock(BaseModel):
+    model_config = _Open
+    type: str
+    text: str | None = None
+    cache_control: CacheControl | None = None
+
+
+class _SystemMessage(BaseModel):
+    """A ``system`` turn inside ``messages`` (beta ``mid-conversation-system``): text blocks, and the beta's
+    tool addition and removal blocks, which the gateway does not carry."""
+
+    model_config = _Open
+    role: Literal["system"]
+    content: str | list[_SystemBlock] = ""
+
+
 class _Tool(BaseModel):
     model_config = _Open
     name: str = Field(min_length=1, max_length=128)
     description: str | None = None
-    input_schema: dict[str, Any]
+    input_schema: dict[str, Any] | None = None
+    type: str | None = None
     cache_control: CacheControl | None = None
 
 
 class _ThinkingConfig(BaseModel):
     model_config = _Open
-    type: Literal["enabled", "adaptive", "disabled"]
+    type: Literal["enabled", "adaptive", "disabled", "between_tools"]
     budget_tokens: int | None = Field(default=None, ge=1024, le=MAX_TOKENS)
+
+
+class _OutputFormat(BaseModel):
+    model_config = _Open
+    type: Literal["json_schema"]
+    schema_: dict[str, Any] = Field(alias="schema")
 
 
 class _OutputConfig(BaseModel):
     model_config = _Open
-    effort: Literal["low", "medium", "high"] | None = None
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
+    format: _OutputFormat | None = None
 
 
 class _ToolChoice(BaseModel):
@@ -66,13 +92,13 @@ class _ToolChoice(BaseModel):
 
 
 class MessagesRequest(BaseModel):
-    """A Messages API request; fields the gateway does not read (``metadata``...) are accepted."""
+    """A Messages API request; the fields it does not declare are sorted by ``apis.fields`` (hints dropped)."""
 
     model_config = _Open
 
     model: str = Field(min_length=1)
     max_tokens: int = Field(ge=1, le=MAX_TOKENS)
-    messages: list[_Message] = Field(min_length=1)
+    messages: list[Annotated[_Message | _SystemMessage, Field(discriminator="role")]] = Field(min_length=1)
     system: str | list[Text] | None = None
     stop_sequences: list[str] | None = None
     temperature: float | None = Field(default=None, ge=0, le=1)
@@ -82,20 +108,26 @@ class MessagesRequest(BaseModel):
     stream: bool | None = False
     thinking: _ThinkingConfig | None = None
     output_config: _OutputConfig | None = None
+    cache_control: CacheControl | None = None
 
 
 def _effort(request: MessagesRequest) -> str | None:
-    """The ``reasoning_effort`` the thinking settings ask for: a budget's effort is the one whose budget in the
-    Anthropic plugin (1,024 / 4,096 / 16,384) is the largest within it; adaptive thinking takes its effort."""
+    """The ``reasoning_effort`` the thinking settings ask for: ``output_config.effort`` when given (every level
+    the API has is one of llmplex's); else a budget's effort is the one whose budget in the Anthropic plugin
+    (1,024 / 4,096 / 16,384) is the largest within it; adaptive thinking without an effort is ``high`` (the
+    API's default). No thinking settings and no effort: none."""
     thinking = request.thinking
+    given = request.output_config.effort if request.output_config else None
     if thinking is None or thinking.type == "disabled":
-        return None
-    if thinking.type == "adaptive":
-        return request.output_config.effort if request.output_config and request.output_config.effort else "high"
+        return given
+    if thinking.type in ("adaptive", "between_tools"):
+        return given or "high"
     if thinking.budget_tokens is None:
         raise GatewayError(400, "thinking of type enabled needs budget_tokens", param="thinking.budget_tokens")
     if thinking.budget_tokens >= request.max_tokens:
         raise GatewayError(400, "thinking.budget_tokens must be below max_tokens", param="thinking.budget_tokens")
+    if given is not None:
+        return given
     return "low" if thinking.budget_tokens < 4096 else "medium" if thinking.budget_tokens < 16384 else "high"
 
 
@@ -109,11 +141,49 @@ def _system(system: str | list[Text] | None) -> list[Message]:
     return [Message.system(block.text, cache=block.cached) for block in system]
 
 
-def messages_call(request: MessagesRequest) -> CallSpec:
-    """The call a Messages request asks for."""
-    messages = _system(request.system)
-    for message in request.messages:
-        messages += user_messages(message.content) if message.role == "user" else [assistant_message(message.content)]
+def _system_turn(message: _SystemMessage, index: int, spec: CallSpec) -> list[Message]:
+    """A system turn of ``messages``: its text as a system message where it stands; other blocks named."""
+    if isinstance(message.content, str):
+        return [Message.system(message.content)] if message.content else []
+    others = [block.type for block in message.content if block.type != "text"]
+    if others:
+        spec.unsupported.append(f"{', '.join(others)} blocks of messages.{index}")
+    texts = [block for block in message.content if block.type == "text" and block.text]
+    cached = any(block.cache_control for block in texts)
+    joined = "\n\n".join(block.text or "" for block in texts)
+    return [Message.system(joined, cache=cached)] if joined else []
+
+
+def _tools(request: MessagesRequest, spec: CallSpec) -> list[dict[str, Any]]:
+    """The client tools; a server tool (``web_search_20250305``...) is named unsupported: llmplex runs none."""
+    tools: list[dict[str, Any]] = []
+    for index, tool in enumerate(request.tools or ()):
+        if tool.input_schema is None or tool.type not in (None, "custom"):
+            spec.unsupported.append(f"tools.{index} ({tool.type or 'no input_schema'}: a server tool)")
+            continue
+        tools.append(
+            {
+                "name": tool.name,
+                "description": tool.description or "",
+                "parameters": tool.input_schema,
+                "cache": bool(tool.cache_control),
+            }
+        )
+    return tools
+
+
+def messages_call(request: MessagesRequest, betas: str = "") -> CallSpec:
+    """The call a Messages request asks for; ``betas`` is the ``anthropic-beta`` header (comma separated)."""
+    spec = CallSpec(request.model, _system(request.system), stream=bool(request.stream))
+    for index, message in enumerate(request.messages):
+        if isinstance(message, _SystemMessage):
+            spec.messages += _system_turn(message, index, spec)
+        elif message.role == "user":
+            spec.messages += user_messages(message.content)
+        else:
+            spec.messages.append(assistant_message(message.content))
+    if request.cache_control is not None and spec.messages:  # the API marks the last cacheable block
+        spec.messages[-1] = spec.messages[-1].model_copy(update={"cache": True})
     kwargs: dict[str, Any] = {"max_tokens": request.max_tokens}
     effort = _effort(request)
     if effort is not None:
@@ -124,22 +194,27 @@ def messages_call(request: MessagesRequest) -> CallSpec:
         kwargs["top_p"] = request.top_p
     if request.stop_sequences:
         kwargs["stop"] = request.stop_sequences
-    if request.tools:
-        kwargs["tools"] = [
-            {
-                "name": t.name,
-                "description": t.description or "",
-                "parameters": t.input_schema,
-                "cache": bool(t.cache_control),
-            }
-            for t in request.tools
-        ]
+    tools = _tools(request, spec)
+    if tools:
+        kwargs["tools"] = tools
     choice = request.tool_choice
     if choice is not None:
         if choice.type == "tool" and not choice.name:
             raise GatewayError(400, "tool_choice of type tool needs name", param="tool_choice.name")
         kwargs["tool_choice"] = {"auto": "auto", "any": "required", "none": "none"}.get(choice.type, choice.name)
-    return CallSpec(request.model, messages, kwargs, stream=bool(request.stream))
+    output = request.output_config.format if request.output_config else None
+    if output is not None:
+        if spec.stream:
+            raise GatewayError(
+                400, "output_config.format is served for whole answers only, not streams", param="stream"
+            )
+        kwargs["output"] = output.schema_
+    spec.kwargs = kwargs
+    given = [name for name in (*request.model_fields_set, *(request.model_extra or {})) if name != "cache_control"]
+    hints, meanings = sort_fields("messages", dict.fromkeys(given))
+    spec.dropped += hints + unknown_betas(betas)
+    spec.unsupported += meanings
+    return spec
 
 
 def _stop_reason(response: Response) -> str:

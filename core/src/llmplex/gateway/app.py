@@ -18,6 +18,8 @@ from llmplex.client import Client
 from llmplex.errors import LLMError
 from llmplex.gateway.access import Authenticator
 from llmplex.gateway.anthropic_messages import MessagesRequest, MessagesStreamEncoder, messages_call, messages_response
+from llmplex.gateway.apis.count_tokens import count_tokens_route
+from llmplex.gateway.apis.route_fit import fit
 from llmplex.gateway.calls import CallSpec, StreamEncoder
 from llmplex.gateway.embeddings_api import EmbeddingsRequest, embeddings_response
 from llmplex.gateway.errors import Dialect, GatewayError
@@ -42,26 +44,31 @@ log = logging.getLogger("llmplex.gateway")
 ReadinessCheck = Callable[[], Awaitable[str | None]]
 """A readiness probe: ``None`` when the part it checks is ready, else what is wrong."""
 
-_Parse = Callable[[bytes], CallSpec]
+_Parse = Callable[[bytes, Request], CallSpec]
 _Whole = Callable[[LLMResponse, CallSpec], dict[str, Any]]
 _Encoder = Callable[[CallSpec], StreamEncoder]
 
 
-def _chat_parse(body: bytes) -> CallSpec:
+def _chat_parse(body: bytes, request: Request) -> CallSpec:
     return chat_call(parse_body(body, ChatRequest))
 
 
-def _responses_parse(body: bytes) -> CallSpec:
+def _responses_parse(body: bytes, request: Request) -> CallSpec:
     return responses_call(parse_body(body, ResponsesRequest))
 
 
-def _messages_parse(body: bytes) -> CallSpec:
-    return messages_call(parse_body(body, MessagesRequest))
+def _messages_parse(body: bytes, request: Request) -> CallSpec:
+    return messages_call(parse_body(body, MessagesRequest), request.headers.get("anthropic-beta", ""))
 
 
 def _ascii(text: str) -> str:
     """``text`` as a header value (what is not ASCII becomes ``?``)."""
     return text.encode("ascii", "replace").decode("ascii")
+
+
+def _dropped(names: list[str]) -> dict[str, str] | None:
+    """The ``x-llmplex-dropped`` header naming what was left out (none when nothing was)."""
+    return {"x-llmplex-dropped": _ascii("; ".join(dict.fromkeys(names)))} if names else None
 
 
 class _Routes:
@@ -79,14 +86,13 @@ class _Routes:
         try:
             body = await pipeline.read_body(request)
             await pipeline.authenticate(exchange, request)
-            spec = parse(body)
+            spec = fit(parse(body, request), pipeline.client, pipeline.settings.drop_hints)
             exchange.model, exchange.stream = spec.model, spec.stream
             admission = await pipeline.admit(exchange, spec)
             if spec.stream:
-                return pipeline.stream(exchange, request, spec, admission, encoder(spec))
+                return pipeline.stream(exchange, request, spec, admission, encoder(spec), _dropped(spec.dropped))
             answer = await pipeline.complete(exchange, request, spec, admission)
-            dropped = {"x-llmplex-dropped": _ascii("; ".join(answer.dropped))} if answer.dropped else None
-            return pipeline.answer(exchange, whole(answer, spec), answer, extra=dropped)
+            return pipeline.answer(exchange, whole(answer, spec), answer, _dropped([*spec.dropped, *answer.dropped]))
         except GatewayError as exc:
             return pipeline.fail(exchange, exc)
         except LLMError as exc:  # refused before anything was sent (an unknown model, a bad tool schema)
@@ -308,6 +314,7 @@ def create_app(
             Route("/v1/chat/completions", routes.chat, methods=["POST"]),
             Route("/v1/responses", routes.responses, methods=["POST"]),
             Route("/v1/messages", routes.messages, methods=["POST"]),
+            Route("/v1/messages/count_tokens", count_tokens_route(pipeline), methods=["POST"]),
             Route("/v1/embeddings", routes.embeddings, methods=["POST"]),
             Route("/v1/models", routes.models, methods=["GET"]),
             Route("/health/liveness", routes.liveness, methods=["GET"]),

@@ -13,13 +13,29 @@ __all__ = ["CallSpec", "StreamEncoder", "sse"]
 
 @dataclass
 class CallSpec:
-    """One call a request asks for: the model as the client named it, the messages, ``Client`` keyword arguments."""
+    """One call a request asks for: the model as the client named it, the messages, ``Client`` keyword arguments.
+
+    ``dropped`` names what the gateway left out as a hint (it changes only cost or speed; the answer's
+    ``x-llmplex-dropped`` header lists it); ``unsupported`` names what would change the answer and the
+    gateway cannot carry: refused with a 400 unless the routed provider drops unsupported things.
+    ``openai_options`` are hints OpenAI's own APIs take (``prompt_cache_key``...): carried to them, named as
+    dropped elsewhere. ``privacy`` holds ``store`` and ``include``: carried, or the request is refused.
+    ``custom_tools`` names the Responses API's custom (freeform) tools sent as function tools with one string
+    argument, ``namespaces`` the namespace of each tool a namespace tool declared: answers give their calls back
+    in those shapes.
+    """
 
     model: str
     messages: list[Message]
     kwargs: dict[str, Any] = field(default_factory=dict)
     stream: bool = False
     include_usage: bool = False
+    dropped: list[str] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
+    openai_options: dict[str, Any] = field(default_factory=dict)
+    privacy: dict[str, Any] = field(default_factory=dict)
+    custom_tools: set[str] = field(default_factory=set)
+    namespaces: dict[str, str] = field(default_factory=dict)
 
 
 class StreamEncoder(Protocol):

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from llmplex.gateway.apis.fields import sort_fields
 from llmplex.gateway.calls import CallSpec, sse
 from llmplex.gateway.errors import GatewayError
 from llmplex.gateway.wire import MAX_TOKENS, dumps, media_from_data_url, new_id, now, part_from_base64
@@ -152,7 +153,7 @@ class ChatRequest(BaseModel):
     tools: list[_Tool] | None = None
     tool_choice: Literal["auto", "none", "required"] | _NamedToolChoice | None = None
     response_format: _ResponseFormat | None = None
-    reasoning_effort: Literal["low", "medium", "high"] | None = None
+    reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"] | None = None
 
 
 def _text_of(content: str | list[_Part] | None, role: str) -> str | None:
@@ -212,7 +213,7 @@ def chat_call(request: ChatRequest) -> CallSpec:
     kwargs: dict[str, Any] = {}
     for name in ("temperature", "top_p", "presence_penalty", "frequency_penalty", "seed", "reasoning_effort"):
         value = getattr(request, name)
-        if value is not None:
+        if value is not None and value != "none":  # effort "none": no reasoning, as when it is left out
             kwargs[name] = value
     max_tokens = request.max_completion_tokens or request.max_tokens
     if max_tokens is not None:
@@ -241,13 +242,23 @@ def chat_call(request: ChatRequest) -> CallSpec:
             )
         kwargs["output"] = response_format.json_schema.schema_  # core's structured output: native where it can
     options = request.stream_options
-    return CallSpec(
+    spec = CallSpec(
         model=request.model,
         messages=[_message(m) for m in request.messages],
         kwargs=kwargs,
         stream=bool(request.stream),
         include_usage=bool(options and options.include_usage),
     )
+    extra = request.model_extra or {}
+    if "store" in extra:
+        spec.privacy["store"] = extra["store"]
+    for name in ("prompt_cache_key", "parallel_tool_calls", "service_tier"):
+        if name in extra:
+            spec.openai_options[name] = extra[name]
+    hints, meanings = sort_fields("chat.completions", dict.fromkeys([*request.model_fields_set, *extra]))
+    spec.dropped += [name for name in hints if name not in spec.openai_options]
+    spec.unsupported += meanings
+    return spec
 
 
 def chat_usage(usage: Usage) -> dict[str, Any]:

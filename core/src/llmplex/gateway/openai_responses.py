@@ -9,10 +9,13 @@ reasoning parts, and an answer's reasoning comes back as output items.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from llmplex.gateway.apis.fields import sort_fields
+from llmplex.gateway.apis.responses_tools import call_item, custom_input, read_tools
 from llmplex.gateway.calls import CallSpec, sse
 from llmplex.gateway.carried_reasoning import carry, is_carried, uncarry
 from llmplex.gateway.errors import GatewayError
@@ -36,21 +39,14 @@ class _ContentPart(BaseModel):
 
 class _Item(BaseModel):
     model_config = _Open
-    type: Literal["message", "function_call", "function_call_output", "reasoning"] = "message"
+    type: str = "message"
     role: Literal["user", "system", "developer", "assistant"] | None = None
     content: str | list[_ContentPart] | None = None
     call_id: str | None = None
     name: str | None = None
     arguments: str | None = None
     output: str | list[_ContentPart] | None = None
-
-
-class _Tool(BaseModel):
-    model_config = _Open
-    type: Literal["function"]
-    name: str = Field(min_length=1, max_length=64)
-    description: str | None = None
-    parameters: dict[str, Any] | None = None
+    input: str | None = None
 
 
 class _NamedChoice(BaseModel):
@@ -61,7 +57,7 @@ class _NamedChoice(BaseModel):
 
 class _Reasoning(BaseModel):
     model_config = _Open
-    effort: Literal["low", "medium", "high"] | None = None
+    effort: Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"] | None = None
 
 
 class ResponsesRequest(BaseModel):
@@ -72,7 +68,7 @@ class ResponsesRequest(BaseModel):
     model: str = Field(min_length=1)
     input: str | list[_Item]
     instructions: str | None = None
-    tools: list[_Tool] | None = None
+    tools: list[dict[str, Any]] | None = None
     tool_choice: Literal["auto", "none", "required"] | _NamedChoice | None = None
     temperature: float | None = Field(default=None, ge=0, le=2)
     top_p: float | None = Field(default=None, ge=0, le=1)
@@ -80,6 +76,10 @@ class ResponsesRequest(BaseModel):
     previous_response_id: str | None = None
     stream: bool | None = False
     reasoning: _Reasoning | None = None
+    store: bool | None = None
+    include: list[str] | None = None
+    prompt_cache_key: str | None = None
+    parallel_tool_calls: bool | None = None
 
 
 def _content(item: _Item) -> Any:
@@ -106,14 +106,40 @@ def _content(item: _Item) -> Any:
     return pieces
 
 
-def _messages(request: ResponsesRequest) -> list[Message]:
+_SKIPPED_ITEMS = frozenset({"web_search_call", "compaction", "compaction_summary", "item_reference"})
+"""Input items of things llmplex does not run or keep: left out, named in ``x-llmplex-dropped``."""
+_ITEM_TYPES = frozenset(
+    {"message", "function_call", "function_call_output", "reasoning", "custom_tool_call", "custom_tool_call_output"}
+)
+
+
+def _plain(item: _Item, index: int, spec: CallSpec) -> _Item | None:
+    """An input item as the function-tool items it stands for (a custom tool's call and output as a function's);
+    ``None`` for one llmplex neither runs nor keeps (named as dropped)."""
+    if item.type in _SKIPPED_ITEMS:
+        spec.dropped.append(f"input.{index} ({item.type})")
+        return None
+    if item.type not in _ITEM_TYPES:
+        raise GatewayError(400, f"input.{index} has type {item.type!r}, which the gateway does not read", param="input")
+    if item.type == "custom_tool_call":  # its one string argument, as the tool was declared
+        arguments = json.dumps({"input": item.input or ""})
+        return _Item(type="function_call", call_id=item.call_id, name=item.name, arguments=arguments)
+    if item.type == "custom_tool_call_output":
+        return _Item(type="function_call_output", call_id=item.call_id, output=item.output)
+    return item
+
+
+def _messages(request: ResponsesRequest, spec: CallSpec) -> list[Message]:
     messages = [Message.system(request.instructions)] if request.instructions else []
     if isinstance(request.input, str):
         return [*messages, Message.user(request.input)]
     pending: list[ToolCall] = []
     thoughts: list[ReasoningPart] = []
     attachments: list[Any] = []  # of the tool results just read: they follow them, after the last one
-    for item in request.input:
+    for index, given in enumerate(request.input):
+        item = _plain(given, index, spec)
+        if item is None:
+            continue
         if attachments and item.type != "function_call_output":
             messages.append(Message(role="user", content=attachments))
             attachments = []
@@ -198,21 +224,28 @@ def responses_call(request: ResponsesRequest) -> CallSpec:
         kwargs["max_tokens"] = request.max_output_tokens
     if request.previous_response_id is not None:
         kwargs["previous_response_id"] = request.previous_response_id
-    if request.reasoning is not None and request.reasoning.effort is not None:
+    if request.reasoning is not None and request.reasoning.effort not in (None, "none"):
         kwargs["reasoning_effort"] = request.reasoning.effort
+    spec = CallSpec(request.model, [], kwargs, stream=bool(request.stream))
     if request.tools:
-        kwargs["tools"] = [
-            {
-                "name": t.name,
-                "description": t.description or "",
-                "parameters": t.parameters or {"type": "object", "properties": {}},
-            }
-            for t in request.tools
-        ]
+        tools = read_tools(request.tools, spec)
+        if tools:
+            kwargs["tools"] = tools
     if request.tool_choice is not None:
         choice = request.tool_choice
         kwargs["tool_choice"] = choice if isinstance(choice, str) else choice.name
-    return CallSpec(request.model, _messages(request), kwargs, stream=bool(request.stream))
+    spec.messages = _messages(request, spec)
+    for name in ("store", "include"):
+        if getattr(request, name) is not None:
+            spec.privacy[name] = getattr(request, name)
+    for name in ("prompt_cache_key", "parallel_tool_calls"):
+        if getattr(request, name) is not None:
+            spec.openai_options[name] = getattr(request, name)
+    given = [*request.model_fields_set, *(request.model_extra or {})]
+    hints, meanings = sort_fields("responses", dict.fromkeys(given))
+    spec.dropped += hints
+    spec.unsupported += meanings
+    return spec
 
 
 def responses_usage(usage: Usage) -> dict[str, Any]:
@@ -231,17 +264,6 @@ def _message_item(item_id: str, text: str, status: str) -> dict[str, Any]:
         [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}] if status == "completed" else []
     )
     return {"type": "message", "id": item_id, "status": status, "role": "assistant", "content": content}
-
-
-def _call_item(call: ToolCall, status: str = "completed") -> dict[str, Any]:
-    return {
-        "type": "function_call",
-        "id": f"fc_{call.id}",
-        "call_id": call.id,
-        "name": call.name,
-        "arguments": call.arguments,
-        "status": status,
-    }
 
 
 def _envelope(response_id: str, model: str, created: int, spec: CallSpec, status: str) -> dict[str, Any]:
@@ -282,7 +304,7 @@ def responses_response(response: Response, spec: CallSpec) -> dict[str, Any]:
     """A whole answer as a ``response`` object; its id is the provider's when it keeps responses."""
     output = [reasoning_item(part) for part in response.reasoning]
     output += [_message_item(new_id("msg_"), response.text, "completed")] if response.text else []
-    output += [_call_item(call) for call in response.tool_calls]
+    output += [call_item(call, spec) for call in response.tool_calls]
     envelope = _envelope(response.response_id or new_id("resp_"), spec.model, now(), spec, "completed")
     return _finished(envelope, response, output)
 
@@ -298,6 +320,7 @@ class ResponsesStreamEncoder:
         self._output: list[dict[str, Any]] = []
         self._text: list[str] = []
         self._open: tuple[str, int | None] | None = None
+        self._arguments = ""  # the open tool call's arguments so far
 
     def _event(self, kind: str, body: dict[str, Any]) -> bytes:
         event = {"type": kind, "sequence_number": self._sequence, **body}
@@ -331,6 +354,10 @@ class ResponsesStreamEncoder:
             done = {**where, "name": item["name"], "arguments": item["arguments"]}
             out += self._event("response.function_call_arguments.done", done)
             item["status"] = "completed"
+        elif item["type"] == "custom_tool_call":  # its input is whole once its arguments are
+            item.update(input=custom_input(self._arguments), status="completed")
+            where = {"item_id": item["id"], "output_index": index}
+            out += self._event("response.custom_tool_call_input.done", {**where, "input": item["input"]})
         self._open = None
         return out + self._event("response.output_item.done", {"output_index": index, "item": item})
 
@@ -363,12 +390,14 @@ class ResponsesStreamEncoder:
             key = ("tool", event.tool_call_index or 0)
             if self._open != key:
                 call = ToolCall(id=event.tool_call_id or new_id("call_"), name=event.tool_name or "", arguments="")
-                out += self._add(_call_item(call, "in_progress"), key)
+                out += self._add(call_item(call, self._spec, "in_progress"), key)
                 index = len(self._output) - 1
+                self._arguments = ""
             item = self._output[index]
             if event.tool_name and not item["name"]:
                 item["name"] = event.tool_name
-            if event.arguments_delta:
+            self._arguments += event.arguments_delta or ""
+            if event.arguments_delta and item["type"] == "function_call":
                 item["arguments"] += event.arguments_delta
                 where = {"item_id": item["id"], "output_index": index}
                 out += self._event("response.function_call_arguments.delta", {**where, "delta": event.arguments_delta})

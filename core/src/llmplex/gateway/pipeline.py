@@ -241,8 +241,9 @@ class Pipeline:
         spec: CallSpec,
         admission: Admission,
         encoder: StreamEncoder,
+        extra: dict[str, str] | None = None,
     ) -> Response:
-        """The streamed answer: SSE events as the provider sends them."""
+        """The streamed answer: SSE events as the provider sends them; ``extra`` headers on it."""
         kwargs = {**spec.kwargs, **admission.call_args}
         final: list[LLMResponse] = []
 
@@ -257,7 +258,7 @@ class Pipeline:
             except LLMError as exc:
                 raise upstream_error(exc, exchange.dialect) from None
 
-        return _EventStream(self, exchange, chunks(), encoder, final)
+        return _EventStream(self, exchange, chunks(), encoder, final, extra)
 
 
 def upstream_error(error: LLMError, dialect: Dialect) -> GatewayError:
@@ -290,8 +291,10 @@ class _EventStream(Response):
         chunks: AsyncIterator[bytes],
         encoder: StreamEncoder,
         final: list[LLMResponse],
+        extra: dict[str, str] | None = None,
     ) -> None:
         super().__init__(status_code=200)
+        self._extra = extra or {}
         self._pipeline = pipeline
         self._exchange = exchange
         self._chunks = chunks
@@ -300,7 +303,7 @@ class _EventStream(Response):
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         pipeline, exchange = self._pipeline, self._exchange
-        head = pipeline.headers(exchange, {"cache-control": "no-cache", "x-accel-buffering": "no"})
+        head = pipeline.headers(exchange, {"cache-control": "no-cache", "x-accel-buffering": "no", **self._extra})
         raw = [(b"content-type", b"text/event-stream; charset=utf-8")]
         raw += [(k.encode(), v.encode()) for k, v in head.items()]
 

@@ -25,6 +25,7 @@ PIPELINE_HOOKS = (
     "llmplex_embed",
     "llmplex_aembed",
     "llmplex_models",
+    "llmplex_acount_tokens",
     "llmplex_batch_limits",
     "llmplex_batch_submit",
     "llmplex_batch_find",
@@ -50,6 +51,7 @@ class ProviderHooks:
     embed: Any
     aembed: Any
     models: Any
+    acount_tokens: Any
     batch_limits: Any
     batch_submit: Any
     batch_find: Any

@@ -195,3 +195,17 @@ def llmplex_models(client: anthropic.Anthropic) -> list[ModelInfo]:
         )
         for model in client.models.list()
     ]
+
+
+_COUNTED = ("model", "messages", "system", "tools", "tool_choice", "thinking")
+"""The payload keys the Messages API's token count takes (``max_tokens`` and sampling options it refuses)."""
+
+
+@hookimpl
+async def llmplex_acount_tokens(
+    request: Request, settings: AnthropicSettings, client: anthropic.AsyncAnthropic
+) -> tuple[int, str]:
+    """The API's own count (``POST /v1/messages/count_tokens``) of the payload ``request`` would send."""
+    payload = format_request(request, settings)
+    counted = await client.messages.count_tokens(**{k: payload[k] for k in _COUNTED if k in payload})
+    return counted.input_tokens, "provider"

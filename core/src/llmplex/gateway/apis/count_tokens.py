@@ -1,0 +1,92 @@
+"""``POST /v1/messages/count_tokens``: the input tokens a Messages request would count, on any model.
+
+The provider's own count where it has one (its plugin implements ``llmplex_acount_tokens`` with
+``"provider"``), else the model's own tokenizer (``"tokenizer"``), else an estimate from the request's length
+(``"estimate"``, about four characters a token). The answer is the API's ``{"input_tokens": N}``; the
+``x-llmplex-token-count`` header says which of the three it is.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic import Field
+from starlette.requests import Request
+from starlette.responses import Response
+
+from llmplex.client import Client
+from llmplex.errors import LLMError
+from llmplex.gateway.anthropic_messages import MessagesRequest, messages_call
+from llmplex.gateway.calls import CallSpec
+from llmplex.gateway.errors import GatewayError
+from llmplex.gateway.pipeline import Pipeline, upstream_error
+from llmplex.gateway.wire import MAX_TOKENS, dumps, parse_body
+
+__all__ = ["CountTokensRequest", "count_tokens", "count_tokens_route"]
+
+log = logging.getLogger("llmplex.gateway")
+
+_CHARS_PER_TOKEN = 4
+"""The estimate's ratio: English text and code run at about four characters a token on today's tokenizers."""
+
+
+class CountTokensRequest(MessagesRequest):
+    """A count_tokens request: a Messages request without ``max_tokens``."""
+
+    max_tokens: int = Field(default=MAX_TOKENS, ge=1, le=MAX_TOKENS)
+
+
+def estimate(spec: CallSpec) -> int:
+    """About how many tokens the request's text, tools and tool calls are (never below 1)."""
+    size = sum(len(message.text) for message in spec.messages)
+    size += sum(len(call.name) + len(call.arguments) for message in spec.messages for call in message.tool_calls)
+    size += len(dumps(spec.kwargs.get("tools", [])))
+    return max(1, -(-size // _CHARS_PER_TOKEN))
+
+
+async def count_tokens(client: Client, spec: CallSpec) -> tuple[int, str]:
+    """The input tokens of ``spec``'s call and how they were counted (provider, tokenizer or estimate)."""
+    route = client.route(spec.model)
+    provider = route.provider
+    hooks = provider.hooks
+    if hooks.implements("acount_tokens"):
+        kwargs: dict[str, Any] = {k: v for k, v in spec.kwargs.items() if k != "output"}
+        _, request = client.build_request(spec.model, spec.messages, **kwargs)
+        counted = await hooks.acount_tokens(request=request, settings=provider.settings, client=provider.client(True))
+        if counted is not None:
+            tokens, how = counted
+            return int(tokens), str(how)
+    return estimate(spec), "estimate"
+
+
+def count_tokens_route(pipeline: Pipeline) -> Callable[[Request], Awaitable[Response]]:
+    """The endpoint over ``pipeline``: read, authenticate, check the key may use the model, count."""
+
+    async def endpoint(request: Request) -> Response:
+        exchange = pipeline.begin("messages.count_tokens", "anthropic")
+        try:
+            body = await pipeline.read_body(request)
+            caller = await pipeline.authenticate(exchange, request)
+            spec = messages_call(parse_body(body, CountTokensRequest))
+            exchange.model = spec.model
+            if not caller.may_use(spec.model):
+                raise GatewayError(403, f"this key may not use model {spec.model!r}", kind="permission")
+            try:
+                tokens, how = await count_tokens(pipeline.client, spec)
+            except LLMError as exc:
+                raise upstream_error(exc, "anthropic") from None
+            return pipeline.answer(exchange, {"input_tokens": tokens}, None, {"x-llmplex-token-count": how})
+        except GatewayError as exc:
+            return pipeline.fail(exchange, exc)
+        except ConnectionError:
+            pipeline.finish(exchange, 499, GatewayError(499, "client disconnected", kind="client_disconnected"), None)
+            return Response(status_code=499)
+        except ValueError as exc:
+            return pipeline.fail(exchange, GatewayError(400, f"invalid request: {exc}"))
+        except Exception:
+            log.exception("unexpected failure of %s", exchange.request_id)
+            return pipeline.fail(exchange, GatewayError(500, "internal gateway error", kind="internal"))
+
+    return endpoint

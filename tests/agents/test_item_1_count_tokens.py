@@ -1,0 +1,60 @@
+"""Issue 32 item 1: ``POST /v1/messages/count_tokens`` for every model: the provider's count, else an estimate."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anthropic
+import httpx
+import pytest
+
+from tests.agents.conftest import claude
+from tests.gateway.harness import MASTER_KEY, Gateway
+from tests.gateway.test_item_1_fidelity import FakeAnthropic
+from tests.plugins.anthropic.wire import MODEL
+
+TOOLS: Any = [{"name": "read", "description": "read a file", "input_schema": {"type": "object", "properties": {}}}]
+MESSAGES: Any = [{"role": "user", "content": "Count the tokens of this sentence, please."}]
+
+
+def test_item_1_anthropic_models_get_the_providers_own_count(gateway: Gateway, upstream: FakeAnthropic) -> None:
+    upstream.reply({"input_tokens": 321})
+    raw = claude(gateway).messages.with_raw_response.count_tokens(
+        model=f"anthropic:{MODEL}", system="Be brief.", messages=MESSAGES, tools=TOOLS
+    )
+    assert raw.parse().input_tokens == 321 and raw.headers["x-llmplex-token-count"] == "provider"
+    sent = upstream.bodies[-1]
+    assert (sent["model"], sent["system"], sent["tools"][0]["name"]) == (MODEL, "Be brief.", "read")
+    assert "max_tokens" not in sent
+
+
+def test_item_1_a_model_without_a_count_gets_an_estimate_marked_as_one(gateway: Gateway) -> None:
+    raw = claude(gateway).messages.with_raw_response.count_tokens(model="mock:echo", messages=MESSAGES, tools=TOOLS)
+    tokens = raw.parse().input_tokens
+    size = len(MESSAGES[0]["content"]) + len(json.dumps(TOOLS[0]["input_schema"])) + len("readread a file")
+    assert size // 6 <= tokens <= size // 2  # about four characters a token
+    assert raw.headers["x-llmplex-token-count"] == "estimate"
+    assert gateway.mock.calls == []  # counting calls no model
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        ({"model": "mock:echo"}, "messages"),
+        ({"model": "nosuch:model", "messages": MESSAGES}, "nosuch"),
+        ({"model": "mock:echo", "messages": []}, "messages"),
+        ({"model": "mock:echo", "messages": MESSAGES, "max_tokens": 0}, "max_tokens"),
+        ({"model": "mock:echo", "messages": [{"role": "user", "content": [{"type": "bogus"}]}]}, "messages.0"),
+    ],
+)
+def test_item_1_count_tokens_refuses_bad_requests(gateway: Gateway, body: dict[str, Any], needle: str) -> None:
+    answer = httpx.post(gateway.url + "/v1/messages/count_tokens", json=body, headers={"x-api-key": MASTER_KEY})
+    assert answer.status_code == 400 and needle in answer.json()["error"]["message"]
+    assert answer.json()["type"] == "error"
+
+
+def test_item_1_count_tokens_needs_the_key(gateway: Gateway) -> None:
+    stranger = anthropic.Anthropic(base_url=gateway.url, api_key="sk-wrong", max_retries=0)
+    with pytest.raises(anthropic.AuthenticationError):
+        stranger.messages.count_tokens(model="mock:echo", messages=MESSAGES)
