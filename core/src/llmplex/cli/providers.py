@@ -20,6 +20,8 @@ from llmplex.client import Client
 from llmplex.config.wording import dotted_key
 from llmplex.errors import LLMError
 from llmplex.masking.values import redact
+from llmplex.plugins.core_range import core_range_problem
+from llmplex.plugins.discovery import OBSERVER_GROUP, list_entries
 from llmplex.plugins.host import PluginLoadWarning
 from llmplex.provider import ProviderSettings
 
@@ -93,6 +95,10 @@ def check_rows(client: Client) -> list[CheckedRow]:
         row = CheckedRow(listed.prefix, listed.distribution, listed.version, listed.enabled, "-", "disabled", "-", [])
         if listed.enabled != "yes":
             rows.append(row)
+            continue
+        incompatible = core_range_problem(listed.distribution) if listed.distribution != "-" else None
+        if incompatible is not None:  # not imported: code written for another core may break on import
+            rows.append(dataclasses.replace(row, status=f"incompatible: {incompatible}"))
             continue
         plugin = config.plugin_of(listed.prefix)
         broken = host.broken().get(plugin)
@@ -168,6 +174,10 @@ def providers_command(client: Client, check: bool) -> None:
     checked = check_rows(client)
     headers = ("prefix", "distribution", "version", "enabled", "configured", "status", "capabilities")
     console.print(_table(headers, [dataclasses.astuple(row)[: len(headers)] for row in checked]))
+    for entry in list_entries(OBSERVER_GROUP)[0]:
+        incompatible = core_range_problem(entry.distribution)
+        if incompatible is not None:
+            console.print(f"observer plugin {entry.name}: incompatible: {incompatible}")
     for row in checked:
         if row.settings:
             console.print()
