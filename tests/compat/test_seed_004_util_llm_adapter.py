@@ -41,7 +41,7 @@ async def test_execute_speaks_the_responses_api_to_the_url_in_the_environment(en
     assert answer == AdapterResponse(
         parsed=IntentionResponse(intention="trade", reasoning="because"),
         response_id="resp_42",
-        usage=ResponseUsage(input_tokens=120, output_tokens=30, reasoning_tokens=8, cached_tokens=0),
+        usage=ResponseUsage(input_tokens=120, output_tokens=30, reasoning_tokens=8, cached_tokens=0, total_tokens=150),
         debug=answer.debug,
     )
     assert answer.debug is not None and answer.debug.model

@@ -11,9 +11,10 @@ unknown entity sends the request without a chain and records nothing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from llmplex.compat.util_llm.stats import BatchStats
 from llmplex.errors import LLMError
 from llmplex.facade.calls import EntityCalls, Target
 from llmplex.facade.entities import (
@@ -87,21 +88,62 @@ class LLMClient(EntityCalls):
     def __init__(self, adapter: Any, entities: list[dict[str, Any]], default_depth: int = 0) -> None:
         self.adapter = adapter
         self.chain_manager = ResponseChainManager(entities)
+        self._last_batch_stats = BatchStats()
         super().__init__(self.chain_manager.index, default_depth, id_of=None, concurrency=None, state_key=STATE_KEY)
 
+    async def create_response(
+        self,
+        instructions: str,
+        input_data: Any,
+        schema: Any,
+        entity_key: str | None = None,
+        depth_override: int | None = None,
+    ) -> Any:
+        """The ``schema`` instance the model answers with; raises the LLMError on failure."""
+        self._last_batch_stats = BatchStats()
+        return await super().create_response(instructions, input_data, schema, entity_key, depth_override)
+
+    async def create_batch(self, requests: Sequence[LLMRequest]) -> list[Any]:
+        """Every request's ``schema`` instance or its LLMError, in request order (failures are returned)."""
+        self._last_batch_stats = BatchStats()
+        return await super().create_batch(requests)
+
+    def get_last_batch_stats(self) -> BatchStats:
+        """The token and request totals of the last ``create_batch`` or ``create_response``."""
+        return self._last_batch_stats
+
     async def _ask(self, request: LLMRequest, previous_response_id: str | None) -> Response:
-        answer = await self.adapter.execute(
-            instructions=request.instructions,
-            input_data=request.input_data,
-            schema=request.schema,
-            previous_response_id=previous_response_id,
-        )
+        stats = self._last_batch_stats
+        try:
+            answer = await self.adapter.execute(
+                instructions=request.instructions,
+                input_data=request.input_data,
+                schema=request.schema,
+                previous_response_id=previous_response_id,
+            )
+        except Exception as error:
+            stats.record(request.entity_key, error=error)
+            raise
+        stats.record(request.entity_key, answer)
         usage = answer.usage
+        if request.entity_key is not None:
+            self._add_usage_totals(request.entity_key, usage)
         return Response(
             output=answer.parsed,
             response_id=answer.response_id or None,
             usage=Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens),
         )
+
+    def _add_usage_totals(self, entity_key: str, usage: Any) -> None:
+        """util_llm's later totals beside llmplex's: ``total_tokens``, ``reasoning_tokens``, ``cached_tokens``."""
+        target = self._entity(entity_key)
+        if target is None:
+            return
+        totals = target[1].setdefault(STATE_KEY, {}).setdefault("usage", {})
+        if isinstance(totals, dict):
+            for name in ("total_tokens", "reasoning_tokens", "cached_tokens"):
+                amount = getattr(usage, name, 0)
+                totals[name] = totals.get(name, 0) + (amount if isinstance(amount, int) else 0)
 
     async def _delete(self, response_id: str) -> None:
         await self.adapter.delete_response(response_id)
@@ -112,7 +154,7 @@ class LLMClient(EntityCalls):
     def _host(self) -> PluginHost | None:
         from llmplex.client import Client
 
-        client = getattr(self.adapter, "client", None)
+        client = getattr(self.adapter, "llmplex_client", None) or getattr(self.adapter, "client", None)
         return client.host if isinstance(client, Client) else None
 
     def _target(self) -> str:
@@ -137,6 +179,7 @@ class LLMClient(EntityCalls):
         entity = self.chain_manager.entities.get(entity_id)
         if entity:
             record_usage(entity, Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens), STATE_KEY)
+            self._add_usage_totals(entity_key, usage)
 
     def _process_result(self, request: LLMRequest, result: Any) -> Any:
         """A batch slot: the parsed answer, the LLMError, or any other exception as an LLMError."""
