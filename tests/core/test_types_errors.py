@@ -70,6 +70,11 @@ def test_usage_total_defaults_to_sum_and_adds() -> None:
         "cached_tokens": 2,
         "cache_write_tokens": 0,
         "reasoning_tokens": 0,
+        "cache_write_1h_tokens": 0,
+        "input_audio_tokens": 0,
+        "cached_audio_tokens": 0,
+        "output_audio_tokens": 0,
+        "tool_prompt_tokens": 0,
         "reported": True,
         "cost_usd": None,
         "cost_note": (

@@ -16,9 +16,19 @@ import re
 import warnings
 from decimal import Decimal
 from functools import lru_cache
-from typing import Final
+from typing import Final, NamedTuple
 
-__all__ = ["FREE", "LITELLM_PREFIXES", "PRICE_PROVIDERS", "PriceKey", "price_key", "price_of", "priced_model"]
+__all__ = [
+    "FREE",
+    "LITELLM_PREFIXES",
+    "PRICE_PROVIDERS",
+    "Buckets",
+    "PriceKey",
+    "price_buckets",
+    "price_key",
+    "price_of",
+    "priced_model",
+]
 
 FREE: Final = "free"
 """The price provider of plugins whose models run locally: every call costs ``Decimal(0)``."""
@@ -98,7 +108,56 @@ def priced_model(plugin: str, answered: str, asked: str) -> str:
     return answered
 
 
-@lru_cache(maxsize=4096)
+class Buckets(NamedTuple):
+    """The token buckets of one usage, each a part of ``input_tokens`` or ``output_tokens`` (see ``Usage``)."""
+
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    cache_write_1h_tokens: int = 0
+    input_audio_tokens: int = 0
+    cached_audio_tokens: int = 0
+    output_audio_tokens: int = 0
+    tool_prompt_tokens: int = 0
+
+
+_GENAI_KEYS: Final = {
+    "input_tokens": "input_tokens",
+    "cached_tokens": "cache_read_tokens",
+    "cache_write_tokens": "cache_write_tokens",
+    "output_tokens": "output_tokens",
+    "reasoning_tokens": "output_reasoning_tokens",
+    "cache_write_1h_tokens": "cache_write_1h_tokens",
+    "input_audio_tokens": "input_audio_tokens",
+    "cached_audio_tokens": "cache_audio_read_tokens",
+    "output_audio_tokens": "output_audio_tokens",
+    "tool_prompt_tokens": "input_tool_tokens",
+}
+"""Each bucket's ``genai-prices`` usage key (which prices a bucket from the most specific rate the model has)."""
+
+
+def _leaves(b: Buckets) -> dict[str, tuple[int, tuple[str, ...]]]:
+    """Each bucket's own tokens (its parts taken out), with the ``genai-prices`` rates that are its own: the
+    first one the model has prices it. Reasoning is billed as output and tool-use prompts as input by every
+    provider that reports them; every other bucket has a rate of its own or no known price."""
+    audio_in = b.input_audio_tokens - b.cached_audio_tokens
+    plain_in = b.input_tokens - b.cached_tokens - b.cache_write_tokens - audio_in - b.tool_prompt_tokens
+    return {
+        "input tokens": (plain_in, ("input_mtok",)),
+        "cache reads": (b.cached_tokens - b.cached_audio_tokens, ("cache_read_mtok",)),
+        "audio cache reads": (b.cached_audio_tokens, ("cache_audio_read_mtok",)),
+        "5-minute cache writes": (b.cache_write_tokens - b.cache_write_1h_tokens, ("cache_write_mtok",)),
+        "1-hour cache writes": (b.cache_write_1h_tokens, ("cache_write_1h_mtok",)),
+        "audio input tokens": (audio_in, ("input_audio_mtok",)),
+        "tool-use prompt tokens": (b.tool_prompt_tokens, ("input_tool_mtok", "input_mtok")),
+        "output tokens": (b.output_tokens - b.reasoning_tokens - b.output_audio_tokens, ("output_mtok",)),
+        "reasoning tokens": (b.reasoning_tokens, ("output_reasoning_mtok", "output_mtok")),
+        "audio output tokens": (b.output_audio_tokens, ("output_audio_mtok",)),
+    }
+
+
 def price_of(
     key: PriceKey,
     input_tokens: int,
@@ -109,28 +168,51 @@ def price_of(
     *,
     batch: bool = False,
 ) -> Decimal | None:
-    """The price of these tokens (input counts cached reads and cache writes too); ``None``: unknown model.
+    """The price of these tokens (input counts cached reads and cache writes too); ``None``: not known.
+
+    ``batch``: at the provider's Batch API price where ``genai-prices`` has one (else the standard price).
+    """
+    buckets = Buckets(input_tokens, cached_tokens, cache_write_tokens, output_tokens, reasoning_tokens)
+    return price_buckets(key, buckets, batch=batch)[0]
+
+
+@lru_cache(maxsize=4096)
+def price_buckets(key: PriceKey, buckets: Buckets, *, batch: bool = False) -> tuple[Decimal | None, str | None]:
+    """The price of ``buckets``, each at its own rate, or ``None`` and why: the model is unknown, or a bucket
+    with tokens has no price of its own (it is never counted at another bucket's rate).
 
     ``batch``: at the provider's Batch API price where ``genai-prices`` has one (else the standard price).
     """
     provider, model = key
     if provider == FREE:
-        return Decimal(0)
+        return Decimal(0), None
     import genai_prices  # 0.5 s of price data: loaded when a cost is first asked for
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        usage = genai_prices.Usage(
-            input_tokens=input_tokens,
-            cache_read_tokens=cached_tokens,
-            cache_write_tokens=cache_write_tokens,
-            output_tokens=output_tokens,
-            output_reasoning_tokens=reasoning_tokens,
-        )
         context = {"processing": "batch"} if batch else None
         for name in dict.fromkeys((model, _SNAPSHOT.sub("", model))):
-            try:
-                return genai_prices.calc_price(usage, name, provider_id=provider, price_context=context).total_price
+            try:  # an empty usage costs nothing to price and names the model's rates
+                rates = genai_prices.calc_price(
+                    genai_prices.Usage(), name, provider_id=provider, price_context=context
+                ).model_price
             except Exception:  # an unknown model (LookupError) or a price the data cannot compute: no price
                 continue
-        return None
+            unpriced = [
+                f"{bucket} ({count})"
+                for bucket, (count, own) in _leaves(buckets).items()
+                if count > 0 and all(getattr(rates, rate, None) is None for rate in own)
+            ]
+            if unpriced:
+                return None, (
+                    f"genai-prices has no price for the {', '.join(unpriced)} of {provider} model {model!r}; "
+                    "the cost is unknown rather than counted at another rate"
+                )
+            usage = genai_prices.Usage(
+                **{_GENAI_KEYS[name]: count for name, count in buckets._asdict().items() if count}
+            )
+            try:
+                return rates.calc_price(usage)["total_price"], None
+            except ValueError as exc:  # buckets that overlap past their total
+                return None, f"genai-prices cannot price this usage of {provider} model {model!r}: {exc}"
+        return None, f"genai-prices has no price for {provider} model {model!r}"

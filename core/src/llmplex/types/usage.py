@@ -17,7 +17,7 @@ from pydantic import (
 )
 
 from llmplex.errors import LLMUsageError
-from llmplex.types.pricing import PriceKey, price_key, price_of
+from llmplex.types.pricing import Buckets, PriceKey, price_buckets, price_key
 
 __all__ = ["MAX_TOKENS", "Usage"]
 
@@ -32,6 +32,19 @@ _COUNTS: Final = (
     "cached_tokens",
     "cache_write_tokens",
     "reasoning_tokens",
+    "cache_write_1h_tokens",
+    "input_audio_tokens",
+    "cached_audio_tokens",
+    "output_audio_tokens",
+    "tool_prompt_tokens",
+)
+_PARTS: Final = (  # (part, what holds it): every token of a part is also counted in the holder
+    ("cache_write_1h_tokens", "cache_write_tokens"),
+    ("input_audio_tokens", "input_tokens"),
+    ("tool_prompt_tokens", "input_tokens"),
+    ("cached_audio_tokens", "cached_tokens"),
+    ("cached_audio_tokens", "input_audio_tokens"),
+    ("output_audio_tokens", "output_tokens"),
 )
 _UNREPORTED: Final = "the provider reported no usage, so nothing could be priced"
 _UNPRICED: Final = (
@@ -47,7 +60,13 @@ class Usage(BaseModel):
     their sum (filled in when not given). The parts are named inside them:
     ``cached_tokens`` (read from the provider's prompt cache) and
     ``cache_write_tokens`` (written to it) are part of ``input_tokens``,
-    ``reasoning_tokens`` part of ``output_tokens``. Every count is a whole number
+    ``reasoning_tokens`` part of ``output_tokens``. Finer buckets a provider
+    reports, each priced at its own rate: ``cache_write_1h_tokens`` (the part of
+    the cache writes kept an hour, Anthropic's ``ephemeral_1h_input_tokens``),
+    ``input_audio_tokens`` and ``output_audio_tokens`` (audio in and out),
+    ``cached_audio_tokens`` (the audio among the cache reads) and
+    ``tool_prompt_tokens`` (Gemini's tool-use prompts, part of the input).
+    Every count is a whole number
     from 0 to ``MAX_TOKENS``, no part exceeds its total, and a count that breaks
     these rules raises ``LLMUsageError``.
 
@@ -64,6 +83,11 @@ class Usage(BaseModel):
     cached_tokens: int = 0
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
+    cache_write_1h_tokens: int = 0
+    input_audio_tokens: int = 0
+    cached_audio_tokens: int = 0
+    output_audio_tokens: int = 0
+    tool_prompt_tokens: int = 0
     reported: bool = True
     _priced_as: PriceKey | None = PrivateAttr(default=None)
     _batch: bool = PrivateAttr(default=False)
@@ -93,6 +117,9 @@ class Usage(BaseModel):
             )
         elif self.reasoning_tokens > self.output_tokens:
             problem = f"reasoning_tokens ({self.reasoning_tokens}) exceed output_tokens ({self.output_tokens})"
+        elif broken := next(((p, w) for p, w in _PARTS if getattr(self, p) > getattr(self, w)), None):
+            part, whole = broken
+            problem = f"{part} ({getattr(self, part)}) exceed {whole} ({getattr(self, whole)}), which counts them"
         elif self.total_tokens != self.input_tokens + self.output_tokens:
             problem = (
                 f"total_tokens ({self.total_tokens}) is not input_tokens ({self.input_tokens}) + output_tokens "
@@ -114,8 +141,11 @@ class Usage(BaseModel):
     def cost_usd(self) -> Decimal | None:
         """What these tokens cost in US dollars, from ``genai-prices``; ``None`` when unknown (``cost_note`` says why).
 
-        Each token is priced once, at its part's rate: cache reads and writes at
-        theirs, the rest of the input at the input rate, reasoning as output.
+        Each token is priced once, at its bucket's own rate: cache reads, 5-minute
+        and 1-hour cache writes, audio in and out at theirs, the rest of the input
+        at the input rate, reasoning (as providers bill it) at the output rate and
+        tool-use prompts at the input rate. A bucket with tokens and no known price
+        of its own leaves the cost unknown, and ``cost_note`` names it.
         Computed when first read (the price data loads then): a usage knows its
         price once core has seen which provider and model answered.
         """
@@ -140,19 +170,8 @@ class Usage(BaseModel):
             return None, _UNREPORTED
         if self._priced_as is None:
             return None, _UNPRICED
-        cost = price_of(
-            self._priced_as,
-            self.input_tokens,
-            self.cached_tokens,
-            self.cache_write_tokens,
-            self.output_tokens,
-            self.reasoning_tokens,
-            batch=self._batch,
-        )
-        if cost is None:
-            provider, model = self._priced_as
-            return None, f"genai-prices has no price for {provider} model {model!r}"
-        return cost, None
+        buckets = Buckets(**{name: getattr(self, name) for name in Buckets._fields})
+        return price_buckets(self._priced_as, buckets, batch=self._batch)
 
     def priced(self, plugin: str, model: str, *, batch: bool = False) -> Usage:
         """This usage, priced as ``model`` answered by the llmplex plugin ``plugin`` (itself when nothing changes).
@@ -198,6 +217,11 @@ class Usage(BaseModel):
             cached_tokens=self.cached_tokens + other.cached_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            cache_write_1h_tokens=self.cache_write_1h_tokens + other.cache_write_1h_tokens,
+            input_audio_tokens=self.input_audio_tokens + other.input_audio_tokens,
+            cached_audio_tokens=self.cached_audio_tokens + other.cached_audio_tokens,
+            output_audio_tokens=self.output_audio_tokens + other.output_audio_tokens,
+            tool_prompt_tokens=self.tool_prompt_tokens + other.tool_prompt_tokens,
             reported=self.reported and other.reported,
         )
         # the two operands themselves, not their parts flattened: each sum is O(1), so summing N usages

@@ -13,7 +13,17 @@ from typing import Any
 from llmplex.types import FinishReason, ReasoningPart, Request, Response, ToolCall, Usage
 from llmplex_anthropic.thinking import reasoning_part
 
-__all__ = ["USAGE_FIELDS", "field", "finish_reason", "is_output_tool", "parse_message", "usage_counts", "usage_from"]
+__all__ = [
+    "CACHE_TTL_FIELDS",
+    "USAGE_FIELDS",
+    "field",
+    "finish_reason",
+    "is_output_tool",
+    "parse_message",
+    "usage_counts",
+    "usage_fields",
+    "usage_from",
+]
 
 _FINISH_REASONS: dict[str, FinishReason] = {
     "end_turn": "stop",
@@ -54,16 +64,31 @@ def finish_reason(stop_reason: str | None, has_tool_calls: bool) -> FinishReason
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 """The token counts an SDK usage object (``Usage``, ``MessageDeltaUsage``) may carry."""
 
+CACHE_TTL_FIELDS = ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
+"""The cache writes by lifetime, in a usage's ``cache_creation`` object (each priced at its own rate)."""
+
+
+def usage_fields(usage: Any) -> dict[str, int | None]:
+    """The counts a usage object (SDK model or decoded JSON) carries, its cache writes by lifetime included."""
+    counts = {name: field(usage, name) for name in USAGE_FIELDS}
+    creation = field(usage, "cache_creation")
+    counts.update({name: field(creation, name) for name in CACHE_TTL_FIELDS} if creation is not None else {})
+    return counts
+
 
 def usage_counts(counts: Mapping[str, int | None], details: Any = None) -> Usage:
-    """Core usage: input counts cache reads and cache writes too; cached = cache reads, cache writes apart."""
+    """Core usage: input counts cache reads and cache writes too; cached = cache reads, cache writes apart,
+    and the 1-hour ones among the cache writes (they cost more than the 5-minute ones)."""
     cache_read = counts.get("cache_read_input_tokens") or 0
-    cache_creation = counts.get("cache_creation_input_tokens") or 0
+    one_hour = counts.get("ephemeral_1h_input_tokens") or 0
+    by_ttl = (counts.get("ephemeral_5m_input_tokens") or 0) + one_hour
+    cache_creation = counts.get("cache_creation_input_tokens") or by_ttl
     return Usage(
         input_tokens=(counts.get("input_tokens") or 0) + cache_read + cache_creation,
         output_tokens=counts.get("output_tokens") or 0,
         cached_tokens=cache_read,
         cache_write_tokens=cache_creation,
+        cache_write_1h_tokens=one_hour,
         reasoning_tokens=field(details, "thinking_tokens") or 0,
     )
 
@@ -72,8 +97,7 @@ def usage_from(usage: Any) -> Usage:
     """Core usage for a usage object (SDK model or decoded JSON); none at all is unknown usage."""
     if usage is None:
         return Usage.unreported()
-    counts = {name: field(usage, name) for name in USAGE_FIELDS}
-    return usage_counts(counts, field(usage, "output_tokens_details"))
+    return usage_counts(usage_fields(usage), field(usage, "output_tokens_details"))
 
 
 def parse_message(message: Any, request: Request) -> Response:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llmplex.types import StreamEvent, StreamState
-from llmplex_anthropic.response import USAGE_FIELDS, finish_reason, is_output_tool, usage_counts
+from llmplex_anthropic.response import finish_reason, is_output_tool, usage_counts, usage_fields
 from llmplex_anthropic.thinking import reasoning_part
 
 __all__ = ["parse_stream_event"]
@@ -39,8 +39,7 @@ def _progress(state: StreamState) -> _Progress:
 
 def _merge_usage(progress: _Progress, usage: Any) -> None:
     """Later events repeat or extend the counts of earlier ones: keep the latest non-null value."""
-    for name in USAGE_FIELDS:
-        value = getattr(usage, name, None)
+    for name, value in usage_fields(usage).items():
         if value is not None:
             progress.usage[name] = value
     details = getattr(usage, "output_tokens_details", None)

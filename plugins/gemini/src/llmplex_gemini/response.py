@@ -71,18 +71,31 @@ def check_blocked(raw: Any, model: str | None) -> None:
         raise LLMRefusalError(f"Gemini withheld the answer ({reason}): {detail}", refusal=detail, model=model)
 
 
+def _audio(details: Any) -> int:
+    """The audio tokens of a per-modality breakdown (``prompt_tokens_details``, ``cache_tokens_details``...)."""
+    return sum(d.token_count or 0 for d in details or () if _name(d.modality) == "AUDIO")
+
+
 def usage_from(metadata: Any) -> Usage:
-    """Core usage: tool-use prompt tokens count as input, thoughts as output (and as reasoning); none
-    reported is unknown usage."""
+    """Core usage: tool-use prompt tokens count as input (and as tool-use prompts), thoughts as output (and as
+    reasoning), audio in and out and cached audio apart (each has its own price); none reported is unknown
+    usage."""
     if metadata is None:
         return Usage.unreported()
     thoughts = metadata.thoughts_token_count or 0
+    tool_prompt = metadata.tool_use_prompt_token_count or 0
+    audio_in = _audio(metadata.prompt_tokens_details)
+    cached = metadata.cached_content_token_count or 0
     return Usage(
-        input_tokens=(metadata.prompt_token_count or 0) + (metadata.tool_use_prompt_token_count or 0),
+        input_tokens=(metadata.prompt_token_count or 0) + tool_prompt,
         output_tokens=(metadata.candidates_token_count or 0) + thoughts,
         total_tokens=metadata.total_token_count or 0,
-        cached_tokens=metadata.cached_content_token_count or 0,
+        cached_tokens=cached,
         reasoning_tokens=thoughts,
+        tool_prompt_tokens=tool_prompt,
+        input_audio_tokens=audio_in,
+        cached_audio_tokens=min(_audio(metadata.cache_tokens_details), audio_in, cached),
+        output_audio_tokens=_audio(metadata.candidates_tokens_details),
     )
 
 

@@ -15,9 +15,14 @@ def _count(details: Any, name: str) -> int:
     return (details.get(name) if isinstance(details, Mapping) else None) or 0
 
 
+def _count_details(details: Any) -> Any:
+    return details.get("cached_tokens_details") if isinstance(details, Mapping) else None
+
+
 def core_usage(usage: Any) -> Usage:
     """Core usage from a usage object of either API (its JSON, or the SDK's ``CompletionUsage`` /
-    ``ResponseUsage``), cached and reasoning tokens included.
+    ``ResponseUsage``), cached, reasoning and audio tokens included (the audio among the cache reads too:
+    ``cached_tokens_details.audio_tokens``), each priced at its own rate.
 
     OpenAI-compatible servers may leave out the token details (those count as 0) or the whole usage (then
     it is unknown: ``Usage.unreported()``). Counts pass through as reported: core refuses impossible ones.
@@ -40,4 +45,7 @@ def core_usage(usage: Any) -> Usage:
         # DeepSeek reports its cache reads as prompt_cache_hit_tokens (inside prompt_tokens), not in the details
         cached_tokens=_count(input_details, "cached_tokens") or _count(usage, "prompt_cache_hit_tokens"),
         reasoning_tokens=_count(output_details, "reasoning_tokens"),
+        input_audio_tokens=_count(input_details, "audio_tokens"),
+        cached_audio_tokens=_count(_count_details(input_details), "audio_tokens"),
+        output_audio_tokens=_count(output_details, "audio_tokens"),
     )
