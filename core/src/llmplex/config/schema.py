@@ -225,6 +225,25 @@ class GatewayConfig(BaseModel):
     key_cache_seconds: float = Field(
         default=1.0, ge=0, le=3600, description="Seconds a key lookup is reused (a revocation takes this long)."
     )
+    max_header_bytes: int = Field(
+        default=64 * 1024, ge=1024, description="Largest request head (URL and headers) accepted; more: 431."
+    )
+    max_header_count: int = Field(default=100, ge=8, description="Most headers a request may carry; more: 431.")
+    header_timeout: float = Field(
+        default=10.0, gt=0, description="Seconds a request's head may take to arrive; later: 408, connection closed."
+    )
+    max_connections: int = Field(
+        default=1000, ge=1, description="Open connections per worker; one more gets 503 with Retry-After."
+    )
+    max_in_flight_per_key: int = Field(
+        default=256, ge=1, description="Requests one key may have in flight per worker; one more gets 429."
+    )
+    auth_failures: int = Field(
+        default=10, ge=1, description="Failed authentications an address may make per window before 429s."
+    )
+    auth_failure_window: int = Field(
+        default=60, ge=1, description="Seconds of the window auth_failures counts in (shared via [limits])."
+    )
 
     @field_validator("database")
     @classmethod

@@ -24,6 +24,7 @@ from llmplex.errors import LLMConfigurationError
 from llmplex.gateway.access import credential_of, unauthorized
 from llmplex.gateway.auth import KeyAuthenticator
 from llmplex.gateway.errors import GatewayError
+from llmplex.gateway.guard.door import mark_failed_authentication
 from llmplex.gateway.keys import parse_duration, parse_money
 from llmplex.gateway.spend import spend_json, spend_totals
 from llmplex.gateway.wire import dumps
@@ -104,6 +105,7 @@ def admin_routes(authenticator: KeyAuthenticator, master_key: str) -> list[Route
             if credential is None:
                 return _error(unauthorized("the admin API needs the master key"))
             if not hmac.compare_digest(credential.encode("utf-8", "surrogatepass"), master):
+                mark_failed_authentication(request.scope)  # guessing the master key here is throttled too
                 return _error(GatewayError(403, "the admin API needs the master key, not this key", kind="forbidden"))
             try:
                 answer: Response = await handler(request)

@@ -23,8 +23,10 @@ from llmplex.gateway.apis.route_fit import fit
 from llmplex.gateway.calls import CallSpec, StreamEncoder
 from llmplex.gateway.embeddings_api import EmbeddingsRequest, embeddings_response
 from llmplex.gateway.errors import Dialect, GatewayError
+from llmplex.gateway.guard.door import Door
+from llmplex.gateway.guard.throttle import AuthThrottle
 from llmplex.gateway.health import readiness_checks
-from llmplex.gateway.metrics import Metrics
+from llmplex.gateway.metrics import MetricLabels, Metrics
 from llmplex.gateway.openai_chat import ChatRequest, ChatStreamEncoder, chat_call, chat_response
 from llmplex.gateway.openai_responses import (
     ResponsesRequest,
@@ -83,9 +85,10 @@ class _Routes:
     ) -> Response:
         pipeline = self.pipeline
         exchange = pipeline.begin(endpoint, dialect)
+        body: bytes | None = None
         try:
+            await pipeline.authenticate(exchange, request)  # before the body: a request without a key costs no read
             body = await pipeline.read_body(request)
-            await pipeline.authenticate(exchange, request)
             spec = fit(parse(body, request), pipeline.client, pipeline.settings.drop_hints)
             exchange.model, exchange.stream = spec.model, spec.stream
             admission = await pipeline.admit(exchange, spec)
@@ -94,7 +97,7 @@ class _Routes:
             answer = await pipeline.complete(exchange, request, spec, admission)
             return pipeline.answer(exchange, whole(answer, spec), answer, _dropped([*spec.dropped, *answer.dropped]))
         except GatewayError as exc:
-            return pipeline.fail(exchange, exc)
+            return _unread(pipeline.fail(exchange, exc), body)
         except LLMError as exc:  # refused before anything was sent (an unknown model, a bad tool schema)
             return pipeline.fail(exchange, GatewayError(400, exc.message, kind="invalid_request"))
         except ConnectionError:
@@ -138,9 +141,10 @@ class _Routes:
     async def embeddings(self, request: Request) -> Response:
         pipeline = self.pipeline
         exchange = pipeline.begin("embeddings", "openai")
+        body: bytes | None = None
         try:
-            body = await pipeline.read_body(request)
             await pipeline.authenticate(exchange, request)
+            body = await pipeline.read_body(request)
             parsed = parse_body(body, EmbeddingsRequest)
             spec = CallSpec(model=parsed.model, messages=[])
             admission = await pipeline.admit(exchange, spec)
@@ -157,7 +161,7 @@ class _Routes:
             answer = LLMResponse(usage=result.usage, model=result.model, provider=result.provider)
             return pipeline.answer(exchange, embeddings_response(result, parsed), answer)
         except GatewayError as exc:
-            return pipeline.fail(exchange, exc)
+            return _unread(pipeline.fail(exchange, exc), body)
         except LLMError as exc:
             return pipeline.fail(exchange, GatewayError(400, exc.message, kind="invalid_request"))
         except ConnectionError:
@@ -230,6 +234,14 @@ def _gone(pipeline: Pipeline, exchange: Exchange) -> Response:
     return Response(status_code=499)
 
 
+def _unread(response: Response, body: bytes | None) -> Response:
+    """``response``, closing the connection when the request's body was not read (it may be huge or endless:
+    reading on to the next request would cost what refusing it before the body saved)."""
+    if body is None:
+        response.headers["connection"] = "close"
+    return response
+
+
 def _owner(model: str) -> str:
     return model.partition(":")[0] if ":" in model else "llmplex"
 
@@ -284,6 +296,17 @@ def _dashboard(client: Client, key: str | None) -> list[Mount]:
     return [Mount("/ui", app=guarded(create_dashboard(database_url(client.config)), key))]
 
 
+def _door(client: Client, dashboard: bool) -> Middleware:
+    """The ``Door``: failed authentications throttled through the ``[limits]`` storage, keys' requests in flight
+    capped (``[gateway] auth_failures``, ``auth_failure_window``, ``max_in_flight_per_key``)."""
+    from llmplex.reliability.storage import store_for
+
+    settings = client.config.gateway
+    throttle = AuthThrottle(store_for(client.config.limits), settings.auth_failures, settings.auth_failure_window)
+    login = ("/ui/login",) if dashboard else ()
+    return Middleware(Door, throttle=throttle, max_in_flight_per_key=settings.max_in_flight_per_key, login_paths=login)
+
+
 def create_app(
     client: Client,
     authenticator: Authenticator,
@@ -300,7 +323,8 @@ def create_app(
     mounts the call log's dashboard at ``/ui``, open only to requests carrying that key.
     """
     settings = client.config.gateway
-    pipeline = Pipeline(client, settings, authenticator, recorders, Metrics() if metrics else None)
+    labels = MetricLabels.of(client) if metrics else None
+    pipeline = Pipeline(client, settings, authenticator, recorders, Metrics(labels) if labels else None)
     routes = _Routes(pipeline, readiness_checks(client.config) if checks is None else checks)
 
     @asynccontextmanager
@@ -323,7 +347,7 @@ def create_app(
             *_dashboard(client, dashboard_key),
         ],
         exception_handlers={404: _not_found, 405: _not_found},
-        middleware=[Middleware(_OverheadHeader)],
+        middleware=[Middleware(_OverheadHeader), _door(client, dashboard_key is not None)],
         lifespan=lifespan,
     )
     app.state.pipeline = pipeline

@@ -1,8 +1,12 @@
 """Prometheus metrics of the gateway (``GET /metrics``): requests, errors by type, tokens, cost, latency, in flight.
 
-Labels are bounded: ``model`` is the ``provider:model`` that answered (or
-``none`` when no provider was reached, so a client cannot mint label values by
-sending made-up model names) and ``key`` the caller's key name. With several
+Labels are bounded whatever clients send (``MetricLabels``): ``model`` is a model
+string the config names (an alias, a group, a fallback, ``[gateway] models``, the
+default models), the one that answered or else the one asked for, ``other`` for
+any other model and ``none`` when no provider was reached; ``provider`` is a
+provider instance (configured or installed) or ``other``; ``key`` is the caller's
+key name (``anonymous`` before one is known); ``status`` an HTTP status and
+``type`` one of at most 64 error types (then ``other``). With several
 worker processes (``PROMETHEUS_MULTIPROC_DIR`` set by ``llmplex serve``) every
 worker writes its figures there and ``/metrics`` adds them up.
 """
@@ -17,31 +21,93 @@ from llmplex.gateway.records import RequestRecord
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
-__all__ = ["Metrics"]
+    from llmplex.client import Client
+
+__all__ = ["MetricLabels", "Metrics"]
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 _OVERHEAD_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1)
+_MAX_ERROR_TYPES = 64
+OTHER = "other"
+
+
+class MetricLabels:
+    """The label values ``/metrics`` may show: the configured model strings and provider instances."""
+
+    def __init__(self, models: frozenset[str] = frozenset(), providers: frozenset[str] = frozenset()) -> None:
+        self.models = models
+        self.providers = providers
+        self._error_types: set[str] = set()
+
+    @classmethod
+    def of(cls, client: Client) -> MetricLabels:
+        """The model strings ``client``'s config names and its provider instances (configured or installed)."""
+        config = client.config
+        models = {config.default_model, config.default_embedding_model, *config.gateway.models}
+        models.update(config.aliases)
+        models.update(config.aliases.values())
+        for model, chain in config.fallbacks.items():
+            models.update((model, *chain))
+        for name, group in getattr(config, "groups", {}).items():  # model groups, where this version has them
+            models.add(name)
+            models.update(getattr(deployment, "model", "") for deployment in getattr(group, "deployments", ()))
+        providers = {*config.providers, *client.host.entries()}
+        return cls(frozenset(models - {""}), frozenset(providers))
+
+    def model(self, record: RequestRecord) -> str:
+        """The answering ``provider:model`` or the asked model when configured; ``other``; ``none`` unanswered."""
+        if not record.provider:
+            return "none"
+        answered = f"{record.provider}:{record.model}"
+        if answered in self.models:
+            return answered
+        return record.model_asked if record.model_asked in self.models else OTHER
+
+    def provider(self, record: RequestRecord) -> str:
+        """The provider instance that answered, ``none``, or ``other`` when it is not a known instance."""
+        if not record.provider:
+            return "none"
+        return record.provider if record.provider in self.providers else OTHER
+
+    def error_type(self, kind: str) -> str:
+        """``kind`` while at most 64 error types were seen, else ``other`` (the gateway's own are far fewer)."""
+        if kind in self._error_types:
+            return kind
+        if len(self._error_types) < _MAX_ERROR_TYPES:
+            self._error_types.add(kind)
+            return kind
+        return OTHER
+
+
+def _status(status: int) -> str:
+    return str(status) if 100 <= status <= 599 else OTHER
 
 
 class Metrics:
     """The gateway's collectors, in a registry of their own (several gateways may share a process)."""
 
-    def __init__(self) -> None:
+    def __init__(self, labels: MetricLabels | None = None) -> None:
         from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 
         disable_created_metrics()  # type: ignore[no-untyped-call]  # the *_created series double the output and no dashboard reads them
 
+        self.labels = labels or MetricLabels()
         self.registry = CollectorRegistry(auto_describe=True)
         prefix = "llmplex_gateway_"
         r = self.registry
         self.requests = Counter(
-            prefix + "requests", "Finished requests.", ("endpoint", "model", "key", "status"), registry=r
+            prefix + "requests", "Finished requests.", ("endpoint", "model", "provider", "key", "status"), registry=r
         )
         self.errors = Counter(
-            prefix + "errors", "Failed requests by error type.", ("endpoint", "model", "key", "type"), registry=r
+            prefix + "errors",
+            "Failed requests by error type.",
+            ("endpoint", "model", "provider", "key", "type"),
+            registry=r,
         )
-        self.tokens = Counter(prefix + "tokens", "Tokens by bucket.", ("model", "key", "kind"), registry=r)
-        self.cost = Counter(prefix + "cost_usd", "Cost in US dollars, where known.", ("model", "key"), registry=r)
+        self.tokens = Counter(prefix + "tokens", "Tokens by bucket.", ("model", "provider", "key", "kind"), registry=r)
+        self.cost = Counter(
+            prefix + "cost_usd", "Cost in US dollars, where known.", ("model", "provider", "key"), registry=r
+        )
         self.latency = Histogram(
             prefix + "request_latency_seconds",
             "Seconds from a request's arrival to its end.",
@@ -62,11 +128,12 @@ class Metrics:
 
     def observe(self, record: RequestRecord, overhead: float | None) -> None:
         """Count one finished request."""
-        model = f"{record.provider}:{record.model}" if record.provider else "none"
+        labels = self.labels
+        model, provider = labels.model(record), labels.provider(record)
         key = record.key_name or "anonymous"
-        self.requests.labels(record.endpoint, model, key, str(record.status)).inc()
+        self.requests.labels(record.endpoint, model, provider, key, _status(record.status)).inc()
         if record.error_type:
-            self.errors.labels(record.endpoint, model, key, record.error_type).inc()
+            self.errors.labels(record.endpoint, model, provider, key, labels.error_type(record.error_type)).inc()
         if record.usage is not None:
             usage = record.usage
             for kind, count in (
@@ -76,9 +143,9 @@ class Metrics:
                 ("reasoning", usage.reasoning_tokens),
             ):
                 if count > 0:
-                    self.tokens.labels(model, key, kind).inc(count)
+                    self.tokens.labels(model, provider, key, kind).inc(count)
         if record.cost_usd is not None and record.cost_usd > 0:
-            self.cost.labels(model, key).inc(float(record.cost_usd))
+            self.cost.labels(model, provider, key).inc(float(record.cost_usd))
         self.latency.labels(record.endpoint, model).observe(record.latency)
         if overhead is not None:
             self.overhead.labels(record.endpoint).observe(overhead)

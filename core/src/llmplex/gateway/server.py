@@ -1,5 +1,8 @@
 """Running the gateway: uvicorn (uvloop, httptools) with TLS, workers, a graceful-shutdown deadline, JSON logs.
 
+The HTTP protocol is httptools' with the request-head limits and the connection cap of
+``[gateway]`` (``guard.head``): what they refuse never reaches the application.
+
 ``serve`` is what ``llmplex serve`` calls. It refuses to start without a master
 key (``LLMPLEX_MASTER_KEY`` or ``LLMPLEX_MASTER_KEY_FILE``), prints the URL it
 listens on once the socket is bound, and on SIGTERM or Ctrl-C stops taking
@@ -100,7 +103,7 @@ def _url(settings: GatewayConfig, port: int) -> str:
 
 def serve(options: ServeOptions, announce: Callable[[str], None] = print) -> None:
     """Run the gateway until it is stopped; ``announce`` gets the line naming the URL it listens on."""
-    import uvicorn
+    from llmplex.gateway.guard.head import GuardedConfig, GuardedHttpToolsProtocol, HeadLimits  # imports uvicorn
 
     master_key()  # refuse to start without one, before anything binds
     if options.config_path is not None:
@@ -116,14 +119,15 @@ def serve(options: ServeOptions, announce: Callable[[str], None] = print) -> Non
     _configure_logging()
     if settings.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="llmplex-metrics-")
-    config = uvicorn.Config(
+    config = GuardedConfig(
         "llmplex.gateway.server:app_from_environment",
+        head_limits=HeadLimits.of(settings),
         factory=True,
         host=settings.host,
         port=settings.port,
         workers=settings.workers,
         loop="uvloop",
-        http="httptools",
+        http=GuardedHttpToolsProtocol,  # httptools, with the head limits and the connection cap of [gateway]
         ssl_certfile=settings.tls_certfile,
         ssl_keyfile=settings.tls_keyfile,
         timeout_graceful_shutdown=math.ceil(settings.shutdown_timeout),

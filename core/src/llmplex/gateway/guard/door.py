@@ -1,0 +1,128 @@
+"""The gateway's door (``Door``, an ASGI middleware): held-back addresses and keys with too much in flight.
+
+Before anything else of a request is looked at, a request that presents a credential
+(``Authorization: Bearer``, ``x-api-key``) or the dashboard's login form is refused with
+a 429 and ``Retry-After`` when its address failed authentication too often lately
+(``AuthThrottle``), or when its key already has ``[gateway] max_in_flight_per_key``
+requests in flight in this process. A failed authentication is a 401 answered to a
+request that presented a credential or a login (a wrong key, a wrong dashboard password),
+or an answer the application marked with ``mark_failed_authentication`` (a wrong key on
+the admin API, answered 403).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Collection
+from typing import Any
+
+from llmplex.gateway.errors import Dialect, GatewayError
+from llmplex.gateway.guard.throttle import AuthThrottle, client_address
+from llmplex.gateway.wire import dumps
+
+__all__ = ["FAILED_AUTHENTICATION", "Door", "mark_failed_authentication"]
+
+FAILED_AUTHENTICATION = "llmplex.failed_authentication"
+"""The key, in a request's ``scope["state"]``, that marks its answer as a failed authentication."""
+
+
+def mark_failed_authentication(scope: Any) -> None:
+    """Count the answer to this request (``scope``) as a failed authentication of its address."""
+    scope.setdefault("state", {})[FAILED_AUTHENTICATION] = True
+
+
+def _credential(headers: list[tuple[bytes, bytes]]) -> bytes | None:
+    bearer = key = None
+    for name, value in headers:
+        if name == b"authorization":
+            scheme, _, token = value.strip().partition(b" ")
+            if scheme.lower() == b"bearer" and token.strip():
+                bearer = token.strip()
+        elif name == b"x-api-key" and value.strip():
+            key = value.strip()
+    return bearer or key
+
+
+class Door:
+    """Refuses held-back addresses and over-busy keys (429), and counts failed authentications (see the module)."""
+
+    def __init__(
+        self,
+        app: Any,
+        throttle: AuthThrottle | None,
+        max_in_flight_per_key: int,
+        login_paths: Collection[str] = (),
+    ) -> None:
+        self.app = app
+        self.throttle = throttle
+        self.max_in_flight = max_in_flight_per_key
+        self.login_paths = frozenset(login_paths)
+        self._in_flight: dict[bytes, int] = {}
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        credential = _credential(scope["headers"])
+        login = scope["method"] == "POST" and scope["path"] in self.login_paths
+        if credential is None and not login:
+            await self.app(scope, receive, send)
+            return
+        address = client_address(scope)
+        if self.throttle is not None:
+            wait = await self.throttle.retry_after(address)
+            if wait is not None:
+                message = (
+                    f"too many failed authentications from this address: at most {self.throttle.failures} in "
+                    f"{self.throttle.window} s ([gateway] auth_failures); retry later"
+                )
+                await _refuse(scope, send, GatewayError(429, message, code="rate_limit_exceeded", retry_after=wait))
+                return
+        if credential is None:
+            await self._serve(scope, receive, send, address)
+            return
+        digest = hashlib.sha256(credential).digest()
+        count = self._in_flight.get(digest, 0)
+        if count >= self.max_in_flight:
+            message = (
+                f"this API key has {count} requests in flight at this gateway process, its "
+                "[gateway] max_in_flight_per_key; retry shortly"
+            )
+            await _refuse(scope, send, GatewayError(429, message, code="rate_limit_exceeded", retry_after=1))
+            return
+        self._in_flight[digest] = count + 1
+        try:
+            await self._serve(scope, receive, send, address)
+        finally:
+            left = self._in_flight[digest] - 1
+            if left:
+                self._in_flight[digest] = left
+            else:
+                del self._in_flight[digest]
+
+    async def _serve(self, scope: Any, receive: Any, send: Any, address: str) -> None:
+        """Serve a request that presented a credential or a login: a 401 (or a marked answer) counts as failed."""
+        throttle = self.throttle
+        if throttle is None:
+            await self.app(scope, receive, send)
+            return
+        state = scope.setdefault("state", {})
+
+        async def counting_send(message: Any) -> None:
+            if message["type"] == "http.response.start" and (
+                message["status"] == 401 or state.get(FAILED_AUTHENTICATION)
+            ):
+                await throttle.failed(address)
+            await send(message)
+
+        await self.app(scope, receive, counting_send)
+
+
+async def _refuse(scope: Any, send: Any, error: GatewayError) -> None:
+    dialect: Dialect = "anthropic" if scope["path"].startswith("/v1/messages") else "openai"
+    body = dumps(error.body(dialect))
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers.append((b"connection", b"close"))
+    headers += [(k.encode(), v.encode()) for k, v in error.response_headers().items()]
+    await send({"type": "http.response.start", "status": error.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

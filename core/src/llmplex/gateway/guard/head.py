@@ -1,0 +1,202 @@
+"""The HTTP protocol ``llmplex serve`` runs: uvicorn's httptools protocol with limits on what a request head costs.
+
+``GuardedHttpToolsProtocol`` is the protocol class given to uvicorn (``http=``), with
+its ``HeadLimits`` on the uvicorn config (``GuardedConfig``). While a request's head is parsed:
+
+- its size (the URL plus every header name and value) past ``[gateway] max_header_bytes``,
+  or more headers than ``max_header_count``, is answered 431 and the connection closed; bytes
+  of a head still unparsed are counted too, so a never-ending header line holds at most
+  twice the limit in memory;
+- a head that has not arrived ``header_timeout`` seconds after the connection opened (or
+  after the previous answer) is answered 408 and the connection closed (slow-header clients
+  cannot hold connections);
+- a connection opened while ``max_connections`` were already open is answered 503 with
+  ``Retry-After`` on its first request and closed; the connections already open keep being served.
+
+None of these requests reaches the application. The answers are JSON in the OpenAI error
+shape (the Anthropic shape for ``/v1/messages``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import uvicorn
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from llmplex.gateway.errors import GatewayError
+from llmplex.gateway.wire import dumps
+
+if TYPE_CHECKING:
+    from llmplex.config.schema import GatewayConfig
+
+__all__ = ["GuardedConfig", "GuardedHttpToolsProtocol", "HeadLimits"]
+
+
+@dataclass(frozen=True)
+class HeadLimits:
+    """What a request head and the connections may cost (``[gateway]``'s values)."""
+
+    max_header_bytes: int = 64 * 1024
+    max_header_count: int = 100
+    header_timeout: float = 10.0
+    max_connections: int = 1000
+
+    @classmethod
+    def of(cls, settings: GatewayConfig) -> HeadLimits:
+        """The limits ``settings`` give."""
+        return cls(
+            settings.max_header_bytes, settings.max_header_count, settings.header_timeout, settings.max_connections
+        )
+
+
+def refusal(status: int, error: GatewayError, anthropic: bool) -> bytes:
+    """A whole HTTP/1.1 answer that closes the connection: ``error`` as JSON."""
+    body = dumps(error.body("anthropic" if anthropic else "openai"))
+    head = [f"HTTP/1.1 {status} {http.HTTPStatus(status).phrase}", "content-type: application/json"]
+    head += [f"{name}: {value}" for name, value in error.response_headers().items()]
+    head += [f"content-length: {len(body)}", "connection: close", "", ""]
+    return "\r\n".join(head).encode("ascii") + body
+
+
+class GuardedConfig(uvicorn.Config):
+    """uvicorn's ``Config`` carrying the ``HeadLimits`` (pickled with it to every worker process)."""
+
+    def __init__(self, app: Any, head_limits: HeadLimits, **kwargs: Any) -> None:
+        super().__init__(app, **kwargs)
+        self.head_limits = head_limits
+
+
+class GuardedHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol refusing heads past the limits and connections past the cap (see the module);
+    the limits are its config's ``head_limits`` (a ``GuardedConfig``), else the defaults."""
+
+    def __init__(self, config: uvicorn.Config, *args: Any, **kwargs: Any) -> None:
+        super().__init__(config, *args, **kwargs)
+        self.limits: HeadLimits = getattr(config, "head_limits", None) or HeadLimits()
+        self._head_bytes = 0  # URL and headers of the head being parsed (exact)
+        self._unparsed = 0  # bytes received while a head was incomplete (an upper bound)
+        self._headers = 0
+        self._in_body = False
+        self._refused = False
+        self._over_cap = False
+        self._head_timer: asyncio.TimerHandle | None = None
+
+    # -- connection ------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._over_cap = len(self.connections) > self.limits.max_connections
+        self._arm_head_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_head_timer()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused:
+            return
+        if not self._in_body:
+            self._unparsed += len(data)
+            if self._unparsed > 2 * self.limits.max_header_bytes:
+                self._refuse_head_size()
+                return
+        super().data_received(data)
+
+    def on_response_complete(self) -> None:
+        pipelined = bool(self.pipeline)  # a request already parsed is started next: its head has arrived
+        super().on_response_complete()
+        if not pipelined and not self.transport.is_closing():
+            self._arm_head_timer()
+
+    # -- parser callbacks -------------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        self._head_bytes = self._headers = 0
+        super().on_message_begin()
+
+    def on_url(self, url: bytes) -> None:
+        if self._refused:
+            return
+        self._head_bytes += len(url)
+        if self._head_bytes > self.limits.max_header_bytes:
+            self._refuse_head_size()
+            return
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self._refused:
+            return
+        self._head_bytes += len(name) + len(value) + 4
+        self._headers += 1
+        if self._head_bytes > self.limits.max_header_bytes or self._headers > self.limits.max_header_count:
+            self._refuse_head_size()
+            return
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        if self._refused:
+            return
+        self._disarm_head_timer()
+        self._in_body, self._unparsed = True, 0
+        if self._over_cap:
+            message = (
+                f"the gateway has {self.limits.max_connections} connections open, its [gateway] max_connections; "
+                "retry shortly"
+            )
+            self._refuse(503, GatewayError(503, message, code="too_many_connections", retry_after=1))
+            return
+        super().on_headers_complete()
+
+    def on_body(self, body: bytes) -> None:
+        if not self._refused:
+            super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        if self._refused:
+            return
+        self._in_body, self._unparsed = False, 0
+        super().on_message_complete()
+
+    # -- refusing ---------------------------------------------------------------------
+
+    def _refuse_head_size(self) -> None:
+        message = (
+            f"the request head is larger than this gateway accepts: at most {self.limits.max_header_bytes} bytes "
+            f"of URL and headers ([gateway] max_header_bytes) in at most {self.limits.max_header_count} headers "
+            "([gateway] max_header_count)"
+        )
+        self._refuse(431, GatewayError(431, message, code="request_header_fields_too_large"))
+
+    def _head_too_slow(self) -> None:
+        self._head_timer = None
+        serving = self.cycle is not None and not self.cycle.response_complete
+        if serving or self._refused or self.transport.is_closing():
+            return
+        message = f"the request head did not arrive within {self.limits.header_timeout:g} s ([gateway] header_timeout)"
+        self._refuse(408, GatewayError(408, message, code="request_timeout"))
+
+    def _refuse(self, status: int, error: GatewayError) -> None:
+        self._refused = True
+        self._disarm_head_timer()
+        url = getattr(self, "url", b"") or b""
+        if not self.transport.is_closing():
+            self.transport.write(refusal(status, error, url.startswith(b"/v1/messages")))
+            self.transport.close()
+        self.logger.info("refused a request: %s %s", status, error.message)
+
+    def _arm_head_timer(self) -> None:
+        self._disarm_head_timer()
+        self._head_timer = self.loop.call_later(self.limits.header_timeout, self._head_too_slow)
+
+    def _disarm_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def send_400_response(self, msg: str) -> None:
+        if not self._refused:
+            super().send_400_response(msg)
