@@ -219,7 +219,7 @@ def test_item_1_migrations_make_the_tables_once_with_wal(tmp_path: Path) -> None
         keys = {c["name"]: c for c in inspect(connection).get_columns("virtual_keys")}
         assert set(keys) == {
             "id", "name", "key_hash", "created_at", "expires_at", "revoked_at", "budget_usd",
-            "budget_period_seconds", "rpm", "tpm", "max_parallel", "models", "metadata",
+            "budget_period_seconds", "rpm", "tpm", "max_parallel", "models", "metadata", "team",
         }  # fmt: skip
         assert keys["expires_at"]["nullable"] and not keys["name"]["nullable"]
         assert "key_name" in {c["name"] for c in inspect(connection).get_columns("calls")}

@@ -79,15 +79,17 @@ def keys_command() -> None:
 @keys_command.command("create")
 @click.option("--name", required=True, help="The key's name (shown in logs, metrics and spend).")
 @_caps
+@click.option("--team", default=None, help="Its team: keys of one team may continue each other's responses.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole record as JSON (with the key).")
 @click.pass_context
-def create(ctx: click.Context, /, name: str, as_json: bool, **caps: Any) -> None:
+def create(ctx: click.Context, /, name: str, team: str | None, as_json: bool, **caps: Any) -> None:
     """Make a key; it is printed once, alone on stdout, and only its hash is kept."""
     from llmplex.gateway.admin import key_options
 
     store = _store(ctx)
+    given = {**_options(**caps), **({"team": team} if team is not None else {})}
     try:
-        key, record = store.create(name, **key_options(_options(**caps), creating=True))
+        key, record = store.create(name, **key_options(given, creating=True))
     finally:
         store.close()
     click.echo(json.dumps({**record.as_json(), "key": key}) if as_json else key)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Protocol
 
 from llmplex.gateway.errors import GatewayError
@@ -34,12 +35,14 @@ class Caller:
 
 @dataclass(frozen=True)
 class CallTicket:
-    """One call about to be sent: the endpoint, the model as asked, whether it streams, and an input estimate."""
+    """One call about to be sent: the endpoint, the model as asked, whether it streams, an input estimate, and
+    the most it may cost (``worst_case_usd``: what a key's budget reserves; ``None`` when not worked out)."""
 
     endpoint: str
     model: str
     stream: bool
     estimated_input_tokens: int = 0
+    worst_case_usd: Decimal | None = None
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The admin API, open only to the master key: ``/admin/keys`` (make, list, change, revoke) and ``/admin/spend``.
 
 ``POST /admin/keys`` takes ``{"name", "budget_usd", "budget_period", "rpm", "tpm",
-"max_parallel", "models", "expires", "metadata"}`` (durations as ``90s``, ``12h``,
+"max_parallel", "models", "expires", "metadata", "team"}`` (durations as ``90s``, ``12h``,
 ``30d``) and answers the record with ``"key"``, shown this once. ``PATCH
 /admin/keys/{name}`` changes the same fields (``null`` clears a cap); ``DELETE``
 revokes. ``GET /admin/spend?by=key|model|day&key=&model=&since=`` sums the spend log.
@@ -37,12 +37,16 @@ _Handler = Callable[[Request], Awaitable[Any]]
 def key_options(body: dict[str, Any], *, creating: bool) -> dict[str, Any]:
     """``KeyStore.create``/``update`` arguments from an admin request's (or the CLI's) fields."""
     known = {"name", "budget_usd", "budget_period", "rpm", "tpm", "max_parallel", "models", "expires", "metadata"}
+    if creating:
+        known.add("team")  # fixed when the key is made: a key cannot join another team's state later
     unknown = set(body) - known
     if unknown:
         raise LLMConfigurationError(
             f"unknown key field(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}"
         )
     options: dict[str, Any] = {}
+    if body.get("team") is not None:
+        options["team"] = body["team"]
     for name in ("rpm", "tpm", "max_parallel"):
         if name in body:
             options[name] = body[name]

@@ -191,13 +191,18 @@ class _Routes:
         return Response(b'{"status":"ok"}', media_type="application/json")
 
     async def readiness(self, request: Request) -> Response:
-        problems = {}
+        problems: dict[str, str] = {}
+        degraded: dict[str, str] = {}
         for check in self.checks:
             problem = await check()
-            if problem is not None:
-                problems[getattr(check, "__name__", "check")] = problem
+            if problem is not None:  # a check marked ``degrades`` (the gateway still serves) answers 200
+                found = degraded if getattr(check, "degrades", False) else problems
+                found[getattr(check, "__name__", "check")] = problem
         if problems:
-            return Response(dumps({"status": "unavailable", "problems": problems}), 503, media_type="application/json")
+            body = {"status": "unavailable", "problems": {**problems, **degraded}}
+            return Response(dumps(body), 503, media_type="application/json")
+        if degraded:
+            return Response(dumps({"status": "degraded", "problems": degraded}), media_type="application/json")
         return Response(b'{"status":"ready"}', media_type="application/json")
 
     async def metrics(self, request: Request) -> Response:

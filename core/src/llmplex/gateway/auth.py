@@ -142,7 +142,7 @@ class KeyAuthenticator:
             call_args["fallbacks"] = self._allowed_fallbacks(record, ticket.model, spec)
         if record.budget_usd is not None:
             call_args["budget"] = self._priced_budget(record)
-        hold = await self.limits.admit(record, ticket.estimated_input_tokens)
+        hold = await self.limits.admit(record, ticket.estimated_input_tokens, ticket.worst_case_usd)
         _hold.set(hold)
         return Admission(caller, call_args)
 

@@ -1,15 +1,23 @@
-"""Readiness probes: the parts a gateway needs before it takes traffic (the ``[limits]`` Redis, the database)."""
+"""Readiness probes: the parts a gateway needs before it takes traffic (the ``[limits]`` Redis, the database).
+
+A probe with ``degrades = True`` names a part the gateway serves without (the
+database, while spend rows wait in the local journal): readiness then answers
+200 with ``"status": "degraded"`` instead of 503.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llmplex.config.schema import Config
 from llmplex.masking.values import redact
 
-__all__ = ["database_check", "readiness_checks", "redis_check"]
+if TYPE_CHECKING:
+    from llmplex.gateway.spend_journal import SpendJournal
+
+__all__ = ["database_check", "journal_checks", "readiness_checks", "redis_check"]
 
 _PROBE_SECONDS = 2.0
 
@@ -56,15 +64,32 @@ def database_check(url: str) -> Callable[[], Awaitable[str | None]]:
     return database
 
 
-def readiness_checks(config: Config) -> list[Callable[[], Awaitable[str | None]]]:
+def journal_checks(journal: SpendJournal) -> list[Callable[[], Awaitable[str | None]]]:
+    """Probes of the spend journal: ``journal`` fails while no row can be written (requests are refused);
+    ``spend_log`` degrades while rows wait in the journal for the database."""
+
+    async def journal_problem() -> str | None:
+        return journal.problems().get("journal")
+
+    async def spend_log() -> str | None:
+        return journal.problems().get("database")
+
+    journal_problem.__name__ = "journal"
+    spend_log.degrades = True  # type: ignore[attr-defined]
+    return [journal_problem, spend_log]
+
+
+def readiness_checks(config: Config, *, degrades: bool = False) -> list[Callable[[], Awaitable[str | None]]]:
     """The probes ``config`` calls for: the shared-limits Redis when ``[limits] storage`` names one, and the
     database when ``[gateway] database`` or ``[log] database`` names one (the default SQLite file is made when
-    the gateway starts)."""
+    the gateway starts). ``degrades``: the gateway serves without its database (its rows are journaled)."""
     checks = []
     storage = config.limits.storage
     if storage.startswith(("redis://", "rediss://")):
         checks.append(redis_check(storage))
     database = config.gateway.database or config.log.database
     if database:
-        checks.append(database_check(database))
+        probe = database_check(database)
+        probe.degrades = degrades  # type: ignore[attr-defined]
+        checks.append(probe)
     return checks

@@ -5,10 +5,10 @@ same Redis keys, so a key's caps hold across all of them; with ``memory://`` the
 hold in one process. ``admit`` runs before anything is sent and refuses with a
 429 (``Retry-After`` set): requests per minute and tokens per minute in moving
 windows (the ``limits`` library, as the providers' own limits are kept), calls
-in flight in a shared counter, and the budget: a key whose spend in its current
-period reached ``budget_usd`` is refused. Spend is counted when a request ends,
-so a budget overshoots by at most the requests already in flight when it ran
-out. Every look at the storage ends within ``STORAGE_TIMEOUT``: a frozen Redis
+in flight in a shared counter, and the budget: each request reserves its worst-case
+cost and is refused when what its key spent and holds leaves no room
+(``llmplex.gateway.spend_holds``: N racing requests over a budget worth K answers
+let at most K + 1 through). Every look at the storage ends within ``STORAGE_TIMEOUT``: a frozen Redis
 refuses requests with a 503 rather than holding them. A request that ends while
 Redis is frozen has sent its settlement (slot, spend), which Redis applies when
 it thaws; it is not sent twice (a timed-out increment may have been applied, so
@@ -19,19 +19,20 @@ taken until the counter expires (``_SLOT_TTL``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
-import math
 import time
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 from llmplex.errors import LLMError
 from llmplex.gateway.errors import GatewayError
 from llmplex.gateway.keys import KeyRecord
+from llmplex.gateway.spend_holds import BudgetHold, KeyBudgets
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.storage import LimitsStore
 
@@ -40,9 +41,7 @@ __all__ = ["STORAGE_TIMEOUT", "Hold", "KeyLimits"]
 STORAGE_TIMEOUT = 2.0
 """Seconds a request waits for the limits storage before it is refused (503)."""
 
-_NANO = Decimal(10) ** 9
 _SLOT_TTL = 3600  # a process killed mid-request frees its calls-in-flight slots after this many seconds
-_LIFETIME_TTL = 10 * 365 * 86400
 
 SpentSince = Callable[[str, datetime], Decimal]
 """What the spend log says key ``name`` spent since a moment (seeds a budget kept in memory)."""
@@ -50,13 +49,12 @@ SpentSince = Callable[[str, datetime], Decimal]
 
 @dataclass
 class Hold:
-    """What one admitted request holds: a calls-in-flight slot, its estimated tokens, its budget counter."""
+    """What one admitted request holds: a calls-in-flight slot, its estimated tokens, its budget reservation."""
 
     record: KeyRecord
     slot: bool
     tokens: int
-    budget_key: str | None
-    budget_ttl: int
+    budget: BudgetHold | None
 
 
 async def _value(result: Any) -> Any:
@@ -70,8 +68,8 @@ class KeyLimits:
         self.store = store
         self.spent_since = spent_since
         self._limiters: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-        self._seeded: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        self.budgets = KeyBudgets(self._run, spent_since)
 
     def __repr__(self) -> str:
         return f"KeyLimits({self.store!r})"
@@ -109,9 +107,18 @@ class KeyLimits:
 
     # -- admission ---------------------------------------------------------------------
 
-    async def admit(self, record: KeyRecord, estimated_tokens: int) -> Hold:
-        """Take room for one request of ``record``'s key, or raise a 429 (or a 503 when the storage fails)."""
-        budget_key, ttl = await self._check_budget(record)
+    async def admit(self, record: KeyRecord, estimated_tokens: int, worst_case_usd: Decimal | None = None) -> Hold:
+        """Take room for one request of ``record``'s key (``worst_case_usd`` on its budget), or raise a 429 (or
+        a 503 when the storage fails)."""
+        budget = await self.budgets.reserve(record, worst_case_usd)
+        try:
+            return await self._admit(record, estimated_tokens, budget)
+        except BaseException:
+            if budget is not None:  # refused (or cancelled) after the reservation: give it back
+                self._later(self.budgets.settle(budget, None))
+            raise
+
+    async def _admit(self, record: KeyRecord, estimated_tokens: int, budget: BudgetHold | None) -> Hold:
         tokens = max(1, estimated_tokens) if record.tpm else 0
         if record.rpm or record.tpm:
             await self._run(lambda storage: self._take_rates(storage, record, tokens))
@@ -125,35 +132,7 @@ class KeyLimits:
                     f"key {record.name!r} has {record.max_parallel} requests in flight, its max_parallel", 1.0
                 )
             slot = True
-        return Hold(record, slot, tokens, budget_key, ttl)
-
-    async def _check_budget(self, record: KeyRecord) -> tuple[str | None, int]:
-        if record.budget_usd is None:
-            return None, 0
-        start = record.window_start()
-        key = f"llmplex/key/{record.key_id}/spent/{int(start.replace(tzinfo=UTC).timestamp())}"
-        period = record.budget_period_seconds
-        ttl = period + 86400 if period else _LIFETIME_TTL
-        if not self.store.shared and key not in self._seeded:  # a budget only this process counts: start from the log
-            self._seeded.add(key)
-            spent = await asyncio.to_thread(self.spent_since, record.name, start)
-            if spent > 0:
-                await self._run(lambda storage: _value(storage.incr(key, ttl, amount=math.ceil(spent * _NANO))))
-        spent_nano = int(await self._run(lambda storage: _value(storage.get(key))))
-        if spent_nano >= record.budget_usd * _NANO:
-            retry = None
-            if period:
-                retry = max(1.0, start.replace(tzinfo=UTC).timestamp() + period - time.time())
-            raise GatewayError(
-                429,
-                f"the budget of key {record.name!r} is spent: ${Decimal(spent_nano) / _NANO:.6f} of "
-                f"${record.budget_usd} {'this period' if period else 'in all'}; raise it with "
-                f"`llmplex keys update {record.name} --budget-usd X`",
-                code="budget_exceeded",
-                retry_after=retry,
-                kind="budget",
-            )
-        return key, ttl
+        return Hold(record, slot, tokens, budget)
 
     async def _take_rates(self, storage: Any, record: KeyRecord, tokens: int) -> None:
         from limits import RateLimitItemPerMinute
@@ -189,10 +168,23 @@ class KeyLimits:
     # -- the end of a request ------------------------------------------------------------
 
     def settle(self, hold: Hold, cost_usd: Decimal | None, used_tokens: int | None) -> None:
-        """Free ``hold``'s slot and count its cost and extra tokens, in the background (never blocks the loop)."""
-        task = asyncio.get_running_loop().create_task(self._settle(hold, cost_usd, used_tokens))
+        """Free ``hold``'s slot, settle its budget reservation to ``cost_usd`` and count its extra tokens, in the
+        background (never blocks the loop)."""
+        self._later(self._settle(hold, cost_usd, used_tokens))
+
+    def _later(self, work: Awaitable[None]) -> None:
+        async def run() -> None:
+            with contextlib.suppress(GatewayError):  # the storage is down: counters expire; the log has the cost
+                await work
+
+        task = asyncio.get_running_loop().create_task(run())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def settled(self) -> None:
+        """Wait for the settlements under way (tests, shutdown)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def _settle(self, hold: Hold, cost_usd: Decimal | None, used_tokens: int | None) -> None:
         record = hold.record
@@ -200,9 +192,8 @@ class KeyLimits:
             if hold.slot:
                 key = f"llmplex/key/{record.key_id}/in_flight"
                 await self._run(lambda storage: _value(storage.incr(key, _SLOT_TTL, amount=-1)))
-            if hold.budget_key is not None and cost_usd:
-                budget_key, nano = hold.budget_key, math.ceil(cost_usd * _NANO)
-                await self._run(lambda storage: _value(storage.incr(budget_key, hold.budget_ttl, amount=nano)))
+            if hold.budget is not None:
+                await self.budgets.settle(hold.budget, cost_usd)
             extra = (used_tokens or 0) - hold.tokens
             if record.tpm and extra > 0:
                 from limits import RateLimitItemPerMinute

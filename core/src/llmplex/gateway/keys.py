@@ -21,11 +21,13 @@ from typing import Any
 
 from llmplex.config.schema import Config
 from llmplex.errors import LLMConfigurationError
+from llmplex.gateway.errors import GatewayError
 
 __all__ = [
     "KEY_PREFIX",
     "KeyRecord",
     "KeyStore",
+    "database_down",
     "database_url",
     "hash_key",
     "parse_duration",
@@ -39,6 +41,14 @@ _DURATION = re.compile(r"^\s*(\d{1,9})\s*([smhd])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$")
 RESERVED_NAMES = frozenset({"master"})
+_MAX_KNOWN = 100_000
+
+
+def database_down(error: BaseException) -> bool:
+    """Whether ``error`` is the database being unreachable or failing (not a bad query)."""
+    from sqlalchemy.exc import InterfaceError, OperationalError
+
+    return isinstance(error, (OperationalError, InterfaceError, OSError, TimeoutError))
 
 
 def database_url(config: Config) -> str:
@@ -95,7 +105,8 @@ def _patterns(models: Sequence[str]) -> tuple[str, ...]:
 class KeyRecord:
     """One virtual key as stored (never the key itself): its caps, the models it may use, when it ends.
 
-    ``key_id`` (the start of the key's hash) names its counters in the limits storage.
+    ``key_id`` (the start of the key's hash) names its counters in the limits storage. ``team`` is fixed when
+    the key is made: keys of one team may continue each other's provider-side state (response ids).
     """
 
     name: str
@@ -110,6 +121,7 @@ class KeyRecord:
     max_parallel: int | None = None
     models: tuple[str, ...] = ()
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    team: str | None = None
 
     def status(self, now: datetime | None = None) -> str:
         """``active``, ``revoked`` or ``expired``."""
@@ -148,6 +160,7 @@ class KeyRecord:
             "max_parallel": self.max_parallel,
             "models": list(self.models),
             "metadata": dict(self.metadata),
+            "team": self.team,
         }
 
 
@@ -181,6 +194,7 @@ class KeyStore:
                 "start it, or set [gateway] database to a reachable sqlite:///PATH or postgresql://... URL"
             ) from None
         self.reader = sync_engine(url)  # reads never wait for another process's write lock (SQLite WAL)
+        self._known: dict[str, KeyRecord] = {}  # by hash: what answers while the database is down
 
     def __repr__(self) -> str:
         from llmplex.masking.values import redact
@@ -199,8 +213,9 @@ class KeyStore:
         models: Sequence[str] = (),
         expires_in_seconds: int | None = None,
         metadata: Mapping[str, Any] | None = None,
+        team: str | None = None,
     ) -> tuple[str, KeyRecord]:
-        """A new key named ``name``: the key (shown this once) and its record."""
+        """A new key named ``name`` (in ``team``, if given): the key (shown this once) and its record."""
         from sqlalchemy import insert
         from sqlalchemy.exc import IntegrityError
 
@@ -213,6 +228,10 @@ class KeyStore:
             )
         if budget_period_seconds is not None and budget_usd is None:
             raise LLMConfigurationError("--budget-period needs --budget-usd (the amount each period may spend)")
+        if team is not None and (not isinstance(team, str) or not _NAME.match(team)):
+            raise LLMConfigurationError(
+                f"team name {str(team)[:60]!r} is not valid: use 1-128 letters, digits, '.', '_', '@' or '-'"
+            )
         now = _now()
         record = KeyRecord(
             name=name,
@@ -225,11 +244,12 @@ class KeyStore:
             max_parallel=_limit(max_parallel, "max_parallel"),
             models=_patterns(models),
             metadata=dict(metadata or {}),
+            team=team,
         )
         key = KEY_PREFIX + secrets.token_urlsafe(32)
         digest = hash_key(key)
         record = replace(record, key_id=digest[:16])
-        row = {**_row(record), "name": name, "key_hash": digest, "created_at": now}
+        row = {**_row(record), "name": name, "key_hash": digest, "created_at": now, "team": team}
         try:
             with self.engine.begin() as connection:
                 connection.execute(insert(virtual_keys), [row])
@@ -257,8 +277,30 @@ class KeyStore:
         return found
 
     def find(self, key: str) -> KeyRecord | None:
-        """The record of ``key`` (looked up by its hash), or ``None``."""
-        return self._one("key_hash", hash_key(key))
+        """The record of ``key`` (looked up by its hash), or ``None``.
+
+        While the database cannot be read, a key found before is answered as it was last read (a
+        revocation made meanwhile shows once the database is back); a key never found is a 503.
+        """
+        digest = hash_key(key)
+        try:
+            found = self._one("key_hash", digest)
+        except Exception as exc:
+            if not database_down(exc):
+                raise
+            if digest in self._known:
+                return self._known[digest]
+            raise GatewayError(
+                503,
+                "the gateway's database does not answer, so this key cannot be checked; retry shortly",
+                retry_after=5,
+                kind="database",
+            ) from None
+        if found is not None:
+            if len(self._known) >= _MAX_KNOWN and digest not in self._known:
+                self._known.clear()
+            self._known[digest] = found
+        return found
 
     def _one(self, column: str, value: str) -> KeyRecord | None:
         from sqlalchemy import select
@@ -342,4 +384,5 @@ def _record(row: Any) -> KeyRecord:
         max_parallel=row["max_parallel"],
         models=tuple(row["models"] or ()),
         metadata=dict(row["metadata"] or {}),
+        team=row["team"],
     )

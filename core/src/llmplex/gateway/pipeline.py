@@ -18,7 +18,9 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import os
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +35,11 @@ from llmplex.gateway.access import Admission, Authenticator, Caller, CallTicket,
 from llmplex.gateway.calls import CallSpec, StreamEncoder
 from llmplex.gateway.errors import Dialect, GatewayError, from_llm_error
 from llmplex.gateway.metrics import Metrics
+from llmplex.gateway.owners import ResponseOwners
 from llmplex.gateway.records import Recorder, RequestRecord
+from llmplex.gateway.spend_estimate import StreamProgress, worst_case_usd
+from llmplex.gateway.spend_holds import reserved_nano
+from llmplex.gateway.spend_journal import SpendJournal
 from llmplex.gateway.streaming import stream_response
 from llmplex.gateway.wire import dumps
 from llmplex.types import Response as LLMResponse
@@ -43,7 +49,21 @@ __all__ = ["Exchange", "Pipeline", "upstream_error"]
 
 log = logging.getLogger("llmplex.gateway")
 _ids = itertools.count(1)
+_process = uuid.uuid4().hex[:12]  # request ids are unique across processes: rows are shipped once per id
 _JSON = "application/json"
+_ESTIMATED = (
+    "estimated: the stream ended before the provider reported its usage; the prompt's tokens plus the output "
+    "streamed so far, at 4 characters a token"
+)
+
+
+def _new_process() -> None:
+    global _process
+    _process = uuid.uuid4().hex[:12]
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_process)
 
 
 @dataclass
@@ -60,6 +80,9 @@ class Exchange:
     stream: bool = False
     called: float | None = None  # perf_counter when the provider call began
     answered: float | None = None  # perf_counter when the provider's answer was complete
+    spec: CallSpec | None = None
+    progress: StreamProgress | None = None  # what a stream sent so far (charged if it ends without usage)
+    journaled: bool = False  # its row is in the journal
 
     def overhead(self, end: float) -> float:
         """Seconds the gateway itself spent: everything but the provider call."""
@@ -70,15 +93,24 @@ class Exchange:
 
 
 class _Recorded(Response):
-    """A JSON answer whose exchange is recorded (metrics, spend row, access log) once it is sent, or its
-    sending failed: the recording is not part of the client's wait."""
+    """A JSON answer whose row is journaled before it is sent (``journal``), and whose exchange is recorded
+    (metrics, settlement, access log) once it is sent or its sending failed: not part of the client's wait."""
 
-    def __init__(self, body: bytes, status: int, headers: dict[str, str], record: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        body: bytes,
+        status: int,
+        headers: dict[str, str],
+        record: Callable[[], None],
+        journal: Callable[[], None],
+    ) -> None:
         super().__init__(body, status, headers, media_type=_JSON)
         self._record = record
+        self._journal = journal
 
     async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
         try:
+            self._journal()
             await super().__call__(scope, receive, send)
         finally:
             self._record()
@@ -100,6 +132,8 @@ class Pipeline:
         self.authenticator = authenticator
         self.recorders = list(recorders)
         self.metrics = metrics
+        self.owners: ResponseOwners | None = None  # who owns the response ids handed out (keyed gateways)
+        self.journal: SpendJournal | None = None  # where rows go before the answer's last byte
 
     # -- the steps -------------------------------------------------------------------
 
@@ -107,7 +141,7 @@ class Pipeline:
         """A new exchange, counted in flight."""
         if self.metrics is not None:
             self.metrics.in_flight.labels(endpoint).inc()
-        return Exchange(f"req-{next(_ids)}", endpoint, dialect, time.perf_counter(), time.time())
+        return Exchange(f"req-{_process}-{next(_ids)}", endpoint, dialect, time.perf_counter(), time.time())
 
     async def read_body(self, request: Request) -> bytes:
         """The request body, or a 413 once it is longer than the limit (the rest is not read)."""
@@ -133,62 +167,105 @@ class Pipeline:
         return exchange.caller
 
     async def admit(self, exchange: Exchange, spec: CallSpec) -> Admission:
-        """Step 4: the authenticator's decision on this call."""
+        """Step 4: the authenticator's decision on this call (a 503 first when its row could not be journaled,
+        a 404 when it continues provider-side state its key does not own)."""
         assert exchange.caller is not None
         exchange.model = spec.model
         exchange.stream = spec.stream
+        exchange.spec = spec
+        if self.journal is not None:
+            self.journal.check()
+        previous = spec.kwargs.get("previous_response_id")
+        if self.owners is not None and isinstance(previous, str):
+            await self.owners.check(exchange.caller, previous)
         estimate = sum(len(m.text) for m in spec.messages) // 4
-        ticket = CallTicket(exchange.endpoint, spec.model, spec.stream, estimate)
+        worst = self._worst_case(exchange, spec)
+        ticket = CallTicket(exchange.endpoint, spec.model, spec.stream, estimate, worst_case_usd=worst)
         return await self.authenticator.admit(exchange.caller, ticket)
+
+    def _worst_case(self, exchange: Exchange, spec: CallSpec) -> Any:
+        """What the call may cost at most, for a caller whose key has a budget (``None`` otherwise)."""
+        record = getattr(exchange.caller, "record", None)
+        if getattr(record, "budget_usd", None) is None or exchange.endpoint == "embeddings":
+            return None
+        from llmplex.gateway.spend_rates import unpriced_rates
+
+        route = self.client.route(spec.model)
+        unpriced = unpriced_rates(self.client.config.budget)
+        return worst_case_usd(route.provider.info.name, route.model, spec.messages, spec.kwargs, unpriced)
 
     # -- answering -------------------------------------------------------------------
 
     def headers(self, exchange: Exchange, extra: dict[str, str] | None = None) -> dict[str, str]:
         """The headers of every answer: the request id and the gateway's own time so far."""
         overhead_ms = exchange.overhead(time.perf_counter()) * 1000
-        return {"x-request-id": exchange.request_id, "x-llmplex-overhead-ms": f"{overhead_ms:.3f}", **(extra or {})}
+        headers = {"x-request-id": exchange.request_id, "x-llmplex-overhead-ms": f"{overhead_ms:.3f}"}
+        reserved = reserved_nano.get()
+        if reserved is not None:  # what admission held on the key's budget for this request
+            headers["x-llmplex-budget-reserved-usd"] = f"{reserved / 1e9:.9f}"
+        return {**headers, **(extra or {})}
 
     def answer(
         self, exchange: Exchange, body: Any, answer: LLMResponse | None, extra: dict[str, str] | None = None
     ) -> Response:
         """The JSON answer of a successful exchange with the gateway's headers, recorded (``finish``) once sent."""
         headers = self.headers(exchange, extra)
-        return _Recorded(dumps(body), 200, headers, lambda: self.finish(exchange, 200, None, answer))
+        return _Recorded(
+            dumps(body),
+            200,
+            headers,
+            lambda: self.finish(exchange, 200, None, answer),
+            lambda: self.journal_row(exchange, 200, None, answer),
+        )
 
     def fail(self, exchange: Exchange, error: GatewayError) -> Response:
         """The error answer in the exchange's API shape; the request is recorded as failed once it is sent."""
         headers = self.headers(exchange, error.response_headers())
         body = dumps(error.body(exchange.dialect))
-        return _Recorded(body, error.status, headers, lambda: self.finish(exchange, error.status, error, None))
+        return _Recorded(
+            body,
+            error.status,
+            headers,
+            lambda: self.finish(exchange, error.status, error, None),
+            lambda: self.journal_row(exchange, error.status, error, None),
+        )
+
+    def journal_row(
+        self, exchange: Exchange, status: int, error: GatewayError | None, answer: LLMResponse | None
+    ) -> None:
+        """Journal the exchange's row (once), before its answer's last byte goes out."""
+        if exchange.journaled:
+            return
+        exchange.journaled = True
+        record = self._record(exchange, status, error, answer, time.perf_counter())
+        for recorder in self.recorders:
+            journal = getattr(recorder, "journal", None)
+            if journal is None:
+                continue
+            try:
+                journal(record)
+            except Exception:  # a broken recorder never fails a request that was answered
+                log.exception("recorder %r failed to journal %s", recorder, exchange.request_id)
+
+    def _abandoned(self, exchange: Exchange) -> tuple[Usage, str, str, bool] | None:
+        """The usage, provider and model to charge a stream that ended without the provider's final answer:
+        what it reported, else an estimate; ``None`` when nothing was sent upstream."""
+        progress, spec = exchange.progress, exchange.spec
+        if progress is None or spec is None:
+            return None
+        usage, estimated = progress.usage(spec.messages, spec.kwargs)
+        try:
+            route = self.client.route(spec.model)
+        except LLMError:
+            return None
+        usage = usage.priced(route.provider.info.name, route.model)
+        return usage, route.provider.name, route.model, estimated
 
     def finish(self, exchange: Exchange, status: int, error: GatewayError | None, answer: LLMResponse | None) -> None:
-        """Record the finished exchange (step 7)."""
+        """Record the finished exchange (step 7): its row (unless journaled already), metrics, recorders, log."""
         end = time.perf_counter()
-        usage: Usage | None = answer.usage if answer is not None else None
-        cost = note = None
-        if usage is not None:
-            try:
-                cost = usage.cost_usd
-            except Exception as exc:  # price data unreadable: the cost stays unknown, never the request's failure
-                note = f"pricing failed: {type(exc).__name__}"
-            if cost is None and note is None:
-                note = f"no price known for {answer.provider}:{answer.model}" if answer else "no usage"
-        record = RequestRecord(
-            request_id=exchange.request_id,
-            endpoint=exchange.endpoint,
-            key_name=exchange.caller.name if exchange.caller else "",
-            model_asked=exchange.model,
-            provider=answer.provider if answer else (error.provider or "" if error else ""),
-            model=answer.model if answer else (error.model or "" if error else ""),
-            stream=exchange.stream,
-            status=status,
-            error_type=error.kind if error else None,
-            usage=usage,
-            cost_usd=cost,
-            cost_note=note,
-            latency=end - exchange.arrived,
-            started_at=exchange.started_at,
-        )
+        self.journal_row(exchange, status, error, answer)
+        record = self._record(exchange, status, error, answer, end)
         if self.metrics is not None:
             self.metrics.in_flight.labels(exchange.endpoint).dec()
             self.metrics.observe(record, exchange.overhead(end))
@@ -211,6 +288,52 @@ class Pipeline:
             },
         )
 
+    def _record(
+        self,
+        exchange: Exchange,
+        status: int,
+        error: GatewayError | None,
+        answer: LLMResponse | None,
+        end: float,
+    ) -> RequestRecord:
+        """The exchange as a ``RequestRecord``; a stream cut short is charged what it used (or an estimate)."""
+        usage: Usage | None = answer.usage if answer is not None else None
+        provider = answer.provider if answer else (error.provider or "" if error else "")
+        model = answer.model if answer else (error.model or "" if error else "")
+        estimated = False
+        left = error is not None and error.status == 499
+        if answer is None and exchange.progress is not None and (exchange.progress.events or left):
+            charged = self._abandoned(exchange)
+            if charged is not None:
+                usage, provider, model, estimated = charged
+        cost = note = None
+        if usage is not None:
+            try:
+                cost = usage.cost_usd
+            except Exception as exc:  # price data unreadable: the cost stays unknown, never the request's failure
+                note = f"pricing failed: {type(exc).__name__}"
+            if cost is None and note is None:
+                note = f"no price known for {provider}:{model}" if provider else "no usage"
+        if estimated:
+            note = _ESTIMATED if note is None else f"{_ESTIMATED}; {note}"
+        return RequestRecord(
+            request_id=exchange.request_id,
+            endpoint=exchange.endpoint,
+            key_name=exchange.caller.name if exchange.caller else "",
+            model_asked=exchange.model,
+            provider=provider,
+            model=model,
+            stream=exchange.stream,
+            status=status,
+            error_type=error.kind if error else None,
+            usage=usage,
+            cost_usd=cost,
+            cost_note=note,
+            latency=end - exchange.arrived,
+            started_at=exchange.started_at,
+            usage_estimated=estimated,
+        )
+
     # -- calls -----------------------------------------------------------------------
 
     async def complete(self, exchange: Exchange, request: Request, spec: CallSpec, admission: Admission) -> LLMResponse:
@@ -230,9 +353,16 @@ class Pipeline:
             raise ConnectionError("the client disconnected before the answer")
         exchange.answered = time.perf_counter()
         try:
-            return call.result()
+            answer = call.result()
         except LLMError as exc:
             raise upstream_error(exc, exchange.dialect) from None
+        await self._remember(exchange, answer.response_id)
+        return answer
+
+    async def _remember(self, exchange: Exchange, response_id: str | None) -> None:
+        """Record who owns a response id handed out by the Responses API, before the answer naming it is sent."""
+        if self.owners is not None and response_id and exchange.endpoint == "responses" and exchange.caller:
+            await self.owners.remember(exchange.caller, response_id)
 
     def stream(
         self,
@@ -249,14 +379,25 @@ class Pipeline:
 
         async def chunks() -> AsyncIterator[bytes]:
             exchange.called = time.perf_counter()
+            progress = exchange.progress = StreamProgress()
+            owned = None
             try:
                 async for event in self.client.astream(spec.model, spec.messages, **kwargs):
+                    progress.see(event)
+                    if event.response_id and event.response_id != owned:
+                        owned = event.response_id
+                        await self._remember(exchange, owned)
                     if event.type == "response" and event.response is not None:
                         final.append(event.response)
                         exchange.answered = time.perf_counter()
+                        await self._remember(exchange, event.response.response_id)
+                        self.journal_row(exchange, 200, None, event.response)  # before its last bytes
                     yield encoder.encode(event)
             except LLMError as exc:
-                raise upstream_error(exc, exchange.dialect) from None
+                error = upstream_error(exc, exchange.dialect)
+                if progress.events:  # cut after it began: its row (charged what it used) before the error event
+                    self.journal_row(exchange, 200, error, None)
+                raise error from None
 
         return _EventStream(self, exchange, chunks(), encoder, final, extra)
 

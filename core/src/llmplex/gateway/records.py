@@ -26,6 +26,8 @@ class RequestRecord:
     ``cost_usd`` is ``None`` when unknown (``cost_note`` says why). ``status`` is the
     HTTP status sent (200 for a stream that failed after its headers: ``error_type``
     says it failed). ``latency`` is seconds from the request's arrival to its end.
+    ``usage_estimated``: a stream that ended before the provider reported its usage is
+    charged an estimate (``cost_note`` says so).
     """
 
     request_id: str
@@ -42,10 +44,15 @@ class RequestRecord:
     cost_note: str | None
     latency: float
     started_at: float
+    usage_estimated: bool = False
 
 
 class Recorder(Protocol):
-    """Receives every finished request; must return at once (queue, then write off the hot path)."""
+    """Receives every finished request; must return at once (queue, then write off the hot path).
+
+    A recorder may also have ``journal(record)``: called once per request before its answer's last byte
+    goes out (the spend log writes the request's row to its local journal there).
+    """
 
     def record(self, record: RequestRecord) -> None:
         """Take one finished request."""

@@ -1,8 +1,10 @@
 """The gateway's spend and request log: every finished request as a row of ``calls``, written in batches.
 
-``SpendRecorder`` is the gateway's ``Recorder``: on the event loop it only gives
-back what the request held (``KeyLimits.settle``, in the background) and queues
-a row on the store's batched ``CallWriter`` (built and written on its thread).
+``SpendRecorder`` is the gateway's ``Recorder``: before a request's answer ends
+it writes the request's row to the local journal (``SpendJournal``: on disk at
+once, shipped to the database in batches, replayed after a crash); when the
+request is over it gives back what the request held (``KeyLimits.settle``, in
+the background: the budget's reservation settles to the real cost).
 The row has the key's name, the model asked, the provider and model that
 answered, every token bucket, the cost (the same for a streamed answer as for
 the whole one: both come from the final ``Usage``), latency, status and error
@@ -16,7 +18,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from decimal import Decimal
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from llmplex.gateway.auth import current_hold
@@ -29,8 +30,8 @@ from llmplex.store.schema import USAGE_COLUMNS
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
+    from llmplex.gateway.spend_journal import SpendJournal
     from llmplex.store.queries import CostRow
-    from llmplex.store.writer import CallWriter
 
 __all__ = ["SpendRecorder", "request_row", "spend_json", "spend_totals", "spent_since"]
 
@@ -58,17 +59,19 @@ def request_row(record: RequestRecord, calls: list[Any] | None = None) -> dict[s
     }
     if usage is not None:
         row.update({name: getattr(usage, name) for name in USAGE_COLUMNS})
+    if record.usage_estimated:
+        row["options"]["usage_estimated"] = True
     if calls:
         row.update(bodies_of(calls))
     return row
 
 
 class SpendRecorder:
-    """Frees each request's hold on its key's caps, counts its cost, and logs it through ``writer``
-    (with its prompt and answer when ``bodies``)."""
+    """Journals each request's row through ``writer`` (with its prompt and answer when ``bodies``), then frees
+    its hold on its key's caps and settles its cost."""
 
     def __init__(
-        self, writer: CallWriter, limits: KeyLimits, bodies: bool = False, unpriced: Budget | None = None
+        self, writer: SpendJournal, limits: KeyLimits, bodies: bool = False, unpriced: Budget | None = None
     ) -> None:
         self.writer = writer
         self.limits = limits
@@ -85,15 +88,17 @@ class SpendRecorder:
             return record.cost_usd
         return self.unpriced.unpriced_cost(record.usage.input_tokens, record.usage.output_tokens)
 
+    def journal(self, record: RequestRecord) -> None:
+        """Write the request's row to the journal (before its answer's last byte goes out)."""
+        self.writer.write(request_row(record, collected() if self.bodies else None))
+
     def record(self, record: RequestRecord) -> None:
-        """Settle the request's hold (in the background) and queue its row."""
+        """Settle the request's hold (in the background): its budget reservation becomes its real cost."""
         hold = current_hold()
         if hold is not None:
             usage = record.usage
             used = None if usage is None else (usage.total_tokens or usage.input_tokens + usage.output_tokens)
             self.limits.settle(hold, self._counted_cost(record), used)
-        calls = collected()
-        self.writer.submit(partial(request_row, record, calls if self.bodies else None))
 
 
 def spend_totals(

@@ -22,7 +22,7 @@ from sqlalchemy import (
     Text,
 )
 
-__all__ = ["USAGE_COLUMNS", "calls", "metadata", "virtual_keys"]
+__all__ = ["USAGE_COLUMNS", "calls", "metadata", "response_owners", "virtual_keys"]
 
 metadata = MetaData()
 
@@ -70,6 +70,7 @@ Index("ix_calls_model", calls.c.model)
 Index("ix_calls_provider", calls.c.provider)
 Index("ix_calls_key_name", calls.c.key_name)
 Index("ix_calls_thread_hash", calls.c.thread_hash)
+Index("ix_calls_request_id", calls.c.request_id)
 
 virtual_keys = Table(
     "virtual_keys",
@@ -87,4 +88,14 @@ virtual_keys = Table(
     Column("max_parallel", Integer, nullable=True),
     Column("models", JSON, nullable=False, doc="Model patterns the key may use (fnmatch); empty: any."),
     Column("metadata", JSON, nullable=False),
+    Column("team", String(128), nullable=True, doc="Keys of one team may continue each other's provider-side state."),
+)
+
+response_owners = Table(
+    "response_owners",
+    metadata,
+    Column("response_id", String(255), primary_key=True, doc="An id naming state kept at a provider."),
+    Column("key_name", String(255), nullable=False, doc="The virtual key (or master) the id was handed to."),
+    Column("team", String(128), nullable=True, doc="That key's team when it was handed out."),
+    Column("created_at", DateTime, nullable=False),
 )
