@@ -17,8 +17,8 @@ from llmplex.client import Client
 from llmplex.gateway.admin import admin_routes
 from llmplex.gateway.app import create_app
 from llmplex.gateway.auth import KeyAuthenticator
-from llmplex.gateway.health import journal_checks, readiness_checks
 from llmplex.gateway.bodies import BodyCollector
+from llmplex.gateway.health import journal_checks, readiness_checks
 from llmplex.gateway.key_limits import KeyLimits
 from llmplex.gateway.keys import KeyStore, database_url
 from llmplex.gateway.owners import ResponseOwners
