@@ -13,10 +13,10 @@ The "model" is a few rules, not a language model:
   included) with the sums and products written in it worked out, as text or
   filled into the requested JSON schema;
 - a key containing ``invalid`` is refused (401); ``max_output_tokens`` (or
-  ``max_tokens``) below 64 cuts the answer (``incomplete`` / ``length``); a
-  ``timeout`` of 1 s or less (the client's, sent as ``X-Stainless-Timeout``)
-  gets its answer 2 s late; reasoning requests report reasoning tokens and a
-  summary.
+  ``max_tokens``) below 64 cuts the answer (``incomplete`` / ``length``);
+  reasoning requests report reasoning tokens and a summary. It answers at once
+  and knows nothing: tests that need a slow or a knowing model fail on the
+  originals too, and are not counted.
 
 Run alone: ``python tools/compat_fake_model.py`` prints its base URL and serves
 until interrupted.
@@ -35,7 +35,6 @@ from typing import Any
 __all__ = ["FakeModel"]
 
 _ARITHMETIC = re.compile(r"(\d+)\s*([+*×x])\s*(\d+)")
-_SLOW_TIMEOUT = 1.0
 _SHORT_LIMIT = 64
 
 
@@ -265,9 +264,6 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
             body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
             if self._refused():
                 return
-            timeout = self.headers.get("x-stainless-timeout")
-            if timeout and float(timeout) <= _SLOW_TIMEOUT:
-                time.sleep(2 * _SLOW_TIMEOUT)
             if self.path.rstrip("/").endswith("/responses"):
                 self._send(*model.responses(body))
             elif self.path.rstrip("/").endswith("/chat/completions"):

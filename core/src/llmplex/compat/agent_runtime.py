@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 import llmplex
 from llmplex.compat._sampling import options_for
 from llmplex.errors import LLMError as _CoreError
-from llmplex.errors import LLMOutputParseError, LLMRateLimitError, LLMTimeoutError
+from llmplex.errors import LLMOutputParseError, LLMRateLimitError
+from llmplex.errors import LLMTimeoutError as _CoreTimeoutError
 from llmplex.types import Message, Response, ToolCall
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ __all__ = [
     "LLMMessage",
     "LLMPlexAdapter",
     "LLMResponse",
+    "LLMTimeoutError",
     "RateLimitError",
     "TimeoutError",
     "TokenUsage",
@@ -164,13 +166,16 @@ class LLMError(Exception):
 class RateLimitError(LLMError):
     """The provider rate-limited the request (retries included); ``retry_after`` is its wait, rounded up."""
 
+    message: str = "Rate limit exceeded"  # the runtime's errors module raises RateLimitError() bare
     code: str = "rate_limited"
 
 
 @dataclass(eq=False)
 class TimeoutError(LLMError, builtins.TimeoutError):  # the contract names it so
-    """The request timed out (also a built-in ``TimeoutError``)."""
+    """The request timed out (also a built-in ``TimeoutError``; the runtime's errors module calls it
+    ``LLMTimeoutError``)."""
 
+    message: str = "Request timed out"
     code: str = "timeout"
 
 
@@ -178,15 +183,29 @@ class TimeoutError(LLMError, builtins.TimeoutError):  # the contract names it so
 class InvalidResponseError(LLMError):
     """The model's output could not be read (e.g. function-call arguments that are not a JSON object)."""
 
+    message: str = "Invalid LLM response"
     code: str = "invalid_response"
 
 
 @dataclass(eq=False)
 class ToolNotFoundError(LLMError):
-    """A tool name the registry does not know; ``tool_name`` is that name."""
+    """A tool name the registry does not know; ``tool_name`` is that name.
+
+    ``ToolNotFoundError("delete_database")`` (the runtime's own way) names the tool: ``tool_name`` is the
+    message when not given.
+    """
 
     code: str = "tool_not_found"
     tool_name: str | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.tool_name is None:
+            self.tool_name = self.message
+
+
+LLMTimeoutError = TimeoutError
+"""The runtime's errors module's name for ``TimeoutError``."""
 
 
 def _seed_error(error: _CoreError) -> LLMError:
@@ -195,7 +214,7 @@ def _seed_error(error: _CoreError) -> LLMError:
     if isinstance(error, LLMRateLimitError):
         wait = error.retry_after
         return RateLimitError(f"rate limited: {error}", code, math.ceil(wait) if wait is not None else None)
-    if isinstance(error, LLMTimeoutError):
+    if isinstance(error, _CoreTimeoutError):
         return TimeoutError(str(error), code)
     if isinstance(error, LLMOutputParseError):
         return InvalidResponseError(str(error), code)
