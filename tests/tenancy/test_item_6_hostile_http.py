@@ -106,18 +106,25 @@ def test_item_6_the_head_limits_are_configurable() -> None:
         assert _ask(gateway, {**AUTH, "x-pad": "a" * 3000})[0] == 200
 
 
+API_PATHS = ["/v1/chat/completions", "/v1/responses", "/v1/messages", "/v1/messages/count_tokens", "/v1/embeddings"]
+
+
+@pytest.mark.parametrize("path", API_PATHS)
 @pytest.mark.parametrize("key", [None, "sk-wrong-key"], ids=["no-key", "wrong-key"])
-def test_item_6_a_request_without_a_valid_key_is_401_before_its_body_arrives(gateway: Gateway, key: str | None) -> None:
+def test_item_6_a_request_without_a_valid_key_is_401_before_its_body_arrives(
+    gateway: Gateway, key: str | None, path: str
+) -> None:
     headers = {"content-type": "application/json", "content-length": str(10 * 1024**3), "expect": "100-continue"}
     if key is not None:
-        headers["authorization"] = f"Bearer {key}"
+        headers["x-api-key"] = key
     with connect(gateway.port) as sock:  # 10 GB announced, not one byte of it sent
-        head = [f"POST {CHAT} HTTP/1.1", "host: x", *(f"{k}: {v}" for k, v in headers.items())]
+        head = [f"POST {path} HTTP/1.1", "host: x", *(f"{k}: {v}" for k, v in headers.items())]
         sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode())
         status, answer_headers, body = read_answer(sock)
         assert status == 401, body  # no "100 Continue" first: the client is never asked for the body
         assert answer_headers["connection"] == "close" and closed_by_server(sock)
-    assert json.loads(body)["error"]["code"] == "invalid_api_key"
+    error = json.loads(body)["error"]  # each API's own shape
+    assert error["type"] == "authentication_error" if "messages" in path else error["code"] == "invalid_api_key"
 
 
 def test_item_6_a_never_ending_body_without_a_key_is_never_read(

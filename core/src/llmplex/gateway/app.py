@@ -23,7 +23,7 @@ from llmplex.gateway.apis.route_fit import fit
 from llmplex.gateway.calls import CallSpec, StreamEncoder
 from llmplex.gateway.embeddings_api import EmbeddingsRequest, embeddings_response
 from llmplex.gateway.errors import Dialect, GatewayError
-from llmplex.gateway.guard.door import Door
+from llmplex.gateway.guard.door import Door, close_if_unread
 from llmplex.gateway.guard.throttle import AuthThrottle
 from llmplex.gateway.health import readiness_checks
 from llmplex.gateway.metrics import MetricLabels, Metrics
@@ -97,7 +97,7 @@ class _Routes:
             answer = await pipeline.complete(exchange, request, spec, admission)
             return pipeline.answer(exchange, whole(answer, spec), answer, _dropped([*spec.dropped, *answer.dropped]))
         except GatewayError as exc:
-            return _unread(pipeline.fail(exchange, exc), body)
+            return close_if_unread(pipeline.fail(exchange, exc), body)
         except LLMError as exc:  # refused before anything was sent (an unknown model, a bad tool schema)
             return pipeline.fail(exchange, GatewayError(400, exc.message, kind="invalid_request"))
         except ConnectionError:
@@ -161,7 +161,7 @@ class _Routes:
             answer = LLMResponse(usage=result.usage, model=result.model, provider=result.provider)
             return pipeline.answer(exchange, embeddings_response(result, parsed), answer)
         except GatewayError as exc:
-            return _unread(pipeline.fail(exchange, exc), body)
+            return close_if_unread(pipeline.fail(exchange, exc), body)
         except LLMError as exc:
             return pipeline.fail(exchange, GatewayError(400, exc.message, kind="invalid_request"))
         except ConnectionError:
@@ -237,14 +237,6 @@ def _gone(pipeline: Pipeline, exchange: Exchange) -> Response:
     """A request whose client left: recorded as 499 (nginx's "client closed request"); nobody reads the answer."""
     pipeline.finish(exchange, 499, GatewayError(499, "client disconnected", kind="client_disconnected"), None)
     return Response(status_code=499)
-
-
-def _unread(response: Response, body: bytes | None) -> Response:
-    """``response``, closing the connection when the request's body was not read (it may be huge or endless:
-    reading on to the next request would cost what refusing it before the body saved)."""
-    if body is None:
-        response.headers["connection"] = "close"
-    return response
 
 
 def _owner(model: str) -> str:

@@ -21,6 +21,7 @@ from llmplex.errors import LLMError
 from llmplex.gateway.anthropic_messages import MessagesRequest, messages_call
 from llmplex.gateway.calls import CallSpec
 from llmplex.gateway.errors import GatewayError
+from llmplex.gateway.guard.door import close_if_unread
 from llmplex.gateway.pipeline import Pipeline, upstream_error
 from llmplex.gateway.wire import MAX_TOKENS, dumps, parse_body
 
@@ -62,13 +63,14 @@ async def count_tokens(client: Client, spec: CallSpec) -> tuple[int, str]:
 
 
 def count_tokens_route(pipeline: Pipeline) -> Callable[[Request], Awaitable[Response]]:
-    """The endpoint over ``pipeline``: read, authenticate, check the key may use the model, count."""
+    """The endpoint over ``pipeline``: authenticate, read, check the key may use the model, count."""
 
     async def endpoint(request: Request) -> Response:
         exchange = pipeline.begin("messages.count_tokens", "anthropic")
+        body: bytes | None = None
         try:
+            caller = await pipeline.authenticate(exchange, request)  # before the body: no key, no read
             body = await pipeline.read_body(request)
-            caller = await pipeline.authenticate(exchange, request)
             spec = messages_call(parse_body(body, CountTokensRequest))
             exchange.model = spec.model
             if not caller.may_use(spec.model):
@@ -79,7 +81,7 @@ def count_tokens_route(pipeline: Pipeline) -> Callable[[Request], Awaitable[Resp
                 raise upstream_error(exc, "anthropic") from None
             return pipeline.answer(exchange, {"input_tokens": tokens}, None, {"x-llmplex-token-count": how})
         except GatewayError as exc:
-            return pipeline.fail(exchange, exc)
+            return close_if_unread(pipeline.fail(exchange, exc), body)
         except ConnectionError:
             pipeline.finish(exchange, 499, GatewayError(499, "client disconnected", kind="client_disconnected"), None)
             return Response(status_code=499)

@@ -16,11 +16,13 @@ import hashlib
 from collections.abc import Collection
 from typing import Any
 
+from starlette.responses import Response
+
 from llmplex.gateway.errors import Dialect, GatewayError
 from llmplex.gateway.guard.throttle import AuthThrottle, client_address
 from llmplex.gateway.wire import dumps
 
-__all__ = ["FAILED_AUTHENTICATION", "Door", "mark_failed_authentication"]
+__all__ = ["FAILED_AUTHENTICATION", "Door", "close_if_unread", "mark_failed_authentication"]
 
 FAILED_AUTHENTICATION = "llmplex.failed_authentication"
 """The key, in a request's ``scope["state"]``, that marks its answer as a failed authentication."""
@@ -29,6 +31,14 @@ FAILED_AUTHENTICATION = "llmplex.failed_authentication"
 def mark_failed_authentication(scope: Any) -> None:
     """Count the answer to this request (``scope``) as a failed authentication of its address."""
     scope.setdefault("state", {})[FAILED_AUTHENTICATION] = True
+
+
+def close_if_unread(response: Response, body: bytes | None) -> Response:
+    """``response``, closing the connection when the request's ``body`` was not read (``None``): it may be huge
+    or endless, and reading on to the next request would cost what refusing it before the body saved."""
+    if body is None:
+        response.headers["connection"] = "close"
+    return response
 
 
 def _credential(headers: list[tuple[bytes, bytes]]) -> bytes | None:
