@@ -1,9 +1,11 @@
-"""One request's way through the gateway: read, authenticate, translate, admit, call, answer, record.
+"""One request's way through the gateway: authenticate, read, translate, admit, call, answer, record.
 
-The order is fixed and every request of every API takes it:
+The order is fixed and every request of every API takes it (after the HTTP protocol's and the ``Door``'s
+checks of ``gateway.guard``):
 
-1. the body is read, refused past ``[gateway] max_body_bytes`` (413);
-2. ``Authenticator.authenticate`` names the caller from its key (401);
+1. ``Authenticator.authenticate`` names the caller from its key (401; the body is not read, the
+   connection is closed);
+2. the body is read, refused past ``[gateway] max_body_bytes`` (413);
 3. the API's translation validates the body into a ``CallSpec`` (400);
 4. ``Authenticator.admit`` lets the call in or refuses it (403, 429) — nothing
    has been sent to any provider before this point;
