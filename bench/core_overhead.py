@@ -19,9 +19,11 @@ import sys
 import time
 from collections.abc import Callable
 
-CALLS = 20_000
-ROUNDS = 5
-IMPORT_RUNS = 15
+from smoke import scaled
+
+CALLS = scaled(20_000, 200)
+ROUNDS = scaled(5)
+IMPORT_RUNS = scaled(15, 2)
 TARGET_PIPELINE_US = 30.0
 TARGET_IMPORT_MS = 40.0
 

@@ -20,7 +20,9 @@ import subprocess
 import sys
 import textwrap
 
-RUNS = 5
+from smoke import scaled
+
+RUNS = scaled(5)
 ENV_SETUP = "import os; os.environ.setdefault('LITELLM_LOCAL_MODEL_COST_MAP', 'True')\n"
 
 

@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel
+from smoke import scaled
 
 import llmplex
 
@@ -102,7 +103,7 @@ def measure(ref: str) -> Figures:
     model = f"llamacpp:{ref}"
     try:
         client.complete(model, "Hello", max_tokens=4, temperature=0)  # warm up
-        for prompt, expected in QUESTIONS:
+        for prompt, expected in QUESTIONS[: scaled(len(QUESTIONS), 2)]:
             began = time.perf_counter()
             answer = client.complete(model, prompt, max_tokens=MAX_TOKENS, temperature=0).text
             figures.seconds.append(time.perf_counter() - began)

@@ -38,10 +38,12 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-SYNC_CALLS = 3_000
-SYNC_WARMUP = 200
-ASYNC_CALLS = 1_000
-ASYNC_ROUNDS = 5
+from smoke import scaled
+
+SYNC_CALLS = scaled(3_000, 30)
+SYNC_WARMUP = scaled(200, 5)
+ASYNC_CALLS = scaled(1_000, 64)
+ASYNC_ROUNDS = scaled(5)
 CONCURRENCY = 64
 TARGET_LATENCY_RATIO = 1.05
 TARGET_THROUGHPUT_RATIO = 0.95

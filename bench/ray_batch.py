@@ -22,9 +22,10 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 from openai_overhead import StubServer  # noqa: E402
+from smoke import scaled  # noqa: E402
 
-ROWS = 2_000
-ROUNDS = 3
+ROWS = scaled(2_000, 40)
+ROUNDS = scaled(3)
 CONCURRENCY = 32
 SETUPS = {"in this process (no Ray)": [], "Ray, 1 worker": ["--ray", "--ray-workers", "1"]}
 SETUPS["Ray, 2 workers"] = ["--ray", "--ray-workers", "2"]

@@ -32,16 +32,18 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 from openai_overhead import StubServer  # noqa: E402
+from smoke import SMOKE, scaled  # noqa: E402
 
 from tests.scaling.harness import Outcome, openai_config, run_workers, worst_window  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402
 
-CALLS = 1_000
-ROUNDS = 7
-PROCESSES = (1, 4, 16)
+CALLS = scaled(1_000, 20)
+ROUNDS = scaled(7)
+PROCESSES = (1, 4, 16) if not SMOKE else (2,)
+MEMORY_PROCESSES = scaled(4, 2)  # the binding run on per-process memory:// windows
 BINDING = 100  # requests per second in the binding runs
-BINDING_SECONDS = 3  # how long the binding runs last, at the limit
-FREE_CALLS = 1_600  # calls in all, shared by the processes, in the runs with a limit that never binds
+BINDING_SECONDS = scaled(3)  # how long the binding runs last, at the limit
+FREE_CALLS = scaled(1_600, 40)  # calls in all, shared by the processes, in the runs with a limit that never binds
 
 
 def per_call_us(run: Callable[[int], None]) -> float:
@@ -126,7 +128,7 @@ def across_processes(stub_url: str, redis_url: str, redis: RedisServer, folder: 
     rows: list[tuple[Any, ...]] = []
     runs = [(n, redis_url, "100000000/hour", FREE_CALLS // n) for n in PROCESSES]
     runs += [(n, redis_url, f"{BINDING}/second", BINDING * BINDING_SECONDS // n) for n in PROCESSES]
-    runs += [(4, "memory://", f"{BINDING}/second", BINDING * BINDING_SECONDS // 4)]
+    runs += [(MEMORY_PROCESSES, "memory://", f"{BINDING}/second", BINDING * BINDING_SECONDS // MEMORY_PROCESSES)]
     for processes, storage, limit, requests in runs:
         redis.flush()
         config = openai_config(stub_url, storage, rate_limit=limit, api="chat")

@@ -55,6 +55,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import transport_cases  # noqa: E402
+from smoke import SMOKE, scaled  # noqa: E402
 from transport_cases import Async, AsyncStream, Cases, Stream, Sync  # noqa: E402
 
 CONCURRENCY = 64
@@ -69,10 +70,10 @@ class Settings:
     """Seconds each case runs per round (``--quick`` divides them) and rounds per measure."""
 
     def __init__(self, quick: bool) -> None:
-        scale = 4 if quick else 1
-        self.sync_rounds, self.sync_seconds = 9, 0.15 / scale
-        self.async_rounds, self.async_seconds = 7, 0.35 / scale
-        self.stream_rounds, self.stream_seconds = 7, 0.25 / scale
+        scale = 50 if SMOKE else 4 if quick else 1
+        self.sync_rounds, self.sync_seconds = scaled(9), 0.15 / scale
+        self.async_rounds, self.async_seconds = scaled(7), 0.35 / scale
+        self.stream_rounds, self.stream_seconds = scaled(7), 0.25 / scale
 
 
 class StubServer:
