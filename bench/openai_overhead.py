@@ -243,7 +243,7 @@ def _ready_answer() -> Iterator[None]:
         transport.send_chat = real_send
 
 
-def _best_us(run: Callable[[int], None], calls: int = 3_000, rounds: int = 5) -> float:
+def _best_us(run: Callable[[int], None], calls: int = scaled(3_000, 30), rounds: int = scaled(5)) -> float:
     return min(timed(run, calls)[0] for _ in range(rounds)) * 1e6
 
 
