@@ -91,3 +91,15 @@ def test_item_6_the_throttle_is_shared_by_every_gateway_on_one_redis(redis_serve
             assert _chat(on_first, MASTER_KEY).status_code == 429
         with _http(second.url, "127.0.0.3") as elsewhere:
             assert _chat(elsewhere, MASTER_KEY).status_code == 200
+
+
+def test_item_6_an_ipv6_host_is_counted_by_its_64_and_a_mapped_ipv4_as_itself() -> None:
+    from llmplex.gateway.guard.throttle import client_address
+
+    def at(host: str | None) -> str:
+        return client_address({"client": (host, 1234) if host else None})
+
+    assert at("2001:db8:1:2::1") == at("2001:db8:1:2:ffff:ffff:ffff:ffff") == "2001:db8:1:2::/64"
+    assert at("2001:db8:1:3::1") != at("2001:db8:1:2::1")  # another /64, another count
+    assert at("::ffff:192.0.2.7") == at("192.0.2.7") == "192.0.2.7"
+    assert at(None) == "unknown"
