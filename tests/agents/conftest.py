@@ -38,7 +38,7 @@ def agents_config(fault_server: FaultServer, upstream: FakeAnthropic | None = No
     providers = {"mistral": {"plugin": "mistral", "base_url": fault_server.url, "api_key": PROVIDER_KEY}}
     if upstream is not None:
         providers["anthropic"] = {"plugin": "anthropic", "base_url": upstream.url, "api_key": PROVIDER_KEY}
-    config = gateway_config(fault_server, timeout=5, **extra)
+    config = gateway_config(fault_server, **{"timeout": 30, **extra})
     config["providers"] = {**config["providers"], **providers, **extra.get("providers", {})}
     return config
 

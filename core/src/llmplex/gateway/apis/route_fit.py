@@ -118,7 +118,7 @@ def _strip_hints(spec: CallSpec, capabilities: Capabilities) -> None:
         unmarked.append(plain)
     spec.messages = unmarked
     if marks:
-        spec.dropped.append(f"prompt-cache marks ({marks}; the provider has no prompt cache)")
+        spec.dropped.append(f"prompt-cache marks ({marks}, the provider has no prompt cache)")
 
 
 def _unmarked(message: Message) -> tuple[int, Message]:

@@ -1,0 +1,169 @@
+"""Issue 32 item 3: what Codex CLI sends on the Responses API, through a real gateway to any provider.
+
+``fixtures/codex_0171_first_turn.json`` is the first request of ``codex exec "Say hello"`` (codex-cli 0.171.0, a
+custom model provider with ``wire_api = "responses"``), recorded by a local server; its long texts are cut.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from tests.agents.conftest import oai
+from tests.gateway.harness import MASTER_KEY, Gateway
+from tests.support.fault_server import FaultServer
+from tests.support.faults import Fault
+
+CODEX = json.loads((Path(__file__).parent / "fixtures" / "codex_0171_first_turn.json").read_text())["body"]
+PATCH = "*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n"
+APPLY_PATCH: Any = {
+    "type": "custom",
+    "name": "apply_patch",
+    "description": "Use the `apply_patch` tool to edit files.",
+    "format": {"type": "grammar", "syntax": "lark", "definition": 'start: "*** Begin Patch" LF'},
+}
+
+
+def _post(gateway: Gateway, body: dict[str, Any]) -> httpx.Response:
+    headers = {"authorization": f"Bearer {MASTER_KEY}", "accept": "text/event-stream"}
+    return httpx.post(gateway.url + "/v1/responses", json=body, headers=headers, timeout=10)
+
+
+def _events(answer: httpx.Response) -> list[dict[str, Any]]:
+    return [json.loads(line[6:]) for line in answer.text.splitlines() if line.startswith("data: ")]
+
+
+def test_item_3_codexs_first_turn_goes_through_with_its_namespace_and_web_search_tools(gateway: Gateway) -> None:
+    answer = _post(gateway, {**CODEX, "model": "mock:echo"})
+    assert answer.status_code == 200, answer.text
+    dropped = answer.headers["x-llmplex-dropped"].split("; ")
+    assert "tools.8 (web_search: llmplex runs no web search)" in dropped and "client_metadata" in dropped
+    assert not any("store" in name or "include" in name for name in dropped)  # carried or refused, never dropped
+    sent = gateway.mock.calls[-1]
+    names = [tool["name"] for tool in sent["tools"]]
+    assert "exec_command" in names and "close_agent" in names and "multi_agent_v1" not in names
+    assert [m["role"] for m in sent["messages"]][:2] == ["system", "system"]  # its developer messages
+
+
+def test_item_3_codexs_stream_has_every_event_it_waits_for_in_order(gateway: Gateway) -> None:
+    events = [e["type"] for e in _events(_post(gateway, {**CODEX, "model": "mock:echo"}))]
+    assert events[:2] == ["response.created", "response.in_progress"]
+    assert events[-1] == "response.completed"
+    first_delta = events.index("response.output_text.delta")
+    assert events[first_delta - 2 : first_delta] == ["response.output_item.added", "response.content_part.added"]
+    assert events[-4:] == [
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.completed",
+    ]
+    numbers = [e["sequence_number"] for e in _events(_post(gateway, {**CODEX, "model": "mock:echo"}))]
+    assert numbers == list(range(len(numbers)))
+
+
+def test_item_3_store_false_and_the_reasoning_include_are_carried_to_openai(
+    gateway: Gateway, fault_server: FaultServer
+) -> None:
+    fault_server.enqueue(Fault.ok(text="hello"))
+    answer = _post(gateway, {**CODEX, "model": "faultyresp:gpt-5.1-codex"})
+    assert answer.status_code == 200, answer.text
+    sent = fault_server.requests[-1].body
+    assert (sent["store"], sent["include"]) == (False, ["reasoning.encrypted_content"])
+    assert (sent["prompt_cache_key"], sent["parallel_tool_calls"]) == (CODEX["prompt_cache_key"], True)
+    assert "prompt_cache_key" not in answer.headers.get("x-llmplex-dropped", "")
+
+
+@pytest.mark.parametrize(
+    ("privacy", "needle"),
+    [({"store": True}, "store: true"), ({"include": ["message.output_text.logprobs"]}, "include")],
+)
+def test_item_3_a_privacy_ask_another_provider_cannot_honour_is_refused(
+    gateway: Gateway, privacy: dict[str, Any], needle: str
+) -> None:
+    with pytest.raises(openai.BadRequestError, match=needle):
+        oai(gateway).responses.create(model="mock:echo", input="hi", **privacy)
+    assert gateway.mock.calls == []
+
+
+def test_item_3_store_false_with_the_reasoning_include_is_honoured_anywhere(gateway: Gateway) -> None:
+    answer = oai(gateway).responses.create(
+        model="mock:echo", input="hi", store=False, include=["reasoning.encrypted_content"]
+    )
+    assert answer.status == "completed"
+
+
+def test_item_3_a_custom_tool_becomes_a_function_with_one_string_and_comes_back_custom(gateway: Gateway) -> None:
+    arguments = json.dumps({"input": PATCH})
+    gateway.mock.push("", tool_calls=[{"id": "call_1", "name": "apply_patch", "arguments": arguments}])
+    answer = oai(gateway).responses.create(model="mock:echo", input="add a.txt", tools=[APPLY_PATCH])
+    item = answer.output[0]
+    assert item.type == "custom_tool_call" and (item.name, item.input, item.call_id) == ("apply_patch", PATCH, "call_1")
+    declared = gateway.mock.calls[-1]["tools"][0]
+    assert (
+        declared["parameters"]["required"] == ["input"]
+        and "lark" in declared["parameters"]["properties"]["input"]["description"]
+    )
+    gateway.mock.push("", tool_calls=[{"id": "call_2", "name": "apply_patch", "arguments": arguments}])
+    events = _events(_post(gateway, {"model": "mock:echo", "input": "again", "tools": [APPLY_PATCH], "stream": True}))
+    done = [e["item"] for e in events if e["type"] == "response.output_item.done"]
+    assert done == [
+        {
+            "type": "custom_tool_call",
+            "id": "ctc_call_2",
+            "call_id": "call_2",
+            "name": "apply_patch",
+            "input": PATCH,
+            "status": "completed",
+        }
+    ]
+    assert "response.function_call_arguments.delta" not in {e["type"] for e in events}
+
+
+def test_item_3_a_custom_tool_call_and_its_output_replay_as_a_tool_turn(gateway: Gateway) -> None:
+    history: Any = [
+        {"type": "message", "role": "user", "content": "add a.txt"},
+        {"type": "custom_tool_call", "call_id": "call_1", "name": "apply_patch", "input": PATCH},
+        {"type": "custom_tool_call_output", "call_id": "call_1", "output": "Done!"},
+    ]
+    oai(gateway).responses.create(model="mock:echo", input=history, tools=[APPLY_PATCH])
+    sent = gateway.mock.calls[-1]["messages"]
+    assert sent[1]["tool_calls"][0] == {
+        "id": "call_1",
+        "name": "apply_patch",
+        "arguments": json.dumps({"input": PATCH}),
+    }
+    assert (sent[2]["role"], sent[2]["content"]) == ("tool", "Done!")
+
+
+def test_item_3_a_namespaced_call_names_its_namespace(gateway: Gateway) -> None:
+    gateway.mock.push("", tool_calls=[{"id": "c1", "name": "close_agent", "arguments": '{"target": "a1"}'}])
+    answer = _post(gateway, {**CODEX, "model": "mock:echo", "stream": False})
+    item = answer.json()["output"][0]
+    assert (item["type"], item["name"], item["namespace"]) == ("function_call", "close_agent", "multi_agent_v1")
+
+
+@pytest.mark.parametrize(
+    ("tools", "needle"),
+    [
+        ([{"type": "namespace", "name": "ns", "tools": [{"type": "web_search"}]}], "function or custom"),
+        (
+            [
+                {"type": "function", "name": "a"},
+                {"type": "namespace", "name": "n", "tools": [{"type": "function", "name": "a"}]},
+            ],
+            "more than once",
+        ),
+        ([{"type": "code_interpreter", "container": {"type": "auto"}}], "code_interpreter"),
+        ([{"type": "custom", "name": ""}], "tools.0.name"),
+        (["not a tool"], "tools.0"),
+    ],
+)
+def test_item_3_hostile_tools_are_400s_naming_them(gateway: Gateway, tools: list[Any], needle: str) -> None:
+    answer = _post(gateway, {"model": "mock:echo", "input": "hi", "tools": tools})
+    assert answer.status_code == 400 and needle in answer.json()["error"]["message"]
+    assert gateway.mock.calls == []
