@@ -2,8 +2,9 @@
 
 ``POST /admin/keys`` takes ``{"name", "budget_usd", "budget_period", "rpm", "tpm",
 "max_parallel", "models", "expires", "metadata", "team"}`` (durations as ``90s``, ``12h``,
-``30d``) and answers the record with ``"key"``, shown this once. ``PATCH
-/admin/keys/{name}`` changes the same fields (``null`` clears a cap); ``DELETE``
+``30d``) and answers the record with ``"key"``, shown this once. ``GET /admin/keys/{name}``
+adds, for a key with a budget, ``"budget"``: what its current window spent and what requests in
+flight hold. ``PATCH /admin/keys/{name}`` changes the same fields (``null`` clears a cap); ``DELETE``
 revokes. ``GET /admin/spend?by=key|model|day&key=&model=&since=`` sums the spend log.
 """
 
@@ -136,7 +137,10 @@ def admin_routes(authenticator: KeyAuthenticator, master_key: str) -> list[Route
 
     async def show_key(request: Request) -> Response:
         record = await asyncio.to_thread(keys.get, request.path_params["name"])
-        return _json(record.as_json())
+        shown = record.as_json()
+        if record.budget_usd is not None:  # spent and held (reserved by requests in flight), as admission sees them
+            shown["budget"] = await authenticator.limits.budgets.status(record)
+        return _json(shown)
 
     async def update_key(request: Request) -> Response:
         name = request.path_params["name"]
