@@ -14,6 +14,7 @@ providers, config, retries, deadlines, budgets and events.
 
 from llmplex.compat.weakincentives.adapters import (
     LITELLM_ADAPTER_NAME,
+    AdapterName,
     OPENAI_ADAPTER_NAME,
     LiteLLMAdapter,
     OpenAIAdapter,
@@ -32,6 +33,7 @@ from llmplex.compat.weakincentives.config import (
     LLMConfig,
     OpenAIClientConfig,
     OpenAIModelConfig,
+    merge_config_params,
 )
 from llmplex.compat.weakincentives.errors import (
     PROMPT_EVALUATION_PHASE_BUDGET,
@@ -85,6 +87,7 @@ from llmplex.compat.weakincentives.tools import Tool, ToolResult
 
 __all__ = [
     "LITELLM_ADAPTER_NAME",
+    "AdapterName",
     "OPENAI_ADAPTER_NAME",
     "PROMPT_EVALUATION_PHASE_BUDGET",
     "PROMPT_EVALUATION_PHASE_REQUEST",
@@ -141,6 +144,7 @@ __all__ = [
     "ToolInvoked",
     "ToolResult",
     "append_all",
+    "merge_config_params",
     "new_throttle_policy",
     "replace_latest",
 ]

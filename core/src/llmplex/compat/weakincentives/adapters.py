@@ -32,10 +32,12 @@ if TYPE_CHECKING:
     from llmplex.compat.weakincentives.prompt import Prompt
     from llmplex.compat.weakincentives.session import Session
 
-__all__ = ["LITELLM_ADAPTER_NAME", "OPENAI_ADAPTER_NAME", "LiteLLMAdapter", "OpenAIAdapter", "ProviderAdapter"]
+__all__ = ["LITELLM_ADAPTER_NAME", "OPENAI_ADAPTER_NAME", "AdapterName", "LiteLLMAdapter", "OpenAIAdapter", "ProviderAdapter"]
 
-OPENAI_ADAPTER_NAME: Final = "openai"
-LITELLM_ADAPTER_NAME: Final = "litellm"
+AdapterName = str
+"""An adapter's name, as telemetry events carry it."""
+OPENAI_ADAPTER_NAME: Final[AdapterName] = "openai"
+LITELLM_ADAPTER_NAME: Final[AdapterName] = "litellm"
 
 ConfigT = TypeVar("ConfigT")
 OutputT = TypeVar("OutputT")

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from collections.abc import Mapping
 from typing import Any
 
 from llmplex.compat.weakincentives.errors import InvalidValueError
 
-__all__ = ["LLMConfig", "LiteLLMClientConfig", "LiteLLMModelConfig", "OpenAIClientConfig", "OpenAIModelConfig"]
+__all__ = [
+    "LLMConfig",
+    "LiteLLMClientConfig",
+    "LiteLLMModelConfig",
+    "OpenAIClientConfig",
+    "OpenAIModelConfig",
+    "merge_config_params",
+]
 
 _SAMPLING = ("temperature", "max_tokens", "top_p", "presence_penalty", "frequency_penalty", "stop", "seed")
 
@@ -138,3 +146,8 @@ class LiteLLMModelConfig(LLMConfig):
     def to_request_params(self) -> dict[str, Any]:
         """The options that are set, by their request names."""
         return {**super().to_request_params(), **self.provider_options()}
+
+
+def merge_config_params(base: Mapping[str, Any], config: LLMConfig | None) -> dict[str, Any]:
+    """``base`` with ``config``'s request parameters on top (the config wins)."""
+    return {**base, **(config.to_request_params() if config is not None else {})}

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import random
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 
-from llmplex.compat.weakincentives.errors import InvalidValueError
+from llmplex.compat.weakincentives.errors import InvalidValueError, ThrottleDetails, ThrottleError, ThrottleKind
+from llmplex.compat.weakincentives.provider_errors import throttle_details
 from llmplex.reliability.throttle import ThrottlePolicy as EnginePolicy
 
-__all__ = ["ThrottlePolicy", "new_throttle_policy"]
+__all__ = [
+    "ThrottleDetails",
+    "ThrottleError",
+    "ThrottleKind",
+    "ThrottlePolicy",
+    "jittered_backoff",
+    "new_throttle_policy",
+    "sleep_for",
+    "throttle_details",
+]
 
 
 @dataclass(frozen=True)
@@ -49,3 +61,23 @@ def new_throttle_policy(
         if not isinstance(value, timedelta) or value <= timedelta(0):
             raise InvalidValueError(f"Throttle {name} must be a positive timedelta, got {value!r}")
     return ThrottlePolicy(max_attempts, base_delay, max_delay, max_total_delay)
+
+
+def sleep_for(delay: timedelta) -> None:
+    """Sleep ``delay`` (weakincentives' helper; llmplex's retry loop waits on its own clock)."""
+    time.sleep(delay.total_seconds())
+
+
+def jittered_backoff(*, policy: ThrottlePolicy, attempt: int, retry_after: timedelta | None) -> timedelta:
+    """weakincentives' wait before retry ``attempt``: a uniform draw up to the capped exponential delay (or the
+    provider's ``retry_after`` when longer), never below ``base_delay`` nor ``retry_after``.
+
+    llmplex's own retries draw from ``[0, cap]`` raised to ``Retry-After`` (see the fidelity page); this
+    stays for code that computes waits itself.
+    """
+    capped = min(policy.max_delay, policy.base_delay * 2 ** max(attempt - 1, 0))
+    base = max(capped, retry_after or timedelta(0))
+    if base <= timedelta(0):
+        return policy.base_delay
+    delay = max(timedelta(seconds=random.uniform(0, base.total_seconds())), policy.base_delay)
+    return retry_after if retry_after is not None and delay < retry_after else delay
