@@ -168,13 +168,14 @@ class RowJournal:
         segment.fd = -1
 
     def writable(self) -> bool:
-        """Whether a row can be written now: after a failure, a new segment is tried (at most once a second)."""
-        if self.error is None:
+        """Whether a row can be written now: a segment is open (one is opened here when none is), and the
+        last write did not fail; after a failure, a new segment is tried at most once a second."""
+        if self._segment is not None and self.error is None:
             return True
         with self._lock:
-            if self._segment is not None:  # another thread opened a new one meanwhile
+            if self._segment is not None and self.error is None:
                 return True
-            if time.monotonic() - self._broken_at < 1.0:
+            if self.error is not None and time.monotonic() - self._broken_at < 1.0:
                 return False
             try:
                 self._segment = self._open()
