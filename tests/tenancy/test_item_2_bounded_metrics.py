@@ -30,14 +30,18 @@ _ALPHABET = string.ascii_letters + string.digits + string.punctuation + " é∑\
 
 def _text(rng: random.Random, ascii_only: bool = False) -> str:
     alphabet = string.ascii_letters + string.digits + string.punctuation + " " if ascii_only else _ALPHABET
-    return "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40))).strip() or "x"
+    return "".join(rng.choices(alphabet, k=rng.randint(1, 40))).strip() or "x"
 
 
 def _request(rng: random.Random) -> tuple[str, dict[str, Any], dict[str, str]]:
     """A random request: endpoint, body (a random model name, sometimes a configured one), random headers."""
-    model = rng.choice(
-        [f"mock:{_text(rng)}", _text(rng), f"{_text(rng)}:{_text(rng)}", f"mock:{_text(rng)}", "fast", "mock:echo"]
-    )
+    kind = rng.random()  # a quarter reach the mock provider (the costly part), the rest are refused before any
+    if kind < 0.2:
+        model = f"mock:{_text(rng)}"
+    elif kind < 0.25:
+        model = rng.choice(["fast", "mock:echo"])
+    else:
+        model = rng.choice([_text(rng), f"{_text(rng)}:{_text(rng)}"])
     headers = {
         "user-agent": _text(rng, ascii_only=True),
         "x-request-id": _text(rng, ascii_only=True),
@@ -128,7 +132,7 @@ def test_item_2_ten_thousand_random_model_names_and_headers_keep_the_series_boun
     early, text = asyncio.run(drive())
     series, values = _label_values(text)
     print(f"series after 1,000 random requests: {early}; after {REQUESTS:,}: {series}; answers: {dict(statuses)}")
-    assert statuses[200] > 1000 and statuses[400] > 1000 and statuses[401] > 1000  # served, refused, unknown key
+    assert statuses[200] > 1500 and statuses[400] > 4000 and statuses[401] > 500  # served, refused, unknown key
     assert values["model"] <= CONFIGURED | {"other", "none"}, values["model"] - CONFIGURED
     assert values["provider"] <= {"mock", "openai", "other", "none"}
     assert values["key"] <= {"master", "anonymous"}

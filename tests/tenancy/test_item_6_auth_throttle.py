@@ -103,3 +103,14 @@ def test_item_6_an_ipv6_host_is_counted_by_its_64_and_a_mapped_ipv4_as_itself() 
     assert at("2001:db8:1:3::1") != at("2001:db8:1:2::1")  # another /64, another count
     assert at("::ffff:192.0.2.7") == at("192.0.2.7") == "192.0.2.7"
     assert at(None) == "unknown"
+
+
+def test_item_6_an_unreachable_limits_storage_never_locks_everyone_out(caplog: pytest.LogCaptureFixture) -> None:
+    from tests.support.redis_server import free_port
+
+    config = gateway_config(gateway={"auth_failures": 1}, limits={"storage": f"redis://127.0.0.1:{free_port()}/0"})
+    with guarded_gateway(config) as gateway, _http(gateway.url) as http:
+        assert [_chat(http, f"sk-wrong-{n}").status_code for n in range(3)] == [401, 401, 401]
+        assert _chat(http, MASTER_KEY).status_code == 200  # nothing counted, nothing refused
+    warnings = [r for r in caplog.records if "failed-authentication throttle" in r.getMessage()]
+    assert len(warnings) == 1  # one line, not one per request

@@ -26,6 +26,7 @@ from llmplex.reliability.storage import MEMORY, LimitsStore
 __all__ = ["AuthThrottle", "client_address"]
 
 log = logging.getLogger("llmplex.gateway")
+_WARN_EVERY = 60.0
 
 
 def client_address(scope: Any) -> str:
@@ -59,6 +60,7 @@ class AuthThrottle:
         # memory:// counts in this process only: each gateway its own (several may share a process, as tests do)
         self._namespace = "shared" if store.url != MEMORY else f"app-{id(self):x}"
         self._limiters: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+        self._warned_at = -_WARN_EVERY
 
     def __repr__(self) -> str:
         return f"AuthThrottle({self.failures} per {self.window} s, {self.store!r})"
@@ -85,7 +87,10 @@ class AuthThrottle:
         try:
             return await self.store.arun(run, Deadline.after(STORAGE_TIMEOUT))
         except LLMError as exc:
-            log.warning("the failed-authentication throttle could not %s: %s", what, exc.message)
+            now = time.monotonic()
+            if now - self._warned_at >= _WARN_EVERY:  # one line a minute, not one per request, while it lasts
+                self._warned_at = now
+                log.warning("the failed-authentication throttle could not %s: %s", what, exc.message)
             return None
 
     async def retry_after(self, address: str) -> float | None:
