@@ -140,7 +140,8 @@ def test_item_2_ten_thousand_random_model_names_and_headers_keep_the_series_boun
 
 
 def test_item_2_label_values_outside_the_configuration_are_other() -> None:
-    client = llmplex.Client(gateway_config(fallbacks={"mock:echo": ["mock:backup"]}))
+    groups = {"pool": {"deployments": [{"model": "mock:one"}, {"model": "mock:two"}]}}
+    client = llmplex.Client(gateway_config(fallbacks={"mock:echo": ["mock:backup"]}, groups=groups))
     labels = MetricLabels.of(client)
     metrics = Metrics(labels)
 
@@ -151,6 +152,8 @@ def test_item_2_label_values_outside_the_configuration_are_other() -> None:
     assert labels.model(record("fast", "mock", "echo")) == "mock:echo"  # an alias answered by its model
     assert labels.model(record("mock:echo", "mock", "echo-2026-01-01")) == "mock:echo"  # a dated answer: the asked
     assert labels.model(record("mock:backup", "mock", "backup")) == "mock:backup"  # a fallback the config names
+    assert labels.model(record("pool", "mock", "two")) == "mock:two"  # a group, answered by one of its deployments
+    assert labels.model(record("pool", "mock", "two-dated")) == "pool"
     assert labels.model(record("mock:x\n}", "mock", "x\n}")) == "other"
     assert labels.model(record("nope:x", "", "")) == "none"
     assert labels.provider(record("m", "mock", "m")) == "mock"

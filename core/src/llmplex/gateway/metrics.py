@@ -48,9 +48,9 @@ class MetricLabels:
         models.update(config.aliases.values())
         for model, chain in config.fallbacks.items():
             models.update((model, *chain))
-        for name, group in getattr(config, "groups", {}).items():  # model groups, where this version has them
+        for name, group in config.groups.items():
             models.add(name)
-            models.update(getattr(deployment, "model", "") for deployment in getattr(group, "deployments", ()))
+            models.update(deployment.model for deployment in group.deployments)
         providers = {*config.providers, *client.host.entries()}
         return cls(frozenset(models - {""}), frozenset(providers))
 
