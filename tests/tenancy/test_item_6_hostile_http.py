@@ -213,5 +213,7 @@ def test_item_6_a_head_that_does_not_arrive_in_time_gets_408() -> None:
             status, _, body = read_answer(sock)
             assert status == 408 and closed_by_server(sock)
         assert "header_timeout" in json.loads(body)["error"]["message"]
+        with connect(gateway.port) as silent:  # a connection that sends nothing is closed without an answer
+            assert silent.recv(1) == b""
         reply = httpx.post(gateway.url + CHAT, content=HELLO, headers=AUTH, timeout=10)
         assert reply.status_code == 200

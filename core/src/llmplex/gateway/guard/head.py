@@ -8,8 +8,8 @@ its ``HeadLimits`` on the uvicorn config (``GuardedConfig``). While a request's 
   of a head still unparsed are counted too, so a never-ending header line holds at most
   twice the limit in memory;
 - a head that has not arrived ``header_timeout`` seconds after the connection opened (or
-  after the previous answer) is answered 408 and the connection closed (slow-header clients
-  cannot hold connections);
+  after the previous answer) is answered 408 and the connection closed, or just closed when
+  not one byte of it came (slow-header clients cannot hold connections);
 - a connection opened while ``max_connections`` were already open is answered 503 with
   ``Retry-After`` on its first request and closed; the connections already open keep being served.
 
@@ -175,6 +175,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._head_timer = None
         serving = self.cycle is not None and not self.cycle.response_complete
         if serving or self._refused or self.transport.is_closing():
+            return
+        if self._unparsed == 0:  # nothing of a head yet: close quietly (a client may be reusing an idle connection)
+            self.transport.close()
             return
         message = f"the request head did not arrive within {self.limits.header_timeout:g} s ([gateway] header_timeout)"
         self._refuse(408, GatewayError(408, message, code="request_timeout"))
