@@ -143,9 +143,12 @@ def test_item_2_a_stream_cut_after_its_first_chunk_does_not_switch() -> None:
         fakes["east"].enqueue(Fault.stream_cut(after_events=2))
         client = llmplex.Client(config(fakes), clock=FakeTime(draw=0.0).clock())
         texts: list[str] = []
+
+        def read() -> None:
+            texts.extend(event.text or "" for event in client.stream("chat", "hi"))
+
         with pytest.raises(llmplex.LLMError):
-            for event in client.stream("chat", "hi"):
-                texts.append(event.text or "")
+            read()
         assert counts(fakes) == {"east": 1, "west": 0}  # no second deployment: no duplicated text
 
         async def astream() -> None:

@@ -61,8 +61,10 @@ if TYPE_CHECKING:
         LLMUsageError,
     )
     from llmplex.events import (
+        DeploymentCooled,
         Event,
         FallbackUsed,
+        Hedged,
         PromptExecuted,
         PromptRendered,
         RequestFailed,
@@ -182,8 +184,10 @@ _LAZY: dict[str, str] = {
     ),
     **dict.fromkeys(
         [
+            "DeploymentCooled",
             "Event",
             "FallbackUsed",
+            "Hedged",
             "PromptExecuted",
             "PromptRendered",
             "RequestFailed",
@@ -226,10 +230,12 @@ __all__ = [
     "Clock",
     "Config",
     "Deadline",
+    "DeploymentCooled",
     "Document",
     "Embeddings",
     "Event",
     "FallbackUsed",
+    "Hedged",
     "Image",
     "LLMAPIError",
     "LLMAuthenticationError",

@@ -16,9 +16,11 @@ from llmplex.types import Request, Response, Usage
 
 __all__ = [
     "CallEnded",
+    "DeploymentCooled",
     "Dropped",
     "Event",
     "FallbackUsed",
+    "Hedged",
     "PromptExecuted",
     "PromptRendered",
     "RequestFailed",
@@ -126,6 +128,35 @@ class FallbackUsed(Event):
     failed_model: str = ""
     error_type: str = ""
     message: str = ""
+
+
+@dataclass(frozen=True)
+class DeploymentCooled(Event):
+    """A deployment of model group ``group`` failed ``allowed_fails`` times in a row: it sits out ``seconds``.
+    ``provider``/``model`` name the deployment."""
+
+    log_name: ClassVar[str] = "prompt.group.cooled"
+    log_level: ClassVar[int] = logging.WARNING
+
+    group: str = ""
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Hedged(Event):
+    """A request of model group ``group`` had no first byte after ``delay`` seconds, so it also went to
+    ``hedge`` (a deployment's ``prefix:model``); ``provider``/``model`` name the one that answered (or failed
+    last). ``hedge_usage`` is what the losing request reported (usually nothing: it was cancelled), counted
+    once beside the answer's usage as hedge cost."""
+
+    log_name: ClassVar[str] = "prompt.group.hedged"
+    log_level: ClassVar[int] = logging.INFO
+
+    group: str = ""
+    hedge: str = ""
+    delay: float = 0.0
+    won: bool = False
+    hedge_usage: Usage = field(default_factory=Usage)
 
 
 @dataclass(frozen=True)

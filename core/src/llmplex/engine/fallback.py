@@ -16,8 +16,10 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
 from llmplex.config.schema import Config
+from llmplex.engine.bridge import iterate_on_loop, run_on_loop
 from llmplex.engine.call_args import CallArgs
 from llmplex.engine.group_tries import GroupTries
+from llmplex.engine.hedging import first_event, race
 from llmplex.engine.pipeline import Pipeline
 from llmplex.engine.retrier import FailedAttempt, RetryPlan
 from llmplex.engine.telemetry import Telemetry
@@ -179,8 +181,33 @@ class Call:
 
     def _on_group(self, group: Group) -> None:
         policy = self.planner.policy(group.name, self.throttle)
-        self.tries = GroupTries(group, policy, self.request, self.plan, self.deployment_pipeline)
+        telemetry = self.planner.telemetry
+        self.tries = GroupTries(group, policy, self.request, self.plan, self.deployment_pipeline, telemetry)
         self._pick = True
+
+    def _hedges(self) -> bool:
+        return self.tries is not None and self.tries.hedge is not None
+
+    def _lost(self, pipeline: Pipeline, error: LLMError, last: bool) -> None:
+        """An attempt of a hedged race failed: the last one goes on to ``_fall_back``; the others are counted."""
+        assert self.tries is not None
+        if last:
+            self.pipeline = self.tries.current = pipeline
+            return
+        self._failures.extend(pipeline.retrier.failures)
+        self.tries.lost(error, pipeline)
+
+    async def _race_complete(self, pipeline: Pipeline) -> Response:
+        assert self.tries is not None
+        run = Pipeline.acomplete
+        self.pipeline, response = await race(self.tries, pipeline, run, self._lost, self.planner.telemetry)
+        return response
+
+    async def _race_stream(self, pipeline: Pipeline) -> AsyncIterator[StreamEvent]:
+        assert self.tries is not None
+        found = await race(self.tries, pipeline, first_event, self._lost, self.planner.telemetry)
+        self.pipeline, (events, first) = found
+        return _continued(first, events)
 
     def deployment_pipeline(self, route: Route) -> Pipeline:
         """A one-attempt pipeline to one deployment of a group, continuing this call's count and clock."""
@@ -216,10 +243,12 @@ class Call:
         if pipeline is not None:
             pipeline.close()
         if self.tries is not None:
-            self.tries.end("neutral")
+            self.tries.end_all("neutral")
 
     def complete(self) -> Response:
-        """The answer of the first model that gives one."""
+        """The answer of the first model that gives one (a hedged group's race runs on the bridge loop)."""
+        if self._hedges():
+            return run_on_loop(self.acomplete)
         while True:
             pipeline = None
             try:
@@ -240,7 +269,10 @@ class Call:
             pipeline = None
             try:
                 pipeline = await self._anext()
-                response = await pipeline.acomplete()
+                if self._hedges():
+                    response = await self._race_complete(pipeline)
+                else:
+                    response = await pipeline.acomplete()
                 self._answered()
                 return self._ended(response)
             except LLMError as error:
@@ -252,6 +284,9 @@ class Call:
 
     def stream(self) -> Iterator[StreamEvent]:
         """Stream events; a model (or deployment) that fails before its first event hands over to the next."""
+        if self._hedges():
+            yield from iterate_on_loop(self._opened_astream)
+            return
         while True:
             yielded = False
             pipeline = None
@@ -279,7 +314,8 @@ class Call:
             pipeline = None
             try:
                 pipeline = await self._anext()
-                async for event in pipeline.astream():
+                events = await self._race_stream(pipeline) if self._hedges() else pipeline.astream()
+                async for event in events:
                     if not yielded:
                         yielded = True
                         self._answered()
@@ -293,6 +329,9 @@ class Call:
                 self._released(pipeline)
             if delay:
                 await self.plan.clock.asleep(delay)
+
+    async def _opened_astream(self) -> AsyncIterator[StreamEvent]:
+        return self.astream()
 
     def _fall_back(self, error: LLMError, partial: bool = False) -> float:
         """Move on to another deployment of the group (returning the wait before it), or to the next fallback
@@ -395,6 +434,17 @@ class Call:
                 **retrier.where(),
             )
         return error
+
+
+async def _continued(first: StreamEvent, events: AsyncIterator[StreamEvent]) -> AsyncIterator[StreamEvent]:
+    """``first``, then the rest of ``events`` (closed when the reader stops)."""
+    try:
+        yield first
+        async for event in events:
+            yield event
+    finally:
+        closing: Any = events
+        await closing.aclose()
 
 
 def _model_names(chain: Any, what: str) -> tuple[str, ...]:

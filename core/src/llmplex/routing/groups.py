@@ -92,9 +92,15 @@ class Group:
         return deployment._route
 
     def pick(
-        self, request: Request, tried: Collection[Deployment], deadline: Deadline | None, draw: Callable[[], float]
+        self,
+        request: Request,
+        tried: Collection[Deployment],
+        deadline: Deadline | None,
+        draw: Callable[[], float],
+        fresh_only: bool = False,
     ) -> Deployment:
-        """The deployment the next attempt goes to, its rpm/tpm counted; ``tried`` are this call's earlier ones.
+        """The deployment the next attempt goes to, its rpm/tpm counted; ``tried`` are this call's earlier ones,
+        tried again only when no other is usable (never with ``fresh_only``, as for a hedge).
 
         Raises ``LLMGroupUnavailableError`` when each one is cooling down or at its limit."""
         wait = None if deadline is None else deadline.remaining()
@@ -103,7 +109,7 @@ class Group:
         fresh = [(d, s) for d, s in usable if d not in tried]
         tokens = 0
         back: list[tuple[float, Deployment]] = [(s.cooling, d) for d, s in zip(self.deployments, states, strict=True)]
-        for deployment in ordered(self.config.strategy, fresh or usable, draw):
+        for deployment in ordered(self.config.strategy, fresh if fresh or fresh_only else usable, draw):
             if deployment.windows.limited and not tokens:
                 estimate = estimate_request(request)
                 tokens = estimate.input_tokens + (estimate.output_tokens or 0)

@@ -6,10 +6,11 @@ failures in a row), ``busy`` (calls in flight) and ``lat`` (recent latency).
 An ending call updates them in one Lua script, so two processes failing the
 same deployment at once still cool it once, for everyone.
 
-Every look at Redis is bounded (``SHARED_WAIT``; ``FIRST_WAIT`` for the first,
-which connects; less when the caller has less time): a Redis that stops answering, or cannot be reached, makes routing use
-this process's own board (``MemoryBoard``, kept up to date all along) for
-``LOCAL_SECONDS`` before it tries Redis again, so no call waits on it twice in
+Every look at Redis is bounded (``SHARED_WAIT``; ``FIRST_WAIT`` for the
+first, which connects; less when the caller has less time): a Redis that
+stops answering, or cannot be reached, makes routing use this process's own
+board (``MemoryBoard``, kept up to date all along) for ``LOCAL_SECONDS``
+before it tries Redis again, so no call waits on it twice in
 a row and none passes its deadline for it.
 """
 

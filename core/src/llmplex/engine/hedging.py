@@ -1,0 +1,137 @@
+"""Hedged requests: no first byte from one deployment after ``hedge`` seconds, and another one is asked too.
+
+The first attempt to answer (a whole response, or a stream's first event) wins;
+the others are cancelled: their tasks are cancelled, which closes their
+connections and abandons their streams, and their pipelines are closed, so
+their budget reservations are given back. A hedge starts only while another
+deployment this call has not tried is usable (``Group.pick`` with
+``fresh_only``), and never after the call's deadline. An attempt that fails
+while another is still running is counted and the race goes on; when every
+one has failed, the last error goes on to the call's usual retry (another
+deployment) or fallback.
+
+The ``Hedged`` event names the group, the deployment hedged to, whether the
+hedge won, and the usage the loser reported (its hedge cost: normally none, it
+was cancelled before answering).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+from llmplex.engine.group_tries import GroupTries
+from llmplex.engine.pipeline import Pipeline
+from llmplex.engine.telemetry import Telemetry
+from llmplex.errors import LLMError, LLMGroupUnavailableError
+from llmplex.events import Hedged
+from llmplex.types import Response, StreamEvent, Usage
+
+__all__ = ["first_event", "race"]
+
+T = TypeVar("T")
+
+
+async def race(
+    tries: GroupTries,
+    first: Pipeline,
+    run: Callable[[Pipeline], Awaitable[T]],
+    failed: Callable[[Pipeline, LLMError, bool], None],
+    telemetry: Telemetry,
+) -> tuple[Pipeline, T]:
+    """``run(first)``, hedged to another deployment after ``tries.hedge`` seconds without a result; the winning
+    pipeline and its result. ``failed(pipeline, error, last)`` is told of each attempt that fails (``last``: no
+    other runs any more, and ``error`` is raised next)."""
+    hedge = tries.hedge
+    assert hedge is not None
+    deadline = tries.plan.deadline
+    tasks: dict[asyncio.Future[T], Pipeline] = {asyncio.ensure_future(run(first)): first}
+    hedged: Pipeline | None = None
+    try:
+        wait = hedge if deadline is None else min(hedge, deadline.remaining())
+        done, _ = await asyncio.wait(tasks, timeout=wait)
+        if not done and (deadline is None or not deadline.expired):
+            hedged = await _hedge(tries)
+            if hedged is not None:
+                tasks[asyncio.ensure_future(run(hedged))] = hedged
+        while True:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                pipeline = tasks.pop(task)
+                error = task.exception()
+                if error is None:
+                    _settled(tries, telemetry, pipeline, hedged, first, hedge, tasks)
+                    tries.current = pipeline
+                    return pipeline, task.result()
+                last = not tasks or not isinstance(error, LLMError)
+                if isinstance(error, LLMError):
+                    failed(pipeline, error, last)
+                if last:
+                    _settled(tries, telemetry, pipeline, hedged, first, hedge, tasks)
+                    raise error
+    finally:
+        for task, pipeline in tasks.items():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                result = await task
+                closing = getattr(result[0], "aclose", None) if isinstance(result, tuple) else None
+                if closing is not None:  # a losing stream that had begun to answer: abandoned here
+                    await closing()
+            pipeline.close()
+            tries.end("neutral", pipeline=pipeline)
+
+
+async def _hedge(tries: GroupTries) -> Pipeline | None:
+    """The pipeline of the hedge, or ``None`` when no other deployment is usable now."""
+    try:
+        return await tries.apick(fresh_only=True)
+    except LLMGroupUnavailableError:
+        return None
+
+
+def _settled(
+    tries: GroupTries,
+    telemetry: Telemetry,
+    winner: Pipeline,
+    hedged: Pipeline | None,
+    first: Pipeline,
+    hedge: float,
+    losers: dict[asyncio.Future[Any], Pipeline],
+) -> None:
+    if hedged is None:
+        return
+    lost = [first if winner is hedged else hedged]
+    cost = sum((_reported(task) for task in losers if losers[task] in lost), Usage())
+    telemetry.emit(
+        Hedged,
+        attempt=tries.attempts,
+        group=tries.group.name,
+        hedge=tries.spec(hedged),
+        delay=hedge,
+        won=winner is hedged,
+        hedge_usage=cost,
+        **winner.retrier.where(),
+    )
+
+
+def _reported(task: asyncio.Future[Any]) -> Usage:
+    """What a losing attempt that answered anyway reported (nothing when it was still waiting)."""
+    if not task.done() or task.cancelled() or task.exception() is not None:
+        return Usage()
+    result = task.result()
+    response = result if isinstance(result, Response) else getattr(result[1], "response", None)
+    return response.usage if isinstance(response, Response) else Usage()
+
+
+async def first_event(pipeline: Pipeline) -> tuple[AsyncIterator[StreamEvent], StreamEvent]:
+    """``pipeline``'s stream, opened, with its first event (what a hedged stream races for)."""
+    events = pipeline.astream()
+    try:
+        return events, await anext(events)
+    except BaseException:
+        closing: Any = events
+        with contextlib.suppress(BaseException):
+            await closing.aclose()
+        raise

@@ -1,0 +1,133 @@
+"""Issue 33 item 4: hedged requests; the fake server sees the loser cancelled; usage counts once."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+import pytest
+
+import llmplex
+from llmplex import Clock, Hedged, LLMDeadlineExceededError
+from tests.groups.helpers import API_KEY, Recorder
+from tests.groups.slow_server import SlowServer
+
+EAST_FIRST = Clock(random=lambda: 0.0)
+
+
+@contextmanager
+def slow_servers() -> Iterator[dict[str, SlowServer]]:
+    with ExitStack() as stack:
+        yield {name: stack.enter_context(SlowServer()) for name in ("east", "west")}
+
+
+def _client(fakes: dict[str, SlowServer], hedge: str = "100ms", **extra: Any) -> tuple[llmplex.Client, Recorder]:
+    providers = {
+        name: {"plugin": "openai", "base_url": server.url, "api": "chat", "api_key": API_KEY}
+        for name, server in fakes.items()
+    }
+    group = {"hedge": hedge, "deployments": [{"model": f"{name}:gpt-4o-mini"} for name in fakes]}
+    recorder = Recorder()
+    client = llmplex.Client(
+        {"providers": providers, "groups": {"chat": group}, **extra}, plugins=[recorder], clock=EAST_FIRST
+    )
+    _warm(client, fakes)
+    return client, recorder
+
+
+def _warm(client: llmplex.Client, fakes: dict[str, SlowServer]) -> None:
+    """Load the plugin and its SDK (sync and async) first: a first use's imports would hold up the hedge timer."""
+
+    async def warm() -> None:
+        for name in fakes:
+            await client.acomplete(f"{name}:gpt-4o-mini", "warm up")
+
+    for name in fakes:
+        client.complete(f"{name}:gpt-4o-mini", "warm up")
+    asyncio.run(warm())
+    for server in fakes.values():
+        server.reset()
+
+
+def test_item_4_a_slow_first_byte_is_hedged_and_the_server_sees_the_loser_cancelled() -> None:
+    with slow_servers() as fakes:
+        client, recorder = _client(fakes, budget={"max_total_tokens": 10_000})
+        fakes["east"].delay(30)
+        before = client.calls.budget.snapshot()  # type: ignore[union-attr]
+        answer = client.complete("chat", "hi", max_tokens=50)  # bounded: the hedge's reservation fits beside
+        assert (answer.provider, answer.text) == ("west", "hedged answer")
+        assert fakes["east"].hung_up.wait(10)  # the loser's connection was closed, not left to run 30 s
+        assert (fakes["east"].cancelled, fakes["east"].answered, fakes["west"].answered) == (1, 0, 1)
+        [hedged] = recorder.of(Hedged)
+        assert (hedged.group, hedged.hedge, hedged.won, hedged.provider) == ("chat", "west:gpt-4o-mini", True, "west")
+        assert hedged.hedge_usage.total_tokens == 0 and hedged.delay == pytest.approx(0.1)
+        spent = client.calls.budget.snapshot()  # type: ignore[union-attr]
+        assert spent.total_tokens - before.total_tokens == answer.usage.total_tokens  # the winner, counted once
+
+
+def test_item_4_a_hedged_stream_keeps_the_winner_and_closes_the_loser() -> None:
+    with slow_servers() as fakes:
+        client, _ = _client(fakes)
+        fakes["east"].delay(30)
+        events = list(client.stream("chat", "hi"))
+        assert "".join(e.text or "" for e in events if e.type == "text") == "hedged answer"
+        assert events[-1].response is not None and events[-1].response.provider == "west"
+        assert fakes["east"].hung_up.wait(10)
+
+
+def test_item_4_async_hedge_and_the_first_deployment_winning() -> None:
+    with slow_servers() as fakes:
+        client, recorder = _client(fakes)
+        fakes["east"].delay(30)
+
+        async def calls() -> tuple[llmplex.Response, list[llmplex.StreamEvent]]:
+            answer = await client.acomplete("chat", "hi")
+            fakes["east"].delay(30)
+            streamed = [e async for e in client.astream("chat", "hi")]
+            return answer, streamed
+
+        answer, streamed = asyncio.run(calls())
+        assert answer.provider == "west" and streamed[-1].response is not None
+        assert streamed[-1].response.provider == "west"
+        assert fakes["east"].hung_up.wait(10)
+        assert len(recorder.of(Hedged)) == 2
+
+
+def test_item_4_an_answer_before_the_hedge_delay_sends_one_request() -> None:
+    with slow_servers() as fakes:
+        client, recorder = _client(fakes, hedge="20s")
+        assert client.complete("chat", "hi").provider == "east"
+        assert (fakes["east"].received, fakes["west"].received) == (1, 0)
+        assert recorder.of(Hedged) == []
+
+
+def test_item_4_no_hedge_while_every_other_deployment_is_cooling() -> None:
+    with slow_servers() as fakes:
+        client, recorder = _client(fakes, hedge="50ms")
+        group = client.router.group("chat")
+        west = group.deployments[1]
+        group.started(west)
+        group.ended(west, "failed", None, 30.0)  # west failed: with allowed_fails 3, not yet cooling
+        group.started(west)
+        group.ended(west, "failed", None, 30.0)
+        group.started(west)
+        group.ended(west, "failed", None, 30.0)  # cooling for 30 s now
+        fakes["east"].delay(0.3)
+        assert client.complete("chat", "hi").provider == "east"
+        assert fakes["west"].received == 0 and recorder.of(Hedged) == []
+
+
+def test_item_4_hedging_never_passes_the_deadline() -> None:
+    with slow_servers() as fakes:
+        client, _ = _client(fakes, hedge="50ms")
+        fakes["east"].delay(30)
+        fakes["west"].delay(30)
+        started = time.monotonic()
+        with pytest.raises(LLMDeadlineExceededError):
+            client.complete("chat", "hi", timeout=1.0)
+        assert time.monotonic() - started < 10
+        assert fakes["east"].hung_up.wait(10) and fakes["west"].hung_up.wait(10)
+        assert fakes["west"].received == 1
