@@ -52,9 +52,21 @@ def install_arguments(text: str) -> list[str]:
     return found
 
 
+def index_install_line() -> str:
+    """The quickstart's one install line from the package index (issue 30 item 4): names, not folders."""
+    lines = [line for line in shell_blocks(quickstart()) if re.match(r"python -m pip install llmplex ", line)]
+    assert len(lines) == 1, "the quickstart gives one install line from the package index"
+    return lines[0]
+
+
 def test_item_19_every_install_line_names_what_a_clone_has() -> None:
+    index_line = index_install_line()
+    names = shlex.split(index_line.split("&&")[0])[4:]
+    assert set(names) <= IN_REPO, f"the index line installs {names}: each a distribution of the repository"
     for page in PAGES:
-        for argument in install_arguments(page.read_text(encoding="utf-8")):
+        # the quickstart's index line names distributions once published; every other line names folders
+        text = page.read_text(encoding="utf-8").replace(index_line, "")
+        for argument in install_arguments(text):
             name = re.split(r"[\[<>=!~ ]", argument, maxsplit=1)[0]
             where = f"{page.relative_to(ROOT)}: pip install {argument}"
             if "/" in name or name.startswith("."):

@@ -27,11 +27,11 @@ def expected_files(dist: Distribution) -> tuple[str, str]:
     return f"{dist.stem}-{dist.version}.tar.gz", f"{dist.stem}-{dist.version}-py3-none-any.whl"
 
 
-def _build(dist: Distribution, out_dir: Path, isolation: bool, builder: str) -> None:
+def _build(dist: Distribution, out_dir: Path, isolation: bool, uv: str | None) -> None:
     # neither --sdist nor --wheel: each builds the sdist, then the wheel from the unpacked sdist, so a file
     # the wheel needs but the sdist lacks fails here
-    if builder == "uv":
-        command = [find_uv_bin(), "build", "--quiet", "--python", sys.executable, "--out-dir", str(out_dir)]
+    if uv is not None:
+        command = [uv, "build", "--quiet", "--python", sys.executable, "--out-dir", str(out_dir)]
         command += [] if isolation else ["--no-build-isolation"]
     else:
         command = [sys.executable, "-m", "build", "--outdir", str(out_dir)]
@@ -54,8 +54,9 @@ def build_all(
             f"{out_dir} already holds {', '.join(stale)}: a release uploads every file there, so build into "
             "an empty folder (remove them, or name another --out-dir)"
         )
+    uv = find_uv_bin() if builder == "uv" else None  # once: sysconfig's first read is not thread-safe
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        list(pool.map(lambda d: _build(d, out_dir, isolation, builder), distributions))
+        list(pool.map(lambda d: _build(d, out_dir, isolation, uv), distributions))
     wanted = {name for d in distributions for name in expected_files(d)}
     made = {p.name for p in out_dir.iterdir() if p.name != ".gitignore"}  # uv build leaves a .gitignore
     if made != wanted:

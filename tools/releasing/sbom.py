@@ -43,10 +43,13 @@ def _run(command: list[str], what: str) -> str:
 
 
 def unlicensed(document: dict[str, object]) -> list[str]:
-    """``name version`` of every component listed without a licence."""
+    """``name version`` of every component listed without a licence (the root component, llmplex, included)."""
     components = document.get("components", [])
+    metadata = document.get("metadata", {})
     assert isinstance(components, list)
-    return [f"{c['name']} {c.get('version', '?')}" for c in components if not c.get("licenses")]
+    assert isinstance(metadata, dict)
+    listed = [metadata["component"], *components] if "component" in metadata else components
+    return [f"{c['name']} {c.get('version', '?')}" for c in listed if not c.get("licenses")]
 
 
 def _conclude(document: dict[str, object], licences: dict[str, str]) -> None:
