@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     )
     from llmplex.events import (
         DeploymentCooled,
+        DeploymentFailed,
         Event,
         FallbackUsed,
         Hedged,
@@ -185,6 +186,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(
         [
             "DeploymentCooled",
+            "DeploymentFailed",
             "Event",
             "FallbackUsed",
             "Hedged",
@@ -231,6 +233,7 @@ __all__ = [
     "Config",
     "Deadline",
     "DeploymentCooled",
+    "DeploymentFailed",
     "Document",
     "Embeddings",
     "Event",

@@ -17,6 +17,7 @@ from llmplex.types import Request, Response, Usage
 __all__ = [
     "CallEnded",
     "DeploymentCooled",
+    "DeploymentFailed",
     "Dropped",
     "Event",
     "FallbackUsed",
@@ -140,6 +141,19 @@ class DeploymentCooled(Event):
 
     group: str = ""
     seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class DeploymentFailed(Event):
+    """An attempt on a deployment of model group ``group`` failed (``error_type``); the call may go on to
+    another deployment. ``provider``/``model`` name the deployment."""
+
+    log_name: ClassVar[str] = "prompt.group.failed"
+    log_level: ClassVar[int] = logging.INFO
+
+    group: str = ""
+    error_type: str = ""
+    retryable: bool = False
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from llmplex.engine.pipeline import Pipeline
 from llmplex.engine.retrier import RetryPlan
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMDeadlineExceededError, LLMError, LLMGroupUnavailableError
-from llmplex.events import DeploymentCooled
+from llmplex.events import DeploymentCooled, DeploymentFailed
 from llmplex.reliability.guard import in_worker
 from llmplex.reliability.throttle import ThrottlePolicy
 from llmplex.routing import Deployment, Group, Route
@@ -113,6 +113,16 @@ class GroupTries:
         """An attempt failed with ``error``: a retryable failure counts against its deployment (a limit of the
         provider instance, the deadline, a refused request do not)."""
         retryable = error.retryable and not isinstance(error, LLMDeadlineExceededError)
+        failed = pipeline or self.current
+        if failed is not None and failed in self.running and self.telemetry.wants(DeploymentFailed):
+            self.telemetry.emit(
+                DeploymentFailed,
+                attempt=self.attempts,
+                group=self.group.name,
+                error_type=type(error).__name__,
+                retryable=retryable,
+                **failed.retrier.where(),
+            )
         self.end("failed" if retryable and error.context.get("limit") is None else "neutral", error, pipeline)
 
     def failed(self, error: LLMError, pipeline: Pipeline | None = None) -> float | None:

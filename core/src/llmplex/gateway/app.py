@@ -178,7 +178,7 @@ class _Routes:
         except GatewayError as exc:
             return pipeline.fail(exchange, exc)
         config = pipeline.client.config
-        listed = dict.fromkeys([*config.aliases, *config.gateway.models, config.default_model])
+        listed = dict.fromkeys([*config.groups, *config.aliases, *config.gateway.models, config.default_model])
         created = now()
         data = [
             {"id": model, "object": "model", "created": created, "owned_by": _owner(config.aliases.get(model, model))}
@@ -322,6 +322,10 @@ def create_app(
     settings = client.config.gateway
     labels = MetricLabels.of(client) if metrics else None
     pipeline = Pipeline(client, settings, authenticator, recorders, Metrics(labels) if labels else None)
+    if pipeline.metrics is not None and client.config.groups:
+        from llmplex.gateway.deployment_metrics import DeploymentMetrics
+
+        client.host.register_observer(DeploymentMetrics(client, pipeline.metrics.registry))
     routes = _Routes(pipeline, readiness_checks(client.config) if checks is None else checks)
 
     @asynccontextmanager
