@@ -124,7 +124,7 @@ def test_tool_failures_go_back_to_the_model_and_never_abort(fault_server: FaultS
     result = openai_adapter(fault_server).evaluate(search_prompt(tool), session=session)
     assert result.output == StructuredAnswer("sorry")
     assert not events[0].result.success
-    expected = "LookupError: index offline" if outcome == "raises" else "no notes match"
+    expected = "Tool 'search_notes' execution failed: index offline" if outcome == "raises" else "no notes match"
     assert tool_outputs(fault_server, 1) == [expected]
 
 

@@ -22,6 +22,7 @@ from llmplex.errors import (
     LLMServerError,
     LLMTimeoutError,
     LLMToolLoopError,
+    LLMToolSourceError,
 )
 
 __all__ = [
@@ -198,6 +199,15 @@ def _payload(error: LLMError) -> dict[str, Any] | None:
     return body if isinstance(body, dict) else None
 
 
+class ToolPhaseError(LLMToolSourceError):
+    """A tool call weakincentives ends the evaluation for (no handler, a deadline the tool overran): raised
+    inside llmplex's tool loop, which stops at it; ``evaluate`` raises it as a ``PromptEvaluationError``
+    with phase ``tool``."""
+
+    def __init__(self, message: str, **kwargs: Any) -> None:
+        super().__init__(message, server="weakincentives tool", **kwargs)
+
+
 def _throttle_kind(error: LLMError) -> ThrottleKind | None:
     if isinstance(error, LLMQuotaExhaustedError):
         return "quota_exhausted"
@@ -213,7 +223,7 @@ def _throttle_kind(error: LLMError) -> ThrottleKind | None:
 def _phase(error: LLMError) -> PromptEvaluationPhase:
     if isinstance(error, LLMBudgetExceededError):
         return PROMPT_EVALUATION_PHASE_BUDGET
-    if isinstance(error, LLMToolLoopError):
+    if isinstance(error, (LLMToolLoopError, ToolPhaseError)):
         return PROMPT_EVALUATION_PHASE_TOOL
     if isinstance(error, (LLMRefusalError, LLMIncompleteError, LLMServerError)):
         return PROMPT_EVALUATION_PHASE_RESPONSE  # a server error without a status: the answer was unreadable
@@ -226,6 +236,8 @@ def evaluation_error(error: LLMError, prompt_name: str, output_type: type | None
         return error
     message = str(error)
     payload = _payload(error)
+    if isinstance(error, ToolPhaseError):
+        message = error.message
     if isinstance(error, LLMDeadlineExceededError):
         return DeadlineExceededError(message, prompt_name=prompt_name, provider_payload=payload, cause=error)
     if isinstance(error, LLMOutputParseError):

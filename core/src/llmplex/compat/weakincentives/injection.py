@@ -33,27 +33,38 @@ _RATE_LIMIT_CODES = frozenset({"rate_limit", "rate_limit_exceeded"})
 _MAX_DEPTH = 64
 
 
+def _attributes(value: Any) -> dict[str, Any]:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    names = getattr(value, "__dict__", None) or {
+        name: getattr(value, name) for name in getattr(type(value), "__slots__", ()) if hasattr(value, name)
+    }
+    return {str(k): v for k, v in names.items() if not str(k).startswith("_")}
+
+
 def plain(value: Any, depth: int = 0) -> Any:
-    """``value`` as JSON-like data: SDK models, dataclasses, mappings and attribute objects become dicts."""
+    """``value`` as JSON-like data: SDK models, dataclasses, mappings and attribute objects become dicts.
+
+    An object is read by its attributes, as weakincentives' adapters read provider answers, with what its
+    ``model_dump()``/``to_dict()`` adds on top: a fake whose ``model_dump`` leaves out ``choices`` (or a
+    ``dict`` subclass carrying ``choices`` as an attribute) is read as the original adapters read it.
+    """
     if depth > _MAX_DEPTH:
         raise LLMError("an injected client returned an object nested more than 64 levels deep")
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
-    if isinstance(value, Mapping):
-        return {str(k): plain(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [plain(v, depth + 1) for v in value]
-    dump = getattr(value, "model_dump", None) or getattr(value, "to_dict", None)
-    if callable(dump):
-        dumped = dump()
+    merged: dict[str, Any] = {}
+    if isinstance(value, Mapping):
+        merged.update({str(k): v for k, v in value.items()})
+    else:
+        dump = getattr(value, "model_dump", None) or getattr(value, "to_dict", None)
+        dumped = dump() if callable(dump) else None
         if isinstance(dumped, Mapping):
-            return plain(dumped, depth + 1)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value)}
-    names = getattr(value, "__dict__", None) or {
-        name: getattr(value, name) for name in getattr(type(value), "__slots__", ()) if hasattr(value, name)
-    }
-    return {str(k): plain(v, depth + 1) for k, v in names.items() if not str(k).startswith("_")}
+            merged.update({str(k): v for k, v in dumped.items()})
+    merged.update(_attributes(value) if not isinstance(value, (dict, type)) or type(value) is not dict else {})
+    return {k: plain(v, depth + 1) for k, v in merged.items()}
 
 
 def _seconds(value: Any) -> float | None:

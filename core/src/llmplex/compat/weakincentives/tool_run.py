@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from llmplex.compat.weakincentives.errors import ToolPhaseError
 from llmplex.compat.weakincentives.events import ToolInvoked
 from llmplex.compat.weakincentives.tools import Tool, ToolResult, render_tool_payload
 
@@ -74,6 +75,15 @@ def _restore(session: Any, snapshot: Any, tag: str) -> None:
         logger.warning("session state after failed tool %s not restored: %s: %s", tag, type(exc).__name__, exc)
 
 
+def _failure_message(name: str, error: Exception) -> str:
+    """What weakincentives told the model about a handler that raised."""
+    if type(error).__name__ == "ToolValidationError":
+        return f"Tool validation failed: {error}"
+    if isinstance(error, TypeError):
+        return f"Tool '{name}' raised TypeError: {error}"
+    return f"Tool '{name}' execution failed: {error}"
+
+
 def run_tool(
     tool: Tool[Any, Any],
     arguments: Mapping[str, Any],
@@ -89,18 +99,17 @@ def run_tool(
     returns ``success=False`` leaves the slices as they were before it ran.
     """
     params: Any = None
+    if tool.handler is None:  # weakincentives ends the evaluation here rather than telling the model
+        raise ToolPhaseError(f"Tool '{tool.name}' does not have a registered handler.")
     snapshot = _snapshot(context.session, tool.name)
     try:
         params = tool.parse_params(arguments)
-        if tool.handler is None:
-            result: Any = ToolResult.error(f"tool {tool.name!r} has no handler")
-        else:
-            result = tool.handler(params, context=context)
-            if not all(hasattr(result, name) for name in ("message", "value", "success")):
-                result = ToolResult.error(f"tool {tool.name!r} returned {type(result).__name__}, not a ToolResult")
+        result: Any = tool.handler(params, context=context)
+        if not all(hasattr(result, name) for name in ("message", "value", "success")):
+            result = ToolResult.error(f"tool {tool.name!r} returned {type(result).__name__}, not a ToolResult")
     except Exception as exc:
         logger.warning("tool %s failed: %s: %s", tool.name, type(exc).__name__, exc)
-        result = ToolResult.error(f"{type(exc).__name__}: {exc}")
+        result = ToolResult.error(_failure_message(tool.name, exc))
     if not getattr(result, "success", False):
         _restore(context.session, snapshot, tool.name)
     message = tool_message(result)
