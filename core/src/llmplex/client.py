@@ -25,7 +25,7 @@ from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.guard import call_before
 from llmplex.reliability.storage import opened_store
 from llmplex.routing import ProviderInstance, Route, Router
-from llmplex.types import Embeddings, Message, ModelInfo, OutputSchema, Request, Response, StreamEvent
+from llmplex.types import Embeddings, Message, ModelInfo, OutputSchema, Request, Response, StreamEvent, Tool
 
 if TYPE_CHECKING:
     from llmplex.mcp import MCPServer
@@ -37,6 +37,24 @@ __all__ = ["Client"]
 T = TypeVar("T")
 
 _request_ids = itertools.count(1)
+
+
+def _tool_list(tools: Any) -> Any:
+    """``tools=`` as a list: one tool, function, tool dict or MCP source (``server``, ``server.tools(...)``)
+    is a list of one; any other non-list raises LLMConfigurationError saying a list of tools is expected."""
+    if tools is None or isinstance(tools, (list, tuple)):
+        return tools
+    if "llmplex.mcp.server" in sys.modules:
+        from llmplex.mcp import selection
+
+        if selection.is_source(tools):
+            return [tools]
+    if isinstance(tools, (Tool, Mapping)) or callable(tools):
+        return [tools]
+    raise LLMConfigurationError(
+        f"tools must be a list of tools (Tool objects, tool dicts, functions or MCP servers), "
+        f"got {type(tools).__name__}: pass tools=[...]"
+    )
 _CONTROL_ARGS = frozenset(
     {
         "system",
@@ -224,7 +242,10 @@ class Client:
     def _mcp_call(self, args: CallArgs) -> tuple[Any, CallArgs, set[str]] | None:
         """For a call whose tools include MCP servers: the module that lists their tools, ``args`` with the
         call's deadline fixed (listing counts against it) and the local tools' names; else ``None``.
-        The servers are kept, to close with the client."""
+        The servers are kept, to close with the client. A single tool or tool source given as ``tools=``
+        becomes a list of one."""
+        if "tools" in args:
+            args["tools"] = _tool_list(args["tools"])
         tools = args.get("tools")
         if not tools or "llmplex.mcp.server" not in sys.modules:  # imported already if a tool is an MCP server
             return None

@@ -57,7 +57,7 @@ def setting_rows(
             source = (sources or {}).get(name)
             value += f" ({source})" if source else ""
         else:
-            value = "default"
+            value = _default_in_use(name, current)
         rows.append(
             SettingRow(
                 name=name,
@@ -69,6 +69,13 @@ def setting_rows(
             )
         )
     return rows
+
+
+def _default_in_use(name: str, current: ProviderSettings) -> str:
+    """``default``; for an unset ``base_url``, with the URL requests go to when the settings know it (a preset's
+    local server: ``default (http://127.0.0.1:11434/v1)``)."""
+    url = getattr(current, "url", None) if name == "base_url" else None
+    return f"default ({mask_setting(name, url)})" if isinstance(url, str) and url else "default"
 
 
 def _is_secret(schema: Mapping[str, Any]) -> bool:

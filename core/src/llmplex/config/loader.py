@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -10,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from llmplex.config.schema import Config
-from llmplex.config.sources import Layer, default_layers, file_layer
+from llmplex.config.sources import ENV_PREFIX, NOT_CONFIG, Layer, default_layers, file_layer
 from llmplex.config.wording import KEY_ERROR, describe, dotted_key, expected
 from llmplex.errors import LLMConfigurationError
 from llmplex.masking.values import REDACTED, is_secret_name, mask_setting
@@ -106,6 +108,42 @@ def validation_message(
     return "invalid configuration:\n  " + "\n  ".join(lines)
 
 
+class UnknownSettingWarning(UserWarning):
+    """An ``LLMPLEX_*`` environment variable that names no setting: it is ignored (as pydantic-settings ignores
+    variables that match no field), and the warning names the closest setting."""
+
+
+_ENV_SOURCE = "environment variable "
+
+
+def _closest_variable(name: str) -> str:
+    """The known ``LLMPLEX_*`` name nearest ``name`` (its first ``__`` part replaced), for a warning."""
+    head, sep, rest = name.partition("__")
+    known = sorted({f"{ENV_PREFIX}{key.upper()}" for key in Config.model_fields} | NOT_CONFIG)
+    # a key for llmplex itself (LLMPLEX_KEY) is most likely the gateway's master key
+    pool = [n for n in known if n.endswith("KEY")] if head.endswith("KEY") else known
+    best = difflib.get_close_matches(head, pool, n=1, cutoff=0)[0]
+    return best + sep + rest if best not in NOT_CONFIG else best
+
+
+def _known_settings(layers: list[Layer]) -> list[Layer]:
+    """``layers`` without the environment variables whose first key is no setting (each one warned about)."""
+    kept = []
+    for source, data in layers:
+        if source.startswith(_ENV_SOURCE) and isinstance(data, Mapping) and not set(data) <= set(Config.model_fields):
+            name = source.removeprefix(_ENV_SOURCE)
+            warnings.warn(
+                f"environment variable {name} is not an llmplex setting and is ignored; did you mean "
+                f"{_closest_variable(name)}? (docs: Configuration > Environment variables; "
+                "`llmplex providers --check` lists each provider's settings)",
+                UnknownSettingWarning,
+                stacklevel=3,
+            )
+            continue
+        kept.append((source, data))
+    return kept
+
+
 def load_config(
     config: Config | Mapping[str, Any] | str | Path | None = None,
     overrides: Mapping[str, Any] | None = None,
@@ -118,7 +156,7 @@ def load_config(
     ``config`` may be a ``Config``, a mapping, or the path of a TOML file.
     """
     environ = os.environ if environ is None else environ
-    layers: list[Layer] = default_layers(environ, cwd or Path.cwd())
+    layers: list[Layer] = _known_settings(default_layers(environ, cwd or Path.cwd()))
     if isinstance(config, Config):
         layers.append(("Config object", config.model_dump(exclude_unset=True)))
     elif isinstance(config, (str, Path)):

@@ -11,11 +11,12 @@ from typing import Any
 
 from llmplex.errors import LLMConfigurationError
 
-__all__ = ["ENV_PREFIX", "Layer", "default_layers", "env_layers", "file_layer", "user_config_path"]
+__all__ = ["ENV_PREFIX", "NOT_CONFIG", "Layer", "default_layers", "env_layers", "file_layer", "user_config_path"]
 
 ENV_PREFIX = "LLMPLEX_"
 _LIST_KEYS = frozenset({"enabled", "disabled"})
-_NOT_CONFIG = frozenset({"LLMPLEX_CONFIG", "LLMPLEX_CACHE_DIR", "LLMPLEX_MASTER_KEY", "LLMPLEX_MASTER_KEY_FILE"})
+NOT_CONFIG = frozenset({"LLMPLEX_CONFIG", "LLMPLEX_CACHE_DIR", "LLMPLEX_MASTER_KEY", "LLMPLEX_MASTER_KEY_FILE"})
+"""``LLMPLEX_*`` variables read elsewhere, not config keys."""
 """Variables in the LLMPLEX_ namespace that are not config keys (a file path, the cache location, the gateway's
 master key, which is never config)."""
 
@@ -75,7 +76,7 @@ def env_layers(environ: Mapping[str, str]) -> list[Layer]:
     layers: list[Layer] = []
     set_by: dict[tuple[str, ...], str] = {}
     for name in sorted(environ):
-        if not name.startswith(ENV_PREFIX) or name in _NOT_CONFIG:
+        if not name.startswith(ENV_PREFIX) or name in NOT_CONFIG:
             continue
         path = tuple(name[len(ENV_PREFIX) :].lower().split("__"))
         if not all(path):
