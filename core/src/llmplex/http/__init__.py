@@ -10,12 +10,13 @@
         return classify_http_error(error)   # None for what is not an HTTP status error
 
 See ``llmplex.http.clients``, ``llmplex.http.aiohttp_clients`` (many requests in flight),
-``llmplex.http.sse`` and ``llmplex.http.statuses``.
+``llmplex.http.sse``, ``llmplex.http.statuses`` and ``llmplex.http.segments`` (names put into URLs).
 """
 
 from llmplex.http.aiohttp_clients import library_transport_replaced, sdk_async_client
 from llmplex.http.chat_parts import chat_content_part
 from llmplex.http.clients import async_client, honour_deadline, http_library, sync_client
+from llmplex.http.segments import check_name, path_segment
 from llmplex.http.sse import ServerSentEvent, SSEDecoder, aiter_sse, iter_sse
 from llmplex.http.statuses import (
     Override,
@@ -34,6 +35,7 @@ __all__ = [
     "async_client",
     "body_excerpt",
     "chat_content_part",
+    "check_name",
     "classify_http_error",
     "default_error_class",
     "error_for_status",
@@ -42,6 +44,7 @@ __all__ = [
     "http_library",
     "iter_sse",
     "library_transport_replaced",
+    "path_segment",
     "sdk_async_client",
     "sync_client",
 ]

@@ -29,6 +29,8 @@ import pytest
 
 from llmplex.client import Client
 from llmplex.errors import LLMConfigurationError
+from llmplex.testing.check_addresses import AddressChecks
+from llmplex.testing.enforcement import check_subclass
 from llmplex.testing.kit import ProviderConformanceTests
 from llmplex.testing.observe import Observed
 from llmplex.testing.replies import FakeError, Reply
@@ -104,7 +106,7 @@ class WireAdapter:
         raise NotImplementedError(f"{type(self).__name__} must implement read_request(received)")
 
 
-class HTTPConformanceTests(ProviderConformanceTests):
+class HTTPConformanceTests(AddressChecks, ProviderConformanceTests):
     """The conformance kit over a real local HTTP server.
 
     Declare ``wire`` (your ``WireAdapter``) and, unless the plugin's endpoint
@@ -112,12 +114,17 @@ class HTTPConformanceTests(ProviderConformanceTests):
     override ``server_settings``. ``server_settings`` is merged over ``settings``:
     a ``base_url`` in ``settings`` is allowed but the server's wins. The
     ``connection`` failure resets the connection, the ``timeout`` one stalls,
-    ``bad_gateway`` answers ``BAD_GATEWAY_PAGE``.
+    ``bad_gateway`` answers ``BAD_GATEWAY_PAGE``. On top of the standard checks, a hostile model string
+    must never leave the documented host and path (``AddressChecks``).
     """
 
     wire: ClassVar[WireAdapter]
     base_path: ClassVar[str] = ""
     """Appended to the server's URL for the ``base_url`` setting (``"/v1"``)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        check_subclass(cls, HTTPConformanceTests)
 
     def server_settings(self, url: str) -> dict[str, Any]:
         """The settings pointing the plugin at the kit's server at ``url`` (``http://127.0.0.1:PORT``)."""

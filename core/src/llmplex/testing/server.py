@@ -103,6 +103,7 @@ class WireServer:
     def __init__(self) -> None:
         self._answers: deque[Answer] = deque()
         self._received: list[Received] = []
+        self._malformed: list[bytes] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._connections: set[socket.socket] = set()
@@ -125,6 +126,12 @@ class WireServer:
         """Every request so far, oldest first."""
         with self._lock:
             return list(self._received)
+
+    @property
+    def malformed(self) -> list[bytes]:
+        """The request lines of requests the server could not read (answered 400 and not in ``received``)."""
+        with self._lock:
+            return list(self._malformed)
 
     @property
     def pending(self) -> int:
@@ -164,6 +171,10 @@ class WireServer:
                 return self._answers.popleft()
         note = f"the conformance kit had no answer queued for {received.method} {received.path}"
         return Answer.json(599, {"error": {"message": note}})
+
+    def _unreadable(self, request_line: bytes) -> None:
+        with self._lock:
+            self._malformed.append(request_line)
 
     def _track(self, connection: socket.socket, opened: bool) -> None:
         with self._lock:
@@ -207,6 +218,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:
         """Quiet."""
+
+    def parse_request(self) -> bool:
+        """Read the request line and headers; a request that cannot be read is kept in ``malformed``."""
+        if super().parse_request():
+            return True
+        self.server.owner._unreadable(getattr(self, "raw_requestline", b""))  # set by handle_one_request
+        return False
 
     def _serve(self) -> None:
         body = self.rfile.read(int(self.headers.get("content-length") or 0))

@@ -136,7 +136,8 @@ def llmplex_embed(
     timeout: float | None,
 ) -> Embeddings:
     """``POST /openai/deployments/{deployment}/embeddings`` for one batch."""
-    return embeddings.embed(client, texts, model, dimensions, request_timeout(timeout, settings.timeout))
+    name = transport.deployment(model)
+    return embeddings.embed(client, texts, name, dimensions, request_timeout(timeout, settings.timeout))
 
 
 @hookimpl
@@ -149,4 +150,5 @@ async def llmplex_aembed(
     timeout: float | None,
 ) -> Embeddings:
     """Async twin of ``llmplex_embed``."""
-    return await embeddings.aembed(client, texts, model, dimensions, request_timeout(timeout, settings.timeout))
+    name = transport.deployment(model)
+    return await embeddings.aembed(client, texts, name, dimensions, request_timeout(timeout, settings.timeout))

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from llmplex.errors import LLMConfigurationError
+from llmplex.http import check_name
 from llmplex.types import ContentPart, Message, Request, Tool
 from llmplex_bedrock.settings import BedrockSettings
 
@@ -38,7 +39,10 @@ _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9\s\-\(\)\[\]]")
 def format_request(request: Request, settings: BedrockSettings) -> dict[str, Any]:
     """The ``converse`` payload for ``request``."""
     system, messages = _conversation(request.messages)
-    payload: dict[str, Any] = {"modelId": settings.model or request.model, "messages": messages}
+    # botocore percent-encodes the model id into /model/{modelId}/converse, but a '..' id would still be a dot
+    # segment: names no model has are refused first
+    model = check_name(settings.model or request.model, "Bedrock model id")
+    payload: dict[str, Any] = {"modelId": model, "messages": messages}
     if system:
         payload["system"] = [{"text": text} for text in system]
     inference = _inference_config(request)

@@ -14,7 +14,7 @@ from llmplex.types import Embeddings, ModelInfo, Request, Response, StreamEvent,
 from llmplex_gemini import embeddings, thoughts
 from llmplex_gemini.clients import close_client, create_async_client, create_client, timeout_millis
 from llmplex_gemini.errors import classify_error
-from llmplex_gemini.request import format_request, tool_declaration
+from llmplex_gemini.request import format_request, tool_declaration, url_model
 from llmplex_gemini.response import parse_response
 from llmplex_gemini.settings import GeminiSettings
 from llmplex_gemini.streaming import parse_chunk
@@ -59,7 +59,9 @@ def _timeout(timeout: float | None, settings: GeminiSettings) -> float | None:
 
 
 def _with_timeout(payload: dict[str, Any], timeout: float | None, settings: GeminiSettings) -> dict[str, Any]:
-    """The payload with a per-call timeout: the deadline's remaining seconds, capped by the configured one."""
+    """The SDK's arguments: the model as it goes into the URL (``url_model``), and a per-call timeout (the
+    deadline's remaining seconds, capped by the configured one)."""
+    payload = {**payload, "model": url_model(payload["model"])}
     chosen = _timeout(timeout, settings)
     if chosen is None:
         return payload
@@ -131,7 +133,7 @@ def llmplex_embed(
     timeout: float | None,
 ) -> Embeddings:
     """One ``embed_content`` call for a batch (``output_dimensionality`` from ``dimensions``)."""
-    return embeddings.embed(client, texts, model, dimensions, _timeout(timeout, settings))
+    return embeddings.embed(client, texts, url_model(model), dimensions, _timeout(timeout, settings))
 
 
 @hookimpl
@@ -144,7 +146,7 @@ async def llmplex_aembed(
     timeout: float | None,
 ) -> Embeddings:
     """Async twin of ``llmplex_embed``."""
-    return await embeddings.aembed(client, texts, model, dimensions, _timeout(timeout, settings))
+    return await embeddings.aembed(client, texts, url_model(model), dimensions, _timeout(timeout, settings))
 
 
 @hookimpl

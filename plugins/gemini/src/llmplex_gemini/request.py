@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from llmplex.errors import LLMConfigurationError
+from llmplex.http import path_segment
 from llmplex.types import ContentPart, Message, OutputSchema, Request, Tool
 from llmplex_gemini.response import GENERATED_CALL_ID
 from llmplex_gemini.settings import GeminiSettings
@@ -35,8 +36,19 @@ _OPTION_NAMES = {
 }
 _MIME_TYPES = {"audio/mpeg": "audio/mp3"}
 """Where Gemini's documented name of a media type differs from the IANA one llmplex uses."""
+_URL_PREFIXES = ("models/", "tunedModels/", "publishers/google/models/")
+"""The resource prefixes google-genai keeps in front of a model name; the rest of the name is one path segment."""
 _MODEL_GENERATION = re.compile(r"^(?:models/)?gemini-(\d+)")
 _FIRST_SIGNED_GENERATION = 3
+
+
+def url_model(model: str) -> str:
+    """``model`` as google-genai puts it into the URL: the name percent-encoded as one path segment (after a
+    ``models/``, ``tunedModels/`` or ``publishers/google/models/`` prefix), so ``#``, ``?``, ``/`` or ``@`` never
+    steer the request; a name holding ``..``, whitespace or a control character is refused
+    (``LLMConfigurationError``)."""
+    prefix = next((p for p in _URL_PREFIXES if model.startswith(p)), "")
+    return prefix + path_segment(model[len(prefix) :], "Gemini model name")
 
 
 def format_request(request: Request, settings: GeminiSettings) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from google.genai import types
 
 from llmplex.errors import LLMConfigurationError
 from llmplex.http import async_client, honour_deadline, sdk_async_client, sync_client
-from llmplex_vertex.settings import DEFAULT_LOCATION, VertexSettings
+from llmplex_vertex.settings import DEFAULT_LOCATION, VertexSettings, checked_project
 
 __all__ = ["SCOPES", "VertexClients", "close_clients", "create_async_clients", "create_clients"]
 
@@ -91,6 +91,10 @@ class VertexClients:
             raise LLMConfigurationError(
                 "no Google Cloud project for Vertex AI: set GOOGLE_CLOUD_PROJECT, or project in [providers.vertex]"
             )
+        try:  # the credentials' own project goes into the URL too
+            checked_project(project)
+        except ValueError as error:
+            raise LLMConfigurationError(f"{error}; set project in [providers.vertex]") from None
         return credentials, project, self.settings.location or DEFAULT_LOCATION
 
     @property

@@ -3,18 +3,35 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 
 from llmplex.provider import Capabilities, ProviderSettings
 
-__all__ = ["DEFAULT_LOCATION", "Family", "VertexSettings", "family_of"]
+__all__ = ["DEFAULT_LOCATION", "Family", "VertexSettings", "checked_project", "family_of"]
 
 DEFAULT_LOCATION = "us-central1"
 """The region used when neither the settings nor ``GOOGLE_CLOUD_LOCATION`` name one."""
 
 Family = Literal["gemini", "anthropic"]
+
+_LOCATION = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+"""A region or multi-region as Google names them: ``us-central1``, ``europe-west4``, ``global``, ``us``."""
+_PROJECT = re.compile(r"(?:[a-z0-9][a-z0-9.-]*[a-z0-9]:)?[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?")
+"""A project id (``my-project``), number (``123456789``) or domain-scoped id (``example.com:my-project``)."""
+
+
+def checked_project(project: str) -> str:
+    """``project`` when it is a Google Cloud project id or number (it goes into the URL's path); else
+    ``ValueError`` (``..``, ``/``, ``?``, ``#``, ``@``, whitespace would steer the URL)."""
+    if not _PROJECT.fullmatch(project) or ".." in project:
+        raise ValueError(
+            f"project {project!r} is not a Google Cloud project id (letters, digits and '-', such as my-project, "
+            "or a project number); it goes into the request's URL, so nothing else is taken"
+        )
+    return project
 
 
 def family_of(model: str) -> Family:
@@ -53,6 +70,21 @@ class VertexSettings(ProviderSettings):
     default_model: str | None = Field(
         default=None, description="The model of a request naming only the prefix ('vertex:'); unset: gemini-2.5-flash."
     )
+
+    @field_validator("project")
+    @classmethod
+    def _project_id(cls, project: str | None) -> str | None:
+        return None if project is None else checked_project(project)
+
+    @field_validator("location")
+    @classmethod
+    def _region_name(cls, location: str | None) -> str | None:
+        if location is not None and not _LOCATION.fullmatch(location):
+            raise ValueError(
+                f"location {location!r} is not a Google Cloud region (such as us-central1, europe-west4 or "
+                "global); it goes into the request's host and path, so nothing else is taken"
+            )
+        return location
 
     def preferred_model(self, declared: str | None) -> str | None:
         """``default_model`` (``VERTEX_MODEL``) when set, else the plugin's documented default."""
