@@ -1,5 +1,5 @@
-"""Helpers of the issue 31 item 3 tests: a PostgreSQL server that can be stopped and started again, and the
-rows of a database."""
+"""Helpers of the issue 31 tests of items 1, 3, 4 and 5: a keyed gateway, a PostgreSQL server that can be
+stopped and started again, and the rows of a database."""
 
 from __future__ import annotations
 
@@ -7,16 +7,31 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
 
+import llmplex
 from llmplex.store.database import open_database
 from llmplex.store.schema import calls
+from tests.gateway.keyed_support import KeyedGateway, wait_for
 from tests.support.postgres_server import _bindir, _free_port
+
+
+@contextmanager
+def running_keyed(config: Mapping[str, Any]) -> Iterator[KeyedGateway]:
+    """A started keyed gateway over ``config`` (given a minute to start: a loaded machine imports slowly)."""
+    gateway = KeyedGateway(llmplex.Client(dict(config)))
+    gateway._thread.start()
+    try:
+        wait_for(lambda: gateway.server.started or not gateway._thread.is_alive(), timeout=60)
+        assert gateway.server.started, "the gateway did not start"
+        yield gateway
+    finally:
+        gateway.stop()
 
 
 class Postgres:

@@ -18,7 +18,8 @@ from click.testing import CliRunner
 
 from llmplex.cli.main import cli
 from tests.gateway.harness import MASTER_KEY, gateway_config
-from tests.gateway.keyed_support import MASTER, KeyedGateway, running_keyed
+from tests.gateway.keyed_support import MASTER, KeyedGateway
+from tests.tenancy.spend_support import running_keyed
 
 CONFIG = gateway_config(gateway={"models": ["mock:echo"], "key_cache_seconds": 0})
 
@@ -49,7 +50,9 @@ def test_item_1_another_keys_response_id_is_a_404_and_nothing_is_sent_upstream(k
     alice, bob = keyed.create_key("alice"), keyed.create_key("bob")
     first = _sdk(keyed, alice).responses.create(model="mock:echo", input="my secret plan")
     with _sdk(keyed, alice).responses.stream(model="mock:echo", input="streamed secret") as stream:
-        streamed = [event for event in stream][-1].response.id
+        for _ in stream:
+            pass
+        streamed = stream.get_final_response().id
     sent = len(keyed.mock.calls)
     for stolen in (first.id, streamed):
         _assert_not_found(_continue(keyed, bob, stolen), stolen)

@@ -19,8 +19,9 @@ from llmplex.store.database import default_url, open_database
 from llmplex.store.schema import calls
 from llmplex.types import Message, StreamEvent, Usage
 from tests.gateway.harness import gateway_config
-from tests.gateway.keyed_support import MASTER, PRICED, KeyedGateway, bearer, chat, running_keyed, wait_for
+from tests.gateway.keyed_support import MASTER, PRICED, KeyedGateway, bearer, chat, wait_for
 from tests.support.fault_server import Fault, FaultServer
+from tests.tenancy.spend_support import running_keyed
 
 V1 = "/v1/chat/completions"
 PROMPT = "Tell me a long story about a lighthouse keeper. " * 80  # 3,840 characters

@@ -21,9 +21,10 @@ import pytest
 from llmplex.gateway.spend_estimate import prompt_tokens, worst_case_usd
 from llmplex.types import Message
 from tests.gateway.harness import gateway_config
-from tests.gateway.keyed_support import MASTER, PRICED, KeyedGateway, bearer, chat, running_keyed, wait_for
+from tests.gateway.keyed_support import MASTER, PRICED, KeyedGateway, bearer, chat, wait_for
 from tests.support.fault_server import Fault, FaultServer
 from tests.support.redis_server import REDIS_MISSING, RedisServer
+from tests.tenancy.spend_support import running_keyed
 
 V1 = "/v1/chat/completions"
 ANSWER = Decimal("0.00000885")  # the fault server's answer: 19 tokens in, 10 out, at gpt-4o-mini's price

@@ -62,10 +62,12 @@ class SpendJournal:
     def write(self, row: dict[str, Any]) -> bool:
         """Journal ``row`` and queue it for the database; ``False`` when the journal failed (the row is then
         only queued in memory)."""
+        known = self.journal.error is not None
         try:
             segment = self.journal.append(row)
         except OSError as exc:
-            log.error("journal write failed for %s: %s", row.get("request_id"), exc)
+            if not known:  # once per outage, not once per refused request
+                log.error("the spend journal cannot be written (%s): rows wait in memory only", exc)
             self.shipper.submit(row, None)
             return False
         self.shipper.submit(row, segment)
