@@ -34,7 +34,7 @@ from typing import Any
 
 __all__ = ["FakeModel"]
 
-_ARITHMETIC = re.compile(r"(\d+)\s*([+*×x])\s*(\d+)")
+_ARITHMETIC = re.compile(r"(\d+)\s*([+*x])\s*(\d+)")
 _SHORT_LIMIT = 64
 
 
@@ -147,7 +147,7 @@ class FakeModel:
             if previous and previous not in self.stored:
                 return 404, _error(f"Previous response with id '{previous}' not found.", "not_found")
             history = list(self.stored.get(previous, [])) if previous else []
-        texts = [str(body.get("instructions") or "")] + _texts(body.get("input"))
+        texts = [str(body.get("instructions") or ""), *_texts(body.get("input"))]
         conversation = history + [t for t in texts if t]
         tools = [t for t in body.get("tools") or () if isinstance(t, dict)]
         items = body.get("input") if isinstance(body.get("input"), list) else []
@@ -156,33 +156,64 @@ class FakeModel:
         output: list[dict[str, Any]] = []
         reasoning = bool(body.get("reasoning"))
         if reasoning:
-            output.append({"type": "reasoning", "id": f"rs_{response_id}", "summary": [
-                {"type": "summary_text", "text": "Worked it out."}]})
+            output.append(
+                {
+                    "type": "reasoning",
+                    "id": f"rs_{response_id}",
+                    "summary": [{"type": "summary_text", "text": "Worked it out."}],
+                }
+            )
         limit = body.get("max_output_tokens")
         call = _tool_call(tools, body.get("tool_choice"), conversation) if tools and not answered else None
         if call is not None:
             name, arguments = call
-            output.append({"type": "function_call", "id": f"fc_{response_id}", "call_id": f"call_{response_id}",
-                           "name": name, "arguments": json.dumps(arguments), "status": "completed"})
+            output.append(
+                {
+                    "type": "function_call",
+                    "id": f"fc_{response_id}",
+                    "call_id": f"call_{response_id}",
+                    "name": name,
+                    "arguments": json.dumps(arguments),
+                    "status": "completed",
+                }
+            )
             answer = json.dumps(arguments)
         else:
             answer = _render(body.get("text"), conversation)
-            output.append({"type": "message", "id": f"msg_{response_id}", "role": "assistant", "status": "completed",
-                           "content": [{"type": "output_text", "text": answer, "annotations": []}]})
+            output.append(
+                {
+                    "type": "message",
+                    "id": f"msg_{response_id}",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": answer, "annotations": []}],
+                }
+            )
         short = isinstance(limit, int) and limit < _SHORT_LIMIT
         used_in, used_out = _usage(conversation, answer)
         with self._lock:
-            self.stored[response_id] = conversation + [answer]
+            self.stored[response_id] = [*conversation, answer]
         return 200, {
-            "id": response_id, "object": "response", "created_at": int(time.time()), "model": body.get("model"),
+            "id": response_id,
+            "object": "response",
+            "created_at": int(time.time()),
+            "model": body.get("model"),
             "status": "incomplete" if short else "completed",
             "incomplete_details": {"reason": "max_output_tokens"} if short else None,
-            "error": None, "output": output, "service_tier": "default", "store": True,
-            "parallel_tool_calls": True, "tool_choice": "auto", "tools": tools,
-            "usage": {"input_tokens": used_in, "input_tokens_details": {"cached_tokens": 0},
-                      "output_tokens": used_out,
-                      "output_tokens_details": {"reasoning_tokens": 7 if reasoning else 0},
-                      "total_tokens": used_in + used_out},
+            "error": None,
+            "output": output,
+            "service_tier": "default",
+            "store": True,
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": tools,
+            "usage": {
+                "input_tokens": used_in,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": used_out,
+                "output_tokens_details": {"reasoning_tokens": 7 if reasoning else 0},
+                "total_tokens": used_in + used_out,
+            },
         }
 
     def chat(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -196,8 +227,13 @@ class FakeModel:
         call = _tool_call(tools, forced, conversation) if tools and not answered else None
         message: dict[str, Any] = {"role": "assistant", "content": None}
         if call is not None:
-            message["tool_calls"] = [{"id": self._new_id("call"), "type": "function",
-                                      "function": {"name": call[0], "arguments": json.dumps(call[1])}}]
+            message["tool_calls"] = [
+                {
+                    "id": self._new_id("call"),
+                    "type": "function",
+                    "function": {"name": call[0], "arguments": json.dumps(call[1])},
+                }
+            ]
             answer, finish = json.dumps(call[1]), "tool_calls"
         else:
             fmt = body.get("response_format")
@@ -209,8 +245,11 @@ class FakeModel:
             finish = "length"
         used_in, used_out = _usage(conversation, answer)
         return 200, {
-            "id": self._new_id("chatcmpl"), "object": "chat.completion", "created": int(time.time()),
-            "model": body.get("model"), "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "id": self._new_id("chatcmpl"),
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model"),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": {"prompt_tokens": used_in, "completion_tokens": used_out, "total_tokens": used_in + used_out},
         }
 

@@ -28,11 +28,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from xml.etree import ElementTree
 
 __all__ = ["SUITES", "Outcome", "Suite", "main", "rewrite_source", "rewrite_tree", "run_suite"]
 
@@ -83,8 +83,18 @@ _WI_RENAMES = {
     **{
         f"weakincentives.adapters.{name}": f"weakincentives.adapters.{name}"
         for name in (
-            "inner_loop", "tool_executor", "response_parser", "utilities", "_tool_messages", "_provider_protocols",
-            "provider_response", "rendering", "deadline_utils", "token_usage", "tool_spec", "claude_agent_sdk",
+            "inner_loop",
+            "tool_executor",
+            "response_parser",
+            "utilities",
+            "_tool_messages",
+            "_provider_protocols",
+            "provider_response",
+            "rendering",
+            "deadline_utils",
+            "token_usage",
+            "tool_spec",
+            "claude_agent_sdk",
         )
     },
 }
@@ -95,7 +105,11 @@ SUITES: tuple[Suite, ...] = (
         name="Thing-Sandbox util_llm unit",
         checkout="Thing-Sandbox",
         root=".",
-        tests=("tests/unit/test_llm.py", "tests/unit/test_llm_adapter_base.py", "tests/unit/test_llm_adapter_openai.py"),
+        tests=(
+            "tests/unit/test_llm.py",
+            "tests/unit/test_llm_adapter_base.py",
+            "tests/unit/test_llm_adapter_openai.py",
+        ),
         renames=_TS_RENAMES,
         remove=("src/utils/llm.py", "src/utils/llm_errors.py", "src/utils/llm_adapters"),
     ),
@@ -125,7 +139,10 @@ SUITES: tuple[Suite, ...] = (
         name="weakincentives integration",
         checkout="weakincentives",
         root=".",
-        tests=("integration-tests/test_openai_adapter_integration.py", "integration-tests/test_litellm_adapter_integration.py"),
+        tests=(
+            "integration-tests/test_openai_adapter_integration.py",
+            "integration-tests/test_litellm_adapter_integration.py",
+        ),
         renames=_WI_RENAMES,
         pythonpath=("src", "."),
         rewrite=("tests", "integration-tests"),
@@ -176,7 +193,7 @@ def rewrite_tree(root: Path, renames: Mapping[str, str], remove: Sequence[str] =
 
 @dataclass
 class Outcome:
-    """One run of one suite: test id -> ``passed``, ``failed``, ``error`` or ``skipped``, and the failures' first line."""
+    """One run of one suite: each test id's result (``passed``, ``failure``, ``error``, ``skipped``) and reason."""
 
     results: dict[str, str] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)
@@ -232,10 +249,31 @@ def run_suite(suite: Suite, checkout: Path, *, original: bool, python: str = sys
         with _model_env(suite) as env:
             env["PYTHONPATH"] = os.pathsep.join(str(root / p) for p in suite.pythonpath)
             env["PYTHONDONTWRITEBYTECODE"] = "1"
-            command = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "addopts=",
-                       f"--junitxml={junit}", "--rootdir", str(root), *suite.tests]
-            subprocess.run(command, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           check=False, timeout=1800)
+            command = [
+                python,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "no:randomly",
+                "-o",
+                "addopts=",
+                f"--junitxml={junit}",
+                "--rootdir",
+                str(root),
+                *suite.tests,
+            ]
+            subprocess.run(
+                command,
+                cwd=root,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                check=False,
+                timeout=1800,
+            )
         return _read_junit(junit)
 
 
@@ -251,8 +289,11 @@ def _report(suite: Suite, ours: Outcome, base: Outcome | None) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; exit status 0 when every suite ran (failing tests are figures, not errors)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
-    parser.add_argument("--snapshots", default=os.environ.get("LLMPLEX_COMPAT_SNAPSHOTS"),
-                        help="the folder holding the checkouts (Thing-Sandbox/, weakincentives/, chatbot_todo/)")
+    parser.add_argument(
+        "--snapshots",
+        default=os.environ.get("LLMPLEX_COMPAT_SNAPSHOTS"),
+        help="the folder holding the checkouts (Thing-Sandbox/, weakincentives/, chatbot_todo/)",
+    )
     parser.add_argument("--suite", action="append", help="run only suites whose name contains this (repeatable)")
     parser.add_argument("--originals", action="store_true", help="also run the untouched checkouts (the baseline)")
     parser.add_argument("--report", help="write the figures and the failing tests as markdown to this file")

@@ -173,7 +173,10 @@ def test_a_util_llm_tick_runs_on_llmplex_by_swapping_imports(
     assert outcome == {"intentions": ["idle"], "outcomes": [[{"turn": 2}]], "summary": "Bob rested."}
     tavern = json.loads((tmp_path / "locations" / "tavern.json").read_text())
     assert tavern["_openai"]["resolution_chain"] == ["resp_r1", "resp_r2"]
-    assert tavern["_openai"]["usage"].items() >= {"total_input_tokens": 300, "total_output_tokens": 30, "total_requests": 3}.items()  # util_llm\'s later totals sit beside them
+    assert (
+        tavern["_openai"]["usage"].items()
+        >= {"total_input_tokens": 300, "total_output_tokens": 30, "total_requests": 3}.items()
+    )  # util_llm\'s later totals sit beside them
     saved_bob = json.loads((tmp_path / "characters" / "bob.json").read_text())
     assert saved_bob["_openai"]["memory_chain"] == ["resp_legacy"]
     assert saved_bob["_openai"]["usage"]["total_requests"] == 1

@@ -279,7 +279,10 @@ async def test_item_3_batch_eviction_triggers_delete() -> None:
 async def test_item_3_usage_accumulated_per_entity() -> None:
     bob, alice = characters("bob", "alice")
     await LLMClient(MockAdapter(), [bob, alice]).create_batch([request("x", "intention:bob")])
-    assert bob["_openai"]["usage"].items() >= {"total_input_tokens": 10, "total_output_tokens": 2, "total_requests": 1}.items()  # util_llm\'s later totals sit beside them
+    assert (
+        bob["_openai"]["usage"].items()
+        >= {"total_input_tokens": 10, "total_output_tokens": 2, "total_requests": 1}.items()
+    )  # util_llm\'s later totals sit beside them
     assert "_openai" not in alice
 
 
@@ -292,7 +295,10 @@ async def test_item_3_usage_creates_openai_section() -> None:
 async def test_item_3_usage_multiple_requests() -> None:
     bob = characters("bob")
     await LLMClient(MockAdapter(), bob).create_batch([request(str(n), "intention:bob") for n in range(3)])
-    assert bob[0]["_openai"]["usage"].items() >= {"total_input_tokens": 30, "total_output_tokens": 6, "total_requests": 3}.items()  # util_llm\'s later totals sit beside them
+    assert (
+        bob[0]["_openai"]["usage"].items()
+        >= {"total_input_tokens": 30, "total_output_tokens": 6, "total_requests": 3}.items()
+    )  # util_llm\'s later totals sit beside them
 
 
 # --- ResponseChainManager -----------------------------------------------------------------
@@ -451,7 +457,10 @@ async def test_item_3_usage_persisted_in_entity(api: FakeResponsesAPI) -> None:
     client = LLMClient(OpenAIAdapter(PhaseConfig()), bob, default_depth=2)
     await client.create_response("i", "one", IntentionResponse, entity_key="intention:bob")
     await client.create_response("i", "two", IntentionResponse, entity_key="intention:bob")
-    assert bob[0]["_openai"]["usage"].items() >= {"total_input_tokens": 30, "total_output_tokens": 10, "total_requests": 2}.items()  # util_llm\'s later totals sit beside them
+    assert (
+        bob[0]["_openai"]["usage"].items()
+        >= {"total_input_tokens": 30, "total_output_tokens": 10, "total_requests": 2}.items()
+    )  # util_llm\'s later totals sit beside them
 
 
 async def test_item_3_chain_survives_partial_failure(api: FakeResponsesAPI) -> None:
@@ -476,7 +485,10 @@ def test_item_3_internal_accumulate_usage_and_process_result_as_the_seed_writes_
     client._accumulate_usage("intention:bob", ResponseUsage(input_tokens=125, output_tokens=8))
     client._accumulate_usage("memory:bob", ResponseUsage(input_tokens=5, output_tokens=2))
     client._accumulate_usage("intention:nobody", ResponseUsage(input_tokens=1, output_tokens=1))
-    assert bob[0]["_openai"]["usage"].items() >= {"total_input_tokens": 130, "total_output_tokens": 10, "total_requests": 2}.items()  # util_llm\'s later totals sit beside them
+    assert (
+        bob[0]["_openai"]["usage"].items()
+        >= {"total_input_tokens": 130, "total_output_tokens": 10, "total_requests": 2}.items()
+    )  # util_llm\'s later totals sit beside them
     answer = AdapterResponse(
         response_id="r", parsed=IntentionResponse(intention="x", reasoning="y"), usage=ResponseUsage()
     )

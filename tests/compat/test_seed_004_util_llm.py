@@ -151,7 +151,10 @@ async def test_batch_chain_integration_with_a_mock_adapter() -> None:
     assert bob_2 != bob_1 and alice["_openai"]["intention_chain"][0] == alice_1
     assert len(alice["_openai"]["intention_chain"]) == 2
     assert fake.deleted == [bob_1]
-    assert bob["_openai"]["usage"].items() >= {"total_input_tokens": 20, "total_output_tokens": 4, "total_requests": 2}.items()  # util_llm\'s later totals sit beside them
+    assert (
+        bob["_openai"]["usage"].items()
+        >= {"total_input_tokens": 20, "total_output_tokens": 4, "total_requests": 2}.items()
+    )  # util_llm\'s later totals sit beside them
 
 
 async def test_same_entity_in_one_batch_is_processed_in_order_last_wins(env: FaultServer) -> None:
@@ -224,7 +227,10 @@ async def test_a_legacy_state_file_continues_its_chain_and_its_usage(env: FaultS
     assert posts(env)[0]["previous_response_id"] == "resp_def456"
     assert bob["_openai"]["intention_chain"] == ["resp_def456", "resp_new"]
     assert bob["_openai"]["memory_chain"] == ["resp_xyz789"]
-    assert bob["_openai"]["usage"].items() >= {"total_input_tokens": 126000, "total_output_tokens": 8550, "total_requests": 43}.items()  # util_llm\'s later totals sit beside them
+    assert (
+        bob["_openai"]["usage"].items()
+        >= {"total_input_tokens": 126000, "total_output_tokens": 8550, "total_requests": 43}.items()
+    )  # util_llm\'s later totals sit beside them
     assert deleted(env) == ["resp_abc123"]
 
 
@@ -322,7 +328,10 @@ async def test_a_key_without_a_chain_name_counts_usage_only() -> None:
     world = characters("bob")
     await LLMClient(fake, world, default_depth=2).create_response("s", "c", IntentionResponse, entity_key="bob")
     assert list(world[0]["_openai"]) == ["usage"]
-    assert world[0]["_openai"]["usage"].items() >= {"total_input_tokens": 10, "total_output_tokens": 2, "total_requests": 1}.items()
+    assert (
+        world[0]["_openai"]["usage"].items()
+        >= {"total_input_tokens": 10, "total_output_tokens": 2, "total_requests": 1}.items()
+    )
     assert fake.calls[0]["previous_response_id"] is None
     assert ResponseChainManager(world).get_previous("bob") is None
 

@@ -55,6 +55,8 @@ def _tool_list(tools: Any) -> Any:
         f"tools must be a list of tools (Tool objects, tool dicts, functions or MCP servers), "
         f"got {type(tools).__name__}: pass tools=[...]"
     )
+
+
 _CONTROL_ARGS = frozenset(
     {
         "system",

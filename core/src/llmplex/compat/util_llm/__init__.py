@@ -11,9 +11,16 @@ retries, deadlines and events; entity state stays under ``entity["_openai"]``.
 
 from llmplex.compat.util_llm.adapter import AdapterResponse, OpenAIAdapter, ResponseDebugInfo, ResponseUsage
 from llmplex.compat.util_llm.client import LLMClient, ResponseChainManager
-from llmplex.compat.util_llm.stats import BatchStats, RequestResult
 from llmplex.compat.util_llm.errors import LLMIncompleteError, LLMRateLimitError, LLMRefusalError, LLMTimeoutError
-from llmplex.errors import LLMAPIError, LLMConfigurationError, LLMConnectionError, LLMError, LLMOutputParseError, LLMServerError
+from llmplex.compat.util_llm.stats import BatchStats, RequestResult
+from llmplex.errors import (
+    LLMAPIError,
+    LLMConfigurationError,
+    LLMConnectionError,
+    LLMError,
+    LLMOutputParseError,
+    LLMServerError,
+)
 from llmplex.facade.request import LLMRequest
 
 __all__ = [
@@ -31,8 +38,8 @@ __all__ = [
     "LLMRequest",
     "LLMServerError",
     "LLMTimeoutError",
-    "RequestResult",
     "OpenAIAdapter",
+    "RequestResult",
     "ResponseChainManager",
     "ResponseDebugInfo",
     "ResponseUsage",

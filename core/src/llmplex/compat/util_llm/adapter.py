@@ -16,9 +16,9 @@ import logging
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from llmplex.compat.util_llm.base import AdapterResponse, ResponseDebugInfo, ResponseUsage, adapter_response
+from llmplex.compat.util_llm.errors import as_util_llm
 from llmplex.compat.util_llm.sdk_call import AdapterSDK, Pending, pending_call
 from llmplex.compat.weakincentives.injection import inject
-from llmplex.compat.util_llm.errors import as_util_llm
 from llmplex.errors import LLMConfigurationError, LLMError, LLMRateLimitError, LLMTimeoutError
 from llmplex.facade.request import input_text
 from llmplex.reliability.clock import Clock
@@ -137,6 +137,10 @@ class OpenAIAdapter:
         retries = _number(config, "max_retries", 0, whole=True)
         self.throttle = None if retries is None else {"max_attempts": retries + 1}
         self.options = self._options(config)
+        if client is not None and not callable(getattr(getattr(client, "responses", None), "parse", None)):
+            raise LLMConfigurationError(
+                f"client must have responses.parse(...) like openai.AsyncOpenAI, got {type(client).__name__}"
+            )
         self.client: Any = client if client is not None else self._sdk_client(timeout)
         inject(self.llmplex_client, "openai", AdapterSDK(self))
 

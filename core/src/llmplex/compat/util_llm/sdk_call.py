@@ -82,16 +82,16 @@ def _as_json(response: Any) -> dict[str, Any]:
     in_details = getattr(usage, "input_tokens_details", None)
     output_tokens = _number(getattr(usage, "output_tokens", 0))
     # llmplex refuses contradictory usage; the AdapterResponse keeps the SDK's own numbers
-    reasoning = min(_number(getattr(getattr(usage, "output_tokens_details", None), "reasoning_tokens", 0)), output_tokens)
+    reasoning = min(
+        _number(getattr(getattr(usage, "output_tokens_details", None), "reasoning_tokens", 0)), output_tokens
+    )
     response_id = getattr(response, "id", None)
     return {
         "id": response_id if isinstance(response_id, str) else "",
         "object": "response",
         "status": "completed",
         "model": _text(getattr(response, "model", None)),
-        "output": [
-            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}
-        ],
+        "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}],
         "usage": {
             "input_tokens": _number(getattr(usage, "input_tokens", 0)),
             "output_tokens": output_tokens,

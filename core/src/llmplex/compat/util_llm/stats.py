@@ -1,4 +1,4 @@
-"""util_llm's per-call statistics: ``LLMClient.get_last_batch_stats()`` after ``create_batch`` or ``create_response``."""
+"""util_llm's per-call statistics: ``LLMClient.get_last_batch_stats()`` after a batch or a single response."""
 
 from __future__ import annotations
 

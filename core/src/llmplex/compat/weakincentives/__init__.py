@@ -14,8 +14,8 @@ providers, config, retries, deadlines, budgets and events.
 
 from llmplex.compat.weakincentives.adapters import (
     LITELLM_ADAPTER_NAME,
-    AdapterName,
     OPENAI_ADAPTER_NAME,
+    AdapterName,
     LiteLLMAdapter,
     OpenAIAdapter,
     ProviderAdapter,
@@ -87,12 +87,12 @@ from llmplex.compat.weakincentives.tools import Tool, ToolResult
 
 __all__ = [
     "LITELLM_ADAPTER_NAME",
-    "AdapterName",
     "OPENAI_ADAPTER_NAME",
     "PROMPT_EVALUATION_PHASE_BUDGET",
     "PROMPT_EVALUATION_PHASE_REQUEST",
     "PROMPT_EVALUATION_PHASE_RESPONSE",
     "PROMPT_EVALUATION_PHASE_TOOL",
+    "AdapterName",
     "Append",
     "Budget",
     "BudgetExceededDimension",

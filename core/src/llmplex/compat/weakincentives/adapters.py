@@ -32,7 +32,14 @@ if TYPE_CHECKING:
     from llmplex.compat.weakincentives.prompt import Prompt
     from llmplex.compat.weakincentives.session import Session
 
-__all__ = ["LITELLM_ADAPTER_NAME", "OPENAI_ADAPTER_NAME", "AdapterName", "LiteLLMAdapter", "OpenAIAdapter", "ProviderAdapter"]
+__all__ = [
+    "LITELLM_ADAPTER_NAME",
+    "OPENAI_ADAPTER_NAME",
+    "AdapterName",
+    "LiteLLMAdapter",
+    "OpenAIAdapter",
+    "ProviderAdapter",
+]
 
 AdapterName = str
 """An adapter's name, as telemetry events carry it."""

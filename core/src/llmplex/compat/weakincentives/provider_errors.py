@@ -108,6 +108,14 @@ def openai_error_payload(error: object) -> dict[str, Any] | None:
     return {str(k): v for k, v in body.items()} if isinstance(body, Mapping) else None
 
 
+def _rate_limited(error: Exception, name: str, code: object) -> bool:
+    return (
+        getattr(error, "status_code", None) == HTTPStatus.TOO_MANY_REQUESTS
+        or "ratelimit" in name
+        or (code in _RATE_LIMIT_CODES)
+    )
+
+
 def normalize_throttle(
     error: Exception, *, prompt_name: str, provider: str, retry_after: timedelta | None, payload: dict[str, Any] | None
 ) -> ThrottleError | None:
@@ -118,9 +126,7 @@ def normalize_throttle(
     kind: ThrottleKind | None = None
     if "insufficient_quota" in message.lower() or code == "insufficient_quota":
         kind = "quota_exhausted"
-    elif getattr(error, "status_code", None) == HTTPStatus.TOO_MANY_REQUESTS or "ratelimit" in name:
-        kind = "rate_limit"
-    elif code in _RATE_LIMIT_CODES:
+    elif _rate_limited(error, name, code):
         kind = "rate_limit"
     elif "timeout" in name:
         kind = "timeout"

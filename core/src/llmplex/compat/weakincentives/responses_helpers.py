@@ -92,16 +92,24 @@ def responses_tool_spec(spec: Mapping[str, Any], *, prompt_name: str) -> dict[st
     """A Chat Completions function tool as a Responses API tool (``name`` at the top level)."""
     payload = {"tools": [spec]}
     if spec.get("type") != "function":
-        raise _fail("OpenAI Responses only supports function tools.", prompt_name, PROMPT_EVALUATION_PHASE_REQUEST, payload)
+        raise _fail(
+            "OpenAI Responses only supports function tools.", prompt_name, PROMPT_EVALUATION_PHASE_REQUEST, payload
+        )
     function = spec.get("function")
     if not isinstance(function, Mapping):
         raise _fail(
-            "OpenAI tool specification is missing a function payload.", prompt_name, PROMPT_EVALUATION_PHASE_REQUEST, payload
+            "OpenAI tool specification is missing a function payload.",
+            prompt_name,
+            PROMPT_EVALUATION_PHASE_REQUEST,
+            payload,
         )
     name = function.get("name")
     if not isinstance(name, str) or not name.strip():
         raise _fail(
-            "OpenAI tool specification is missing a function name.", prompt_name, PROMPT_EVALUATION_PHASE_REQUEST, payload
+            "OpenAI tool specification is missing a function name.",
+            prompt_name,
+            PROMPT_EVALUATION_PHASE_REQUEST,
+            payload,
         )
     normalized: dict[str, Any] = {"type": "function", "name": name}
     description = function.get("description")
