@@ -296,3 +296,34 @@ def test_item_3_the_quickstart_installs_from_the_wheelhouse_answers_and_takes_a_
         check=False,
     )
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def _tiny_distribution(folder: Path, name: str, requires: list[str], readme: bool) -> None:
+    package = folder / "src" / name.replace("-", "_")
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text('"""A tiny distribution."""\n')
+    (package / "py.typed").write_text("")
+    (folder / "LICENSE").write_text("MIT License\n")
+    if readme:
+        (folder / "README.md").write_text(f"# {name}\n\nA tiny distribution.\n")
+    lines = [
+        '[build-system]\nrequires = ["hatchling>=1.27"]\nbuild-backend = "hatchling.build"\n',
+        f'[project]\nname = "{name}"\nversion = "0.1.0"\ndescription = "A tiny distribution."',
+        'requires-python = ">=3.11"\nlicense = "MIT"\nlicense-files = ["LICENSE"]',
+        f"dependencies = {json.dumps(requires)}",
+        *(['readme = "README.md"'] if readme else []),
+        f'\n[tool.hatch.build.targets.wheel]\npackages = ["src/{name.replace("-", "_")}"]\n',
+    ]
+    (folder / "pyproject.toml").write_text("\n".join(lines))
+
+
+def test_item_3_a_distribution_without_a_readme_fails_the_release_at_twine_check(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    _tiny_distribution(root / "core", "llmplex", [], readme=True)
+    _tiny_distribution(root / "plugins" / "bare", "llmplex-bare", ["llmplex>=0.1,<0.2"], readme=False)
+    command = [sys.executable, str(ROOT / "tools/release"), "--root", str(root), "--no-isolation", "--builder", "uv"]
+    done = subprocess.run([*command, "--out-dir", str(tmp_path / "dist")], capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stdout
+    assert "twine check --strict failed" in done.stderr and "llmplex_bare-0.1.0" in done.stderr, done.stderr
+    assert "`long_description` missing" in done.stderr, done.stderr
+    assert "would upload" not in done.stdout and "uploads these" not in done.stdout

@@ -6,6 +6,7 @@ distribution) may stand in for ``python -m build`` where time counts: the tests.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -67,6 +68,7 @@ def build_all(
 def twine_check(files: list[Path]) -> None:
     """``twine check --strict``: metadata complete and the readme renders on the package index."""
     command = [sys.executable, "-m", "twine", "check", "--strict", *map(str, files)]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    plain = {**os.environ, "NO_COLOR": "1", "COLUMNS": "250"}  # its report unwrapped and uncoloured
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=plain)
     if done.returncode != 0:
         raise BuildError(f"twine check --strict failed:\n{done.stdout[-6000:]}{done.stderr[-2000:]}")
