@@ -6,6 +6,7 @@ home, no credential but the gateway's key, and no way out of 127.0.0.1 but what 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -16,7 +17,7 @@ import pytest
 
 from tests.gateway.harness import MASTER_KEY, Gateway
 
-__all__ = ["NPM_PREFIX", "run_claude", "run_codex"]
+__all__ = ["DOCS", "NPM_PREFIX", "recipe", "run_claude", "run_codex"]
 
 NPM_PREFIX = Path(sys.prefix) / "tmp" / "npm"
 _PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex"}
@@ -41,17 +42,42 @@ def _env(home: Path) -> dict[str, str]:
     kept = ("PATH", "LANG", "TERM", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "TMPDIR")
     home.mkdir(parents=True, exist_ok=True)
     env = {name: os.environ[name] for name in kept if name in os.environ}
-    env.update(HOME=str(home), DISABLE_AUTOUPDATER="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", NO_COLOR="1")
+    env.update(HOME=str(home), DISABLE_AUTOUPDATER="1", NO_COLOR="1")
     return env
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "gateway" / "agents.md"
+"""The Coding agents page: its recipes are what these runs use."""
+
+
+def recipe(name: str) -> str:
+    """The fenced block under ``<!-- recipe: NAME -->`` on the Coding agents page."""
+    text = DOCS.read_text(encoding="utf-8")
+    marker = f"<!-- recipe: {name} -->"
+    assert marker in text, f"docs/gateway/agents.md lost its {name} recipe"
+    block = text[text.index(marker) + len(marker) :].split("```", 2)[1]
+    return block.split("\n", 1)[1]
+
+
+def _claude_env(gateway: Gateway, model: str) -> dict[str, str]:
+    """The variables the Claude Code recipe exports, for this gateway, key and model."""
+    found: dict[str, str] = {}
+    for line in recipe("claude-env").splitlines():
+        if line.startswith("$ export "):
+            for pair in line.removeprefix("$ export ").split():
+                name, _, value = pair.partition("=")
+                found[name] = value
+    assert found.pop("ANTHROPIC_BASE_URL") == "http://127.0.0.1:4000" and found.pop("ANTHROPIC_API_KEY")
+    swapped = {name: model if value == "openai:gpt-4o-mini" else value for name, value in found.items()}
+    return {**swapped, "ANTHROPIC_BASE_URL": gateway.url, "ANTHROPIC_API_KEY": MASTER_KEY}
 
 
 def run_claude(
     gateway: Gateway, model: str, prompt: str, workdir: Path, *tools: str
 ) -> subprocess.CompletedProcess[str]:
-    """``claude -p PROMPT --model MODEL`` with its API at the gateway, streaming JSON events; ``tools`` allowed."""
+    """``claude -p PROMPT --model MODEL`` set up as the docs say, streaming JSON events; ``tools`` allowed."""
     env = _env(workdir.parent / "claude-home")
-    env.update(ANTHROPIC_BASE_URL=gateway.url, ANTHROPIC_API_KEY=MASTER_KEY, CLAUDE_CONFIG_DIR=env["HOME"] + "/.claude")
-    env.update(ANTHROPIC_SMALL_FAST_MODEL=model, ANTHROPIC_DEFAULT_HAIKU_MODEL=model)
+    env.update(_claude_env(gateway, model), CLAUDE_CONFIG_DIR=env["HOME"] + "/.claude")
     command = [cli("claude"), "-p", prompt, "--model", model, "--output-format", "stream-json", "--verbose"]
     command += ["--include-partial-messages", *(["--allowedTools", ",".join(tools)] if tools else [])]
     return subprocess.run(
@@ -67,15 +93,14 @@ def run_claude(
 
 
 def run_codex(gateway: Gateway, model: str, prompt: str, workdir: Path) -> subprocess.CompletedProcess[str]:
-    """``codex exec PROMPT -m MODEL`` with ``llmplex serve`` as its model provider (``wire_api = "responses"``)."""
+    """``codex exec PROMPT`` with the config.toml of the docs (``llmplex serve`` as its model provider)."""
     env = _env(workdir.parent / "codex-home")
+    config = recipe("codex-config").replace("http://127.0.0.1:4000", gateway.url)
+    config = config.replace('model = "anthropic:claude-sonnet-4-6"', f"model = {json.dumps(model)}")
+    assert f"model = {json.dumps(model)}" in config and gateway.url in config
+    (Path(env["HOME"]) / "config.toml").write_text(config, encoding="utf-8")
     env.update(CODEX_HOME=env["HOME"], LLMPLEX_API_KEY=MASTER_KEY)
-    provider = (
-        f'model_providers.llmplex={{name="llmplex",base_url="{gateway.url}/v1",'
-        'env_key="LLMPLEX_API_KEY",wire_api="responses"}'
-    )
-    command = [cli("codex"), "exec", "--skip-git-repo-check", "-c", provider, "-c", 'model_provider="llmplex"']
-    command += ["-m", model, prompt]
+    command = [cli("codex"), "exec", "--skip-git-repo-check", prompt]
     return subprocess.run(
         command,
         check=False,

@@ -13,7 +13,7 @@ from llmplex.cli.serve import serve_command
 from llmplex.cli.spend import spend_command
 
 ROOT = Path(__file__).resolve().parents[2]
-SECTION = ("index.md", "quickstart.md", "keys.md", "replicas.md", "metrics.md", "benchmark.md")
+SECTION = ("index.md", "quickstart.md", "agents.md", "keys.md", "replicas.md", "metrics.md", "benchmark.md")
 
 
 def _gateway_nav() -> list[str]:

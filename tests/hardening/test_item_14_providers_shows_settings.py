@@ -39,6 +39,6 @@ def test_item_14_the_settings_hint_names_a_command_that_shows_names_types_env_va
     assert KEY not in shown.stdout + shown.stderr, "the key itself is never shown"
     assert not re.search(r"SecretStr|NoneType|Optional|Literal", shown.stdout), "no Python type names"
     llamacpp = settings_rows(shown.stdout, "llamacpp")
-    assert "4096" in llamacpp["n_ctx"] and "integer" in llamacpp["n_ctx"], "defaults are shown"
+    assert "32768" in llamacpp["n_ctx"] and "integer" in llamacpp["n_ctx"], "defaults are shown"
     local = settings_rows(shown.stdout, "local")  # the broken instance still shows what it accepts
     assert "base_url" in local and "OPENAI_API_KEY" not in local["api_key"], "env vars fill only openai:"

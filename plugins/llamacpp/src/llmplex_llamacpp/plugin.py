@@ -21,6 +21,7 @@ from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo
 from llmplex.types import Embeddings, LLMConfig, ModelInfo, Request, Response, StreamEvent, StreamState, Tool, Usage
 from llmplex_llamacpp.catalogue import DEFAULT_MODEL, MODELS
+from llmplex_llamacpp.counting import count_prompt_tokens
 from llmplex_llamacpp.embedding_models import DEFAULT_EMBEDDING_MODEL, EMBEDDING_MODELS, find_embedding_model
 from llmplex_llamacpp.errors import LocalModelError
 from llmplex_llamacpp.local_clients import AsyncLocalClients, LocalClients
@@ -184,3 +185,13 @@ def llmplex_models(settings: LlamaCppSettings) -> list[ModelInfo]:
         for model in EMBEDDING_MODELS
     ]
     return chat_models + embedding_models
+
+
+@hookimpl
+async def llmplex_acount_tokens(
+    request: Request, settings: LlamaCppSettings, client: AsyncLocalClients
+) -> tuple[int, str]:
+    """The model's own count: its chat template applied and tokenized by its llama.cpp server."""
+    payload = llmplex_format(request, settings)
+    sdk = await asyncio.to_thread(client.async_, payload["model"])
+    return await count_prompt_tokens(str(sdk.base_url), payload), "tokenizer"

@@ -30,6 +30,12 @@ DEFAULT_N_PARALLEL = 2
 POOLING_CHOICES = ("model", "mean", "cls", "last")
 """``--pooling`` values: ``model`` keeps the GGUF's own pooling type (BERT-style embedding models carry one)."""
 
+DEFAULT_BATCH = 2048
+"""Prompt tokens llama.cpp takes per logical step (its own default)."""
+
+DEFAULT_UBATCH = 512
+"""Prompt tokens per compute pass (llama.cpp's own default; bench/local_agent.py measures the others)."""
+
 DEFAULT_THREADS = max(1, (os.cpu_count() or 2) // 2)
 """Half the CPUs: llama.cpp's spinning thread pool slows down many-fold when
 its threads compete with other processes for every core."""
@@ -54,6 +60,8 @@ def main(argv: list[str] | None = None) -> None:
     params.use_jinja = True
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.threads
+    params.n_batch = args.batch
+    params.n_ubatch = args.ubatch
     if args.embedding:
         params.embedding = True
         params.n_ubatch = params.n_batch  # an embedded text must fit one micro-batch (non-causal models)
@@ -82,6 +90,8 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX)
     parser.add_argument("--n-parallel", type=int, default=DEFAULT_N_PARALLEL)
     parser.add_argument("--threads", type=int, default=DEFAULT_THREADS)
+    parser.add_argument("--batch", type=int, default=DEFAULT_BATCH, help="logical batch: prompt tokens per step")
+    parser.add_argument("--ubatch", type=int, default=DEFAULT_UBATCH, help="physical batch: tokens per compute pass")
     parser.add_argument("--parent-pid", type=int, default=None, help="exit when it dies")
     parser.add_argument("--embedding", action="store_true", help="serve /v1/embeddings instead of chat")
     parser.add_argument(

@@ -9,14 +9,20 @@ from pydantic import Field, FilePath
 
 from llmplex.provider import Capabilities, ProviderSettings
 
-__all__ = ["LlamaCppSettings"]
+__all__ = ["AGENT_N_CTX", "LlamaCppSettings"]
+
+
+AGENT_N_CTX = 32768
+"""The context window a server started through the plugin gets: Claude Code's first prompt (its system prompt
+and two dozen tools, about 20,000 tokens) and Codex's (about 10,000) fit with room for the answer."""
 
 
 class LlamaCppSettings(ProviderSettings):
     """How the local server runs.
 
     Attributes:
-        n_ctx: the context window in tokens (prompt + answer).
+        n_ctx: the context window in tokens (prompt + answer), shared by the server's two slots; the
+            default holds a coding agent's first prompt (Claude Code's is about 20,000 tokens).
         start_timeout: seconds to wait for a server to load its model.
         default_max_tokens: the answer length when a request sets no ``max_tokens``
             (a base model such as gemma3-270m rarely stops by itself).
@@ -30,7 +36,7 @@ class LlamaCppSettings(ProviderSettings):
             models). The built-in ONNX embedding model always mean-pools.
     """
 
-    n_ctx: int = Field(default=4096, ge=256)
+    n_ctx: int = Field(default=AGENT_N_CTX, ge=256)
     start_timeout: float = Field(default=120.0, gt=0)
     default_max_tokens: int = Field(default=256, gt=0)
     timeout: float | None = Field(default=None, gt=0)
