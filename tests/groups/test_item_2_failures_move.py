@@ -172,3 +172,23 @@ def test_item_2_the_group_retries_under_the_call_policy_and_gives_up() -> None:
             client.complete("chat", "hi")
         assert caught.value.attempts == 3 and sum(counts(fakes).values()) == 3
         assert len(caught.value.context["errors"]) == 3
+
+
+def test_item_2_embed_moves_a_retryable_failure_to_another_deployment() -> None:
+    client = llmplex.Client(
+        providers={"backup": {"plugin": "mock"}},
+        groups={"chat": {"allowed_fails": 1, "deployments": [{"model": "mock:embed"}, {"model": "backup:embed"}]}},
+        clock=FakeTime(draw=0.0).clock(),
+    )
+    client.provider_client("mock").push_error(LLMServerError("503"))
+    vectors = client.embed("chat", ["a", "b"])
+    assert (vectors.provider, len(vectors.vectors), vectors.attempts) == ("backup", 2, 2)
+    assert client.embed("chat", ["c"]).provider == "backup"  # mock cools after its one allowed failure
+
+    async def aembed() -> llmplex.Embeddings:
+        return await client.aembed("chat", ["d"])
+
+    assert asyncio.run(aembed()).provider == "backup"
+    client.provider_client("backup").push_error(LLMBadRequestError("400"))
+    with pytest.raises(LLMBadRequestError):
+        client.embed("chat", ["e"])

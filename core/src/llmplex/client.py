@@ -13,6 +13,7 @@ from llmplex.config.schema import Config
 from llmplex.engine.call_args import CallArgs
 from llmplex.engine.embedding import EmbedRun, embedding_route, embedding_texts
 from llmplex.engine.fallback import Call, CallPlanner
+from llmplex.engine.group_embedding import GroupEmbedRun, embedding_run
 from llmplex.engine.models import ModelCatalog
 from llmplex.engine.request_builder import PromptInput, ToolInput, build_request, build_tools
 from llmplex.engine.telemetry import Telemetry
@@ -400,7 +401,9 @@ class Client:
 
     # -- embeddings and models -------------------------------------------------------
 
-    def _embedding(self, model: str | None, texts: str | Sequence[str], args: dict[str, Any]) -> EmbedRun:
+    def _embedding(
+        self, model: str | None, texts: str | Sequence[str], args: dict[str, Any]
+    ) -> EmbedRun | GroupEmbedRun:
         self._ready()
         unknown = set(args) - {"dimensions", "batch_size", "timeout", "deadline", "throttle", "budget"}
         if unknown:
@@ -411,15 +414,7 @@ class Client:
         items = embedding_texts(texts)
         route = embedding_route(self.router, model)
         plan = self.calls.plan(route, self._deadline(args.get("timeout"), args.get("deadline")), args)  # type: ignore[arg-type]
-        return EmbedRun(
-            f"req-{next(_request_ids)}",
-            route,
-            items,
-            plan,
-            self.telemetry,
-            dimensions=args.get("dimensions"),
-            batch_size=args.get("batch_size"),
-        )
+        return embedding_run(f"req-{next(_request_ids)}", route, items, plan, self.telemetry, args, self.calls.limits)
 
     def embed(self, model: str | None, texts: str | Sequence[str], **kwargs: Any) -> Embeddings:
         """One vector per text, in order, from ``model`` (``"provider:model"``).
