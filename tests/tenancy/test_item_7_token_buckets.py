@@ -13,6 +13,7 @@ from typing import Any
 
 import genai_prices
 import httpx
+import llmplex_anthropic.hooks  # noqa: F401 - the SDK's import (seconds on a loaded machine) is not the gateway's start
 import pytest
 from llmplex_openai.usage import core_usage
 

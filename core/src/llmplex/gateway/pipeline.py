@@ -104,7 +104,7 @@ class _Recorded(Response):
         status: int,
         headers: dict[str, str],
         record: Callable[[], None],
-        journal: Callable[[], None],
+        journal: Callable[[], Awaitable[None]],
     ) -> None:
         super().__init__(body, status, headers, media_type=_JSON)
         self._record = record
@@ -112,7 +112,7 @@ class _Recorded(Response):
 
     async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
         try:
-            self._journal()
+            await self._journal()
             await super().__call__(scope, receive, send)
         finally:
             self._record()
@@ -217,7 +217,7 @@ class Pipeline:
             200,
             headers,
             lambda: self.finish(exchange, 200, None, answer),
-            lambda: self.journal_row(exchange, 200, None, answer),
+            lambda: self.conclude(exchange, 200, None, answer),
         )
 
     def fail(self, exchange: Exchange, error: GatewayError) -> Response:
@@ -229,15 +229,31 @@ class Pipeline:
             error.status,
             headers,
             lambda: self.finish(exchange, error.status, error, None),
-            lambda: self.journal_row(exchange, error.status, error, None),
+            lambda: self.conclude(exchange, error.status, error, None),
         )
+
+    async def conclude(
+        self, exchange: Exchange, status: int, error: GatewayError | None, answer: LLMResponse | None
+    ) -> None:
+        """Before the answer's last byte: journal the exchange's row and settle what it held (``settle``)."""
+        record = self.journal_row(exchange, status, error, answer)
+        if record is None:
+            return
+        for recorder in self.recorders:
+            settle = getattr(recorder, "settle", None)
+            if settle is None:
+                continue
+            try:
+                await settle(record)
+            except Exception:  # a broken recorder never fails a request that was answered
+                log.exception("recorder %r failed to settle %s", recorder, exchange.request_id)
 
     def journal_row(
         self, exchange: Exchange, status: int, error: GatewayError | None, answer: LLMResponse | None
-    ) -> None:
-        """Journal the exchange's row (once), before its answer's last byte goes out."""
+    ) -> RequestRecord | None:
+        """Journal the exchange's row (once), before its answer's last byte goes out; the record journaled."""
         if exchange.journaled:
-            return
+            return None
         exchange.journaled = True
         record = self._record(exchange, status, error, answer, time.perf_counter())
         for recorder in self.recorders:
@@ -248,6 +264,7 @@ class Pipeline:
                 journal(record)
             except Exception:  # a broken recorder never fails a request that was answered
                 log.exception("recorder %r failed to journal %s", recorder, exchange.request_id)
+        return record
 
     def _abandoned(self, exchange: Exchange) -> tuple[Usage, str, str, bool] | None:
         """The usage, provider and model to charge a stream that ended without the provider's final answer:
@@ -314,8 +331,8 @@ class Pipeline:
                 cost = usage.cost_usd
             except Exception as exc:  # price data unreadable: the cost stays unknown, never the request's failure
                 note = f"pricing failed: {type(exc).__name__}"
-            if cost is None and note is None:
-                note = f"no price known for {provider}:{model}" if provider else "no usage"
+            if cost is None and note is None:  # the usage's own note names what has no price (a model, a bucket)
+                note = usage.cost_note or (f"no price known for {provider}:{model}" if provider else "no usage")
         if estimated:
             note = _ESTIMATED if note is None else f"{_ESTIMATED}; {note}"
         return RequestRecord(
@@ -393,12 +410,12 @@ class Pipeline:
                         final.append(event.response)
                         exchange.answered = time.perf_counter()
                         await self._remember(exchange, event.response.response_id)
-                        self.journal_row(exchange, 200, None, event.response)  # before its last bytes
+                        await self.conclude(exchange, 200, None, event.response)  # before its last bytes
                     yield encoder.encode(event)
             except LLMError as exc:
                 error = upstream_error(exc, exchange.dialect)
                 if progress.events:  # cut after it began: its row (charged what it used) before the error event
-                    self.journal_row(exchange, 200, error, None)
+                    await self.conclude(exchange, 200, error, None)
                 raise error from None
 
         return _EventStream(self, exchange, chunks(), encoder, final, extra)
