@@ -82,3 +82,24 @@ def test_item_5_metrics_count_each_deployment_with_bounded_labels(
     assert any("latency_seconds_count" in line for line in lines)
     assert "made-up-model-x" not in "\n".join(lines)
     assert all('group="chat"' in line for line in lines if "{" in line)
+
+
+def test_item_5_the_dashboard_shows_a_group_split_and_its_cooldowns(
+    keyed: KeyedGateway, fault_server: FaultServer
+) -> None:
+    fault_server.enqueue(Fault.server_error(503))  # allowed_fails 1: the deployment tried first cools for 60 s
+    for _ in range(4):
+        assert httpx.post(keyed.url + V1, json=chat("chat"), headers=MASTER, timeout=30).status_code == 200
+    keyed.flush(4)
+    view = httpx.get(keyed.url + "/ui/api/groups", headers=MASTER, timeout=30)
+    assert view.status_code == 200, view.text
+    [group] = view.json()["groups"]
+    rows = {row["deployment"]: row for row in group["deployments"]}
+    assert group["group"] == "chat" and group["calls"] == 4 and set(rows) == {EAST, WEST}
+    cooling = [row for row in rows.values() if row["cooling_seconds"] > 0]
+    answering = [row for row in rows.values() if row["cooling_seconds"] == 0]
+    assert len(cooling) == 1 and 50 < cooling[0]["cooling_seconds"] <= 60
+    assert answering[0]["calls"] == 4 and answering[0]["share"] == 1.0 and cooling[0]["calls"] == 0
+    assert httpx.get(keyed.url + "/ui/api/groups", timeout=30).status_code in (401, 403)  # the master key only
+    page = httpx.get(keyed.url + "/ui/static/app.js", headers=MASTER, timeout=30).text
+    assert "api/groups" in page and "cooling" in page

@@ -180,9 +180,10 @@ def _calls(connection: Connection | None, request: Request) -> Any:
 class _Api:
     """The JSON endpoints over one call log."""
 
-    def __init__(self, calllog: _Log) -> None:
+    def __init__(self, calllog: _Log, groups: Callable[[Connection | None], Any] | None = None) -> None:
         self.calllog = calllog
         self._summaries = _Summaries()
+        self._groups = groups
 
     def _answer(self, request: Request, read: Callable[[Connection | None, Request], Any]) -> Response:
         connection = None
@@ -220,6 +221,13 @@ class _Api:
     def calls(self, request: Request) -> Response:
         return self._answer(request, _calls)
 
+    def groups(self, request: Request) -> Response:
+        """The model groups' split and health (none when the dashboard runs without a client)."""
+        view = self._groups
+        if view is None:
+            return _json({"groups": []})
+        return self._answer(request, lambda connection, _: view(connection))
+
     def call(self, request: Request) -> Response:
         from llmplex.store.dashboard_queries import call_with_conversation
 
@@ -249,14 +257,16 @@ async def _not_found(request: Request, exc: Exception) -> Response:
     return _json({"error": f"no page {request.method} {request.url.path}"}, status)
 
 
-def create_dashboard(url: str) -> Starlette:
+def create_dashboard(url: str, groups: Callable[[Connection | None], Any] | None = None) -> Starlette:
     """The dashboard over the call log at ``url`` (``sqlite:///PATH`` or ``postgresql://...``), read-only.
+
+    ``groups`` (the gateway's) reads the model groups' split and health for ``/api/groups``.
 
     When it runs with its lifespan, it reads the log's summary before it takes requests (and closes
     the log when it stops); mounted without one (the gateway's ``/ui``), it reads on the first request.
     """
     calllog = _Log(url)
-    api = _Api(calllog)
+    api = _Api(calllog, groups)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -272,6 +282,7 @@ def create_dashboard(url: str) -> Starlette:
             Route("/api/summary", api.summary, methods=["GET"]),
             Route("/api/calls", api.calls, methods=["GET"]),
             Route("/api/calls/{call_id}", api.call, methods=["GET"]),
+            Route("/api/groups", api.groups, methods=["GET"]),
         ],
         exception_handlers={404: _not_found, 405: _not_found},
         lifespan=lifespan,

@@ -6,6 +6,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 from starlette.applications import Starlette
@@ -290,7 +291,12 @@ def _dashboard(client: Client, key: str | None) -> list[Mount]:
     from llmplex.dashboard.guard import guarded
     from llmplex.gateway.keys import database_url
 
-    return [Mount("/ui", app=guarded(create_dashboard(database_url(client.config)), key))]
+    groups = None
+    if client.config.groups:
+        from llmplex.dashboard.groups import group_view
+
+        groups = partial(group_view, client)
+    return [Mount("/ui", app=guarded(create_dashboard(database_url(client.config), groups), key))]
 
 
 def _door(client: Client, dashboard: bool) -> Middleware:

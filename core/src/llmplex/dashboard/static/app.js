@@ -131,6 +131,32 @@ async function loadSummary() {
   if (data.by_key.length) barChart(keys, data.by_key, cost, usd, false);
 }
 
+// The model groups (the gateway's /ui): how the logged calls split over each deployment, and which cools now.
+async function loadGroups() {
+  const data = await getJSON("api/groups");
+  const section = document.getElementById("groups");
+  section.hidden = !data.groups.length;
+  const rows = document.getElementById("group-rows");
+  rows.replaceChildren();
+  for (const group of data.groups) {
+    group.deployments.forEach((deployment, index) => {
+      const row = el("tr", { "data-group": group.group, "data-deployment": deployment.deployment });
+      const share = deployment.share === null ? "-" : (100 * deployment.share).toFixed(1) + " %";
+      const health = deployment.cooling_seconds > 0 ? "cooling " + deployment.cooling_seconds.toFixed(1) + " s" : "ok";
+      row.append(
+        el("td", {}, index === 0 ? group.group + " (" + group.strategy + ")" : ""),
+        el("td", {}, deployment.deployment),
+        el("td", { class: "num" }, deployment.weight),
+        el("td", { class: "num" }, count(deployment.calls)),
+        el("td", { class: "num" }, share),
+        el("td", { class: deployment.cooling_seconds > 0 ? "cooling" : "" }, health),
+        el("td", { class: "num" }, count(deployment.in_flight)),
+      );
+      rows.append(row);
+    });
+  }
+}
+
 function tokens(row) {
   if (row.input_tokens === null && row.output_tokens === null) return "-";
   return count((row.input_tokens || 0) + (row.output_tokens || 0));
@@ -259,7 +285,7 @@ function start() {
   document.getElementById("older").addEventListener("click", () => { state.page += 1; refreshCalls(); });
   document.getElementById("close").addEventListener("click", () => { history.pushState(null, "", location.pathname); route(); });
   window.addEventListener("hashchange", route);
-  Promise.all([loadSummary(), loadCalls()])
+  Promise.all([loadSummary(), loadCalls(), loadGroups()])
     .then(() => { document.body.dataset.ready = "true"; })
     .catch((error) => { showError(error); document.body.dataset.ready = "error"; });
   route();
