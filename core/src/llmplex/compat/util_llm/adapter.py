@@ -154,14 +154,13 @@ class OpenAIAdapter:
                 "OpenAIAdapter cannot be built without an API key: set OPENAI_API_KEY "
                 "(or api_key in the [providers.openai] table of your llmplex config)"
             )
-        import httpx
         import openai
 
         secret = key.get_secret_value() if hasattr(key, "get_secret_value") else str(key)
         return openai.AsyncOpenAI(
             api_key=secret,
             base_url=getattr(settings, "base_url", None) or None,
-            timeout=httpx.Timeout(float(timeout) if timeout is not None else 600.0, connect=10.0),
+            timeout=float(timeout) if timeout is not None else 600.0,
             max_retries=0,
         )
 

@@ -211,7 +211,7 @@ def extract_all_tool_calls(response: object, *, prompt_name: str) -> tuple[list[
 
 def _parsed(parts: Sequence[object]) -> object | None:
     for part in parts:
-        parsed = getattr(part, "parsed", None)
+        parsed: object | None = getattr(part, "parsed", None)
         if parsed is None and isinstance(part, Mapping):
             parsed = part.get("parsed")
         if parsed is not None:
