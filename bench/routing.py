@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -143,8 +144,9 @@ def llmplex_run(fakes: Fakes, strategy: str, hedge: str | None, requests: int, c
     client = llmplex.Client(providers=providers, groups={"chat": group}, timeout=30, throttle={"max_attempts": 3})
 
     async def run() -> Measured:
-        for name in NAMES:  # load the plugin and its SDK before the clock starts
-            await client.acomplete(f"{name}:gpt-4o-mini", MESSAGES)
+        for name in NAMES:  # load the plugin and its SDK before the clock starts (a failure does that too)
+            with contextlib.suppress(llmplex.LLMError):
+                await client.acomplete(f"{name}:gpt-4o-mini", MESSAGES)
         fakes.reset()
         try:
             return await drive(lambda: client.acomplete("chat", MESSAGES), requests, concurrency)
@@ -182,7 +184,8 @@ def litellm_run(fakes: Fakes, strategy: str, requests: int, concurrency: int) ->
 
     async def run() -> Measured:
         for _ in NAMES:
-            await router.acompletion(model="chat", messages=MESSAGES)
+            with contextlib.suppress(Exception):
+                await router.acompletion(model="chat", messages=MESSAGES)
         fakes.reset()
         return await drive(lambda: router.acompletion(model="chat", messages=MESSAGES), requests, concurrency)
 

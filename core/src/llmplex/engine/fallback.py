@@ -16,10 +16,10 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
 from llmplex.config.schema import Config
-from llmplex.engine.bridge import iterate_on_loop, run_on_loop
+from llmplex.engine.bridge import run_on_loop
 from llmplex.engine.call_args import CallArgs
 from llmplex.engine.group_tries import GroupTries
-from llmplex.engine.hedging import first_event, race
+from llmplex.engine.hedging import first_event, on_bridge, race
 from llmplex.engine.pipeline import Pipeline
 from llmplex.engine.retrier import FailedAttempt, RetryPlan
 from llmplex.engine.telemetry import Telemetry
@@ -61,7 +61,11 @@ class CallPlanner:
 
     def _shared(self, budget: BudgetInput) -> BudgetTracker | None:
         """The client's budget kept in the ``[limits]`` storage, when that is shared (Redis)."""
-        if self.config.limits.storage == MEMORY or budget is None or isinstance(budget, BudgetTracker):
+        if (
+            self.config.limits.storage.get_secret_value() == MEMORY
+            or budget is None
+            or isinstance(budget, BudgetTracker)
+        ):
             return None
         from llmplex.reliability.shared_budget import SharedBudgetTracker
 
@@ -285,7 +289,7 @@ class Call:
     def stream(self) -> Iterator[StreamEvent]:
         """Stream events; a model (or deployment) that fails before its first event hands over to the next."""
         if self._hedges():
-            yield from iterate_on_loop(self._opened_astream)
+            yield from on_bridge(self.astream())
             return
         while True:
             yielded = False
@@ -329,9 +333,6 @@ class Call:
                 self._released(pipeline)
             if delay:
                 await self.plan.clock.asleep(delay)
-
-    async def _opened_astream(self) -> AsyncIterator[StreamEvent]:
-        return self.astream()
 
     def _fall_back(self, error: LLMError, partial: bool = False) -> float:
         """Move on to another deployment of the group (returning the wait before it), or to the next fallback

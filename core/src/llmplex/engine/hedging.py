@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
+from llmplex.engine.bridge import run_on_loop
 from llmplex.engine.group_tries import GroupTries
 from llmplex.engine.pipeline import Pipeline
 from llmplex.engine.telemetry import Telemetry
@@ -29,7 +30,7 @@ from llmplex.errors import LLMError, LLMGroupUnavailableError
 from llmplex.events import Hedged
 from llmplex.types import Response, StreamEvent, Usage
 
-__all__ = ["first_event", "race"]
+__all__ = ["first_event", "on_bridge", "race"]
 
 T = TypeVar("T")
 
@@ -135,3 +136,14 @@ async def first_event(pipeline: Pipeline) -> tuple[AsyncIterator[StreamEvent], S
         with contextlib.suppress(BaseException):
             await closing.aclose()
         raise
+
+
+def on_bridge(events: AsyncIterator[StreamEvent]) -> Iterator[StreamEvent]:
+    """A hedged stream's events for sync code: read on the bridge loop, and closed there when the reader stops
+    (its connection with it)."""
+    try:
+        while (event := run_on_loop(lambda: anext(events, None))) is not None:
+            yield event
+    finally:
+        closing: Any = events
+        run_on_loop(closing.aclose)
