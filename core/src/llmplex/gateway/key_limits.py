@@ -55,6 +55,7 @@ class Hold:
     slot: bool
     tokens: int
     budget: BudgetHold | None
+    settled: bool = False
 
 
 async def _value(result: Any) -> Any:
@@ -167,12 +168,12 @@ class KeyLimits:
 
     # -- the end of a request ------------------------------------------------------------
 
-    def settle(self, hold: Hold, cost_usd: Decimal | None, used_tokens: int | None) -> None:
+    def settle(self, hold: Hold, cost_usd: Decimal | None, used_tokens: int | None) -> asyncio.Task[None]:
         """Free ``hold``'s slot, settle its budget reservation to ``cost_usd`` and count its extra tokens, in the
-        background (never blocks the loop)."""
-        self._later(self._settle(hold, cost_usd, used_tokens))
+        background (never blocks the loop; once per hold); the task doing it."""
+        return self._later(self._settle(hold, cost_usd, used_tokens))
 
-    def _later(self, work: Awaitable[None]) -> None:
+    def _later(self, work: Awaitable[None]) -> asyncio.Task[None]:
         async def run() -> None:
             with contextlib.suppress(GatewayError):  # the storage is down: counters expire; the log has the cost
                 await work
@@ -180,6 +181,7 @@ class KeyLimits:
         task = asyncio.get_running_loop().create_task(run())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def settled(self) -> None:
         """Wait for the settlements under way (tests, shutdown)."""
@@ -187,6 +189,9 @@ class KeyLimits:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def _settle(self, hold: Hold, cost_usd: Decimal | None, used_tokens: int | None) -> None:
+        if hold.settled:
+            return
+        hold.settled = True
         record = hold.record
         try:
             if hold.slot:

@@ -50,8 +50,9 @@ class RequestRecord:
 class Recorder(Protocol):
     """Receives every finished request; must return at once (queue, then write off the hot path).
 
-    A recorder may also have ``journal(record)``: called once per request before its answer's last byte
-    goes out (the spend log writes the request's row to its local journal there).
+    A recorder may also have ``journal(record)`` and ``async settle(record)``: called once per request before
+    its answer's last byte goes out (the spend log writes the request's row to its local journal, then gives
+    back what the request held, so that the client's next request finds its room).
     """
 
     def record(self, record: RequestRecord) -> None:

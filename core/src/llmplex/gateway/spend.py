@@ -16,6 +16,7 @@ budgets kept in memory).
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
 __all__ = ["SpendRecorder", "request_row", "spend_json", "spend_totals", "spent_since"]
 
 GROUPINGS = ("key", "model", "day")
+
+SETTLE_WAIT = 1.0
+"""Seconds an answer waits for its settlement before its last byte (then it goes on in the background)."""
 
 
 def request_row(record: RequestRecord, calls: list[Any] | None = None) -> dict[str, Any]:
@@ -92,13 +96,24 @@ class SpendRecorder:
         """Write the request's row to the journal (before its answer's last byte goes out)."""
         self.writer.write(request_row(record, collected() if self.bodies else None))
 
+    async def settle(self, record: RequestRecord) -> None:
+        """Settle the request's hold before its answer's last byte (waiting ``SETTLE_WAIT`` at most): its budget
+        reservation becomes its real cost, so the client's next request finds the room it left."""
+        task = self._settle(record)
+        if task is not None:
+            await asyncio.wait({task}, timeout=SETTLE_WAIT)
+
     def record(self, record: RequestRecord) -> None:
-        """Settle the request's hold (in the background): its budget reservation becomes its real cost."""
+        """Settle the request's hold (in the background) unless that was done already."""
+        self._settle(record)
+
+    def _settle(self, record: RequestRecord) -> asyncio.Task[None] | None:
         hold = current_hold()
-        if hold is not None:
-            usage = record.usage
-            used = None if usage is None else (usage.total_tokens or usage.input_tokens + usage.output_tokens)
-            self.limits.settle(hold, self._counted_cost(record), used)
+        if hold is None:
+            return None
+        usage = record.usage
+        used = None if usage is None else (usage.total_tokens or usage.input_tokens + usage.output_tokens)
+        return self.limits.settle(hold, self._counted_cost(record), used)
 
 
 def spend_totals(
