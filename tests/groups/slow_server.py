@@ -30,6 +30,7 @@ class SlowServer:
 
     def __init__(self) -> None:
         self.delays: deque[float] = deque()
+        self.failures = 0  # the next requests answered 500 at once
         self.received = 0
         self.answered = 0
         self.cancelled = 0
@@ -49,6 +50,11 @@ class SlowServer:
         """Wait these many seconds before the next answers, in order."""
         with self.lock:
             self.delays.extend(seconds)
+
+    def fail(self, count: int) -> None:
+        """Answer the next ``count`` requests with a 500 at once."""
+        with self.lock:
+            self.failures += count
 
     def reset(self) -> None:
         """Forget what was received, answered and cancelled so far."""
@@ -88,7 +94,16 @@ class _Handler(BaseHTTPRequestHandler):
         with owner.lock:
             owner.received += 1
             delay = owner.delays.popleft() if owner.delays else 0.0
+            failing, owner.failures = owner.failures > 0, max(0, owner.failures - 1)
         owner.arrived.set()
+        if failing:
+            data = json.dumps({"error": {"message": "server error", "type": "server_error"}}).encode()
+            self.send_response(500)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         if not self._wait(delay):
             with owner.lock:
                 owner.cancelled += 1

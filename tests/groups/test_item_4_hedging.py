@@ -19,9 +19,9 @@ EAST_FIRST = Clock(random=lambda: 0.0)
 
 
 @contextmanager
-def slow_servers() -> Iterator[dict[str, SlowServer]]:
+def slow_servers(*names: str) -> Iterator[dict[str, SlowServer]]:
     with ExitStack() as stack:
-        yield {name: stack.enter_context(SlowServer()) for name in ("east", "west")}
+        yield {name: stack.enter_context(SlowServer()) for name in names or ("east", "west")}
 
 
 def _client(fakes: dict[str, SlowServer], hedge: str = "100ms", **extra: Any) -> tuple[llmplex.Client, Recorder]:
@@ -143,3 +143,14 @@ def test_item_4_a_hedged_sync_stream_abandoned_after_its_first_event_closes_both
         events.close()  # type: ignore[attr-defined]
         assert first.type in ("text", "response")
         assert fakes["east"].hung_up.wait(10) and fakes["west"].received == 1
+
+
+def test_item_4_a_failed_hedge_is_replaced_by_another_while_the_first_is_still_slow() -> None:
+    with slow_servers("east", "west", "north") as fakes:
+        client, recorder = _client(fakes)
+        fakes["east"].delay(30)
+        fakes["west"].fail(1)
+        answer = client.complete("chat", "hi")
+        assert answer.provider == "north" and fakes["east"].hung_up.wait(10)
+        assert (fakes["west"].received, fakes["north"].answered) == (1, 1)
+        assert recorder.of(Hedged)[-1].hedge == "north:gpt-4o-mini"

@@ -8,7 +8,9 @@ deployment this call has not tried is usable (``Group.pick`` with
 ``fresh_only``), and never after the call's deadline. An attempt that fails
 while another is still running is counted and the race goes on; when every
 one has failed, the last error goes on to the call's usual retry (another
-deployment) or fallback.
+deployment) or fallback. A hedge that fails while the first request still
+runs is replaced by another (attempts and time allowing), so a slow first
+request keeps a second one beside it.
 
 The ``Hedged`` event names the group, the deployment hedged to, whether the
 hedge won, and the usage the loser reported (its hedge cost: normally none, it
@@ -69,6 +71,11 @@ async def race(
                 last = not tasks or not isinstance(error, LLMError)
                 if isinstance(error, LLMError):
                     failed(pipeline, error, last)
+                    if not last and _may_hedge_again(tries, error):  # keep a second request in flight
+                        again = await _hedge(tries)
+                        if again is not None:
+                            hedged = again
+                            tasks[asyncio.ensure_future(run(again))] = again
                 if last:
                     _settled(tries, telemetry, pipeline, hedged, first, hedge, tasks)
                     raise error
@@ -82,6 +89,14 @@ async def race(
                     await closing()
             pipeline.close()
             tries.end("neutral", pipeline=pipeline)
+
+
+def _may_hedge_again(tries: GroupTries, error: LLMError) -> bool:
+    """Whether a failed attempt of a race may be replaced by another hedge: a retryable failure, attempts and
+    time left."""
+    deadline = tries.plan.deadline
+    in_time = deadline is None or not deadline.expired
+    return error.retryable and in_time and tries.attempts < tries.policy.max_attempts
 
 
 async def _hedge(tries: GroupTries) -> Pipeline | None:
