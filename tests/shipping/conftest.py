@@ -12,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -38,6 +39,7 @@ class Release:
 
 
 def _build(folder: Path) -> Release:
+    shutil.rmtree(folder, ignore_errors=True)  # what a worker that failed half-way left
     dist, sbom, third_party = folder / "dist", folder / "sbom.cdx.json", folder / "third-party"
     command = [sys.executable, str(ROOT / "tools" / "release"), "--builder", "uv", "--no-isolation", "--offline"]
     command += ["--out-dir", str(dist), "--sbom", str(sbom), "--constraint", str(LOCK), "--no-validate"]

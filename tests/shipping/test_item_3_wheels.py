@@ -65,6 +65,7 @@ def test_item_3_every_distribution_builds_and_passes_twine_check_strict(release:
 
 @pytest.mark.parametrize("dist", DISTRIBUTIONS, ids=lambda d: d.name)
 def test_item_3_each_distribution_carries_complete_metadata(release: Release, dist: object) -> None:
+    assert release.returncode == 0, release.stderr
     fields, description = metadata(wheel_of(release, dist.name))  # type: ignore[attr-defined]
     assert fields["License-Expression"] == ["MIT"] and fields["License-File"] == ["LICENSE"]
     assert fields["Requires-Python"] == [">=3.11"]
@@ -85,6 +86,7 @@ def test_item_3_each_distribution_carries_complete_metadata(release: Release, di
 
 @pytest.mark.parametrize("dist", DISTRIBUTIONS, ids=lambda d: d.name)
 def test_item_3_each_wheel_ships_every_file_it_needs_and_no_test_or_build_file(release: Release, dist: object) -> None:
+    assert release.returncode == 0, release.stderr
     package = dist.folder / "src" / dist.stem  # type: ignore[attr-defined]
     built_at = release.sbom.stat().st_mtime - release.seconds  # files created after the build are not asked for
     assert wheel_problems(wheel_of(release, dist.name), package, built_at) == []  # type: ignore[attr-defined]
@@ -93,6 +95,7 @@ def test_item_3_each_wheel_ships_every_file_it_needs_and_no_test_or_build_file(r
 
 
 def test_item_3_the_core_wheel_holds_its_migrations_templates_and_dashboard(release: Release) -> None:
+    assert release.returncode == 0, release.stderr
     with zipfile.ZipFile(wheel_of(release, "llmplex")) as archive:
         names = set(archive.namelist())
     wanted = {
