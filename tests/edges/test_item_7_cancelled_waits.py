@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import llmplex
+from llmplex import hookimpl
 from llmplex.reliability.shared_budget import SharedBudgetTracker
 from tests.support.fault_server import Fault, FaultServer
 from tests.support.fixtures import fault_server
@@ -28,30 +29,47 @@ def fresh_memory_limits() -> None:
     _memory().reset()
 
 
-def _client(server: FaultServer, tracker: llmplex.BudgetTracker, **limits: Any) -> llmplex.Client:
+class _Held:
+    """Observer: set once a call reports that a limit holds it back (``Throttled``), i.e. it waits now."""
+
+    def __init__(self) -> None:
+        self.event: asyncio.Event | None = None
+
+    @hookimpl
+    def llmplex_event(self, event: llmplex.Event) -> None:
+        if isinstance(event, llmplex.Throttled) and self.event is not None:
+            self.event.set()
+
+
+def _client(
+    server: FaultServer, tracker: llmplex.BudgetTracker, held: _Held | None = None, **limits: Any
+) -> llmplex.Client:
     config = {
         "providers": {"openai": {"base_url": server.url, "api_key": "k", **limits}},
         "throttle": {"max_attempts": 1},
     }
-    return llmplex.Client(config, budget=tracker)
+    return llmplex.Client(config, budget=tracker, plugins=[held] if held is not None else [])
 
 
 def test_item_7_cancelled_while_waiting_for_a_slot_is_never_sent(fault_server: FaultServer) -> None:
     tracker = llmplex.BudgetTracker(llmplex.Budget(max_requests=10))
-    llm = _client(fault_server, tracker, max_concurrency=1)
-    fault_server.enqueue(Fault.hang(1.0))  # the first call holds the only slot for a second
+    held = _Held()
+    llm = _client(fault_server, tracker, held, max_concurrency=1)
+    fault_server.enqueue(Fault.hang(60))  # the first call holds the only slot until it is cancelled
 
     async def main() -> tuple[int, int, int]:
+        held.event = asyncio.Event()
         first = asyncio.create_task(llm.acomplete(MODEL, "first"))
-        await asyncio.sleep(0.3)
+        assert await asyncio.to_thread(fault_server.wait_for_requests, 1)  # the first is in flight
         second = asyncio.create_task(llm.acomplete(MODEL, "second"))
-        await asyncio.sleep(0.3)  # reserved on the budget, waiting for the slot
+        await held.event.wait()  # reserved on the budget, waiting for the slot
         while_waiting = tracker.snapshot().requests
         second.cancel()
         with pytest.raises(asyncio.CancelledError):
             await second
         after_cancel = tracker.snapshot().requests
-        with pytest.raises(llmplex.LLMError):
+        first.cancel()  # sent: it stays counted
+        with pytest.raises(asyncio.CancelledError):
             await first
         return while_waiting, after_cancel, tracker.snapshot().requests
 
@@ -63,12 +81,14 @@ def test_item_7_cancelled_while_waiting_for_a_slot_is_never_sent(fault_server: F
 
 def test_item_7_cancelled_while_waiting_for_a_rate_window_is_never_sent(fault_server: FaultServer) -> None:
     tracker = llmplex.BudgetTracker(llmplex.Budget(max_requests=10, max_total_tokens=10_000))
-    llm = _client(fault_server, tracker, rate_limit="1/3 seconds")
+    held = _Held()
+    llm = _client(fault_server, tracker, held, rate_limit="1/minute")
 
     async def main() -> tuple[int, int]:
+        held.event = asyncio.Event()
         await llm.acomplete(MODEL, "first", max_tokens=5)
         second = asyncio.create_task(llm.acomplete(MODEL, "second", max_tokens=5))
-        await asyncio.sleep(0.4)  # waits about 3 s for the window, its reservation held
+        await held.event.wait()  # waits about a minute for the window, its reservation held
         waiting = tracker.snapshot().requests
         second.cancel()
         with pytest.raises(asyncio.CancelledError):

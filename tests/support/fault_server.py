@@ -76,6 +76,7 @@ class FaultServer:
         self._queue: deque[Fault] = deque()
         self._records: list[RecordedRequest] = []
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
         self._stopping = threading.Event()
         self._stop_lock = threading.Lock()
         self._connections: set[socket.socket] = set()
@@ -164,6 +165,11 @@ class FaultServer:
         with self._lock:
             return len(self._records)
 
+    def wait_for_requests(self, count: int, timeout: float = 30.0) -> bool:
+        """Block until ``count`` requests have arrived (whether ``timeout`` seconds sufficed)."""
+        with self._arrived:
+            return self._arrived.wait_for(lambda: len(self._records) >= count, timeout)
+
     @property
     def pending(self) -> int:
         """Queued faults not consumed yet."""
@@ -186,6 +192,7 @@ class FaultServer:
             else:
                 fault = self.default
             self._records.append(RecordedRequest(method, path, headers, body, fault, time.time()))
+            self._arrived.notify_all()
             return fault
 
     def _track(self, connection: socket.socket, open_: bool) -> None:

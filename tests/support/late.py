@@ -1,0 +1,85 @@
+"""How far past its deadline a call ran on its own account, not counting the time the machine kept it waiting.
+
+The deadline promise is T + 50 ms of llmplex's time. On a loaded 2-core machine the caller's thread can wait
+hundreds of milliseconds for a CPU once its deadline timer has expired (measured with every core busy: the run
+queue held it 150-670 ms in the slowest of 40 calls, while llmplex needed 0.3-3 ms from waking to raising).
+That wait is the scheduler's, whatever the library does, so a wall-clock bound fails on a busy machine and
+passes alone.
+
+``Late`` measures the overrun from the first moment the caller could run after the deadline:
+
+- async code: when the caller's event loop ran a callback scheduled at the deadline (``on_loop()``, called
+  from inside the coroutine): an event loop that llmplex blocked would run it late too, and that lateness
+  stays charged, since another check (the loop-lag tests) keeps llmplex from blocking a loop at all;
+- blocking code: the deadline plus the time the calling thread spent in the run queue after it (Linux
+  ``/proc/thread-self/schedstat``, sampled just before the deadline), so waiting for anything but a CPU
+  (a lock, a join, a sleep, a slow close) stays charged.
+
+Where ``schedstat`` is missing (not Linux), the blocking case is the plain wall-clock overrun.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+
+from llmplex import Deadline
+
+__all__ = ["Late"]
+
+_SAMPLE_BEFORE = 0.03
+"""Seconds before the deadline at which the caller's run-queue time is read (nothing else runs then)."""
+
+
+def _queued(thread_id: int) -> float | None:
+    """Seconds thread ``thread_id`` of this process has waited for a CPU so far (``None``: not measurable)."""
+    try:
+        fields = Path(f"/proc/self/task/{thread_id}/schedstat").read_text().split()
+    except OSError:
+        return None
+    return int(fields[1]) / 1e9
+
+
+class Late:
+    """The overrun of one call past ``deadline``; create it just before the call, in the calling thread."""
+
+    def __init__(self, deadline: Deadline) -> None:
+        self.deadline = deadline
+        self._caller = threading.get_native_id()
+        self._loop_ran: float | None = None
+        self._queued_before: float | None = None
+        self._sampled = threading.Event()
+        threading.Thread(target=self._sample, name="late-sample", daemon=True).start()
+
+    def _sample(self) -> None:
+        time.sleep(max(0.0, self.deadline.at - _SAMPLE_BEFORE - time.monotonic()))
+        if time.monotonic() < self.deadline.at:  # a sample taken after the deadline could include its wait
+            self._queued_before = _queued(self._caller)
+        self._sampled.set()
+
+    def on_loop(self) -> None:
+        """Call from the coroutine that makes the call: notes when this loop first runs after the deadline."""
+        asyncio.get_running_loop().call_at(self.deadline.at, self._ran)
+
+    def _ran(self) -> None:
+        self._loop_ran = time.monotonic()
+
+    def seconds(self) -> float:
+        """Seconds from the first moment the caller could run after the deadline until now (call right after
+        the call ended)."""
+        now = time.monotonic()
+        self._sampled.wait(max(0.0, self.deadline.at - now) + 1.0)
+        if self._loop_ran is not None:
+            return now - max(self.deadline.at, self._loop_ran)
+        queued_now = _queued(self._caller)
+        waited = 0.0
+        if self._queued_before is not None and queued_now is not None:
+            waited = queued_now - self._queued_before
+        return now - self.deadline.at - waited
+
+    def describe(self, seconds: float) -> str:
+        """The overrun as a message: the charged time and the wall-clock time."""
+        wall = time.monotonic() - self.deadline.at
+        return f"ended {seconds * 1000:.1f} ms after the deadline on its own account ({wall * 1000:.1f} ms by the wall)"
