@@ -22,7 +22,12 @@ class GroupTable:
     """``config.groups`` as live ``Group`` objects sharing one health board (memory, or Redis)."""
 
     def __init__(
-        self, config: Config, host: PluginHost, clock: Clock, unalias: Callable[[str], str], installed: str
+        self,
+        config: Config,
+        host: PluginHost,
+        clock: Clock,
+        unalias: Callable[[str], str],
+        installed: Callable[[], str],
     ) -> None:
         self.config = config
         self.clock = clock
@@ -38,7 +43,7 @@ class GroupTable:
     def __contains__(self, name: object) -> bool:
         return name in self.config.groups
 
-    def _check(self, group: str, spec: str, host: PluginHost, installed: str) -> None:
+    def _check(self, group: str, spec: str, host: PluginHost, installed: Callable[[], str]) -> None:
         """An unknown prefix in a deployment is a config error now, not at the first call."""
         prefix, sep, model = spec.partition(":")
         if not sep and not self.config.default_provider:
@@ -46,7 +51,7 @@ class GroupTable:
         elif sep and (not prefix or not model):
             problem = "must be 'provider:model' with both parts"
         elif sep and self.config.plugin_of(prefix) not in host.entries():
-            problem = f"has an unknown provider prefix {prefix!r} (installed: {installed})"
+            problem = f"has an unknown provider prefix {prefix!r} (installed: {installed()})"
         else:
             return
         raise LLMConfigurationError(f"model group {group!r}: deployment {spec!r} {problem}; fix [groups.{group}]")

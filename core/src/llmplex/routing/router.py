@@ -41,7 +41,7 @@ class Router:
         self._instances: dict[str, ProviderInstance] = {}
         self._routes: dict[str, Route] = {}
         self._lock = threading.RLock()
-        self.groups = GroupTable(config, host, clock or Clock(), self._expand_alias, self._installed())
+        self.groups = GroupTable(config, host, clock or Clock(), self._expand_alias, self._installed)
 
     def group(self, name: str) -> Group:
         """The model group ``name`` (a ``[groups.NAME]`` table), built on first use."""
