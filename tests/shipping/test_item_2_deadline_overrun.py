@@ -1,0 +1,116 @@
+"""Issue 30 item 2: the deadline tests give one result on a busy machine, and still catch an llmplex that is late.
+
+They measure with ``tests.support.late.Late``: the overrun past the deadline from the first moment the caller
+could run. Hostile cases: whatever waits past the deadline (a sleep, a lock, a join, an await) stays charged;
+a loop blocked past it shows as lag; only the time the caller's thread sat in the run queue while another
+process held its CPU is left out, which a real-time hog pinned to that CPU proves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from llmplex import Deadline
+from llmplex.testing.loop_lag import LoopLag
+from tests.support.late import Late
+
+PAST = 0.12  # how far the cases below run past their deadline on their own account
+
+
+def test_item_2_a_call_sleeping_past_its_deadline_is_charged() -> None:
+    deadline = Deadline.after(0.05)
+    late = Late(deadline)
+    time.sleep(0.05 + PAST)
+    assert late.seconds() >= PAST - 0.01
+
+
+def test_item_2_a_call_waiting_on_a_lock_or_a_join_past_its_deadline_is_charged() -> None:
+    deadline = Deadline.after(0.05)
+    late = Late(deadline)
+    lock = threading.Lock()
+    lock.acquire()
+    holder = threading.Timer(0.05 + PAST, lock.release)
+    holder.start()
+    with lock:  # the caller sleeps on the lock: waiting, not queued for a CPU
+        pass
+    holder.join()
+    assert late.seconds() >= PAST - 0.01
+
+
+def test_item_2_an_async_call_awaiting_past_its_deadline_is_charged() -> None:
+    deadline = Deadline.after(0.05)
+    late = Late(deadline)
+
+    async def call() -> None:
+        late.on_loop()
+        await asyncio.sleep(0.05 + PAST)
+
+    asyncio.run(call())
+    assert late.seconds() >= PAST - 0.01
+
+
+def test_item_2_a_loop_blocked_past_the_deadline_shows_as_lag() -> None:
+    """``Late`` counts an async call from its loop's first turn after the deadline; a call that holds the loop
+    delays that turn, and the loop-lag check (every async path of the conformance kit) catches it."""
+
+    async def call() -> float:
+        async with LoopLag() as lag:
+            time.sleep(0.05 + PAST)  # noqa: ASYNC251 - the hostile case: blocking the loop
+        return lag.worst
+
+    assert asyncio.run(call()) >= PAST
+
+
+@pytest.fixture
+def one_cpu() -> Iterator[int]:
+    """This thread (and the threads it starts) on one CPU, given back after."""
+    before = os.sched_getaffinity(0)
+    cpu = min(before)
+    os.sched_setaffinity(0, {cpu})
+    try:
+        yield cpu
+    finally:
+        os.sched_setaffinity(0, before)
+
+
+_HOG = """
+import os, sys, time
+cpu, start, seconds = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+os.sched_setaffinity(0, {cpu})
+os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
+print("ready", flush=True)
+while time.monotonic() < start:
+    time.sleep(0.001)
+while time.monotonic() < start + seconds:
+    pass
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="run-queue time is read from /proc (Linux)")
+def test_item_2_time_spent_waiting_for_a_cpu_is_not_charged(one_cpu: int) -> None:
+    """A real-time process holds this thread's only CPU from just before the deadline for 0.3 s: by the wall
+    the call ends 0.3 s late, on its own account within the bound."""
+    hog_seconds = 0.3
+    deadline = Deadline.after(0.5)
+    start = deadline.at - 0.005
+    hog = subprocess.Popen(
+        [sys.executable, "-c", _HOG, str(one_cpu), repr(start), repr(hog_seconds)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert hog.stdout is not None and hog.stdout.readline() == "ready\n", "the hog could not become real-time"
+        late = Late(deadline)
+        time.sleep(max(0.0, deadline.at + 0.01 - time.monotonic()))  # a call that ends 10 ms after its deadline
+        wall = time.monotonic() - deadline.at
+        charged = late.seconds()
+    finally:
+        hog.wait(30)
+    assert wall >= hog_seconds - 0.02, f"the hog did not hold the CPU ({wall * 1000:.0f} ms)"
+    assert charged < 0.05, late.describe(charged)
