@@ -33,7 +33,7 @@ from tests.docs.markdown import quickstart, shell_blocks
 from tests.shipping.conftest import LOCK, ROOT, Release
 from tests.support.fault_server import Fault, FaultServer
 from tools.releasing.contents import sdist_problems, wheel_problems
-from tools.releasing.distributions import find
+from tools.releasing.distributions import Distribution, find
 
 DISTRIBUTIONS = find(ROOT)
 QUICKSTART = ["llmplex", "llmplex-openai", "llmplex-llamacpp"]
@@ -64,9 +64,9 @@ def test_item_3_every_distribution_builds_and_passes_twine_check_strict(release:
 
 
 @pytest.mark.parametrize("dist", DISTRIBUTIONS, ids=lambda d: d.name)
-def test_item_3_each_distribution_carries_complete_metadata(release: Release, dist: object) -> None:
+def test_item_3_each_distribution_carries_complete_metadata(release: Release, dist: Distribution) -> None:
     assert release.returncode == 0, release.stderr
-    fields, description = metadata(wheel_of(release, dist.name))  # type: ignore[attr-defined]
+    fields, description = metadata(wheel_of(release, dist.name))
     assert fields["License-Expression"] == ["MIT"] and fields["License-File"] == ["LICENSE"]
     assert fields["Requires-Python"] == [">=3.11"]
     urls = dict(u.split(", ", 1) for u in fields["Project-URL"])
@@ -80,17 +80,19 @@ def test_item_3_each_distribution_carries_complete_metadata(release: Release, di
     } <= classifiers
     assert not any(c.startswith("License ::") for c in classifiers), "the licence is the License-Expression alone"
     assert fields["Description-Content-Type"] == ["text/markdown"]
-    assert description.startswith(f"# {dist.name}\n"), "the readme is the distribution's own"  # type: ignore[attr-defined]
+    assert description.startswith(f"# {dist.name}\n"), "the readme is the distribution's own"
     assert "](../" not in description and "](./" not in description, "relative links break on the package index"
 
 
 @pytest.mark.parametrize("dist", DISTRIBUTIONS, ids=lambda d: d.name)
-def test_item_3_each_wheel_ships_every_file_it_needs_and_no_test_or_build_file(release: Release, dist: object) -> None:
+def test_item_3_each_wheel_ships_every_file_it_needs_and_no_test_or_build_file(
+    release: Release, dist: Distribution
+) -> None:
     assert release.returncode == 0, release.stderr
-    package = dist.folder / "src" / dist.stem  # type: ignore[attr-defined]
+    package = dist.folder / "src" / dist.stem
     built_at = release.sbom.stat().st_mtime - release.seconds  # files created after the build are not asked for
-    assert wheel_problems(wheel_of(release, dist.name), package, built_at) == []  # type: ignore[attr-defined]
-    sdist = release.dist / f"{dist.stem}-{dist.version}.tar.gz"  # type: ignore[attr-defined]
+    assert wheel_problems(wheel_of(release, dist.name), package, built_at) == []
+    sdist = release.dist / f"{dist.stem}-{dist.version}.tar.gz"
     assert sdist_problems(sdist) == []
 
 
