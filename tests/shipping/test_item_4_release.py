@@ -168,3 +168,14 @@ def test_item_4_the_quickstart_installs_from_a_clone_and_from_the_package_index(
     by_folder = {f"./{d.folder.relative_to(ROOT)}": d.name for d in find(ROOT)}
     assert [by_folder[f] for f in folders] == names, "both lines install the same distributions"
     assert clone.split("&&")[1].strip() == index.split("&&")[1].strip(), "and run the same command"
+
+
+def test_item_4_the_workflow_pins_every_third_party_action_to_a_commit() -> None:
+    uses = [str(s["uses"]) for job in _workflow()["jobs"].values() for s in job["steps"] if "uses" in s]
+    assert uses, "the workflow uses actions"
+    for action in uses:
+        name, _, ref = action.partition("@")
+        if name == "pypa/gh-action-pypi-publish":
+            assert ref == "release/v1", "PyPA's maintained release branch, as PyPA documents it"
+        else:
+            assert re.fullmatch(r"[0-9a-f]{40}", ref), f"{action}: pin to a commit, the tag in a comment"
