@@ -15,6 +15,7 @@ import inspect
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +33,10 @@ from llmplex.types.parts import Audio, Document, Image
 from llmplex.types.tool_context import ToolContext
 from llmplex.types.tool_result import ToolResult
 
-__all__ = ["ToolOutcome", "ToolRunner", "attachments"]
+__all__ = ["ToolOutcome", "ToolRunner", "attachments", "current_tool_call"]
+
+current_tool_call: ContextVar[ToolCall | None] = ContextVar("llmplex_current_tool_call", default=None)
+"""The call whose handler is running (``None`` elsewhere): a handler can pair its own records with ``.id``."""
 
 
 @dataclass(frozen=True)
@@ -154,11 +158,15 @@ class ToolRunner:
         """One sync handler; with a deadline it runs on a worker thread, left there when the deadline passes."""
 
         def call() -> Any:
-            result = invocation.handler(**invocation.kwargs)
-            if inspect.isawaitable(result):
-                awaitable = result
-                result = run_on_loop(lambda: awaitable)
-            return result
+            token = current_tool_call.set(invocation.call)
+            try:
+                result = invocation.handler(**invocation.kwargs)
+                if inspect.isawaitable(result):
+                    awaitable = result
+                    result = run_on_loop(lambda: awaitable)
+                return result
+            finally:
+                current_tool_call.reset(token)
 
         started = time.perf_counter()
         try:
@@ -173,11 +181,22 @@ class ToolRunner:
         """One handler from async code: an async one cancelled at the deadline, a sync one on a worker thread
         when there is a deadline to leave it at."""
 
+        def handle() -> Any:
+            token = current_tool_call.set(invocation.call)
+            try:
+                return invocation.handler(**invocation.kwargs)
+            finally:
+                current_tool_call.reset(token)
+
         async def call() -> Any:
             if deadline is not None and not invocation.is_async:
-                return await in_worker(lambda: invocation.handler(**invocation.kwargs))
-            result = invocation.handler(**invocation.kwargs)
-            return await result if inspect.isawaitable(result) else result
+                return await in_worker(handle)
+            token = current_tool_call.set(invocation.call)
+            try:
+                result = invocation.handler(**invocation.kwargs)
+                return await result if inspect.isawaitable(result) else result
+            finally:
+                current_tool_call.reset(token)
 
         started = time.perf_counter()
         serial: AbstractAsyncContextManager[Any] = lock if invocation.uses_context else nullcontext()

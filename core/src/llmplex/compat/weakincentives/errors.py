@@ -241,6 +241,8 @@ def evaluation_error(error: LLMError, prompt_name: str, output_type: type | None
     if isinstance(error, LLMDeadlineExceededError):
         return DeadlineExceededError(message, prompt_name=prompt_name, provider_payload=payload, cause=error)
     if isinstance(error, LLMOutputParseError):
+        if not error.raw_text.strip():
+            message = f"Provider response did not include structured output: {message}"
         return OutputParseError(
             message, prompt_name=prompt_name, dataclass_type=output_type, provider_payload=payload, cause=error
         )

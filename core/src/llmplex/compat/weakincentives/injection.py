@@ -209,7 +209,11 @@ def _responses_json(data: Any) -> Any:
             item.setdefault("call_id", item.get("id"))
             if not isinstance(item.get("arguments"), str):
                 item["arguments"] = json.dumps(item.get("arguments") or {})
-        for part in item.get("content") or ():
+        parts = item.get("content") if isinstance(item.get("content"), list) else []
+        block = next((p for p in parts if isinstance(p, dict) and p.get("json") is not None), None)
+        if block is not None:  # weakincentives read the first output_json block
+            item["content"] = parts = [{"type": "output_text", "text": json.dumps(block["json"])}]
+        for part in parts:
             if isinstance(part, dict) and "type" not in part:
                 part["type"] = "refusal" if "refusal" in part else "output_text"
             if isinstance(part, dict) and part.get("type") == "output_text" and part.get("text") is None:
@@ -244,6 +248,19 @@ def _namespace(value: Any) -> Any:
     return value
 
 
+def _content_text(content: Any, parsed: Any) -> Any:
+    """A message's content as text, as weakincentives read it: the first ``output_json`` block's ``json`` (or the
+    message's ``parsed`` value when it has no content) as JSON, else the parts' texts joined."""
+    if not content and parsed is not None:
+        return json.dumps(parsed)
+    if not isinstance(content, list):
+        return content
+    for part in content:
+        if isinstance(part, dict) and part.get("json") is not None:
+            return json.dumps(part["json"])
+    return "".join(str(p.get("text") or "") if isinstance(p, dict) else str(p) for p in content)
+
+
 def _model_response(data: Any) -> Any:
     """LiteLLM's ``ModelResponse`` shape (attributes) with what fakes leave out set to ``None``."""
     if not isinstance(data, dict) or not isinstance(data.get("choices"), Sequence):
@@ -257,10 +274,7 @@ def _model_response(data: Any) -> Any:
             if isinstance(message, dict):
                 for key in ("content", "tool_calls", "refusal"):
                     message.setdefault(key, None)
-                if isinstance(message["content"], list):
-                    message["content"] = "".join(
-                        str(p.get("text") or "") if isinstance(p, dict) else str(p) for p in message["content"]
-                    )
+                message["content"] = _content_text(message["content"], message.get("parsed"))
                 for call in message["tool_calls"] or ():
                     call.setdefault("id", None)
     return _namespace(data)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from llmplex.compat.weakincentives.errors import ToolPhaseError
 from llmplex.compat.weakincentives.events import ToolInvoked
 from llmplex.compat.weakincentives.tools import Tool, ToolResult, render_tool_payload
+from llmplex.tooling.runner import current_tool_call
 
 if TYPE_CHECKING:
     from llmplex.compat.weakincentives.budget import BudgetTracker, Deadline
@@ -75,6 +76,12 @@ def _restore(session: Any, snapshot: Any, tag: str) -> None:
         logger.warning("session state after failed tool %s not restored: %s: %s", tag, type(exc).__name__, exc)
 
 
+def _call_id() -> str | None:
+    """The id of the call llmplex's tool loop is running (weakincentives put it on ``ToolInvoked.call_id``)."""
+    call = current_tool_call.get()
+    return call.id if call is not None else None
+
+
 def _failure_message(name: str, error: Exception) -> str:
     """What weakincentives told the model about a handler that raised."""
     if type(error).__name__ == "ToolValidationError":
@@ -123,6 +130,7 @@ def run_tool(
             session_id=getattr(context.session, "session_id", None),
             created_at=datetime.now(UTC),
             rendered_output=message,
+            call_id=_call_id(),
         )
     )
     return message
