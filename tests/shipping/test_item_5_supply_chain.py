@@ -15,6 +15,7 @@ import shlex
 import socket
 import subprocess
 import sys
+import sysconfig
 import threading
 import tomllib
 from collections.abc import Iterator
@@ -130,7 +131,8 @@ def test_item_5_the_lock_records_exactly_what_this_test_env_runs_with() -> None:
     locked = pins(LOCK.read_text(encoding="utf-8"))
     assert len(locked) > 100
     ours = local_names()
-    installed = {canonicalize_name(d.metadata["Name"]): d.version for d in distributions(path=sys.path)}
+    site_packages = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    installed = {canonicalize_name(d.metadata["Name"]): d.version for d in distributions(path=site_packages)}
     site = {n: v for n, v in installed.items() if n not in ours}
     unlocked = sorted(set(site) - set(locked))
     differing = {n: (site[n], locked[n]) for n in set(site) & set(locked) if site[n] != locked[n]}
