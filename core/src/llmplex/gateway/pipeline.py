@@ -18,13 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
-import os
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
-from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from starlette.requests import ClientDisconnect, Request
@@ -36,6 +33,7 @@ from llmplex.errors import LLMError
 from llmplex.gateway.access import Admission, Authenticator, Caller, CallTicket, credential_of
 from llmplex.gateway.calls import CallSpec, StreamEncoder
 from llmplex.gateway.errors import Dialect, GatewayError, from_llm_error
+from llmplex.gateway.exchange import Exchange, exchange_record, new_request_id
 from llmplex.gateway.metrics import Metrics
 from llmplex.gateway.owners import ResponseOwners
 from llmplex.gateway.records import Recorder, RequestRecord
@@ -45,53 +43,11 @@ from llmplex.gateway.spend_journal import SpendJournal
 from llmplex.gateway.streaming import stream_response
 from llmplex.gateway.wire import dumps
 from llmplex.types import Response as LLMResponse
-from llmplex.types import Usage
 
 __all__ = ["Exchange", "Pipeline", "upstream_error"]
 
 log = logging.getLogger("llmplex.gateway")
-_ids = itertools.count(1)
-_process = uuid.uuid4().hex[:12]  # request ids are unique across processes: rows are shipped once per id
 _JSON = "application/json"
-_ESTIMATED = (
-    "estimated: the stream ended before the provider reported its usage; the prompt's tokens plus the output "
-    "streamed so far, at 4 characters a token"
-)
-
-
-def _new_process() -> None:
-    global _process
-    _process = uuid.uuid4().hex[:12]
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_process)
-
-
-@dataclass
-class Exchange:
-    """One request in flight: when it arrived, who sent it, what it asked, and how it is going."""
-
-    request_id: str
-    endpoint: str
-    dialect: Dialect
-    arrived: float
-    started_at: float
-    caller: Caller | None = None
-    model: str = ""
-    stream: bool = False
-    called: float | None = None  # perf_counter when the provider call began
-    answered: float | None = None  # perf_counter when the provider's answer was complete
-    spec: CallSpec | None = None
-    progress: StreamProgress | None = None  # what a stream sent so far (charged if it ends without usage)
-    journaled: bool = False  # its row is in the journal
-
-    def overhead(self, end: float) -> float:
-        """Seconds the gateway itself spent: everything but the provider call."""
-        if self.called is None:
-            return end - self.arrived
-        before = self.called - self.arrived
-        return before + (end - self.answered if self.answered is not None else 0.0)
 
 
 class _Recorded(Response):
@@ -143,7 +99,7 @@ class Pipeline:
         """A new exchange, counted in flight."""
         if self.metrics is not None:
             self.metrics.in_flight.labels(endpoint).inc()
-        return Exchange(f"req-{_process}-{next(_ids)}", endpoint, dialect, time.perf_counter(), time.time())
+        return Exchange(new_request_id(), endpoint, dialect, time.perf_counter(), time.time())
 
     async def read_body(self, request: Request) -> bytes:
         """The request body, or a 413 once it is longer than the limit (the rest is not read)."""
@@ -185,7 +141,7 @@ class Pipeline:
         ticket = CallTicket(exchange.endpoint, spec.model, spec.stream, estimate, worst_case_usd=worst)
         return await self.authenticator.admit(exchange.caller, ticket)
 
-    def _worst_case(self, exchange: Exchange, spec: CallSpec) -> Any:
+    def _worst_case(self, exchange: Exchange, spec: CallSpec) -> Decimal | None:
         """What the call may cost at most, for a caller whose key has a budget (``None`` otherwise)."""
         record = getattr(exchange.caller, "record", None)
         if getattr(record, "budget_usd", None) is None or exchange.endpoint == "embeddings":
@@ -266,20 +222,6 @@ class Pipeline:
                 log.exception("recorder %r failed to journal %s", recorder, exchange.request_id)
         return record
 
-    def _abandoned(self, exchange: Exchange) -> tuple[Usage, str, str, bool] | None:
-        """The usage, provider and model to charge a stream that ended without the provider's final answer:
-        what it reported, else an estimate; ``None`` when nothing was sent upstream."""
-        progress, spec = exchange.progress, exchange.spec
-        if progress is None or spec is None:
-            return None
-        usage, estimated = progress.usage(spec.messages, spec.kwargs)
-        try:
-            route = self.client.route(spec.model)
-        except LLMError:
-            return None
-        usage = usage.priced(route.provider.info.name, route.model)
-        return usage, route.provider.name, route.model, estimated
-
     def finish(self, exchange: Exchange, status: int, error: GatewayError | None, answer: LLMResponse | None) -> None:
         """Record the finished exchange (step 7): its row (unless journaled already), metrics, recorders, log."""
         end = time.perf_counter()
@@ -308,50 +250,9 @@ class Pipeline:
         )
 
     def _record(
-        self,
-        exchange: Exchange,
-        status: int,
-        error: GatewayError | None,
-        answer: LLMResponse | None,
-        end: float,
+        self, exchange: Exchange, status: int, error: GatewayError | None, answer: LLMResponse | None, end: float
     ) -> RequestRecord:
-        """The exchange as a ``RequestRecord``; a stream cut short is charged what it used (or an estimate)."""
-        usage: Usage | None = answer.usage if answer is not None else None
-        provider = answer.provider if answer else (error.provider or "" if error else "")
-        model = answer.model if answer else (error.model or "" if error else "")
-        estimated = False
-        left = error is not None and error.status == 499
-        if answer is None and exchange.progress is not None and (exchange.progress.events or left):
-            charged = self._abandoned(exchange)
-            if charged is not None:
-                usage, provider, model, estimated = charged
-        cost = note = None
-        if usage is not None:
-            try:
-                cost = usage.cost_usd
-            except Exception as exc:  # price data unreadable: the cost stays unknown, never the request's failure
-                note = f"pricing failed: {type(exc).__name__}"
-            if cost is None and note is None:  # the usage's own note names what has no price (a model, a bucket)
-                note = usage.cost_note or (f"no price known for {provider}:{model}" if provider else "no usage")
-        if estimated:
-            note = _ESTIMATED if note is None else f"{_ESTIMATED}; {note}"
-        return RequestRecord(
-            request_id=exchange.request_id,
-            endpoint=exchange.endpoint,
-            key_name=exchange.caller.name if exchange.caller else "",
-            model_asked=exchange.model,
-            provider=provider,
-            model=model,
-            stream=exchange.stream,
-            status=status,
-            error_type=error.kind if error else None,
-            usage=usage,
-            cost_usd=cost,
-            cost_note=note,
-            latency=end - exchange.arrived,
-            started_at=exchange.started_at,
-            usage_estimated=estimated,
-        )
+        return exchange_record(self.client, exchange, status, error, answer, end)
 
     # -- calls -----------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ sent upstream.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import logging
 from pathlib import Path
@@ -31,6 +32,9 @@ log = logging.getLogger("llmplex.gateway")
 RETRY_AFTER = 5.0
 """Seconds a request refused for an unwritable journal is told to wait."""
 
+EXIT_SHIP_SECONDS = 5.0
+"""Seconds the interpreter's exit waits for queued rows to reach the database."""
+
 
 class SpendJournal:
     """Rows of gateway requests: to the journal in ``directory`` (default: a folder of ``journal_dir()`` named
@@ -45,8 +49,10 @@ class SpendJournal:
         return f"SpendJournal({self.journal!r})"
 
     def start(self) -> SpendJournal:
-        """Replay what killed processes left in the journal and start shipping."""
+        """Replay what killed processes left in the journal and start shipping (and ship what is left, for a
+        few seconds, at interpreter exit: what is not shipped then stays in the journal for the next start)."""
         self.shipper.start()
+        atexit.register(self.close, EXIT_SHIP_SECONDS)
         return self
 
     def check(self) -> None:
@@ -79,8 +85,7 @@ class SpendJournal:
         if not self.journal.writable():
             found["journal"] = f"the journal cannot be written: {self.journal.error}"
         if self.shipper.database_error is not None:
-            pending = len(self.shipper._pending)
-            found["database"] = f"{pending} row(s) wait in the journal: {self.shipper.database_error}"
+            found["database"] = f"{self.shipper.pending} row(s) wait in the journal: {self.shipper.database_error}"
         return found
 
     def flush(self, timeout: float | None = 10.0) -> bool:

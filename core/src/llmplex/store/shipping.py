@@ -65,7 +65,12 @@ class Shipper:
         self._thread: threading.Thread | None = None
 
     def __repr__(self) -> str:
-        return f"Shipper({redact(self.url)!r}, pending={len(self._pending)})"
+        return f"Shipper({redact(self.url)!r}, pending={self.pending})"
+
+    @property
+    def pending(self) -> int:
+        """Rows waiting to be shipped."""
+        return len(self._pending)
 
     def start(self) -> Shipper:
         """Queue the rows of segments no live process holds (a crash's leftovers), then start shipping."""
