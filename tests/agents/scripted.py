@@ -13,7 +13,7 @@ from typing import Any
 
 from llmplex.testing import OpenAIChatWire, Reply
 
-__all__ = ["ScriptedChat", "scripted_chat"]
+__all__ = ["JsonServer", "ScriptedChat", "json_server", "scripted_chat"]
 
 _WIRE = OpenAIChatWire()
 
@@ -57,6 +57,48 @@ class ScriptedChat:
 def scripted_chat(default: Reply) -> Iterator[ScriptedChat]:
     """A running ``ScriptedChat``, shut down afterwards."""
     server = ScriptedChat(default)
+    thread = threading.Thread(target=server.server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.server.shutdown()
+        server.server.server_close()
+
+
+class JsonServer:
+    """A local HTTP server answering every POST with the next queued JSON body (``answers``); ``seen`` holds each
+    request's path and JSON body. For the providers' count endpoints (Gemini's ``countTokens``, Bedrock's)."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, dict[str, Any]]] = []
+        self.answers: deque[dict[str, Any]] = deque()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                owner.seen.append((self.path, json.loads(self.rfile.read(int(self.headers["Content-Length"])))))
+                data = json.dumps(owner.answers.popleft()).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+@contextmanager
+def json_server() -> Iterator[JsonServer]:
+    """A running ``JsonServer``, shut down afterwards."""
+    server = JsonServer()
     thread = threading.Thread(target=server.server.serve_forever, daemon=True)
     thread.start()
     try:

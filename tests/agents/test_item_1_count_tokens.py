@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -10,7 +11,8 @@ import httpx
 import pytest
 
 from tests.agents.conftest import claude
-from tests.gateway.harness import MASTER_KEY, Gateway
+from tests.agents.scripted import json_server
+from tests.gateway.harness import MASTER_KEY, Gateway, gateway_config, running_gateway
 from tests.gateway.test_item_1_fidelity import FakeAnthropic
 from tests.plugins.anthropic.wire import MODEL
 
@@ -58,3 +60,36 @@ def test_item_1_count_tokens_needs_the_key(gateway: Gateway) -> None:
     stranger = anthropic.Anthropic(base_url=gateway.url, api_key="sk-wrong", max_retries=0)
     with pytest.raises(anthropic.AuthenticationError):
         stranger.messages.count_tokens(model="mock:echo", messages=MESSAGES)
+
+
+def test_item_1_gemini_and_bedrock_models_get_their_providers_own_count(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    with json_server() as gemini, json_server() as bedrock:
+        providers = {
+            "gemini": {"base_url": gemini.url, "api_key": "gm-key"},
+            "bedrock": {
+                "endpoint_url": bedrock.url,
+                "region": "us-east-1",
+                "aws_access_key_id": "AKIAEXAMPLE",
+                "aws_secret_access_key": "secret-example",
+            },
+        }
+        with running_gateway(gateway_config(None, providers=providers, timeout=30)) as gateway:
+            gemini.answers.append({"totalTokens": 77})
+            bedrock.answers.append({"inputTokens": 88})
+            client = claude(gateway)
+            for model, tokens in (("gemini:gemini-2.5-flash", 77), ("bedrock:anthropic.claude-sonnet-4-v1:0", 88)):
+                raw = client.messages.with_raw_response.count_tokens(
+                    model=model, system="Be brief.", messages=MESSAGES, tools=TOOLS
+                )
+                assert (raw.parse().input_tokens, raw.headers["x-llmplex-token-count"]) == (tokens, "provider")
+    path, body = gemini.seen[0]
+    assert path.endswith("gemini-2.5-flash:countTokens") and "Be brief." in json.dumps(body)
+    assert "read a file" in json.dumps(body)  # the tools, counted as text on the Developer API
+    path, body = bedrock.seen[0]
+    assert path.endswith("/count-tokens") and body["input"]["converse"]["system"] == [{"text": "Be brief."}]
+    assert body["input"]["converse"]["toolConfig"]["tools"][0]["toolSpec"]["name"] == "read"

@@ -24,6 +24,7 @@ SCRIPTS = [
     ("openai_overhead.py", [], "llmplex"),
     ("litellm_import.py", [], "import litellm (never paid by llmplex)"),
     ("local_model_quality.py", ["gemma3-270m"], "| gemma3-270m |"),
+    ("local_agent.py", [], "| gemma3-270m | 1 | 512 |"),
     ("local_embedding_quality.py", [], "| llamacpp:all-minilm-l6-v2 |"),
     ("shared_limiter.py", [], "redis"),
     ("ray_batch.py", [], "rows, --concurrency"),

@@ -6,6 +6,7 @@ threads for async callers, held to the deadline like any other call.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -105,3 +106,17 @@ def llmplex_tool_declarations(tools: Sequence[Tool]) -> list[dict[str, Any]]:
 def llmplex_classify_error(error: BaseException) -> LLMError | None:
     """Map botocore exceptions; ``None`` lets core's fallback handle the rest."""
     return classify_error(error)
+
+
+_COUNTED = ("messages", "system", "toolConfig")
+"""The ``converse`` keys Bedrock's ``CountTokens`` takes."""
+
+
+@hookimpl
+async def llmplex_acount_tokens(request: Request, settings: BedrockSettings, client: Any) -> tuple[int, str]:
+    """Bedrock's own count (``CountTokens`` of the ``converse`` input ``request`` would send), in a worker thread
+    (botocore is synchronous)."""
+    payload = format_request(request, settings)
+    converse = {key: payload[key] for key in _COUNTED if payload.get(key)}
+    counted = await asyncio.to_thread(client.count_tokens, modelId=payload["modelId"], input={"converse": converse})
+    return int(counted["inputTokens"]), "provider"

@@ -13,6 +13,7 @@ from llmplex.provider import Capabilities, ProviderInfo
 from llmplex.types import Embeddings, ModelInfo, Request, Response, StreamEvent, StreamState, Tool
 from llmplex_gemini import embeddings, thoughts
 from llmplex_gemini.clients import close_client, create_async_client, create_client, timeout_millis
+from llmplex_gemini.counting import count_tokens
 from llmplex_gemini.errors import classify_error
 from llmplex_gemini.request import format_request, tool_declaration, url_model
 from llmplex_gemini.response import parse_response
@@ -153,3 +154,10 @@ async def llmplex_aembed(
 def llmplex_models(client: genai.Client) -> list[ModelInfo]:
     """``models.list``: ids with input/output token limits and supported methods."""
     return embeddings.list_models(client)
+
+
+@hookimpl
+async def llmplex_acount_tokens(request: Request, settings: GeminiSettings, client: genai.Client) -> tuple[int, str]:
+    """Gemini's own count (``countTokens``) of what ``request`` would send."""
+    payload = format_request(request, settings)
+    return await count_tokens(client, {**payload, "model": url_model(payload["model"])}), "provider"

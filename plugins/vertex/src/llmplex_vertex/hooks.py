@@ -151,3 +151,15 @@ async def llmplex_aembed(
 ) -> Embeddings:
     """Async twin of ``llmplex_embed``."""
     return await gemini.llmplex_aembed(texts, model, dimensions, _gemini_settings(settings), client.gemini, timeout)
+
+
+@hookimpl
+async def llmplex_acount_tokens(
+    request: Request, settings: VertexSettings, client: VertexClients
+) -> tuple[int, str] | None:
+    """Vertex AI's own count, by the family's: Claude's ``count-tokens``, Gemini's ``countTokens``."""
+    model = settings.model or request.model
+    if _is_claude(model):
+        counted = request.model_copy(update={"model": model})
+        return await claude.llmplex_acount_tokens(counted, _claude_settings(settings), client.anthropic)
+    return await gemini.llmplex_acount_tokens(request, _gemini_settings(settings), client.gemini)
