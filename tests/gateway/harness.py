@@ -57,7 +57,7 @@ class Gateway:
 
     def start(self) -> Gateway:
         self._thread.start()
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 120  # bounded, not a margin: a loaded machine took 17 s to start one
         while not self.server.started:
             if time.monotonic() > deadline or not self._thread.is_alive():
                 raise RuntimeError("the gateway did not start")

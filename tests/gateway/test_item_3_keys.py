@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from llmplex.cli.main import cli
 from llmplex.gateway.keys import hash_key, parse_duration
 from llmplex.store.database import data_dir
+from tests.contract.fixtures_openai import TokenUsage
 from tests.gateway.harness import MASTER_KEY, PROVIDER_KEY, gateway_config
 from tests.gateway.keyed_support import MASTER, PRICED, KeyedGateway, bearer, chat, running_keyed, wait_for
 from tests.support.fault_server import Fault, FaultServer
@@ -224,13 +225,19 @@ def test_item_3_admin_api_needs_the_master_key(keyed: KeyedGateway) -> None:
     assert key not in listed and MASTER_KEY not in listed and PROVIDER_KEY not in listed
 
 
-def test_item_3_revoked_mid_stream_the_stream_ends_and_is_counted_then_401(keyed: KeyedGateway) -> None:
+def test_item_3_revoked_mid_stream_the_stream_ends_and_is_counted_then_401(
+    keyed: KeyedGateway, fault_server: FaultServer
+) -> None:
     key = keyed.create_key("streamer")
-    keyed.mock.push("the whole answer", delay=1.5, usage={"input_tokens": 7, "output_tokens": 3})
-    with httpx.stream("POST", keyed.url + V1, json=chat("mock:echo", stream=True), headers=bearer(key)) as stream:
+    fault_server.enqueue(Fault.held("the whole answer", usage=TokenUsage(7, 3)))  # silent until released
+    with httpx.stream(
+        "POST", keyed.url + V1, json=chat(PRICED, stream=True), headers=bearer(key), timeout=60
+    ) as stream:
         chunks = stream.iter_bytes()
         first = next(chunks)  # a keep-alive comment: the call is in flight, its provider still silent
+        assert first.startswith(b":"), first
         assert httpx.delete(f"{keyed.url}/admin/keys/streamer", headers=MASTER).status_code == 200
+        fault_server.release()  # the answer starts only once the key is revoked
         body = first + b"".join(chunks)
     assert stream.status_code == 200 and b"whole" in body and b"[DONE]" in body
     assert _post(keyed, key, chat()).status_code == 401

@@ -78,6 +78,7 @@ class FaultServer:
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)
         self._stopping = threading.Event()
+        self._released = threading.Event()
         self._stop_lock = threading.Lock()
         self._connections: set[socket.socket] = set()
         self.set_random(failure_rate, random_faults, seed)
@@ -112,6 +113,7 @@ class FaultServer:
             if self._stopping.is_set():
                 return
             self._stopping.set()
+        self._released.set()  # a held request ends with the server
         self._watchdog.cancel()
         if self._serve_thread.is_alive():
             self._httpd.shutdown()
@@ -144,6 +146,10 @@ class FaultServer:
             self._failure_rate = failure_rate
             self._random_faults = tuple(faults)
             self._rng = random.Random(seed)
+
+    def release(self) -> None:
+        """Let every ``Fault.held`` request, waiting or to come, answer."""
+        self._released.set()
 
     def reset(self) -> None:
         """Forget queued faults and recorded requests."""
@@ -283,6 +289,14 @@ class _Handler(BaseHTTPRequestHandler):
     def _reply_hang(self, fault: Fault, request: fx.Json) -> None:
         self.server.owner._sleep(fault.seconds)
         self.close_connection = True
+
+    def _reply_held(self, fault: Fault, request: fx.Json) -> None:
+        owner = self.server.owner
+        owner._released.wait()  # stop() releases too
+        if owner._stopping.is_set():
+            self.close_connection = True
+            return
+        self._reply_ok(fault, request)
 
     def _reply_reset(self, fault: Fault, request: fx.Json) -> None:
         self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))

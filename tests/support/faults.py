@@ -7,7 +7,7 @@ from typing import Literal
 
 from tests.contract import fixtures_openai as fx
 
-Kind = Literal["ok", "json", "hang", "reset", "malformed", "cut", "stall", "trickle", "trickle_head"]
+Kind = Literal["ok", "json", "hang", "reset", "malformed", "cut", "stall", "trickle", "trickle_head", "held"]
 
 UNEXPECTED_SHAPE: fx.Json = {"object": "list", "data": [], "has_more": False}
 DEFAULT_USAGE = fx.TokenUsage()
@@ -90,6 +90,12 @@ class Fault:
     def truncated(cls) -> Fault:
         """Content-Length of the whole body, half of it sent, then close."""
         return cls("cut", after_events=0)
+
+    @classmethod
+    def held(cls, text: str = "Hello! How can I help?", usage: fx.TokenUsage = DEFAULT_USAGE) -> Fault:
+        """Silent until the test calls ``FaultServer.release()`` (or the server stops), then ``ok``: an answer
+        that starts exactly when the test says, whatever the machine's load."""
+        return cls("held", text=text, usage=usage)
 
     @classmethod
     def stream_cut(cls, after_events: int = 2) -> Fault:
