@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -26,13 +26,29 @@ PROVIDER_KEY = "sk-upstream-secret-key-9876543210"
 
 
 class ListRecorder:
-    """A recorder keeping every record (the tests read it)."""
+    """A recorder keeping every record (the tests read it, or wait for one with ``wait_for``)."""
 
     def __init__(self) -> None:
         self.records: list[RequestRecord] = []
+        self._added = threading.Condition()
 
     def record(self, record: RequestRecord) -> None:
-        self.records.append(record)
+        with self._added:
+            self.records.append(record)
+            self._added.notify_all()
+
+    def wait_for(self, matches: Callable[[RequestRecord], bool], timeout: float = 60.0) -> RequestRecord:
+        """The first record that ``matches``, waiting for it to be made (a stream's record follows its last
+        byte, which the client may have read already); bounded by ``timeout``."""
+        with self._added:
+            found = self._added.wait_for(lambda: next((r for r in self.records if matches(r)), None), timeout)
+        assert found is not None, f"no such record within {timeout} s: {self.records}"
+        return found
+
+    def wait_count(self, count: int, timeout: float = 60.0) -> None:
+        """Wait until ``count`` records were made (bounded by ``timeout``)."""
+        with self._added:
+            assert self._added.wait_for(lambda: len(self.records) >= count, timeout), self.records
 
 
 class Gateway:

@@ -58,7 +58,7 @@ class KeyedGateway(Gateway):
         A stream is recorded just after its last byte reached the client, so a test that has read
         a whole stream names how many records it waits for."""
         if records is not None:
-            wait_for(lambda: len(self.recorder.records) >= records)
+            self.recorder.wait_count(records)
         assert self.app.state.spend_recorder.writer.flush(20)
 
     def create_key(self, name: str, **body: Any) -> str:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import anthropic
 import openai
 
@@ -38,8 +36,5 @@ def test_item_6_the_local_model_answers_openai_and_anthropic_clients_through_the
         assert final.stop_reason in ("end_turn", "max_tokens")
         assert final.usage.output_tokens > 0
         assert MODEL in {m.id for m in chat.models.list().data}
-        deadline = time.monotonic() + 5  # a stream is recorded once its last byte is sent
-        while not [r for r in gateway.recorder.records if r.endpoint == "messages"] and time.monotonic() < deadline:
-            time.sleep(0.02)
-        record = next(r for r in gateway.recorder.records if r.endpoint == "messages")
+        record = gateway.recorder.wait_for(lambda r: r.endpoint == "messages")  # made once its last byte is sent
         assert (record.provider, record.status, record.stream) == ("llamacpp", 200, True)

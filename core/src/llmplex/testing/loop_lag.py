@@ -8,6 +8,17 @@ from types import TracebackType
 
 __all__ = ["LoopLag"]
 
+_SCHEDSTAT = "/proc/thread-self/schedstat"
+
+
+def _queued() -> float:
+    """Seconds this thread has waited for a CPU so far (Linux; ``0.0`` where the kernel does not say)."""
+    try:
+        with open(_SCHEDSTAT, "rb") as stats:
+            return int(stats.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
 
 class LoopLag:
     """``async with LoopLag() as lag: ...`` then ``lag.worst``: the longest the loop was held, in seconds.
@@ -15,7 +26,9 @@ class LoopLag:
     A heartbeat sleeps ``tick`` seconds at a time and records how much later than
     asked the loop woke it. Awaiting sockets keeps that near zero; a blocking call
     (sync HTTP, ``time.sleep``) inside a coroutine holds the whole loop and shows
-    up as lag as long as the call.
+    up as lag as long as the call. The time the loop's thread waited for a CPU
+    (Linux's run-queue time) is left out: a busy machine delays every loop, and
+    that is no code's doing.
     """
 
     def __init__(self, tick: float = 0.01) -> None:
@@ -26,9 +39,9 @@ class LoopLag:
     async def _beat(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            asked = loop.time() + self.tick
+            asked, queued = loop.time() + self.tick, _queued()
             await asyncio.sleep(self.tick)
-            self.worst = max(self.worst, loop.time() - asked)
+            self.worst = max(self.worst, loop.time() - asked - (_queued() - queued))
 
     async def __aenter__(self) -> LoopLag:
         self._task = asyncio.create_task(self._beat())
