@@ -299,15 +299,11 @@ def _dashboard(client: Client, key: str | None) -> list[Mount]:
     return [Mount("/ui", app=guarded(create_dashboard(database_url(client.config), groups), key))]
 
 
-def _door(client: Client, dashboard: bool) -> Middleware:
-    """The ``Door``: failed authentications throttled through the ``[limits]`` storage, keys' requests in flight
-    capped (``[gateway] auth_failures``, ``auth_failure_window``, ``max_in_flight_per_key``)."""
-    from llmplex.reliability.storage import store_for
-
-    settings = client.config.gateway
-    throttle = AuthThrottle(store_for(client.config.limits), settings.auth_failures, settings.auth_failure_window)
-    login = ("/ui/login",) if dashboard else ()
-    return Middleware(Door, throttle=throttle, max_in_flight_per_key=settings.max_in_flight_per_key, login_paths=login)
+def _door(client: Client, throttle: AuthThrottle, dashboard: bool) -> Middleware:
+    """The ``Door``: failed authentications throttled by ``throttle``, keys' requests in flight capped
+    (``[gateway] max_in_flight_per_key``)."""
+    limit, login = client.config.gateway.max_in_flight_per_key, ("/ui/login",) if dashboard else ()
+    return Middleware(Door, throttle=throttle, max_in_flight_per_key=limit, login_paths=login)
 
 
 def create_app(
@@ -334,10 +330,14 @@ def create_app(
         client.host.register_observer(DeploymentMetrics(client, pipeline.metrics.registry))
     routes = _Routes(pipeline, readiness_checks(client.config) if checks is None else checks)
 
+    throttle = AuthThrottle.of(client.config)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         warm_up(client)
+        await throttle.warm_up()
         yield
+        await throttle.aclose()
         await client.aclose()
 
     app = Starlette(
@@ -354,7 +354,7 @@ def create_app(
             *_dashboard(client, dashboard_key),
         ],
         exception_handlers={404: _not_found, 405: _not_found},
-        middleware=[Middleware(_OverheadHeader), _door(client, dashboard_key is not None)],
+        middleware=[Middleware(_OverheadHeader), _door(client, throttle, dashboard_key is not None)],
         lifespan=lifespan,
     )
     app.state.pipeline = pipeline

@@ -4,28 +4,39 @@ Every replica and worker on one Redis counts into the same moving window, so an
 address that failed ``[gateway] auth_failures`` times in ``auth_failure_window``
 seconds is refused everywhere until the window lets it in again. IPv6 addresses are
 counted by their /64 network (one host gets a whole /64). A storage that does not
-answer within ``STORAGE_TIMEOUT`` lets the request through (the keys' own limits
-still refuse it with a 503): the throttle never turns an outage into a lock-out.
+answer within ``STORAGE_TIMEOUT`` (half a second: Redis answers in well under a
+millisecond) lets the request through, and the next ``PAUSE`` seconds' requests too
+without asking it (the keys' own limits still answer 503): the throttle never turns
+an outage into a lock-out, nor into a wait on every request.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import ipaddress
 import logging
 import time
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llmplex.errors import LLMError
-from llmplex.gateway.key_limits import STORAGE_TIMEOUT
 from llmplex.reliability.deadline import Deadline
-from llmplex.reliability.storage import MEMORY, LimitsStore
+from llmplex.reliability.storage import MEMORY, LimitsStore, store_for
 
-__all__ = ["AuthThrottle", "client_address"]
+if TYPE_CHECKING:
+    from llmplex.config.schema import Config
+
+__all__ = ["PAUSE", "STARTUP_TIMEOUT", "STORAGE_TIMEOUT", "AuthThrottle", "client_address"]
 
 log = logging.getLogger("llmplex.gateway")
+STORAGE_TIMEOUT = 0.5
+"""Seconds the throttle waits for the limits storage before it lets the request through."""
+STARTUP_TIMEOUT = 2.0
+"""Seconds the throttle waits for the storage at startup (its first connection)."""
+PAUSE = 5.0
+"""Seconds the throttle leaves the storage alone after it did not answer."""
 _WARN_EVERY = 60.0
 
 
@@ -50,6 +61,25 @@ def _counted_as(host: str) -> str:
 class AuthThrottle:
     """At most ``failures`` failed authentications per address in ``window`` seconds, counted in ``store``."""
 
+    @classmethod
+    def of(cls, config: Config) -> AuthThrottle:
+        """The throttle of ``config``'s ``[gateway]`` counts, on a ``[limits]`` store of its own: its own Redis
+        clients, so a look it gives up on never disturbs the connections the keys' limits use."""
+        gateway, shared = config.gateway, store_for(config.limits)
+        throttle = cls(LimitsStore(shared.url, shared.on_error), gateway.auth_failures, gateway.auth_failure_window)
+        throttle.prepare()
+        return throttle
+
+    def prepare(self) -> None:
+        """Import the limiters and the Redis client and check the storage answers, now (when the application is
+        built), so no request waits for that; a storage that does not answer is left for the requests to find."""
+        import limits.aio.strategies
+        import limits.strategies  # noqa: F401
+
+        if self.store.does_io:
+            with contextlib.suppress(LLMError):  # reported (once a minute) by the looks that follow
+                self.store.storage()
+
     def __init__(self, store: LimitsStore, failures: int, window: int) -> None:
         from limits import RateLimitItemPerSecond
 
@@ -61,6 +91,7 @@ class AuthThrottle:
         self._namespace = "shared" if store.url != MEMORY else f"app-{id(self):x}"
         self._limiters: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self._warned_at = -_WARN_EVERY
+        self._paused_until = 0.0
 
     def __repr__(self) -> str:
         return f"AuthThrottle({self.failures} per {self.window} s, {self.store!r})"
@@ -76,18 +107,31 @@ class AuthThrottle:
             limiter = self._limiters[storage] = kind(storage)
         return limiter
 
-    async def _run(self, what: str, operation: Any) -> Any:
+    async def warm_up(self) -> None:
+        """Connect to the storage now (at startup), within ``STARTUP_TIMEOUT``, not on the first request's clock."""
+        ids = ("llmplex", "auth_failures", self._namespace, "warm-up")
+        await self._run("connect", lambda limiter: limiter.test(self._item, *ids), STARTUP_TIMEOUT)
+
+    async def aclose(self) -> None:
+        """Close the storage's Redis clients."""
+        if self.store.does_io:
+            await self.store.aclose()
+
+    async def _run(self, what: str, operation: Any, timeout: float = STORAGE_TIMEOUT) -> Any:
         if not self.store.does_io:  # memory: no I/O to wait for, so no deadline either (this is every request's path)
             return operation(self._limiter(self.store.storage()))
+        if time.monotonic() < self._paused_until:
+            return None
 
         async def run(storage: Any) -> Any:
             result = operation(self._limiter(storage))
             return await result if inspect.isawaitable(result) else result
 
         try:
-            return await self.store.arun(run, Deadline.after(STORAGE_TIMEOUT))
+            return await self.store.arun(run, Deadline.after(timeout))
         except LLMError as exc:
             now = time.monotonic()
+            self._paused_until = now + PAUSE
             if now - self._warned_at >= _WARN_EVERY:  # one line a minute, not one per request, while it lasts
                 self._warned_at = now
                 log.warning("the failed-authentication throttle could not %s: %s", what, exc.message)
