@@ -29,6 +29,7 @@ _SHARED_GROUPS = {"live": "local-model", "dashboard": "browser"}
 _TESTS = Path(__file__).resolve().parent
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Give every test an xdist group, where xdist is installed: its folder's shared group, or its file."""
     if not config.pluginmanager.hasplugin("xdist"):
