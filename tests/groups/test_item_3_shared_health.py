@@ -10,7 +10,7 @@ from typing import Any
 
 import llmplex
 from llmplex import Clock
-from llmplex.routing.shared_health import SHARED_WAIT
+from llmplex.routing.reach import SHARED_WAIT
 from tests.groups.helpers import config, counts, servers
 from tests.support.fault_server import Fault
 from tests.support.redis_server import RedisServer
@@ -109,3 +109,19 @@ def test_item_3_a_deadline_shorter_than_the_shared_wait_bounds_the_look_at_redis
         finally:
             redis_server.resume()
         assert answer.provider in fakes and elapsed < 2.0
+
+
+def test_item_3_a_redis_that_cannot_be_reached_leaves_routing_on_local_state() -> None:
+    from tests.support.redis_server import free_port
+
+    with servers("east", "west") as fakes:
+        fakes["east"].enqueue(Fault.server_error(503))
+        settings = config(
+            fakes, {"allowed_fails": 1, "cooldown": 30}, limits={"storage": f"redis://127.0.0.1:{free_port()}/0"}
+        )
+        settings["groups"]["chat"]["deployments"][0]["rpm"] = 100
+        client = llmplex.Client(settings, clock=EAST_FIRST)
+        started = time.monotonic()
+        assert client.complete("chat", "hi", timeout=30).provider == "west"
+        assert {client.complete("chat", "hi", timeout=30).provider for _ in range(3)} == {"west"}  # cooled here
+        assert time.monotonic() - started < 25 and counts(fakes)["east"] == 1

@@ -13,6 +13,7 @@ from llmplex.reliability.clock import Clock
 from llmplex.reliability.storage import MEMORY, store_for
 from llmplex.routing.groups import Deployment, Group, Route, flattened
 from llmplex.routing.health import Board, CoolRule, MemoryBoard
+from llmplex.routing.reach import Reach
 from llmplex.routing.windows import Windows
 
 __all__ = ["GroupTable"]
@@ -36,6 +37,7 @@ class GroupTable:
         self._lock = threading.Lock()
         self._board: Board | None = None
         self._local: object = None
+        self._reach = Reach()
         for name in config.groups:
             for _, spec, _, _, _, _ in flattened(name, config.groups, unalias):
                 self._check(name, spec, host, installed)
@@ -77,10 +79,10 @@ class GroupTable:
             else:
                 from llmplex.routing.shared_health import RedisBoard
 
-                self._board = RedisBoard(store, MemoryBoard(time.monotonic))
+                self._board = RedisBoard(store, MemoryBoard(time.monotonic), self._reach)
         deployments = []
         for owner, spec, weight, config, rpm, tpm in flattened(name, self.config.groups, self._unalias):
             key = f"{owner}:{spec}"
-            windows = Windows(key, rpm, tpm, store, self._local)
+            windows = Windows(key, rpm, tpm, store, self._local, self._reach)
             deployments.append(Deployment(spec, weight, windows, key, CoolRule(config.allowed_fails, config.cooldown)))
         return Group(name, self.config.groups[name], deployments, self._board, resolve)

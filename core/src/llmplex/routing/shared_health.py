@@ -6,8 +6,9 @@ failures in a row), ``busy`` (calls in flight) and ``lat`` (recent latency).
 An ending call updates them in one Lua script, so two processes failing the
 same deployment at once still cool it once, for everyone.
 
-Every look at Redis is bounded (``SHARED_WAIT``; ``FIRST_WAIT`` for the
-first, which connects; less when the caller has less time): a Redis that
+Every look at Redis is bounded (``llmplex.routing.reach``: ``SHARED_WAIT``;
+``FIRST_WAIT`` for the first, which connects; less when the caller has less
+time): a Redis that
 stops answering, or cannot be reached, makes routing use this process's own
 board (``MemoryBoard``, kept up to date all along) for ``LOCAL_SECONDS``
 before it tries Redis again, so no call waits on it twice in
@@ -17,8 +18,6 @@ a row and none passes its deadline for it.
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -27,18 +26,13 @@ from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.guard import call_before
 from llmplex.reliability.storage import LimitsStore
 from llmplex.routing.health import LATENCY_WEIGHT, CoolRule, DeploymentState, MemoryBoard, Outcome
+from llmplex.routing.reach import LOCAL_SECONDS, Reach
 
-__all__ = ["FIRST_WAIT", "LOCAL_SECONDS", "SHARED_WAIT", "RedisBoard"]
+__all__ = ["RedisBoard"]
 
 T = TypeVar("T")
 logger = logging.getLogger("llmplex")
 
-SHARED_WAIT = 1.0
-"""Longest wait (seconds) for one look at Redis before routing goes on with local figures."""
-FIRST_WAIT = 5.0
-"""Longest wait for the first look, which imports the Redis client and connects."""
-LOCAL_SECONDS = 5.0
-"""How long routing keeps to local figures after Redis failed to answer."""
 _ENDED = """
 local busy = redis.call('DECR', KEYS[1])
 if busy < 0 then redis.call('SET', KEYS[1], 0) end
@@ -73,13 +67,11 @@ class RedisBoard:
 
     does_io = True
 
-    def __init__(self, store: LimitsStore, local: MemoryBoard) -> None:
+    def __init__(self, store: LimitsStore, local: MemoryBoard, reach: Reach) -> None:
         self.store = store
         self.local = local
-        self._local_until = 0.0
-        self._connected = False
+        self.reach = reach
         self._script: Any = None
-        self._lock = threading.Lock()
 
     def read(self, keys: Sequence[str], wait: float | None) -> list[DeploymentState]:
         """Each deployment's state from Redis; the local figures when Redis does not answer within ``wait``."""
@@ -115,16 +107,14 @@ class RedisBoard:
 
     def _shared(self, operation: Callable[[Any], T], wait: float | None) -> T | None:
         """``operation(redis)`` within ``wait`` seconds, or ``None`` (and local figures for a while)."""
-        if time.monotonic() < self._local_until:
+        if self.reach.local:
             return None
-        most = SHARED_WAIT if self._connected else FIRST_WAIT
-        limit = most if wait is None else max(0.0, min(wait, most))
         try:
-            done = call_before(lambda: operation(self._redis()), Deadline.after(limit), _LateError)
+            done = call_before(lambda: operation(self._redis()), Deadline.after(self.reach.wait(wait)), _LateError)
         except (_LateError, LLMError, OSError, _redis_errors()) as exc:
             self._go_local(exc)
             return None
-        self._connected = True
+        self.reach.connected = True
         return done
 
     def _redis(self) -> Any:
@@ -135,10 +125,7 @@ class RedisBoard:
         return client
 
     def _go_local(self, cause: BaseException) -> None:
-        with self._lock:
-            first = time.monotonic() >= self._local_until
-            self._local_until = time.monotonic() + LOCAL_SECONDS
-        if first:
+        if self.reach.failed():
             why = "no answer in time" if isinstance(cause, _LateError) else type(cause).__name__
             logger.warning(
                 "model groups: the [limits] storage %s did not answer (%s); routing uses this process's own "

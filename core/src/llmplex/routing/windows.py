@@ -4,8 +4,8 @@ Unlike a provider instance's limits, which wait for room, a deployment at its
 limit is skipped: the group sends the request to another one. A request costs
 one request and its estimated tokens (prompt characters / 4 plus
 ``max_tokens``). The windows live in the ``[limits] storage`` (Redis: shared by
-every process) or, for ``memory://`` and whenever Redis does not answer in
-time, in this group's own memory storage.
+every process) or, for ``memory://`` and while Redis does not answer in time
+(``llmplex.routing.reach``), in this client's own memory storage.
 """
 
 from __future__ import annotations
@@ -18,16 +18,12 @@ from llmplex.errors import LLMError
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.guard import call_before
 from llmplex.reliability.storage import LimitsStore
+from llmplex.routing.reach import Reach
 
 if TYPE_CHECKING:
     from limits import RateLimitItem
 
 __all__ = ["Windows"]
-
-_WAIT = 1.0
-"""Longest wait (seconds) for Redis before the windows count in memory for this look."""
-_FIRST_WAIT = 5.0
-"""Longest wait for the first look, which may import the Redis client and connect."""
 
 
 class _LateError(Exception):
@@ -37,13 +33,15 @@ class _LateError(Exception):
 class Windows:
     """The rpm and tpm windows of one deployment (``key``: group and model string)."""
 
-    def __init__(self, key: str, rpm: int | None, tpm: int | None, store: LimitsStore, local: Any) -> None:
+    def __init__(
+        self, key: str, rpm: int | None, tpm: int | None, store: LimitsStore, local: Any, reach: Reach
+    ) -> None:
         from limits import RateLimitItemPerMinute
 
         self.key = key
         self.store = store
         self.local = local
-        self._connected = False
+        self.reach = reach
         self._items: list[tuple[RateLimitItem, int | None, str]] = []
         if rpm is not None:
             self._items.append((RateLimitItemPerMinute(rpm), None, "rpm"))
@@ -98,12 +96,15 @@ class Windows:
     def _run(self, operation: Any) -> Any:
         if not self.store.does_io:
             return operation(self.local)
-        wait = _WAIT if self._connected else _FIRST_WAIT
-        try:
-            done = call_before(lambda: operation(self.store.storage()), Deadline.after(wait), _LateError)
-        except (_LateError, LLMError, OSError, _storage_error()):  # a Redis that fails or stalls: count here this time
+        if self.reach.local:
             return operation(self.local)
-        self._connected = True
+        wait = Deadline.after(self.reach.wait(None))
+        try:
+            done = call_before(lambda: operation(self.store.storage()), wait, _LateError)
+        except (_LateError, LLMError, OSError, _storage_error()):  # a Redis that fails or stalls: count here
+            self.reach.failed()
+            return operation(self.local)
+        self.reach.connected = True
         return done
 
 
