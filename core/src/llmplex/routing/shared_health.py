@@ -81,7 +81,9 @@ class RedisBoard:
     def started(self, key: str) -> None:
         """One more call in flight, here and in Redis."""
         self.local.started(key)
-        self._shared(lambda redis: redis.incr(_key(key, "busy")), None)
+        self._shared(
+            lambda redis: redis.pipeline().incr(_key(key, "busy")).expire(_key(key, "busy"), 600).execute(), None
+        )
 
     def ended(self, key: str, outcome: Outcome, latency: float | None, rule: CoolRule, asked: float | None) -> float:
         """The call's end, here and in Redis; the seconds the deployment now cools for (Redis decides)."""
