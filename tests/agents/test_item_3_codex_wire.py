@@ -31,7 +31,7 @@ APPLY_PATCH: Any = {
 
 def _post(gateway: Gateway, body: dict[str, Any]) -> httpx.Response:
     headers = {"authorization": f"Bearer {MASTER_KEY}", "accept": "text/event-stream"}
-    return httpx.post(gateway.url + "/v1/responses", json=body, headers=headers, timeout=10)
+    return httpx.post(gateway.url + "/v1/responses", json=body, headers=headers, timeout=60)
 
 
 def _events(answer: httpx.Response) -> list[dict[str, Any]]:

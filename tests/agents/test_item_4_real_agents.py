@@ -9,6 +9,8 @@ directory and answers from its output, on a model of another family than its own
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,7 @@ import pytest
 from llmplex.testing import Reply
 from llmplex.types import ToolCall
 from tests.agents.conftest import agents_config
-from tests.agents.real_cli import run_claude, run_codex
+from tests.agents.real_cli import cli, recipe, run_claude, run_codex
 from tests.agents.scripted import ScriptedChat, scripted_chat
 from tests.gateway.harness import Gateway, running_gateway
 from tests.gateway.test_item_1_fidelity import FakeAnthropic
@@ -117,3 +119,24 @@ def test_item_4_codex_runs_its_own_tool_on_a_claude_model(
         if block.get("type") == "tool_result"
     )
     assert result["tool_use_id"] == "toolu_1" and MARKER in json.dumps(result["content"])
+
+
+def test_item_4_codex_has_no_chat_completions_mode_left(agent_gateway: Gateway, workdir: Path) -> None:
+    """What the Coding agents page says: Codex 0.171 refuses ``wire_api = "chat"`` itself, before any request."""
+    home = workdir.parent / "codex-chat-home"
+    home.mkdir()
+    config = recipe("codex-config").replace('wire_api = "responses"', 'wire_api = "chat"')
+    (home / "config.toml").write_text(config.replace("http://127.0.0.1:4000", agent_gateway.url), encoding="utf-8")
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "CODEX_HOME": str(home), "LLMPLEX_API_KEY": "unused"}
+    done = subprocess.run(
+        [cli("codex"), "exec", "--skip-git-repo-check", "Say hello"],
+        env=env,
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode != 0 and 'wire_api = "chat"` is no longer supported' in done.stdout + done.stderr
+    assert agent_gateway.recorder.records == []

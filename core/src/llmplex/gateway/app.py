@@ -20,7 +20,7 @@ from llmplex.errors import LLMError
 from llmplex.gateway.access import Authenticator
 from llmplex.gateway.anthropic_messages import MessagesRequest, MessagesStreamEncoder, messages_call, messages_response
 from llmplex.gateway.apis.count_tokens import count_tokens_route
-from llmplex.gateway.apis.route_fit import fit
+from llmplex.gateway.apis.route_fit import afit
 from llmplex.gateway.calls import CallSpec, StreamEncoder
 from llmplex.gateway.embeddings_api import EmbeddingsRequest, embeddings_response
 from llmplex.gateway.errors import Dialect, GatewayError
@@ -90,7 +90,7 @@ class _Routes:
         try:
             await pipeline.authenticate(exchange, request)  # before the body: a request without a key costs no read
             body = await pipeline.read_body(request)
-            spec = fit(parse(body, request), pipeline.client, pipeline.settings.drop_hints)
+            spec = await afit(parse(body, request), pipeline.client, pipeline.settings.drop_hints)
             exchange.model, exchange.stream = spec.model, spec.stream
             admission = await pipeline.admit(exchange, spec)
             if spec.stream:

@@ -8,6 +8,7 @@ The provider's own count where it has one (its plugin implements ``llmplex_acoun
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -49,7 +50,9 @@ def estimate(spec: CallSpec) -> int:
 
 async def count_tokens(client: Client, spec: CallSpec) -> tuple[int, str]:
     """The input tokens of ``spec``'s call and how they were counted (provider, tokenizer or estimate)."""
-    route = client.route(spec.model)
+    route = client.route(spec.model) if client.router.is_cached(spec.model) else None
+    if route is None:  # a first use imports the provider's plugin and SDK: not on the event loop
+        route = await asyncio.to_thread(client.route, spec.model)
     provider = route.provider
     hooks = provider.hooks
     if hooks.implements("acount_tokens"):

@@ -8,6 +8,7 @@ Only the first route is fitted (a fallback to another provider is held to core's
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from llmplex.client import Client
@@ -17,7 +18,7 @@ from llmplex.gateway.errors import GatewayError
 from llmplex.provider import Capabilities
 from llmplex.types import Message
 
-__all__ = ["FOLDING_PROVIDERS", "OPENAI_PLUGINS", "fit", "fold_system"]
+__all__ = ["FOLDING_PROVIDERS", "OPENAI_PLUGINS", "afit", "fit", "fold_system"]
 
 OPENAI_PLUGINS = frozenset({"openai", "azure"})
 """Providers speaking OpenAI's own APIs: ``store``, ``include``, ``prompt_cache_key`` go to them as sent."""
@@ -32,6 +33,14 @@ Every other provider speaks a wire (Chat Completions, Responses) that takes a sy
 
 _MARK = "<system>\n{}\n</system>"
 """How a folded system message is marked in the user turn that carries it."""
+
+
+async def afit(spec: CallSpec, client: Client, drop_hints: bool) -> CallSpec:
+    """``fit`` from the event loop: in a worker thread when the model was never routed (routing it the first
+    time imports its provider plugin and SDK, seconds that would stall every other request)."""
+    if client.router.is_cached(spec.model):
+        return fit(spec, client, drop_hints)
+    return await asyncio.to_thread(fit, spec, client, drop_hints)
 
 
 def fit(spec: CallSpec, client: Client, drop_hints: bool) -> CallSpec:
