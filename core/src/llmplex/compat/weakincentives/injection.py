@@ -209,7 +209,8 @@ def _responses_json(data: Any) -> Any:
             item.setdefault("call_id", item.get("id"))
             if not isinstance(item.get("arguments"), str):
                 item["arguments"] = json.dumps(item.get("arguments") or {})
-        parts = item.get("content") if isinstance(item.get("content"), list) else []
+        content = item.get("content")
+        parts: list[Any] = content if isinstance(content, list) else []
         block = next((p for p in parts if isinstance(p, dict) and p.get("json") is not None), None)
         if block is not None:  # weakincentives read the first output_json block
             item["content"] = parts = [{"type": "output_text", "text": json.dumps(block["json"])}]
