@@ -56,6 +56,11 @@ def test_item_3_while_postgresql_is_down_answers_go_on_and_their_rows_arrive_lat
                 ids.append(s.headers["x-request-id"])
             assert [a.status_code for a in answers] == [200] * 10  # no 500, no lost answer
             ids += [a.headers["x-request-id"] for a in answers]
+            made = _post(gateway, key, {"model": "mock:echo", "input": "remember me"}, "/v1/responses")
+            assert made.status_code == 200  # its owner waits in memory until the database is back
+            going_on = {"model": "mock:echo", "input": "go on", "previous_response_id": made.json()["id"]}
+            assert _post(gateway, key, going_on, "/v1/responses").status_code == 200
+            ids += [made.headers["x-request-id"]]
             unknown = _post(gateway, "sk-llmplex-never-seen-while-the-database-is-down")
             assert unknown.status_code == 503 and unknown.headers["retry-after"] == "5"  # not let in blind
             ids.append(unknown.headers["x-request-id"])
@@ -65,8 +70,24 @@ def test_item_3_while_postgresql_is_down_answers_go_on_and_their_rows_arrive_lat
             database.start()
             wait_for(lambda: set(ids) <= {row["request_id"] for row in rows(database.url)}, timeout=60)
             wait_for(lambda: _readiness(gateway).json() == {"status": "ready"}, timeout=30)
+            assert _post(gateway, key, going_on, "/v1/responses").status_code == 200  # the owner reaches the database
+            wait_for(lambda: made.json()["id"] in _owners(database.url))
         logged = [row["request_id"] for row in rows(database.url)]
-        assert len(logged) == len(set(logged)) == len(ids)
+        assert len(logged) == len(set(logged)) == len(ids) + 2  # the two turns that continued it too
+
+
+def _owners(url: str) -> set[str]:
+    from sqlalchemy import select
+
+    from llmplex.store.database import open_database
+    from llmplex.store.schema import response_owners
+
+    engine = open_database(url)
+    try:
+        with engine.connect() as connection:
+            return set(connection.execute(select(response_owners.c.response_id)).scalars())
+    finally:
+        engine.dispose()
 
 
 @pytest.fixture

@@ -11,8 +11,9 @@ continue each other's state.
 
 Owners this process has read or written are kept in memory (a bounded map) so
 a conversation's next turn costs no database read. While the database is down,
-ids handed out meanwhile are kept there and written when it is back; an id
-this process does not know then gets a 503 (``Retry-After``), not a 404.
+ids handed out meanwhile are kept there (this process answers for them) and
+written with its next Responses request once the database answers; an id this
+process does not know then gets a 503 (``Retry-After``), not a 404.
 """
 
 from __future__ import annotations
