@@ -48,7 +48,7 @@ def _local_names(root: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Write the lock (``--check``: only say whether the written one is current); 0 on success."""
+    """Write the lock; 0 on success, 1 (with uv's reason on stderr) when the requirements do not resolve."""
     parser = argparse.ArgumentParser(prog="tools/lock", description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--python", default=sys.executable, help="the interpreter to resolve for (the py env's)")
     parser.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
