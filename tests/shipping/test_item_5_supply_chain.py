@@ -164,8 +164,6 @@ def test_item_5_a_known_vulnerable_pin_fails_the_lint_audit(osv: ThreadingHTTPSe
     assert "requests" in result.stdout and "PYSEC-2018-28" in result.stdout and "2.20.0" in result.stdout
     # every pin asked about (and pip, by the reachability probe)
     assert sorted(osv.queries) == ["idna", "pip", "requests", "urllib3"]  # type: ignore[attr-defined]
-    lock.write_text("idna==3.10\nrequests==2.20.0\nurllib3==2.5.0\n")
-    assert audit(lock, {"LLMPLEX_OSV_URL": url}).returncode == 0, "the fixed version passes"
 
 
 def test_item_5_the_lint_audit_asks_about_every_pin_of_the_lock(osv: ThreadingHTTPServer) -> None:
