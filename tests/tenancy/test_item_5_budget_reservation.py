@@ -139,3 +139,33 @@ def test_item_5_an_error_or_a_cancel_gives_the_reservation_back(one: KeyedGatewa
     refused = httpx.post(one.url + V1, json=chat(text=PROMPT, max_tokens=-1), headers=bearer(key), timeout=30)
     assert refused.status_code == 400  # a hostile max_tokens never sizes a reservation
     assert Decimal(_settled(one, "careful")["held_usd"]) == 0
+
+
+def test_item_5_the_reservation_is_sized_by_max_tokens_else_the_models_output_limit() -> None:
+    import genai_prices
+
+    from llmplex.reliability.budget import Budget
+
+    messages = [Message.user(PROMPT)]
+    prompt = prompt_tokens(messages, {})
+    per_mtok = Decimal(10) ** 6
+
+    def price(model: str, provider: str, output: int) -> Decimal:
+        usage = genai_prices.Usage(input_tokens=prompt, output_tokens=output)
+        return genai_prices.calc_price(usage, model, provider_id=provider).total_price
+
+    assert worst_case_usd("openai", "gpt-4o-mini", messages, {"max_tokens": 10}) == price("gpt-4o-mini", "openai", 10)
+    for hostile in (0, -5, True, "10", None):  # never a smaller reservation than the output limit
+        assert worst_case_usd("openai", "gpt-4o-mini", messages, {"max_tokens": hostile}) == price(
+            "gpt-4o-mini", "openai", 16_384
+        )
+    assert worst_case_usd("anthropic", "claude-sonnet-4-5", messages, {}) == price(
+        "claude-sonnet-4-5", "anthropic", 64_000
+    )
+    window = genai_prices.calc_price(genai_prices.Usage(input_tokens=1), "gpt-3.5-turbo", provider_id="openai")
+    assert window.model.context_window  # a model without a listed limit: its context window less the prompt
+    expected = price("gpt-3.5-turbo", "openai", window.model.context_window - prompt)
+    assert worst_case_usd("openai", "gpt-3.5-turbo", messages, {}) == expected
+    assert worst_case_usd("mock", "echo", messages, {}) is None  # no price, no rates: refused before sending
+    rates = Budget(unpriced_input_usd_per_mtok=Decimal(1), unpriced_output_usd_per_mtok=Decimal(2))
+    assert worst_case_usd("mock", "echo", messages, {"max_tokens": 100}, rates) == (prompt + 200) / per_mtok

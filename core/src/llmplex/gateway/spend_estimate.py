@@ -116,7 +116,8 @@ def worst_case_usd(
     """The most a request may cost: its prompt plus ``max_tokens`` (or the model's output limit)."""
     prompt = prompt_tokens(messages, kwargs)
     most = kwargs.get("max_tokens")
-    output = most if isinstance(most, int) and most > 0 else output_limit(plugin, model, prompt)
+    bounded = isinstance(most, int) and not isinstance(most, bool) and most > 0
+    output = most if bounded else output_limit(plugin, model, prompt)
     return priced(plugin, model, prompt, output, unpriced)
 
 
