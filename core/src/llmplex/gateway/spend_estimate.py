@@ -117,7 +117,7 @@ def worst_case_usd(
     prompt = prompt_tokens(messages, kwargs)
     most = kwargs.get("max_tokens")
     bounded = isinstance(most, int) and not isinstance(most, bool) and most > 0
-    output = most if bounded else output_limit(plugin, model, prompt)
+    output = int(most) if bounded else output_limit(plugin, model, prompt)
     return priced(plugin, model, prompt, output, unpriced)
 
 
