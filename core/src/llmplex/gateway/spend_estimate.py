@@ -116,8 +116,10 @@ def worst_case_usd(
     """The most a request may cost: its prompt plus ``max_tokens`` (or the model's output limit)."""
     prompt = prompt_tokens(messages, kwargs)
     most = kwargs.get("max_tokens")
-    bounded = isinstance(most, int) and not isinstance(most, bool) and most > 0
-    output = int(most) if bounded else output_limit(plugin, model, prompt)
+    if isinstance(most, int) and not isinstance(most, bool) and most > 0:
+        output = most
+    else:
+        output = output_limit(plugin, model, prompt)
     return priced(plugin, model, prompt, output, unpriced)
 
 
