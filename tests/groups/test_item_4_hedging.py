@@ -16,6 +16,15 @@ from tests.groups.helpers import API_KEY, Recorder
 from tests.groups.slow_server import SlowServer
 
 EAST_FIRST = Clock(random=lambda: 0.0)
+_opened: list[llmplex.Client] = []
+
+
+@pytest.fixture(autouse=True)
+def _closed() -> Iterator[None]:
+    """Every client a test made is closed after it (its SDK clients' connections with it)."""
+    yield
+    while _opened:
+        _opened.pop().close()
 
 
 @contextmanager
@@ -34,6 +43,7 @@ def _client(fakes: dict[str, SlowServer], hedge: str = "100ms", **extra: Any) ->
     client = llmplex.Client(
         {"providers": providers, "groups": {"chat": group}, **extra}, plugins=[recorder], clock=EAST_FIRST
     )
+    _opened.append(client)
     _warm(client, fakes)
     return client, recorder
 
