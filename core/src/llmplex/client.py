@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack, cast
 
@@ -19,6 +19,7 @@ from llmplex.engine.request_builder import PromptInput, ToolInput, build_request
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMConfigurationError, LLMDeadlineExceededError
 from llmplex.masking.logs import install_log_redaction
+from llmplex.masking.secret_url import reveal
 from llmplex.plugins.host import PluginHost
 from llmplex.reliability.budget import Budget, BudgetTracker
 from llmplex.reliability.clock import Clock
@@ -42,7 +43,7 @@ _request_ids = itertools.count(1)
 
 def _tool_list(tools: Any) -> Any:
     """``tools=`` as a list: one tool, function, tool dict or MCP source (``server``, ``server.tools(...)``)
-    is a list of one; any other non-list raises LLMConfigurationError saying a list of tools is expected."""
+    is a list of one, another iterable its items; anything else raises LLMConfigurationError asking for a list."""
     if tools is None or isinstance(tools, (list, tuple)):
         return tools
     if "llmplex.mcp.server" in sys.modules:
@@ -52,6 +53,8 @@ def _tool_list(tools: Any) -> Any:
             return [tools]
     if isinstance(tools, (Tool, Mapping)) or callable(tools):
         return [tools]
+    if isinstance(tools, Iterable) and not isinstance(tools, (str, bytes)):
+        return list(tools)
     raise LLMConfigurationError(
         f"tools must be a list of tools (Tool objects, tool dicts, functions or MCP servers), "
         f"got {type(tools).__name__}: pass tools=[...]"
@@ -179,7 +182,7 @@ class Client:
         from llmplex.store.recorder import CallLog
 
         if not isinstance(log, CallLog):
-            log = CallLog(log or self.config.log.database, bodies=self.config.log.bodies)
+            log = CallLog(log or reveal(self.config.log.database), bodies=self.config.log.bodies)
         if self.call_log is not None:
             self.host.unregister_observer(self.call_log)
         self.host.register_observer(log, name="llmplex.store")

@@ -51,6 +51,8 @@ def test_item_5_one_function_is_a_list_of_one_and_anything_else_asks_for_a_list(
         backend.push(tool_calls=[call("add", {"a": 1, "b": 2})])
         backend.push("3")
         assert client.complete("mock:m", "1 + 2?", tools=add).text == "3"
+        backend.push("ok")
+        assert client.complete("mock:m", "hi", tools=(tool for tool in [add])).text == "ok"  # any iterable
         for wrong in (5, "add", b"add"):
             with pytest.raises(LLMConfigurationError, match="a list of tools"):
                 client.complete("mock:m", "hi", tools=wrong)
