@@ -227,7 +227,8 @@ def warm_up(client: Client) -> None:
             client.provider_client(prefix, asynchronous=True)
         except LLMError as exc:
             log.warning("provider %s not prepared: %s", prefix, exc)
-    for model in dict.fromkeys([*config.gateway.models, *config.aliases.values()]):
+    deployments = [d.model for group in config.groups.values() for d in group.deployments]
+    for model in dict.fromkeys([*config.gateway.models, *config.aliases.values(), *deployments]):
         try:
             client.route(model).provider.client(True)
         except LLMError as exc:
