@@ -192,3 +192,18 @@ def test_item_2_embed_moves_a_retryable_failure_to_another_deployment() -> None:
     client.provider_client("backup").push_error(LLMBadRequestError("400"))
     with pytest.raises(LLMBadRequestError):
         client.embed("chat", ["e"])
+
+
+def test_item_2_the_group_policy_is_throttle_providers_of_the_group_name_and_a_call_throttle() -> None:
+    client = llmplex.Client(
+        providers={"backup": {"plugin": "mock"}},
+        groups={"chat": {"deployments": [{"model": "mock:a"}, {"model": "backup:b"}]}},
+        throttle={"providers": {"chat": {"max_attempts": 1}}},
+        clock=FakeTime(draw=0.0).clock(),
+    )
+    client.provider_client("mock").push_error(LLMServerError("503"))
+    with pytest.raises(LLMServerError) as caught:
+        client.complete("chat", "hi")  # one attempt for the group: not moved
+    assert caught.value.attempts == 1 and caught.value.context["gave_up"].startswith("max_attempts (1)")
+    client.provider_client("mock").push_error(LLMServerError("503"))
+    assert client.complete("chat", "hi", throttle={"max_attempts": 2}).provider == "backup"
