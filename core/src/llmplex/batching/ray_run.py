@@ -54,7 +54,7 @@ def check_shared_storage(config: Config) -> None:
     With ``[limits] storage = "memory://"`` every worker keeps its own windows and
     budget, so N workers would send N times the limit.
     """
-    if config.limits.storage.partition("://")[0] != "memory":
+    if config.limits.storage.get_secret_value().partition("://")[0] != "memory":
         return
     limited = [
         f"providers.{prefix}.{key}"

@@ -19,6 +19,7 @@ from llmplex.cli.output import plain_console
 from llmplex.cli.usage_line import dollars
 from llmplex.client import Client
 from llmplex.errors import LLMConfigurationError
+from llmplex.masking.secret_url import reveal
 from llmplex.masking.values import redact
 from llmplex.store.database import default_url, sqlite_path, switch_path
 
@@ -30,7 +31,7 @@ __all__ = ["log_url", "logs_command", "open_log"]
 
 def log_url(client: Client) -> str:
     """The database the CLI logs to: ``[log] database`` or ``logs.db`` in the user data directory."""
-    return client.config.log.database or default_url()
+    return reveal(client.config.log.database) or default_url()
 
 
 def open_log(client: Client) -> Engine | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -12,7 +11,8 @@ from pydantic_core import PydanticCustomError
 from llmplex.config.groups import GroupConfig, group_problems
 from llmplex.config.mcp import MCPConfig
 from llmplex.config.wording import KEY_ERROR
-from llmplex.masking.values import is_secret_name, redact, register_url_secrets, url_credentials
+from llmplex.masking.secret_url import SecretURL
+from llmplex.masking.values import is_secret_name, url_credentials
 
 __all__ = [
     "DEFAULT_EMBEDDING_MODEL",
@@ -132,28 +132,27 @@ class LimitsConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
-    storage: str = Field(default="memory://", description="A limits storage URL: memory:// or redis://host:port/db.")
+    storage: SecretURL = Field(
+        default=SecretURL("memory://"),
+        description="A limits storage URL: memory:// or redis://host:port/db (its password never shows).",
+    )
     on_storage_error: Literal["raise", "local"] = Field(
         default="raise", description="raise: a call fails when the storage is unreachable; local: warn, per process."
     )
 
     @field_validator("storage")
     @classmethod
-    def _known_scheme(cls, storage: str) -> str:
-        scheme = storage.partition("://")[0]
-        if not storage.partition("://")[1] or scheme not in ("memory", "redis", "rediss"):
+    def _known_scheme(cls, storage: SecretURL) -> SecretURL:
+        url = storage.get_secret_value()
+        scheme = url.partition("://")[0]
+        if not url.partition("://")[1] or scheme not in ("memory", "redis", "rediss"):
             raise ValueError('expected a storage URL such as "memory://" or "redis://127.0.0.1:6379/0"')
-        register_url_secrets(storage)  # a password in the URL is masked wherever it could be shown
         return storage
 
     @field_serializer("storage", when_used="json")
-    def _masked_storage(self, storage: str) -> str:
-        """JSON dumps (what is shown or written) mask the URL's password; a Python dump keeps it for reuse."""
-        return redact(storage)
-
-    def __repr_args__(self) -> Iterable[tuple[str | None, Any]]:
-        for name, value in super().__repr_args__():
-            yield name, redact(value) if name == "storage" else value
+    def _masked_storage(self, storage: SecretURL) -> str:
+        """JSON dumps show the URL with its password masked (a Python dump keeps the ``SecretURL``)."""
+        return str(storage)
 
 
 class CacheConfig(BaseModel):
@@ -178,7 +177,7 @@ class LogConfig(BaseModel):
     enabled: bool | None = Field(
         default=None, description="Log calls; None: the CLI logs (unless `llmplex logs off`), the library does not."
     )
-    database: str | None = Field(
+    database: SecretURL | None = Field(
         default=None,
         description="sqlite:///PATH or postgresql://...; None: logs.db in the user data directory.",
     )
@@ -186,14 +185,19 @@ class LogConfig(BaseModel):
 
     @field_validator("database")
     @classmethod
-    def _known_database(cls, database: str | None) -> str | None:
+    def _known_database(cls, database: SecretURL | None) -> SecretURL | None:
         if database is None:
             return None
-        scheme = database.partition("://")[0].partition("+")[0]
-        if not database.partition("://")[1] or scheme not in ("sqlite", "postgresql", "postgres"):
+        url = database.get_secret_value()
+        scheme = url.partition("://")[0].partition("+")[0]
+        if not url.partition("://")[1] or scheme not in ("sqlite", "postgresql", "postgres"):
             raise ValueError('expected a database URL such as "sqlite:////home/me/logs.db" or "postgresql://host/db"')
-        register_url_secrets(database)  # a password in the URL is masked wherever it could be shown
         return database
+
+    @field_serializer("database", when_used="json")
+    def _masked_database(self, database: SecretURL | None) -> str | None:
+        """JSON dumps show the URL with its password masked (a Python dump keeps the ``SecretURL``)."""
+        return None if database is None else str(database)
 
 
 class GatewayConfig(BaseModel):
@@ -212,7 +216,7 @@ class GatewayConfig(BaseModel):
     shutdown_timeout: float = Field(default=30.0, ge=0, description="Seconds in-flight requests get to finish.")
     tls_certfile: str | None = Field(default=None, description="PEM certificate chain: serve HTTPS.")
     tls_keyfile: str | None = Field(default=None, description="PEM private key of tls_certfile.")
-    database: str | None = Field(
+    database: SecretURL | None = Field(
         default=None,
         description="Keys and spend: sqlite:///PATH or postgresql://...; None: the [log] database (logs.db).",
     )
@@ -247,8 +251,13 @@ class GatewayConfig(BaseModel):
 
     @field_validator("database")
     @classmethod
-    def _known_database(cls, database: str | None) -> str | None:
+    def _known_database(cls, database: SecretURL | None) -> SecretURL | None:
         return LogConfig._known_database(database)
+
+    @field_serializer("database", when_used="json")
+    def _masked_database(self, database: SecretURL | None) -> str | None:
+        """JSON dumps show the URL with its password masked (a Python dump keeps the ``SecretURL``)."""
+        return None if database is None else str(database)
 
     @model_validator(mode="after")
     def _tls_pair(self) -> GatewayConfig:

@@ -104,9 +104,9 @@ def _message(item: Any, where: str) -> Message:
         )
     try:
         return Message.model_validate(item)
-    except ValidationError as exc:
+    except LLMConfigurationError as exc:  # each wrong argument named (a dict of them, or not a dict at all)
         raise LLMConfigurationError(
-            f"{where} is not a valid message ({_problems(exc)}); "
+            f"{where} is not a valid message ({exc.message}); "
             "use {'role': 'user'|'assistant'|'system'|'tool', 'content': '...'}"
         ) from None
 

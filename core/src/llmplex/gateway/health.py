@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from llmplex.config.schema import Config
+from llmplex.masking.secret_url import reveal
 from llmplex.masking.values import redact
 
 if TYPE_CHECKING:
@@ -84,10 +85,10 @@ def readiness_checks(config: Config, *, degrades: bool = False) -> list[Callable
     database when ``[gateway] database`` or ``[log] database`` names one (the default SQLite file is made when
     the gateway starts). ``degrades``: the gateway serves without its database (its rows are journaled)."""
     checks = []
-    storage = config.limits.storage
+    storage = config.limits.storage.get_secret_value()
     if storage.startswith(("redis://", "rediss://")):
         checks.append(redis_check(storage))
-    database = config.gateway.database or config.log.database
+    database = reveal(config.gateway.database or config.log.database)
     if database:
         probe = database_check(database)
         probe.degrades = degrades  # type: ignore[attr-defined]

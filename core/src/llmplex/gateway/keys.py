@@ -22,6 +22,7 @@ from typing import Any
 from llmplex.config.schema import Config
 from llmplex.errors import LLMConfigurationError
 from llmplex.gateway.errors import GatewayError
+from llmplex.masking.secret_url import reveal
 
 __all__ = [
     "KEY_PREFIX",
@@ -55,7 +56,7 @@ def database_url(config: Config) -> str:
     """The gateway's database: ``[gateway] database``, else the call log's ``[log] database``, else the default."""
     from llmplex.store.database import default_url
 
-    return config.gateway.database or config.log.database or default_url()
+    return reveal(config.gateway.database or config.log.database) or default_url()
 
 
 def parse_duration(text: str, option: str = "duration") -> int:

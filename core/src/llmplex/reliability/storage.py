@@ -287,12 +287,12 @@ def _memory() -> Storage:
 
 def opened_store(config: LimitsConfig) -> LimitsStore | None:
     """The store of a ``[limits]`` table if this process opened it already, else ``None``."""
-    return _stores.get((config.storage, config.on_storage_error))
+    return _stores.get((config.storage.get_secret_value(), config.on_storage_error))
 
 
 def store_for(config: LimitsConfig) -> LimitsStore:
     """The process-wide store of a ``[limits]`` table (one per URL and failure policy)."""
-    key = (config.storage, config.on_storage_error)
+    key = (config.storage.get_secret_value(), config.on_storage_error)
     found = _stores.get(key)
     if found is None:
         with _stores_lock:

@@ -6,12 +6,12 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from llmplex.errors import LLMConfigurationError
 from llmplex.types.parts import Audio, ContentPart, Document, Image, MediaPart
 from llmplex.types.reasoning import ReasoningPart
+from llmplex.types.refusals import Refusing
 
 __all__ = ["JSONNestingError", "Message", "Role", "ToolCall", "decode_json"]
 
@@ -31,10 +31,12 @@ def decode_json(text: str) -> Any:
         raise JSONNestingError("the JSON is nested too deeply to read (more than about 1000 levels)") from None
 
 
-class ToolCall(BaseModel):
-    """A request from the model to run one tool with JSON arguments."""
+class ToolCall(Refusing):
+    """A request from the model to run one tool with JSON arguments.
 
-    model_config = ConfigDict(frozen=True)
+    A wrong or unknown argument is an ``LLMConfigurationError`` naming it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str
     name: str
@@ -64,15 +66,18 @@ def _piece(item: Any, index: int) -> Any:
         return item
     kind = item.get("type") if isinstance(item, dict) else None
     if kind not in _PART_TYPES:
-        raise PydanticCustomError(
-            "content_piece",
-            "item {index} should be text, or an image, document or audio part (a dict whose type is one of those)",
-            {"index": index},
+        got = f"a dict of type {kind!r}" if isinstance(item, dict) else type(item).__name__
+        raise LLMConfigurationError(
+            f"Message: content[{index}]: Input should be text, or an Image, Document or Audio part (or a dict "
+            f"whose type is image, document or audio) (got {got})"
         )
-    return _PART_TYPES[kind].model_validate(item)
+    try:
+        return _PART_TYPES[kind].model_validate(item)
+    except LLMConfigurationError as exc:
+        raise LLMConfigurationError(f"Message: content[{index}]: {exc.message}") from None
 
 
-class Message(BaseModel):
+class Message(Refusing):
     """One turn of a conversation.
 
     ``content`` is text, or — on a user message — a sequence mixing text with
@@ -82,10 +87,11 @@ class Message(BaseModel):
     ``reasoning`` (assistant messages only) is the opaque reasoning state the
     answer came with, replayed to the provider that made it. ``cache=True``
     asks providers with explicit prompt caching (Anthropic) to cache the
-    conversation up to the end of this message.
+    conversation up to the end of this message. A wrong or unknown argument,
+    here or in the constructors below, is an ``LLMConfigurationError`` naming it.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     role: Role
     content: str | tuple[ContentPart, ...] | None = None
@@ -102,7 +108,10 @@ class Message(BaseModel):
         if value is None or isinstance(value, str):
             return value
         if not isinstance(value, (list, tuple)):
-            raise PydanticCustomError("content_type", "Input should be text, or a list of text and parts")
+            raise LLMConfigurationError(
+                "Message: content: Input should be text, or a list of text and Image, Document or Audio parts "
+                f"(got {type(value).__name__})"
+            )
         return tuple(_piece(item, index) for index, item in enumerate(value))
 
     @model_validator(mode="after")
@@ -145,7 +154,7 @@ class Message(BaseModel):
     @classmethod
     def user(cls, content: str | Sequence[ContentPart], *, cache: bool = False) -> Message:
         """A user turn: text, or a list mixing text with images, documents and audio."""
-        return cls(role="user", content=content if isinstance(content, str) else tuple(content), cache=cache)
+        return cls(role="user", content=tuple(content) if isinstance(content, list) else content, cache=cache)
 
     @classmethod
     def assistant(

@@ -12,14 +12,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from llmplex.errors import LLMConfigurationError
+from llmplex.types.refusals import Refusing
 
 __all__ = ["ReasoningPart"]
 
 
-class ReasoningPart(BaseModel):
+class ReasoningPart(Refusing):
     """One opaque piece of a model's reasoning, as its provider sent it.
 
     ``format`` names the wire format it came in (``"anthropic"``, ``"gemini"``,
