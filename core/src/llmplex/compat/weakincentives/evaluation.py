@@ -8,12 +8,13 @@ call's arguments and llmplex's answer and errors back.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel, create_model, model_validator
 
 from llmplex.compat.weakincentives.budget import BudgetExceededError, BudgetTracker, engine_deadline
 from llmplex.compat.weakincentives.errors import (
@@ -72,13 +73,22 @@ def _deadline(plan: CallPlan, *deadlines: Any) -> EngineDeadline | None:
     return found
 
 
+class _ArrayOutput(BaseModel):
+    """The object an array output is asked for as; a bare JSON array answers it too, as in weakincentives."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare(cls, data: Any) -> Any:
+        return {_ITEMS: data} if isinstance(data, list) else data
+
+
 def _output_type(rendered: Any) -> Any:
     item: Any = rendered.output_type
     if item is None:
         return None
     if rendered.container != "array":
         return item
-    return dataclasses.make_dataclass(f"{item.__name__}List", [(_ITEMS, list[item])])
+    return create_model(f"{item.__name__}List", __base__=_ArrayOutput, items=(list[item], ...))  # _ITEMS
 
 
 def _tool_choice(choice: Any) -> str | None:
