@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.etree import ElementTree
 
-__all__ = ["SUITES", "Outcome", "Suite", "main", "rewrite_source", "rewrite_tree", "run_suite"]
+__all__ = ["SUITES", "Outcome", "Suite", "main", "remove_paths", "rewrite_source", "rewrite_tree", "run_suite"]
 
 
 @dataclass(frozen=True)
@@ -174,14 +174,19 @@ def rewrite_source(text: str, renames: Mapping[str, str]) -> str:
     return pattern.sub(lambda match: renames[match.group(1)], text)
 
 
-def rewrite_tree(root: Path, renames: Mapping[str, str], remove: Sequence[str] = ()) -> list[Path]:
-    """Delete ``remove`` under ``root`` and rewrite every ``.py`` file below it; the rewritten files."""
+def remove_paths(root: Path, remove: Sequence[str]) -> None:
+    """Delete the files and folders ``remove`` names under ``root`` (those missing are skipped)."""
     for relative in remove:
         target = root / relative
         if target.is_dir():
             shutil.rmtree(target)
         elif target.exists():
             target.unlink()
+
+
+def rewrite_tree(root: Path, renames: Mapping[str, str], remove: Sequence[str] = ()) -> list[Path]:
+    """Delete ``remove`` under ``root`` and rewrite every ``.py`` file below it; the rewritten files."""
+    remove_paths(root, remove)
     changed = []
     for path in sorted(root.rglob("*.py")):
         text = path.read_text(encoding="utf-8")
@@ -245,7 +250,7 @@ def run_suite(suite: Suite, checkout: Path, *, original: bool, python: str = sys
         if not original:
             for folder in suite.rewrite:
                 rewrite_tree(root / folder, suite.renames)
-            rewrite_tree(root, {}, suite.remove)
+            remove_paths(root, suite.remove)
         junit = Path(scratch) / "junit.xml"
         with _model_env(suite) as env:
             env["PYTHONPATH"] = os.pathsep.join(str(root / p) for p in suite.pythonpath)
