@@ -28,6 +28,8 @@ try:
 except ImportError as exc:  # pragma: no cover - the message is the point
     raise RuntimeError("these tests need the local model plugin: pip install -e plugins/llamacpp") from exc
 
+pytestmark = pytest.mark.xdist_group("local-model")  # with tests/live: one model server generating at a time
+
 MODEL = f"llamacpp:{DEFAULT_MODEL}"
 """The quickstart's model, and an instruct model: it ends its answers (the small base model never does)."""
 QUICKSTART = (Path(__file__).resolve().parents[2] / "docs" / "gateway" / "quickstart.md").read_text(encoding="utf-8")
