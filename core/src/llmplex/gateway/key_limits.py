@@ -10,8 +10,8 @@ cost and is refused when what its key spent and holds leaves no room
 (``llmplex.gateway.spend_holds``: N racing requests over a budget worth K answers
 let at most K + 1 through). Every look at the storage ends within ``STORAGE_TIMEOUT``: a frozen Redis
 refuses requests with a 503 rather than holding them. A request that ends while
-Redis is frozen has sent its settlement (slot, spend), which Redis applies when
-it thaws; it is not sent twice (a timed-out increment may have been applied, so
+Redis is frozen sends its settlement (slot, spend) within ``SETTLE_TIMEOUT``, and Redis
+applies it when it thaws; it is not sent twice (a timed-out increment may have been applied, so
 it is never retried). One that ends while Redis is unreachable leaves its slot
 taken until the counter expires (``_SLOT_TTL``).
 """
@@ -36,10 +36,14 @@ from llmplex.gateway.spend_holds import BudgetHold, KeyBudgets
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.storage import LimitsStore
 
-__all__ = ["STORAGE_TIMEOUT", "Hold", "KeyLimits"]
+__all__ = ["SETTLE_TIMEOUT", "STORAGE_TIMEOUT", "Hold", "KeyLimits"]
 
 STORAGE_TIMEOUT = 2.0
 """Seconds a request waits for the limits storage before it is refused (503)."""
+SETTLE_TIMEOUT = 60.0
+"""Seconds a request's settlement (run in the background, waited for by no one) may wait for the storage: long
+enough for a frozen Redis to thaw even when the settlement has to open a connection first. Only requests let in
+before the storage froze settle, so their number is bounded by the requests that were then in flight."""
 
 _SLOT_TTL = 3600  # a process killed mid-request frees its calls-in-flight slots after this many seconds
 
@@ -87,9 +91,9 @@ class KeyLimits:
         except LLMError:
             return
 
-    async def _run(self, operation: Callable[[Any], Awaitable[Any]]) -> Any:
+    async def _run(self, operation: Callable[[Any], Awaitable[Any]], timeout: float = STORAGE_TIMEOUT) -> Any:
         try:
-            return await self.store.arun(operation, Deadline.after(STORAGE_TIMEOUT))
+            return await self.store.arun(operation, Deadline.after(timeout))
         except LLMError as exc:
             raise GatewayError(
                 503, f"the gateway's limits storage did not answer: {exc.message}", kind="limits_storage"
@@ -196,7 +200,7 @@ class KeyLimits:
         try:
             if hold.slot:
                 key = f"llmplex/key/{record.key_id}/in_flight"
-                await self._run(lambda storage: _value(storage.incr(key, _SLOT_TTL, amount=-1)))
+                await self._run(lambda storage: _value(storage.incr(key, _SLOT_TTL, amount=-1)), SETTLE_TIMEOUT)
             if hold.budget is not None:
                 await self.budgets.settle(hold.budget, cost_usd)
             extra = (used_tokens or 0) - hold.tokens
@@ -205,7 +209,8 @@ class KeyLimits:
 
                 item = RateLimitItemPerMinute(record.tpm)
                 ids = ("llmplex", "key", record.key_id, "tokens")
-                await self._run(lambda s: _value(self._limiter(s).hit(item, *ids, cost=min(extra, record.tpm or 1))))
+                cost = min(extra, record.tpm or 1)
+                await self._run(lambda s: _value(self._limiter(s).hit(item, *ids, cost=cost)), SETTLE_TIMEOUT)
         except GatewayError:
             pass  # the storage is down: the slot frees itself after _SLOT_TTL; the spend log still has the cost
 
