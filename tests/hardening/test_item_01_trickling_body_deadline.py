@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-import time
 from collections.abc import Callable, Generator, Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -28,6 +27,7 @@ from llmplex import Deadline, LLMDeadlineExceededError, LLMError, hookimpl
 from llmplex.http import async_client, honour_deadline, sync_client
 from llmplex.reliability.deadline import deadline_scope
 from tests.support.fault_server import Fault, FaultServer
+from tests.support.late import Late
 
 T = 0.6
 OVERRUN = 0.05
@@ -82,19 +82,23 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FaultServer]:
         yield fake
 
 
-def _run(client: llmplex.Client, model: str, mode: str, **kwargs: Any) -> object:
+def _run(client: llmplex.Client, model: str, mode: str, late: Late | None = None, **kwargs: Any) -> object:
     kwargs.setdefault("throttle", {"max_attempts": 1})
+    if late is not None:
+        kwargs["deadline"] = late.deadline
     if mode == "complete":
         return client.complete(model, "hi", **kwargs)
-    if mode == "acomplete":
-        return asyncio.run(client.acomplete(model, "hi", **kwargs))
     if mode == "stream":
         return list(client.stream(model, "hi", **kwargs))
 
-    async def drain() -> list[llmplex.StreamEvent]:
+    async def call() -> object:
+        if late is not None:
+            late.on_loop()
+        if mode == "acomplete":
+            return await client.acomplete(model, "hi", **kwargs)
         return [event async for event in client.astream(model, "hi", **kwargs)]
 
-    return asyncio.run(drain())
+    return asyncio.run(call())
 
 
 def _warm_up(client: llmplex.Client, model: str, mode: str) -> None:
@@ -103,11 +107,13 @@ def _warm_up(client: llmplex.Client, model: str, mode: str) -> None:
         _run(client, model, mode)
 
 
-def _assert_ends_at(deadline: Deadline, run: Callable[[], object]) -> None:
+def _assert_ends_at(late: Late, run: Callable[[], object]) -> None:
+    """``run()`` raises the deadline error within ``OVERRUN`` of the deadline, on llmplex's own account
+    (``tests.support.late``: the time a busy machine keeps the caller waiting for a CPU is not counted)."""
     with pytest.raises(LLMDeadlineExceededError):
         run()
-    late = time.monotonic() - deadline.at
-    assert late < OVERRUN, f"ended {late * 1000:.0f} ms after the deadline"
+    seconds = late.seconds()
+    assert seconds < OVERRUN, late.describe(seconds)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -116,8 +122,8 @@ def test_item_01_a_trickling_body_ends_the_call_at_its_deadline(plugin: str, mod
     client, model = PLUGINS[plugin](server)
     _warm_up(client, model, mode)
     server.enqueue(Fault.trickle(0.3))
-    deadline = Deadline.after(T)
-    _assert_ends_at(deadline, lambda: _run(client, model, mode, deadline=deadline))
+    late = Late(Deadline.after(T))
+    _assert_ends_at(late, lambda: _run(client, model, mode, late))
 
 
 @pytest.mark.parametrize("mode", ["complete", "stream", "astream"])
@@ -126,8 +132,8 @@ def test_item_01_trickling_headers_end_the_call_at_its_deadline(plugin: str, mod
     client, model = PLUGINS[plugin](server)
     _warm_up(client, model, mode)
     server.enqueue(Fault.trickle_headers(0.3))
-    deadline = Deadline.after(T)
-    _assert_ends_at(deadline, lambda: _run(client, model, mode, deadline=deadline))
+    late = Late(Deadline.after(T))
+    _assert_ends_at(late, lambda: _run(client, model, mode, late))
 
 
 class _IgnoresItsTimeout:
@@ -147,7 +153,7 @@ def test_item_01_core_bounds_a_plugin_that_ignores_its_timeout() -> None:
     client = llmplex.Client(plugins=[stuck])
     try:
         deadline = Deadline.after(0.3)
-        _assert_ends_at(deadline, lambda: client.complete("mock:m", "x", deadline=deadline))
+        _assert_ends_at(Late(deadline), lambda: client.complete("mock:m", "x", deadline=deadline))
     finally:
         stuck.release.set()
 
@@ -162,21 +168,26 @@ def _trickling_server() -> FaultServer:
 def test_item_01_an_honouring_client_reads_no_body_past_the_deadline() -> None:
     with _trickling_server() as server, sync_client() as http:
         deadline = Deadline.after(T)
+        late = Late(deadline)
         with deadline_scope(deadline), pytest.raises(httpx.ReadTimeout, match="deadline"):
             http.post(server.url + "/chat/completions", json={})
-        assert time.monotonic() - deadline.at < OVERRUN
+        seconds = late.seconds()
+        assert seconds < OVERRUN, late.describe(seconds)
 
 
 def test_item_01_an_honouring_async_client_reads_no_body_past_the_deadline() -> None:
     async def post(url: str) -> None:
+        late.on_loop()
         async with async_client() as http:
             with deadline_scope(deadline), pytest.raises(httpx.ReadTimeout, match="deadline"):
                 await http.post(url, json={})
 
     with _trickling_server() as server:
         deadline = Deadline.after(T)
+        late = Late(deadline)
         asyncio.run(post(server.url + "/chat/completions"))
-        assert time.monotonic() - deadline.at < OVERRUN
+        seconds = late.seconds()
+        assert seconds < OVERRUN, late.describe(seconds)
 
 
 def test_item_01_honouring_a_deadline_changes_nothing_outside_a_call_and_is_added_once() -> None:

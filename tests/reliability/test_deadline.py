@@ -13,6 +13,7 @@ import pytest
 import llmplex
 from llmplex import Deadline, LLMDeadlineExceededError, LLMRateLimitError, LLMServerError, hookimpl
 from tests.reliability.fakes import FakeTime
+from tests.support.late import Late
 
 OVERRUN = 0.05  # the most real time a call may run past its deadline
 
@@ -138,29 +139,38 @@ def _hanging_client(after: int = 1) -> llmplex.Client:
     return llmplex.Client(plugins=[Staller(after=after)])
 
 
-def _assert_on_time(deadline: Deadline) -> None:
-    late = real_time.monotonic() - deadline.at
-    assert -0.005 <= late < OVERRUN, f"ended {late * 1000:+.1f} ms after the deadline"
+def _assert_on_time(late: Late) -> None:
+    """Not before the deadline, and within ``OVERRUN`` of it on llmplex's own account (``tests.support.late``:
+    the time a busy machine keeps the caller waiting for a CPU is not counted)."""
+    assert real_time.monotonic() - late.deadline.at >= -0.005, "ended before the deadline"
+    seconds = late.seconds()
+    assert seconds < OVERRUN, late.describe(seconds)
 
 
-def _run(client: llmplex.Client, mode: str, deadline: Deadline) -> object:
+def _run(client: llmplex.Client, mode: str, late: Late) -> object:
+    deadline = late.deadline
     if mode == "complete":
         return client.complete("mock:m", "x", deadline=deadline)
-    if mode == "acomplete":
-        return asyncio.run(client.acomplete("mock:m", "x", deadline=deadline))
     if mode == "stream":
         return _consume(client.stream("mock:m", "x", deadline=deadline))
-    return asyncio.run(_aconsume(client.astream("mock:m", "x", deadline=deadline)))
+
+    async def call() -> object:
+        late.on_loop()
+        if mode == "acomplete":
+            return await client.acomplete("mock:m", "x", deadline=deadline)
+        return await _aconsume(client.astream("mock:m", "x", deadline=deadline))
+
+    return asyncio.run(call())
 
 
 @pytest.mark.parametrize("mode", ["complete", "acomplete", "stream", "astream"])
 def test_a_hanging_provider_ends_at_the_deadline(mode: str) -> None:
     client = llmplex.Client()
     client.provider_client("mock").push("late", delay=3.0)
-    deadline = Deadline.after(0.3)
+    late = Late(Deadline.after(0.3))
     with pytest.raises(LLMDeadlineExceededError) as info:
-        _run(client, mode, deadline)
-    _assert_on_time(deadline)
+        _run(client, mode, late)
+    _assert_on_time(late)
     assert info.value.attempts == 1 and not info.value.retryable
 
 
@@ -168,10 +178,11 @@ def test_a_sync_stream_that_stalls_ends_with_the_deadline_error_after_its_events
     client = _hanging_client(after=2)
     seen: list[str] = []
     deadline = Deadline.after(0.3)
+    late = Late(deadline)
     stream = client.stream("mock:m", "one two three four", deadline=deadline)
     with pytest.raises(LLMDeadlineExceededError, match="before an answer arrived"):
         seen.extend(event.text for event in stream)
-    _assert_on_time(deadline)
+    _assert_on_time(late)
     assert seen == ["one", " two"]
 
 
@@ -179,6 +190,8 @@ async def test_an_async_stream_that_stalls_ends_with_the_deadline_error() -> Non
     client = _hanging_client(after=1)
     seen: list[str] = []
     deadline = Deadline.after(0.3)
+    late = Late(deadline)
+    late.on_loop()
 
     async def read() -> None:
         async for event in client.astream("mock:m", "one two three", deadline=deadline):
@@ -186,7 +199,7 @@ async def test_an_async_stream_that_stalls_ends_with_the_deadline_error() -> Non
 
     with pytest.raises(LLMDeadlineExceededError):
         await read()
-    _assert_on_time(deadline)
+    _assert_on_time(late)
     assert seen == ["one"]
 
 

@@ -144,3 +144,53 @@ def test_item_2_loop_lag_leaves_out_time_waiting_for_a_cpu(one_cpu: int) -> None
     wall_gap, worst = asyncio.run(watched())
     assert wall_gap >= 0.25, f"the hog did not hold the CPU ({wall_gap * 1000:.0f} ms)"
     assert worst < 0.1, f"{worst * 1000:.0f} ms of lag counted for a loop that only waited for its CPU"
+
+
+@pytest.mark.parametrize("mode", ["complete", "acomplete"])
+def test_item_2_checking_tools_and_output_schemas_is_held_to_the_deadline(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first tool call of a process imports the JSON Schema validator on the way (jsonschema builds a
+    grammar at import: 21 s past a 0.4 s deadline on a busy machine, before the fix). A check that takes
+    that long now ends the call at its deadline."""
+    import llmplex
+    import llmplex.structured.schema as schemas
+
+    release = threading.Event()
+    checked = schemas.schema_problem
+    checked({"type": "object"})  # imported now: the check left behind by the first case must not hold the GIL
+
+    def slow_check(schema: dict[str, object]) -> str | None:
+        release.wait(30)  # a first import on a busy machine
+        return checked(schema)
+
+    monkeypatch.setattr(schemas, "schema_problem", slow_check)
+
+    def forecast(**city: str) -> str:
+        return "sunny"
+
+    # parameters of this case alone: a schema checked once is remembered, and this one must be checked now
+    weather = llmplex.Tool(
+        name="weather",
+        parameters={"type": "object", "properties": {f"city_{mode}": {"type": "string"}}},
+        handler=forecast,
+    )
+
+    client = llmplex.Client()
+    client.complete("mock:m", "warm up")  # observers and the plugin are loaded: only the check is slow
+    deadline = Deadline.after(0.3)
+    late = Late(deadline)
+
+    def call() -> object:
+        if mode == "complete":
+            return client.complete("mock:m", "weather?", tools=[weather], deadline=deadline)
+        return asyncio.run(client.acomplete("mock:m", "weather?", tools=[weather], deadline=deadline))
+
+    try:
+        with pytest.raises(llmplex.LLMDeadlineExceededError, match="checking the tools"):
+            call()
+        seconds = late.seconds()
+    finally:
+        release.set()
+    assert seconds < 0.05, late.describe(seconds)
+    assert len(client.provider_client("mock").calls) == 1  # the warm-up: nothing of the call was sent

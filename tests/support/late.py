@@ -8,12 +8,14 @@ passes alone.
 
 ``Late`` measures the overrun from the first moment the caller could run after the deadline:
 
-- async code: when the caller's event loop ran a callback scheduled at the deadline (``on_loop()``, called
-  from inside the coroutine): an event loop that llmplex blocked would run it late too, and that lateness
-  stays charged, since another check (the loop-lag tests) keeps llmplex from blocking a loop at all;
-- blocking code: the deadline plus the time the calling thread spent in the run queue after it (Linux
-  ``/proc/thread-self/schedstat``, sampled just before the deadline), so waiting for anything but a CPU
-  (a lock, a join, a sleep, a slow close) stays charged.
+- async code: from when the caller's event loop ran a callback scheduled at the deadline (``on_loop()``,
+  called from inside the coroutine; an event loop that llmplex blocked would run it late too, which the
+  loop-lag checks catch instead);
+- blocking code: from the deadline;
+
+and in both, without the time the calling thread spent in the run queue after that (Linux
+``/proc/<pid>/task/<tid>/schedstat``), so waiting for anything but a CPU (a lock, a join, a sleep, a slow
+close) stays charged.
 
 Where ``schedstat`` is missing (not Linux), the blocking case is the plain wall-clock overrun.
 """
@@ -49,6 +51,7 @@ class Late:
         self.deadline = deadline
         self._caller = threading.get_native_id()
         self._loop_ran: float | None = None
+        self._queued_at_ran: float | None = None
         self._queued_before: float | None = None
         self._sampled = threading.Event()
         threading.Thread(target=self._sample, name="late-sample", daemon=True).start()
@@ -65,19 +68,20 @@ class Late:
 
     def _ran(self) -> None:
         self._loop_ran = time.monotonic()
+        self._queued_at_ran = _queued(self._caller)  # this callback runs on the caller's thread
 
     def seconds(self) -> float:
         """Seconds from the first moment the caller could run after the deadline until now (call right after
         the call ended)."""
         now = time.monotonic()
         self._sampled.wait(max(0.0, self.deadline.at - now) + 1.0)
-        if self._loop_ran is not None:
-            return now - max(self.deadline.at, self._loop_ran)
         queued_now = _queued(self._caller)
-        waited = 0.0
-        if self._queued_before is not None and queued_now is not None:
-            waited = queued_now - self._queued_before
-        return now - self.deadline.at - waited
+        if self._loop_ran is not None:
+            since, queued_then = max(self.deadline.at, self._loop_ran), self._queued_at_ran
+        else:
+            since, queued_then = self.deadline.at, self._queued_before
+        waited = 0.0 if queued_then is None or queued_now is None else queued_now - queued_then
+        return now - since - waited
 
     def describe(self, seconds: float) -> str:
         """The overrun as a message: the charged time and the wall-clock time."""

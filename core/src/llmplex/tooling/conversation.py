@@ -9,13 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from llmplex.engine.request_builder import PromptInput, ToolInput, build_messages, build_tools
-from llmplex.errors import LLMConfigurationError, LLMOutputParseError, LLMToolLoopError
+from llmplex.errors import LLMConfigurationError, LLMDeadlineExceededError, LLMOutputParseError, LLMToolLoopError
 from llmplex.events import ToolInvoked
 from llmplex.masking.values import redact
 from llmplex.reliability.budget import as_tracker
+from llmplex.reliability.guard import call_before
 from llmplex.structured.plan import OutputPlan, choose_strategy
 from llmplex.structured.schema import output_spec
 from llmplex.tooling.runner import ToolOutcome, ToolRunner, attachments
@@ -97,6 +99,14 @@ def first_round(
     return FirstRound(plan, messages, built, tool_choice)
 
 
+def _planning_expired() -> LLMDeadlineExceededError:
+    return LLMDeadlineExceededError(
+        "deadline reached before the request could be sent, while checking the tools and the output schema (a "
+        "first use also imports the JSON Schema validator: allow it more time)",
+        attempts=0,
+    )
+
+
 @dataclass(frozen=True)
 class _Ask:
     call: Call
@@ -145,7 +155,8 @@ class Conversation:
         self.send = send
         self.telemetry = telemetry
         self.deadline = deadline
-        first = first_round(
+        planning = partial(
+            first_round,
             capabilities,
             prompt,
             system=args.pop("system", None),
@@ -154,6 +165,8 @@ class Conversation:
             output=output,
             strategy=strategy,
         )
+        # held to the deadline: a first use imports the JSON Schema validator (seconds on a busy machine)
+        first = call_before(planning, deadline, _planning_expired)
         self.plan = first.plan
         self.messages = first.messages
         tools = first.tools
