@@ -136,7 +136,7 @@ def test_item_2_ten_thousand_random_model_names_and_headers_keep_the_series_boun
     assert values["model"] <= CONFIGURED | {"other", "none"}, values["model"] - CONFIGURED
     assert values["provider"] <= {"mock", "openai", "other", "none"}
     assert values["key"] <= {"master", "anonymous"}
-    assert series <= 600 and series - early <= 60  # bounded: it barely grows after the first thousand
+    assert series <= 600 and series <= 1.5 * early  # bounded: after the first thousand, only rarer combinations
 
 
 def test_item_2_label_values_outside_the_configuration_are_other() -> None:
