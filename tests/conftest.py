@@ -21,27 +21,6 @@ if importlib.util.find_spec("hypothesis") is not None:
     hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "derandomized"))
 
 
-# Under pytest-xdist (`-n 2 --dist loadgroup`, as tox's py env runs) a group's tests run on one worker, in order.
-# Each test file is its group, so module fixtures (a PostgreSQL, a Redis, a server) start once; the folders below
-# share one group across their files, since their session fixtures (the local models' llama.cpp servers, the
-# browser) are worth starting once, and two model servers generating at once would only slow each other down.
-_SHARED_GROUPS = {"live": "local-model", "dashboard": "browser"}
-_TESTS = Path(__file__).resolve().parent
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Give every test an xdist group, where xdist is installed: its folder's shared group, or its file."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        if item.get_closest_marker("xdist_group") is not None:
-            continue
-        path = Path(item.path)
-        folder = path.parent.name if path.parent.parent == _TESTS else ""
-        item.add_marker(pytest.mark.xdist_group(_SHARED_GROUPS.get(folder, str(path))))
-
-
 @pytest.fixture(autouse=True)
 def isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Run in an empty directory with an empty XDG config home and no LLMPLEX_* variables."""
