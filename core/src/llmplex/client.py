@@ -19,7 +19,6 @@ from llmplex.engine.request_builder import PromptInput, ToolInput, build_request
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMConfigurationError, LLMDeadlineExceededError
 from llmplex.masking.logs import install_log_redaction
-from llmplex.masking.secret_url import reveal
 from llmplex.plugins.host import PluginHost
 from llmplex.reliability.budget import Budget, BudgetTracker
 from llmplex.reliability.clock import Clock
@@ -176,13 +175,12 @@ class Client:
     def attach_log(self, log: str | CallLog | None = None) -> CallLog:
         """Record every call of this client in the call log (``llmplex.store``) and return the ``CallLog``.
 
-        ``log`` is a database URL or a ``CallLog``; by default the ``[log]`` table's
-        database (``logs.db`` in the user data directory) and its ``bodies`` setting.
-        """
+        ``log``: a database URL or a ``CallLog``; by default the ``[log]`` database (``logs.db`` in the user
+        data directory) and its ``bodies`` setting."""
         from llmplex.store.recorder import CallLog
 
         if not isinstance(log, CallLog):
-            log = CallLog(log or reveal(self.config.log.database), bodies=self.config.log.bodies)
+            log = CallLog(log or self.config.log.database, bodies=self.config.log.bodies)
         if self.call_log is not None:
             self.host.unregister_observer(self.call_log)
         self.host.register_observer(log, name="llmplex.store")

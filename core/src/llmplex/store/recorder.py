@@ -20,6 +20,7 @@ from typing import Any
 
 from llmplex.events import CallEnded
 from llmplex.hookspecs import hookimpl
+from llmplex.masking.secret_url import SecretURL
 from llmplex.store.database import default_url
 from llmplex.store.records import call_row, prefix_hashes
 from llmplex.store.writer import CallWriter, writer_for
@@ -50,14 +51,16 @@ def current_context() -> dict[str, str | None]:
 class CallLog:
     """Records the calls of the Clients it is attached to into the database at ``url``.
 
-    ``url``: ``sqlite:///PATH`` or ``postgresql://...`` (default: ``logs.db`` in the
+    ``url``: ``sqlite:///PATH`` or ``postgresql://...``, or a ``SecretURL`` holding one (default: ``logs.db`` in the
     user data directory). ``bodies=False`` keeps only the figures (no prompt,
     answer or options). ``writer`` shares a ``CallWriter`` (default: the process's
     one for ``url``).
     """
 
-    def __init__(self, url: str | None = None, *, bodies: bool = True, writer: CallWriter | None = None) -> None:
-        self.url = url or default_url()
+    def __init__(
+        self, url: str | SecretURL | None = None, *, bodies: bool = True, writer: CallWriter | None = None
+    ) -> None:
+        self.url = (url.get_secret_value() if isinstance(url, SecretURL) else url) or default_url()
         self.bodies = bodies
         self.writer = writer or writer_for(self.url)
 
