@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import llmplex
+from llmplex import hookimpl
 from llmplex.reliability.storage import LimitsStorageWarning
 from tests.contract.fixtures_openai import TokenUsage
 from tests.reliability.fakes import Recorder
@@ -168,14 +169,28 @@ def test_item_1_max_concurrency_counts_every_client_of_the_process() -> None:
     assert counter.most == 1
 
 
+class _Started:
+    """Observer: set once a request is sent (``RequestStarted``)."""
+
+    def __init__(self) -> None:
+        self.event: asyncio.Event | None = None
+
+    @hookimpl
+    def llmplex_event(self, event: llmplex.Event) -> None:
+        if isinstance(event, llmplex.RequestStarted) and self.event is not None:
+            self.event.set()
+
+
 def test_item_1_max_concurrency_waits_within_the_deadline() -> None:
-    llm = llmplex.Client({"providers": {"mock": {"max_concurrency": 1}}})
+    started = _Started()
+    llm = llmplex.Client({"providers": {"mock": {"max_concurrency": 1}}}, plugins=[started])
     backend = llm.provider_client("mock")
     backend.push("slow", delay=1.0)
 
     async def main() -> list[Any]:
+        started.event = asyncio.Event()
         first = asyncio.ensure_future(llm.acomplete("mock:echo", "hi"))
-        await asyncio.sleep(0.05)
+        await started.event.wait()  # the first holds the only slot
         second = llm.acomplete("mock:echo", "hi", timeout=0.2)
         return await asyncio.gather(first, second, return_exceptions=True)
 

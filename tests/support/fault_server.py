@@ -148,7 +148,7 @@ class FaultServer:
             self._rng = random.Random(seed)
 
     def release(self) -> None:
-        """Let every ``Fault.held`` request, waiting or to come, answer."""
+        """Let every ``Fault.held`` request, waiting or to come, answer, and end every stall now."""
         self._released.set()
 
     def reset(self) -> None:
@@ -311,7 +311,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _reply_stall(self, fault: Fault, request: fx.Json) -> None:
         self._send_partial(fault, request)
-        self.server.owner._sleep(fault.seconds)
+        self.server.owner._released.wait(fault.seconds)  # ``release()`` (or the server's stop) ends it early
         self.close_connection = True
 
     def _reply_trickle(self, fault: Fault, request: fx.Json) -> None:
