@@ -191,7 +191,9 @@ def llmplex_aembed(
 
 
 @hookspec(firstresult=True)
-def llmplex_acount_tokens(request: Request, settings: ProviderSettings, client: Any) -> Awaitable[tuple[int, str] | None]:
+def llmplex_acount_tokens(
+    request: Request, settings: ProviderSettings, client: Any
+) -> Awaitable[tuple[int, str] | None]:
     """The input tokens ``request`` would count, and how they were counted: ``"provider"`` (the provider's own
     count endpoint) or ``"tokenizer"`` (the model's own tokenizer); ``None`` when this model has neither (core
     then estimates). ``client`` is the async SDK client. Raise the SDK's exception on failure.
@@ -263,3 +265,15 @@ def llmplex_batch_results(batch_id: str, settings: ProviderSettings, client: Any
 @hookspec
 def llmplex_event(event: Event) -> None:
     """Observe what happens: called for every ``llmplex.events`` event, on every plugin."""
+
+
+@hookspec
+def llmplex_observing() -> bool:
+    """Whether this observer wants events right now; return ``False`` while idle.
+
+    Optional, for plugins implementing ``llmplex_event``. While every observer says
+    ``False`` (and no ``llmplex`` log level is enabled), core builds no event at all.
+    Asked before each event is built, so it must be cheap (no I/O, no locks held long);
+    when it turns ``True`` (a tracer configured later, a first subscriber) events flow
+    again at once. An observer without this hook always receives events.
+    """

@@ -17,6 +17,7 @@ from llmplex.errors import LLMConfigurationError
 from llmplex.plugins import fallback_classifier
 from llmplex.plugins.discovery import OBSERVER_GROUP, PROVIDER_GROUP, PluginEntry, list_entries
 from llmplex.plugins.hooks import ProviderHooks, bind_provider_hooks
+from llmplex.plugins.observers import ObserverGate
 from llmplex.provider import ProviderInfo
 
 __all__ = ["BrokenPlugin", "LoadedPlugin", "PluginHost", "PluginLoadWarning", "describe_failure"]
@@ -63,7 +64,7 @@ class PluginHost:
         self._loaded: dict[str, LoadedPlugin] = {}
         self._hooks: dict[str, ProviderHooks] = {}
         self._observers_loaded = False
-        self._listeners: bool | None = None
+        self._listeners: ObserverGate | None = None
 
     # -- listing -----------------------------------------------------------------
 
@@ -139,9 +140,12 @@ class PluginHost:
             self.pm.register(plugin, name=name)
         except pluggy.PluginValidationError as exc:
             raise LLMConfigurationError(f"plugin {name} is invalid: {exc}") from exc
+        finally:
+            self._listeners = None  # again: a check made while registering must not stay in force
         for caller in self.pm.get_hookcallers(plugin) or []:
             if not caller.has_spec():
                 self.pm.unregister(plugin)
+                self._listeners = None
                 known = ", ".join(sorted(n for n in dir(hookspecs) if n.startswith("llmplex_")))
                 raise LLMConfigurationError(f"implements unknown hook {caller.name!r}; known hooks: {known}")
 
@@ -202,10 +206,13 @@ class PluginHost:
 
     @property
     def has_event_listeners(self) -> bool:
-        """Whether any plugin implements ``llmplex_event`` (to skip building events)."""
-        if self._listeners is None:
-            self._listeners = bool(self.pm.hook.llmplex_event.get_hookimpls())
-        return self._listeners
+        """Whether an observer wants events now (to skip building them): a plugin implementing
+        ``llmplex_event`` listens unless its ``llmplex_observing`` says it is idle."""
+        gate = self._listeners
+        if gate is None:
+            with self._lock:
+                gate = self._listeners = ObserverGate(self.pm)
+        return gate.listening()
 
     def emit(self, event: Any) -> None:
         """Deliver ``event`` to every observer; an observer's failure (even ``sys.exit()``) is warned about,

@@ -45,6 +45,12 @@ def recorders() -> tuple[SpanRecorder | None, MetricRecorder | None]:
 
 
 @hookimpl
+def llmplex_observing() -> bool:
+    """Idle (core builds no events for it) until a tracer or meter provider is configured."""
+    return options.active_tracer_provider() is not None or options.active_meter_provider() is not None
+
+
+@hookimpl
 def llmplex_event(event: Event) -> None:
     """Record ``event`` as spans and metrics; a no-op while OpenTelemetry is not configured."""
     span_recorder, metric_recorder = recorders()
