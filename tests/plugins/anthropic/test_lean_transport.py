@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,6 +33,7 @@ from tests.plugins.anthropic.fake_http import FakeHTTP, fake_http, sse
 from tests.plugins.anthropic.test_anthropic_errors import CASES
 from tests.plugins.anthropic.wire import MODEL, error_body, message, stream_body, text_block, tool_use_block, usage
 from tests.support.fault_server import Fault, FaultServer
+from tests.support.late import Late
 
 DEPRECATED_MODEL = next(iter(vars(sdk_messages)["DEPRECATED_MODELS"]))
 """A model the installed SDK warns about (its list changes between releases: anthropic 2.13 dropped claude-2.1)."""
@@ -321,8 +321,8 @@ async def test_item_3_async_errors_fail_as_through_the_sdk(fake_http: FakeHTTP) 
 # -- the deadline ---------------------------------------------------------------------------
 
 T = 0.6
-OVERRUN = 0.25
-"""Slack past the deadline on a loaded 2-core machine (the hardening suite holds the strict bound)."""
+OVERRUN = 0.05
+"""The bound past the deadline, on llmplex's own account (``tests.support.late``)."""
 
 
 @pytest.fixture
@@ -350,20 +350,27 @@ def test_item_3_a_trickling_body_ends_the_lean_call_at_its_deadline(mode: str, l
         instance = {"plugin": "anthropic", "base_url": server.url.removesuffix("/v1"), "api_key": KEY}
         client = llmplex.Client(providers={"p": instance}, throttle={"max_attempts": 1})
 
-        def run(**options: Any) -> object:
+        def run(late: Late | None = None, **options: Any) -> object:
             if mode == "complete":
                 return client.complete(f"p:{MODEL}", "hi", **options)
-            return asyncio.run(client.acomplete(f"p:{MODEL}", "hi", **options))
+
+            async def call() -> object:
+                if late is not None:
+                    late.on_loop()
+                return await client.acomplete(f"p:{MODEL}", "hi", **options)
+
+            return asyncio.run(call())
 
         with contextlib.suppress(LLMError):  # warm-up: the server answers in OpenAI's format
             run()
         server.enqueue(Fault.trickle(0.3))
         deadline = Deadline.after(T)
+        late = Late(deadline)  # the time a busy machine keeps the caller waiting for a CPU is not counted
         with pytest.raises(LLMDeadlineExceededError):
-            run(deadline=deadline)
-        late = time.monotonic() - deadline.at
+            run(late, deadline=deadline)
+        seconds = late.seconds()
         client.close()
-    assert late < OVERRUN, f"ended {late * 1000:.0f} ms after the deadline"
+    assert seconds < OVERRUN, late.describe(seconds)
     assert lean_sends == 2 * ["send" if mode == "complete" else "asend"]
 
 
