@@ -359,3 +359,45 @@ def test_item_7_the_gateway_names_an_unpriced_bucket_in_the_spend_row(server: Wi
     row = request_row(record)
     assert row["cost_usd"] is None
     assert "audio input tokens (600)" in row["cost_note"] and "audio output tokens (200)" in row["cost_note"]
+
+
+# -- the plugins that relay Anthropic's or OpenAI's usage -----------------------------------------------------------
+
+
+def test_item_7_claude_code_prices_its_one_hour_cache_writes_at_their_rate() -> None:
+    from llmplex_claude_code.parse import usage as claude_code_usage
+
+    result = {"usage": {k: v for k, v in ANTHROPIC_USAGE.items() if k != "service_tier"}}
+    usage = claude_code_usage(result).priced("claude-code", "claude-sonnet-4-5")
+    assert (usage.cache_write_tokens, usage.cache_write_1h_tokens) == (1700, 500)
+    assert usage.cost_usd == SONNET_COST
+
+
+def test_item_7_litellm_keeps_one_hour_writes_and_audio_apart() -> None:
+    from litellm.types.utils import CacheCreationTokenDetails, PromptTokensDetailsWrapper
+    from litellm.types.utils import Usage as LiteLLMUsage
+    from llmplex_litellm.parse import usage as litellm_usage
+
+    raw = LiteLLMUsage(
+        prompt_tokens=4750,
+        completion_tokens=400,
+        total_tokens=5150,
+        cache_creation_input_tokens=1700,
+        prompt_tokens_details=PromptTokensDetailsWrapper(
+            cached_tokens=3000,
+            cache_creation_token_details=CacheCreationTokenDetails(
+                ephemeral_5m_input_tokens=1200, ephemeral_1h_input_tokens=500
+            ),
+        ),
+    )
+    usage = litellm_usage(raw).priced("litellm", "anthropic/claude-sonnet-4-5")
+    assert (usage.cached_tokens, usage.cache_write_tokens, usage.cache_write_1h_tokens) == (3000, 1700, 500)
+    assert usage.cost_usd == SONNET_COST
+    audio = LiteLLMUsage(
+        prompt_tokens=1000,
+        completion_tokens=300,
+        total_tokens=1300,
+        prompt_tokens_details=PromptTokensDetailsWrapper(audio_tokens=600),
+        completion_tokens_details={"audio_tokens": 200},
+    )
+    assert litellm_usage(audio).priced("litellm", "openai/gpt-audio").cost_usd == GPT_AUDIO_COST

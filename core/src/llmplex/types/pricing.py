@@ -148,7 +148,7 @@ def _leaves(b: Buckets) -> dict[str, tuple[int, tuple[str, ...]]]:
         "input tokens": (plain_in, ("input_mtok",)),
         "cache reads": (b.cached_tokens - b.cached_audio_tokens, ("cache_read_mtok",)),
         "audio cache reads": (b.cached_audio_tokens, ("cache_audio_read_mtok",)),
-        "5-minute cache writes": (b.cache_write_tokens - b.cache_write_1h_tokens, ("cache_write_mtok",)),
+        "cache writes": (b.cache_write_tokens - b.cache_write_1h_tokens, ("cache_write_mtok",)),  # 5-minute ones
         "1-hour cache writes": (b.cache_write_1h_tokens, ("cache_write_1h_mtok",)),
         "audio input tokens": (audio_in, ("input_audio_mtok",)),
         "tool-use prompt tokens": (b.tool_prompt_tokens, ("input_tool_mtok", "input_mtok")),

@@ -36,17 +36,20 @@ def _int(value: Any) -> Any:
 
 
 def usage(result: dict[str, Any]) -> Usage:
-    """Anthropic-style counts (cache reads and writes apart from input) as core Usage."""
+    """Anthropic-style counts (cache reads and writes apart from input, the 1-hour writes among them) as core
+    Usage."""
     raw = result.get("usage")
     if not isinstance(raw, dict):
         return Usage.unreported()
     cached = _int(raw.get("cache_read_input_tokens"))
     written = _int(raw.get("cache_creation_input_tokens"))
+    by_ttl = raw.get("cache_creation")
     return Usage(
         input_tokens=_int(raw.get("input_tokens")) + cached + written,
         output_tokens=_int(raw.get("output_tokens")),
         cached_tokens=cached,
         cache_write_tokens=written,
+        cache_write_1h_tokens=_int(by_ttl.get("ephemeral_1h_input_tokens")) if isinstance(by_ttl, dict) else 0,
     )
 
 

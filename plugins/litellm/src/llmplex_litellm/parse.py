@@ -36,18 +36,23 @@ def _count(value: Any) -> Any:
 
 
 def usage(raw: Any) -> Usage:
-    """LiteLLM's OpenAI-style ``Usage`` as core Usage (``None``: unknown usage)."""
+    """LiteLLM's OpenAI-style ``Usage`` as core Usage, each bucket apart (cache reads and writes, the 1-hour
+    writes, reasoning, audio in and out) to be priced at its own rate (``None``: unknown usage)."""
     if raw is None:
         return Usage.unreported()
     prompt_details = getattr(raw, "prompt_tokens_details", None)
     completion_details = getattr(raw, "completion_tokens_details", None)
+    by_ttl = getattr(prompt_details, "cache_creation_token_details", None)  # Anthropic's 5-minute and 1-hour writes
     return Usage(
         input_tokens=_count(getattr(raw, "prompt_tokens", 0)),
         output_tokens=_count(getattr(raw, "completion_tokens", 0)),
         total_tokens=_count(getattr(raw, "total_tokens", 0)),
         cached_tokens=_count(getattr(prompt_details, "cached_tokens", 0)),
         cache_write_tokens=_count(getattr(raw, "cache_creation_input_tokens", 0)),
+        cache_write_1h_tokens=_count(getattr(by_ttl, "ephemeral_1h_input_tokens", 0)),
         reasoning_tokens=_count(getattr(completion_details, "reasoning_tokens", 0)),
+        input_audio_tokens=_count(getattr(prompt_details, "audio_tokens", 0)),
+        output_audio_tokens=_count(getattr(completion_details, "audio_tokens", 0)),
     )
 
 
