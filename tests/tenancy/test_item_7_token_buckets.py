@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from decimal import Decimal
+from types import SimpleNamespace
 from typing import Any
 
 import genai_prices
@@ -374,30 +375,26 @@ def test_item_7_claude_code_prices_its_one_hour_cache_writes_at_their_rate() -> 
 
 
 def test_item_7_litellm_keeps_one_hour_writes_and_audio_apart() -> None:
-    from litellm.types.utils import CacheCreationTokenDetails, PromptTokensDetailsWrapper
-    from litellm.types.utils import Usage as LiteLLMUsage
     from llmplex_litellm.parse import usage as litellm_usage
 
-    raw = LiteLLMUsage(
+    # LiteLLM's Usage, as its types name the fields (litellm.types.utils; the SDK itself takes seconds to import)
+    by_ttl = SimpleNamespace(ephemeral_5m_input_tokens=1200, ephemeral_1h_input_tokens=500)
+    raw = SimpleNamespace(
         prompt_tokens=4750,
         completion_tokens=400,
         total_tokens=5150,
         cache_creation_input_tokens=1700,
-        prompt_tokens_details=PromptTokensDetailsWrapper(
-            cached_tokens=3000,
-            cache_creation_token_details=CacheCreationTokenDetails(
-                ephemeral_5m_input_tokens=1200, ephemeral_1h_input_tokens=500
-            ),
-        ),
+        prompt_tokens_details=SimpleNamespace(cached_tokens=3000, cache_creation_token_details=by_ttl),
+        completion_tokens_details=None,
     )
     usage = litellm_usage(raw).priced("litellm", "anthropic/claude-sonnet-4-5")
     assert (usage.cached_tokens, usage.cache_write_tokens, usage.cache_write_1h_tokens) == (3000, 1700, 500)
     assert usage.cost_usd == SONNET_COST
-    audio = LiteLLMUsage(
+    audio = SimpleNamespace(
         prompt_tokens=1000,
         completion_tokens=300,
         total_tokens=1300,
-        prompt_tokens_details=PromptTokensDetailsWrapper(audio_tokens=600),
-        completion_tokens_details={"audio_tokens": 200},
+        prompt_tokens_details=SimpleNamespace(audio_tokens=600),
+        completion_tokens_details=SimpleNamespace(audio_tokens=200),
     )
     assert litellm_usage(audio).priced("litellm", "openai/gpt-audio").cost_usd == GPT_AUDIO_COST
