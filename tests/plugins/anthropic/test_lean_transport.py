@@ -455,8 +455,9 @@ def test_item_3_lean_stream_events_and_response_are_the_sdks(
     sdk_raw = list(client.messages.create(**PAYLOADS["plain"], stream=True, timeout=5.0))
     client.close()
     assert sse_reads == ["iter_sse"]
-    assert [type(event) for event in lean_raw] == [type(event) for event in sdk_raw]
-    assert lean_raw == sdk_raw
+    # plain decoded data, as llmplex-openai's streams (issue 34 item 4): the SDK's models hold the same data
+    assert all(type(event) is dict for event in lean_raw)
+    assert lean_raw == [event.model_dump(mode="json", exclude_unset=True) for event in sdk_raw]
     assert _core_events(lean_raw) == _core_events(sdk_raw)
     # and through the whole client: the same assembled Response
     responses = []
@@ -489,7 +490,7 @@ async def test_item_3_lean_async_stream_is_the_sdks(fake_http: FakeHTTP, sse_rea
     assert sse_reads == ["aiter_sse"]
     lean_sent, sdk_sent = fake_http.sent
     assert (lean_sent.url, lean_sent.body, lean_sent.headers) == (sdk_sent.url, sdk_sent.body, sdk_sent.headers)
-    assert lean_raw == sdk_raw
+    assert lean_raw == [event.model_dump(mode="json", exclude_unset=True) for event in sdk_raw]
     assert _core_events(lean_raw) == _core_events(sdk_raw)
 
 
@@ -584,7 +585,7 @@ def test_item_3_lean_stream_early_break_and_error_close_the_response(
     fake_http.reply_stream(STREAMS["tools"]())
     events = _lean_stream(sync_client, PAYLOADS["plain"])
     first = next(events)
-    assert first.type == "message_start"
+    assert first["type"] == "message_start"
     assert not streamed[0].closed
     events.close()  # what core does when the caller breaks out
     assert streamed[0].closed
@@ -602,7 +603,7 @@ async def test_item_3_lean_async_stream_early_break_closes_the_response(
     fake_http.reply_stream(STREAMS["text"]())
     events = await hooks.llmplex_astream(payload=PAYLOADS["plain"], settings=SETTINGS, client=client, timeout=5.0)
     async for event in events:
-        assert event.type == "message_start"
+        assert event["type"] == "message_start"
         break
     assert not streamed[0].closed
     await events.aclose()  # type: ignore[attr-defined]

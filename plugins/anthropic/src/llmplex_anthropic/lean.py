@@ -9,12 +9,12 @@ keys in the SDK's order) — through the SDK client's own deadline-bound ``httpx
 client, and decodes the answer with orjson into plain data that
 ``parse_message`` reads. A streamed call (``stream``/``astream``) sends the same
 request with ``"stream": true`` where the SDK writes it, reads the event stream
-with ``llmplex.http.iter_sse``/``aiter_sse`` and builds each event with the SDK's
-own ``_process_response_data`` (the ``RawMessageStreamEvent`` models its
-``Stream`` yields); like the SDK it skips pings and unnamed events, raises an
-``event: error`` as the SDK's status error, and closes the response on every
-exit. Failures are the SDK's
-own exceptions (``APITimeoutError``, ``APIConnectionError``, the status errors of
+with ``llmplex.http.iter_sse``/``aiter_sse`` and decodes each event with orjson
+into plain data (what ``parse_stream_event`` reads, as llmplex-openai's streams
+do, without building the SDK's ``RawMessageStreamEvent`` models); like the SDK it
+skips pings and unnamed events, raises an ``event: error`` as the SDK's status
+error, and closes the response on every exit. Failures are the SDK's own
+exceptions (``APITimeoutError``, ``APIConnectionError``, the status errors of
 ``_make_status_error_from_response``), so classification is unchanged.
 
 Anything the lean path does not reproduce goes through the SDK: a payload key
@@ -37,7 +37,6 @@ import orjson
 from anthropic._constants import DEFAULT_TIMEOUT, MODEL_NONSTREAMING_TOKENS
 from anthropic.resources.messages import messages as sdk_messages
 from anthropic.resources.messages.messages import Messages
-from anthropic.types import RawMessageStreamEvent
 
 from llmplex.http import ServerSentEvent, aiter_sse, iter_sse
 
@@ -135,7 +134,7 @@ class LeanMessages:
         return orjson.loads(response.content)
 
     def stream(self, payload: dict[str, Any], body: bytes, timeout: float | None) -> Iterator[Any]:
-        """The SDK's stream events of one streamed call (sync client), opened now; closed when it ends or is closed."""
+        """The decoded events of one streamed call (sync client), opened now; closed when they end or are closed."""
         assert isinstance(self.http, httpx2.Client)
         request = self.request(payload, body, timeout, stream=True)
         try:
@@ -185,7 +184,8 @@ class LeanMessages:
             await response.aclose()
 
     def _event(self, sse: ServerSentEvent, response: httpx2.Response) -> Any:
-        """The SDK's event for ``sse`` (``anthropic.Stream.__stream__``); ``None`` for what it skips."""
+        """The decoded data of ``sse`` as the SDK's ``Stream`` reads it (``anthropic.Stream.__stream__``), its
+        error event raised as the SDK raises it; ``None`` for what it skips."""
         if sse.event == "error":
             body: Any = sse.data
             try:
@@ -196,8 +196,7 @@ class LeanMessages:
             raise self.sdk._make_status_error(message, body=body, response=response)
         if sse.event in _SKIPPED or not sse.data:
             return None
-        data = orjson.loads(sse.data)
-        return self.sdk._process_response_data(data=data, cast_to=RawMessageStreamEvent, response=response)  # type: ignore[arg-type]
+        return orjson.loads(sse.data)
 
 
 _SKIPPED = frozenset({"ping", "message"})

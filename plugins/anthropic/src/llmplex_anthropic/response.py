@@ -38,7 +38,7 @@ _FINISH_REASONS: dict[str, FinishReason] = {
 
 def field(value: Any, name: str) -> Any:
     """``value``'s member ``name``: a key of decoded JSON or an attribute of an SDK model (``None`` if absent)."""
-    if isinstance(value, Mapping):
+    if isinstance(value, (dict, Mapping)):  # dict first: the hot case, and a cheap check
         return value.get(name)
     return getattr(value, name, None)
 

@@ -1,5 +1,8 @@
 """Raw Messages stream events → core ``StreamEvent``s.
 
+An event is the decoded JSON the lean path reads (``llmplex_anthropic.lean``) or
+the SDK's model (the SDK path); ``field`` reads either.
+
 Per stream, ``state.data`` keeps the message id and model (``message_start``),
 the usage reported so far, and what each content block index carries: text,
 a tool call (with its call index), the structured-output tool (whose JSON
@@ -9,11 +12,12 @@ then given whole as a ``reasoning`` event (its text deltas stream as they come).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from llmplex.types import StreamEvent, StreamState
-from llmplex_anthropic.response import finish_reason, is_output_tool, usage_counts, usage_fields
+from llmplex_anthropic.response import field, finish_reason, is_output_tool, usage_counts, usage_fields
 from llmplex_anthropic.thinking import reasoning_part
 
 __all__ = ["parse_stream_event"]
@@ -23,11 +27,11 @@ __all__ = ["parse_stream_event"]
 class _Progress:
     response_id: str | None = None
     model: str | None = None
-    usage: dict[str, int | None] = field(default_factory=dict)
+    usage: dict[str, int | None] = dataclasses.field(default_factory=dict)
     details: Any = None
-    tool_blocks: dict[int, int] = field(default_factory=dict)
-    output_blocks: set[int] = field(default_factory=set)
-    thinking_blocks: dict[int, dict[str, Any]] = field(default_factory=dict)
+    tool_blocks: dict[int, int] = dataclasses.field(default_factory=dict)
+    output_blocks: set[int] = dataclasses.field(default_factory=set)
+    thinking_blocks: dict[int, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
 
 def _progress(state: StreamState) -> _Progress:
@@ -42,7 +46,7 @@ def _merge_usage(progress: _Progress, usage: Any) -> None:
     for name, value in usage_fields(usage).items():
         if value is not None:
             progress.usage[name] = value
-    details = getattr(usage, "output_tokens_details", None)
+    details = field(usage, "output_tokens_details")
     if details is not None:
         progress.details = details
 
@@ -50,23 +54,24 @@ def _merge_usage(progress: _Progress, usage: Any) -> None:
 def parse_stream_event(event: Any, state: StreamState) -> list[StreamEvent]:
     """The core events for one raw SDK stream event (``ping`` and block stops give none)."""
     progress = _progress(state)
-    kind = event.type
+    kind = field(event, "type")
     if kind == "message_start":
-        progress.response_id = event.message.id
-        progress.model = event.message.model
-        _merge_usage(progress, event.message.usage)
+        message = field(event, "message")
+        progress.response_id = field(message, "id")
+        progress.model = field(message, "model")
+        _merge_usage(progress, field(message, "usage"))
         return []
     if kind == "content_block_start":
-        return _block_start(event.index, event.content_block, progress, state)
+        return _block_start(field(event, "index"), field(event, "content_block"), progress, state)
     if kind == "content_block_delta":
-        return _block_delta(event.index, event.delta, progress)
-    if kind == "content_block_stop" and event.index in progress.thinking_blocks:
-        part = reasoning_part(progress.thinking_blocks.pop(event.index))
+        return _block_delta(field(event, "index"), field(event, "delta"), progress)
+    if kind == "content_block_stop" and field(event, "index") in progress.thinking_blocks:
+        part = reasoning_part(progress.thinking_blocks.pop(field(event, "index")))
         return [StreamEvent(type="reasoning", reasoning=part, response_id=progress.response_id)]
     if kind == "message_delta":
-        _merge_usage(progress, event.usage)
+        _merge_usage(progress, field(event, "usage"))
         usage = usage_counts(progress.usage, progress.details)
-        reason = finish_reason(event.delta.stop_reason, bool(progress.tool_blocks))
+        reason = finish_reason(field(field(event, "delta"), "stop_reason"), bool(progress.tool_blocks))
         return [
             StreamEvent(type="usage", usage=usage, response_id=progress.response_id, model=progress.model),
             StreamEvent(type="finish", finish_reason=reason, response_id=progress.response_id),
@@ -76,48 +81,54 @@ def parse_stream_event(event: Any, state: StreamState) -> list[StreamEvent]:
 
 def _block_start(index: int, block: Any, progress: _Progress, state: StreamState) -> list[StreamEvent]:
     common = {"response_id": progress.response_id, "model": progress.model}
-    if block.type == "text":
-        return [StreamEvent(type="text", text=block.text, **common)] if block.text else []
-    if block.type == "thinking":
-        thinking, signature = getattr(block, "thinking", None), getattr(block, "signature", None)
+    kind = field(block, "type")
+    if kind == "text":
+        text = field(block, "text")
+        return [StreamEvent(type="text", text=text, **common)] if text else []
+    if kind == "thinking":
+        thinking, signature = field(block, "thinking"), field(block, "signature")
         progress.thinking_blocks[index] = {"type": "thinking", "thinking": thinking or "", "signature": signature or ""}
         return []
-    if block.type == "redacted_thinking":
-        progress.thinking_blocks[index] = {"type": "redacted_thinking", "data": block.data}
+    if kind == "redacted_thinking":
+        progress.thinking_blocks[index] = {"type": "redacted_thinking", "data": field(block, "data")}
         return []
-    if block.type != "tool_use":
+    if kind != "tool_use":
         return []
-    if is_output_tool(block.name, state.request):
+    name = field(block, "name")
+    if is_output_tool(name, state.request):
         progress.output_blocks.add(index)
         return []
     call_index = progress.tool_blocks[index] = len(progress.tool_blocks)
     return [
-        StreamEvent(type="tool_call", tool_call_index=call_index, tool_call_id=block.id, tool_name=block.name, **common)
+        StreamEvent(
+            type="tool_call", tool_call_index=call_index, tool_call_id=field(block, "id"), tool_name=name, **common
+        )
     ]
 
 
 def _block_delta(index: int, delta: Any, progress: _Progress) -> list[StreamEvent]:
     rid = progress.response_id
-    if delta.type == "text_delta":
-        return [StreamEvent(type="text", text=delta.text, response_id=rid)] if delta.text else []
+    kind = field(delta, "type")
+    if kind == "text_delta":
+        text = field(delta, "text")
+        return [StreamEvent(type="text", text=text, response_id=rid)] if text else []
     thinking = progress.thinking_blocks.get(index)
-    if thinking is not None and delta.type == "thinking_delta":
-        thinking["thinking"] += delta.thinking
-        return [StreamEvent(type="reasoning", text=delta.thinking, response_id=rid)] if delta.thinking else []
-    if thinking is not None and delta.type == "signature_delta":
-        thinking["signature"] += delta.signature
+    if thinking is not None and kind == "thinking_delta":
+        piece = field(delta, "thinking") or ""
+        thinking["thinking"] += piece
+        return [StreamEvent(type="reasoning", text=piece, response_id=rid)] if piece else []
+    if thinking is not None and kind == "signature_delta":
+        thinking["signature"] += field(delta, "signature") or ""
         return []
-    if delta.type != "input_json_delta" or not delta.partial_json:
+    partial = field(delta, "partial_json")
+    if kind != "input_json_delta" or not partial:
         return []
     if index in progress.output_blocks:
-        return [StreamEvent(type="text", text=delta.partial_json, response_id=rid)]
+        return [StreamEvent(type="text", text=partial, response_id=rid)]
     if index in progress.tool_blocks:
         return [
             StreamEvent(
-                type="tool_call",
-                tool_call_index=progress.tool_blocks[index],
-                arguments_delta=delta.partial_json,
-                response_id=rid,
+                type="tool_call", tool_call_index=progress.tool_blocks[index], arguments_delta=partial, response_id=rid
             )
         ]
     return []
