@@ -47,11 +47,29 @@ def agents_config(fault_server: FaultServer, upstream: FakeAnthropic | None = No
 def gateway(fault_server: FaultServer, upstream: FakeAnthropic) -> Iterator[Gateway]:
     with running_gateway(agents_config(fault_server, upstream)) as running:
         yield running
+        for client in _made(running).values():
+            client.close()
+
+
+def _made(gateway: Gateway) -> dict[str, Any]:
+    """The SDK clients made for ``gateway`` (one of each kind), kept on it; the gateway fixture closes them."""
+    made: dict[str, Any] = gateway.__dict__.setdefault("agent_clients", {})
+    return made
 
 
 def claude(gateway: Gateway) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=gateway.url, api_key=MASTER_KEY, max_retries=0)
+    """The anthropic SDK's client of ``gateway`` (made once)."""
+    made = _made(gateway)
+    if "anthropic" not in made:
+        made["anthropic"] = anthropic.Anthropic(base_url=gateway.url, api_key=MASTER_KEY, max_retries=0)
+    client: anthropic.Anthropic = made["anthropic"]
+    return client
 
 
 def oai(gateway: Gateway) -> openai.OpenAI:
-    return openai.OpenAI(base_url=gateway.url + "/v1", api_key=MASTER_KEY, max_retries=0)
+    """The openai SDK's client of ``gateway`` (made once)."""
+    made = _made(gateway)
+    if "openai" not in made:
+        made["openai"] = openai.OpenAI(base_url=gateway.url + "/v1", api_key=MASTER_KEY, max_retries=0)
+    client: openai.OpenAI = made["openai"]
+    return client
