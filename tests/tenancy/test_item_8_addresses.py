@@ -207,3 +207,23 @@ def test_item_8_names_no_provider_gives_are_refused_before_a_url_is_built(name: 
 def test_item_8_azure_deployment_names_are_encoded() -> None:
     assert deployment("my-gpt-4o") == "my-gpt-4o"
     assert deployment("dep#x?y/z") == "dep%23x%3Fy%2Fz"
+
+
+def test_item_8_gemini_token_counts_put_the_model_in_its_url_encoded() -> None:
+    import asyncio
+    from types import SimpleNamespace
+
+    from llmplex_gemini.counting import count_tokens
+
+    asked: list[str] = []
+
+    async def counted(model: str, **_: Any) -> Any:
+        asked.append(model)
+        return SimpleNamespace(total_tokens=7)
+
+    client: Any = SimpleNamespace(vertexai=False, aio=SimpleNamespace(models=SimpleNamespace(count_tokens=counted)))
+    payload = {"model": "gemini#x/../y?z", "contents": [], "config": {}}
+    with pytest.raises(LLMConfigurationError, match="cannot be put into a URL"):
+        asyncio.run(count_tokens(client, payload))
+    assert asyncio.run(count_tokens(client, {**payload, "model": "gemini#x/y?z"})) == 7
+    assert asked == ["gemini%23x%2Fy%3Fz"]

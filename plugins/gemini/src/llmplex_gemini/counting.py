@@ -14,6 +14,8 @@ from typing import Any
 from google import genai
 from google.genai import types
 
+from llmplex_gemini.request import url_model
+
 __all__ = ["count_tokens"]
 
 
@@ -23,9 +25,10 @@ async def count_tokens(client: genai.Client, payload: dict[str, Any]) -> int:
     system = config.get("system_instruction")
     tools = config.get("tools")
     contents = list(payload["contents"])
+    model = url_model(payload["model"])  # into the URL (models/{model}:countTokens): percent-encoded, or refused
     if client.vertexai:
         counted = await client.aio.models.count_tokens(
-            model=payload["model"],
+            model=model,
             contents=contents,
             config=types.CountTokensConfig(system_instruction=system or None, tools=tools or None),
         )
@@ -33,5 +36,5 @@ async def count_tokens(client: genai.Client, payload: dict[str, Any]) -> int:
         framing = [text for text in (system, json.dumps(tools, default=str) if tools else None) if text]
         if framing:
             contents = [{"role": "user", "parts": [{"text": "\n\n".join(map(str, framing))}]}, *contents]
-        counted = await client.aio.models.count_tokens(model=payload["model"], contents=contents)
+        counted = await client.aio.models.count_tokens(model=model, contents=contents)
     return int(counted.total_tokens or 0)
