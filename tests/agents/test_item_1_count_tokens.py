@@ -9,6 +9,7 @@ from typing import Any
 import anthropic
 import httpx
 import pytest
+import respx
 
 from tests.agents.conftest import claude
 from tests.agents.scripted import json_server
@@ -93,3 +94,25 @@ def test_item_1_gemini_and_bedrock_models_get_their_providers_own_count(
     path, body = bedrock.seen[0]
     assert path.endswith("/count-tokens") and body["input"]["converse"]["system"] == [{"text": "Be brief."}]
     assert body["input"]["converse"]["toolConfig"]["tools"][0]["toolSpec"]["name"] == "read"
+
+
+def test_item_1_openai_models_get_openais_own_count(respx_mock: respx.MockRouter) -> None:
+    respx_mock.route(host="127.0.0.1").pass_through()  # the test's own calls to the gateway
+    counted = respx_mock.post("https://api.openai.com/v1/responses/input_tokens").respond(
+        json={"object": "response.input_tokens", "input_tokens": 55}
+    )
+    providers = {
+        "openai": {"api_key": "sk-openai-test-key", "api": "chat"},
+        "faulty": {"plugin": "openai", "base_url": "http://127.0.0.1:9/v1", "api_key": "k"},
+    }
+    with running_gateway(gateway_config(None, providers=providers, timeout=30)) as gateway:
+        client = claude(gateway)
+        raw = client.messages.with_raw_response.count_tokens(
+            model="openai:gpt-4o-mini", system="Be brief.", messages=MESSAGES, tools=TOOLS
+        )
+        assert (raw.parse().input_tokens, raw.headers["x-llmplex-token-count"]) == (55, "provider")
+        other = client.messages.with_raw_response.count_tokens(model="faulty:gpt-4o-mini", messages=MESSAGES)
+        assert other.headers["x-llmplex-token-count"] == "estimate"  # another server behind the plugin: no count
+    sent = json.loads(counted.calls[0].request.content)
+    assert sent["model"] == "gpt-4o-mini" and "Be brief." in json.dumps(sent) and sent["tools"][0]["name"] == "read"
+    assert counted.call_count == 1

@@ -57,7 +57,7 @@ from llmplex.types import (
 from llmplex_openai import batch, chat, embeddings, reasoning, responses, transport
 from llmplex_openai.clients import create_async_client, create_client, request_timeout
 from llmplex_openai.errors import classify_error
-from llmplex_openai.settings import OpenAISettings
+from llmplex_openai.settings import OPENAI_BASE_URL, OpenAISettings
 from llmplex_openai.wire_json import as_json
 
 EMBEDDING_BATCH_SIZE = 2048
@@ -240,3 +240,20 @@ async def llmplex_aembed(
 def llmplex_models(client: OpenAI) -> list[ModelInfo]:
     """``GET /models``: every model id the server lists."""
     return embeddings.list_models(client)
+
+
+_COUNTED = ("model", "input", "instructions", "tools", "tool_choice", "reasoning", "text", "parallel_tool_calls")
+"""The Responses payload keys OpenAI's input-token count takes."""
+
+
+@hookimpl
+async def llmplex_acount_tokens(
+    request: Request, settings: OpenAISettings, client: AsyncOpenAI
+) -> tuple[int, str] | None:
+    """OpenAI's own count (``POST /v1/responses/input_tokens``) of the request as the Responses API reads it;
+    ``None`` for another server behind this plugin (a base URL that is not OpenAI's has no such endpoint)."""
+    if settings.url.rstrip("/") != OPENAI_BASE_URL:
+        return None
+    payload = responses.format_responses_request(request)
+    counted = await client.responses.input_tokens.count(**{key: payload[key] for key in _COUNTED if key in payload})
+    return counted.input_tokens, "provider"
