@@ -63,7 +63,7 @@ def test_item_7_a_frozen_redis_never_outlives_the_deadline_sync(
     limits = {"rate_limit": "1000/minute"} if shared == "rate_limit" else {}
     llm = _client(fault_server, frozen_redis.url, budget=shared == "budget", **limits)
     if when == "mid-run":
-        llm.complete(MODEL, "hi", timeout=10)
+        llm.complete(MODEL, "hi")  # the warm-up: plugin, SDK and Redis loaded before the clock
     frozen_redis.pause()
     try:
         took, error = _timed(lambda: llm.complete(MODEL, "hi", timeout=1.0))
@@ -83,7 +83,7 @@ def test_item_7_a_frozen_redis_never_outlives_the_deadline_nor_blocks_the_loop_a
     llm = _client(fault_server, frozen_redis.url, budget=shared == "budget", **limits)
 
     async def main() -> tuple[float, BaseException | None, float]:
-        await llm.acomplete(MODEL, "hi", timeout=10)
+        await llm.acomplete(MODEL, "hi")  # the warm-up, unbounded
         frozen_redis.pause()
         async with LoopLag() as lag:
             began = time.monotonic()
@@ -130,7 +130,7 @@ def test_item_7_first_use_from_async_code_connects_off_the_loop(
 
 def test_item_7_a_call_after_redis_thaws_works_again(fault_server: FaultServer, frozen_redis: RedisServer) -> None:
     llm = _client(fault_server, frozen_redis.url, budget=True, rate_limit="1000/minute")
-    llm.complete(MODEL, "hi", timeout=10)
+    llm.complete(MODEL, "hi")  # the warm-up, unbounded
     frozen_redis.pause()
     with pytest.raises(llmplex.LLMDeadlineExceededError):
         llm.complete(MODEL, "hi", timeout=0.5)
