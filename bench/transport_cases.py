@@ -53,13 +53,16 @@ def has(module: str) -> bool:
 
 
 def configure_llmplex(root: str, folder: Path) -> None:
-    """A config whose ``local``/``localr``/``localant`` instances are the stub (chat, responses, anthropic)."""
+    """A config whose ``local``/``localr``/``localant``/``localp`` instances are the stub (chat, responses,
+    anthropic, and the ``mistral`` openai-compatible preset). Only the test distribution's observers are left
+    out: llmplex-otel stays on, as ``llmplex[all]`` installs it (idle while no OpenTelemetry provider is set)."""
     config = folder / "llmplex.toml"
     config.write_text(
-        'disabled = ["recorder", "otel"]\n\n'
+        'disabled = ["recorder", "exitobserver"]\n\n'
         f'[providers.local]\nplugin = "openai"\nbase_url = "{root}/v1"\napi = "chat"\napi_key = "bench"\n\n'
         f'[providers.localr]\nplugin = "openai"\nbase_url = "{root}/v1"\napi = "responses"\napi_key = "bench"\n\n'
-        f'[providers.localant]\nplugin = "anthropic"\nbase_url = "{root}"\napi_key = "bench"\n'
+        f'[providers.localant]\nplugin = "anthropic"\nbase_url = "{root}"\napi_key = "bench"\n\n'
+        f'[providers.localp]\nplugin = "mistral"\nbase_url = "{root}/v1"\napi_key = "bench"\n'
     )
     os.environ["LLMPLEX_CONFIG"] = str(config)
 
@@ -259,14 +262,18 @@ def _litellm(root: str, cases: Cases) -> None:
     cases.asynchronous["litellm"] = lambda: lambda: litellm.acompletion(**options)
 
 
+_LLMPLEX_ROWS = (("chat", "local"), ("responses", "localr"), ("anthropic", "localant"), ("openai-compatible", "localp"))
+"""Each llmplex row: its label and the configured instance it calls."""
+
+
 def _llmplex(cases: Cases) -> None:
     import llmplex
 
-    for label, prefix in (("chat", "local"), ("responses", "localr"), ("anthropic", "localant")):
+    for label, prefix in _LLMPLEX_ROWS:
         model = f"{prefix}:{MODEL}"
         cases.sync[f"llmplex {label}"] = lambda model=model: llmplex.complete(model, PROMPT)
         cases.asynchronous[f"llmplex {label}"] = lambda model=model: lambda: llmplex.acomplete(model, PROMPT)
-    for label, prefix in (("chat", "local"), ("responses", "localr"), ("anthropic", "localant")):
+    for label, prefix in _LLMPLEX_ROWS:
         model = f"{prefix}:{MODEL}"
         cases.streams[f"llmplex {label}"] = lambda model=model: (
             event for event in llmplex.stream(model, PROMPT) if event.type == "text"
@@ -289,4 +296,5 @@ def event_observers() -> str:
     client.host.load_observers(client.config.disabled)
     host = client.host
     names = sorted({impl.plugin_name for impl in host.pm.hook.llmplex_event.get_hookimpls()})
-    return ", ".join(names) if names else "none"
+    state = "active" if host.has_event_listeners else "all idle: no event is built"
+    return f"{', '.join(names)} ({state})" if names else "none"
