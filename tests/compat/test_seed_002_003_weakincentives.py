@@ -421,7 +421,7 @@ def test_an_expired_deadline_raises_before_anything_is_sent(
 def test_a_deadline_that_passes_for_real_also_stops_before_sending(fault_server: FaultServer) -> None:
     """Seed 002 § Testing (deadline checks abort before provider calls when expired), without a fake clock."""
     deadline = wi.Deadline(expires_at=datetime.now(UTC) + timedelta(seconds=1.05))
-    time.sleep(1.1)
+    time.sleep(1.1)  # clock: the deadline passes for real (weakincentives refuses one less than a second out)
     with pytest.raises(DeadlineExceededError):
         openai_adapter(fault_server).evaluate(greeting(), session=Session(), deadline=deadline)
     assert fault_server.request_count == 0
