@@ -189,3 +189,30 @@ def test_item_1_hostile_observer_without_the_gate_always_listens(idle_client: Cl
 
     idle_client.host.register_observer(Plain())
     assert idle_client.host.has_event_listeners
+
+
+def test_item_1_global_tracer_provider_set_later_switches_events_on(
+    idle_client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What ``trace.set_tracer_provider`` does (its global, set once per process: patched here so it is undone)."""
+    from opentelemetry import trace
+
+    built = Built(idle_client, monkeypatch)
+    idle_client.complete("mock:echo", "before")
+    assert built.events == []
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", provider)
+    idle_client.complete("mock:echo", "after")
+    assert isinstance(built.events[-1], CallEnded)
+    assert [s.name for s in exporter.get_finished_spans() if s.name.startswith("chat ")] == ["chat echo"]
+
+
+def test_item_1_hostile_a_no_op_provider_keeps_otel_idle(idle_client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    from opentelemetry.trace import NoOpTracerProvider
+
+    built = Built(idle_client, monkeypatch)
+    llmplex_otel.instrument(tracer_provider=NoOpTracerProvider())
+    idle_client.complete("mock:echo", "nothing to record")
+    assert built.events == []

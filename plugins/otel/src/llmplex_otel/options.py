@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 from opentelemetry import metrics, trace
 from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
+from opentelemetry.metrics import _internal as metrics_internal
 from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider, TracerProvider
 
-__all__ = ["CAPTURE_CONTENT_ENV", "Options", "instrument", "uninstrument"]
+__all__ = ["CAPTURE_CONTENT_ENV", "Options", "configured", "instrument", "uninstrument"]
 
 CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
@@ -43,6 +44,25 @@ def instrument(
 def uninstrument() -> None:
     """Back to the global providers and the environment variable."""
     instrument()
+
+
+_FROM_ENV = any(name in os.environ for name in ("OTEL_PYTHON_TRACER_PROVIDER", "OTEL_PYTHON_METER_PROVIDER"))
+"""Whether the environment names a provider the OpenTelemetry API loads on first use (read at import)."""
+
+
+def configured() -> bool:
+    """Whether a tracer or meter provider is in force; asked before each llmplex event, so the usual idle
+    answer (nothing given to ``instrument``, no global provider set) takes a few attribute reads."""
+    options = _options
+    if (
+        not _FROM_ENV
+        and options.tracer_provider is None
+        and options.meter_provider is None
+        and getattr(trace, "_TRACER_PROVIDER", trace) is None  # the API's globals (absent: ask the API)
+        and getattr(metrics_internal, "_METER_PROVIDER", metrics) is None
+    ):
+        return False
+    return active_tracer_provider() is not None or active_meter_provider() is not None
 
 
 def active_tracer_provider() -> TracerProvider | None:

@@ -47,7 +47,7 @@ def recorders() -> tuple[SpanRecorder | None, MetricRecorder | None]:
 @hookimpl
 def llmplex_observing() -> bool:
     """Idle (core builds no events for it) until a tracer or meter provider is configured."""
-    return options.active_tracer_provider() is not None or options.active_meter_provider() is not None
+    return options.configured()
 
 
 @hookimpl
