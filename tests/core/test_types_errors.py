@@ -8,7 +8,14 @@ from llmplex import errors
 from llmplex.masking.values import register_secret
 from llmplex.types import Message, Response, Usage
 
-RETRYABLE = {errors.LLMRateLimitError, errors.LLMServerError, errors.LLMConnectionError, errors.LLMTimeoutError}
+# a model group with every deployment cooling or at its limit comes back after retry_after: a rate limit of its own
+RETRYABLE = {
+    errors.LLMRateLimitError,
+    errors.LLMGroupUnavailableError,
+    errors.LLMServerError,
+    errors.LLMConnectionError,
+    errors.LLMTimeoutError,
+}
 
 
 @pytest.mark.parametrize("cls", [getattr(errors, name) for name in errors.__all__])
