@@ -4,7 +4,7 @@ Each is a subclass of the llmplex error of the same name, so ``except
 llmplex.LLMRefusalError`` still catches it, and takes util_llm's one
 positional argument: ``LLMRefusalError(refusal_message)``,
 ``LLMIncompleteError(reason)``, ``LLMRateLimitError(message)``,
-``LLMTimeoutError(message)``. The adapter raises these; :func:`as_util_llm`
+``LLMTimeoutError(message)``. The adapter raises these; `as_util_llm`
 turns an llmplex error of the same kind into one, keeping its details.
 """
 

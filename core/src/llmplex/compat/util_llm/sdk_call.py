@@ -5,7 +5,7 @@
 replace ``client.responses.parse`` with a mock. Each ``execute`` still runs
 as one llmplex request, so retries, throttling, the deadline, budgets and
 events wrap the call: the openai provider instance of the adapter's llmplex
-client sends through :class:`AdapterSDK`, which calls
+client sends through `AdapterSDK`, which calls
 ``adapter.client.responses.parse(**params)`` with the parameters util_llm sent
 (looked up at call time, so a mock set after construction is what is called)
 and reads the answer by attribute as util_llm did: ``status`` ``incomplete``
