@@ -22,13 +22,14 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 from openai_overhead import StubServer  # noqa: E402
-from smoke import scaled  # noqa: E402
+from smoke import SMOKE, scaled  # noqa: E402
 
 ROWS = scaled(2_000, 40)
 ROUNDS = scaled(3)
 CONCURRENCY = 32
 SETUPS = {"in this process (no Ray)": [], "Ray, 1 worker": ["--ray", "--ray-workers", "1"]}
-SETUPS["Ray, 2 workers"] = ["--ray", "--ray-workers", "2"]
+if not SMOKE:  # a smoke run starts Ray once
+    SETUPS["Ray, 2 workers"] = ["--ray", "--ray-workers", "2"]
 
 
 def run(folder: Path, extra: list[str]) -> float:
