@@ -2,8 +2,15 @@
 
 In a fresh interpreter the first call also builds the default client, finds and imports the provider plugin
 and its SDK: that used to happen before the deadline started (``timeout=1`` against a hanging server raised
-after ~1.9 s). The call now ends at ``timeout`` seconds from the call itself, even when those imports take
-longer than the timeout (they run under the deadline's guard and are abandoned at it).
+after ~1.9 s). The call now ends at ``timeout`` seconds from the call itself:
+
+- a timeout the imports fit in ends T + 50 ms after the call (the deadline lands in the wait for the hanging
+  server); the old clock would end it an import's time later;
+- a timeout shorter than the imports ends the call while they are still running (they are abandoned, and finish
+  in the background). How soon after T it raises depends on the interpreter: the abandoned import holds the
+  GIL through each C-level step (compiling a module, building a pydantic-core validator), and the raising thread
+  cannot run until that step ends (measured: up to ~70 ms on a quiet machine). So this case asserts what the
+  library controls: the call does not wait for the import.
 """
 
 from __future__ import annotations
@@ -28,10 +35,20 @@ started = time.monotonic()
 try:
     {call}
 except llmplex.LLMDeadlineExceededError:
-    print(f"{{time.monotonic() - started:.4f}}")
+    raised = time.monotonic() - started
 else:
     sys.exit("the call against a hanging server returned")
+import openai  # waits for the abandoned import (if any) to finish: its whole package, submodules included
+print(f"{{raised:.4f}} {{time.monotonic() - started:.4f}}")
 """
+CALLS = {
+    "module-level complete": 'llmplex.complete("hang:gpt-4o-mini", "hi", timeout={timeout})',
+    "client stream": (
+        'client = llmplex.Client(); started = time.monotonic(); list(client.stream("hang:m", "hi", timeout={timeout}))'
+    ),
+}
+ROOMY = 4.0  # seconds: the plugin's and SDK's imports end well inside it, even on a loaded machine
+SHORT = 0.05  # seconds: far shorter than importing the openai SDK
 
 
 @pytest.fixture
@@ -45,7 +62,8 @@ def hanging_config(tmp_path: Path) -> Iterator[Path]:
         yield config
 
 
-def _seconds_in_fresh_process(call: str, config: Path) -> float:
+def _seconds_in_fresh_process(call: str, config: Path) -> tuple[float, float]:
+    """(when the call raised, when the SDK's import had finished), in seconds from the call."""
     result = subprocess.run(
         [sys.executable, "-c", FIRST_CALL.format(call=call)],
         check=False,
@@ -57,15 +75,19 @@ def _seconds_in_fresh_process(call: str, config: Path) -> float:
     )
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""  # not even a warning from the import the deadline abandoned, as the process exits
-    return float(result.stdout.strip())
+    raised, imported = result.stdout.split()
+    return float(raised), float(imported)
 
 
-def test_item_02_a_first_module_level_call_ends_one_timeout_after_it_was_made(hanging_config: Path) -> None:
-    seconds = _seconds_in_fresh_process('llmplex.complete("hang:gpt-4o-mini", "hi", timeout=1)', hanging_config)
-    assert seconds < 1 + OVERRUN
+@pytest.mark.parametrize("kind", CALLS)
+def test_item_02_a_first_call_ends_one_timeout_after_it_was_made(kind: str, hanging_config: Path) -> None:
+    raised, _ = _seconds_in_fresh_process(CALLS[kind].format(timeout=ROOMY), hanging_config)
+    assert ROOMY <= raised < ROOMY + OVERRUN
 
 
-def test_item_02_a_first_client_stream_ends_one_timeout_after_it_was_made(hanging_config: Path) -> None:
-    call = 'client = llmplex.Client(); started = time.monotonic(); list(client.stream("hang:m", "hi", timeout=1))'
-    seconds = _seconds_in_fresh_process(call, hanging_config)
-    assert seconds < 1 + OVERRUN
+@pytest.mark.parametrize("kind", CALLS)
+def test_item_02_a_first_call_does_not_wait_for_an_import_that_outlives_its_deadline(
+    kind: str, hanging_config: Path
+) -> None:
+    raised, imported = _seconds_in_fresh_process(CALLS[kind].format(timeout=SHORT), hanging_config)
+    assert SHORT <= raised < imported, f"raised at {raised:.3f} s, the import ended at {imported:.3f} s"
