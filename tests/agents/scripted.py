@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -18,6 +18,39 @@ __all__ = ["JsonServer", "ScriptedChat", "json_server", "scripted_chat"]
 _WIRE = OpenAIChatWire()
 
 
+def _answer(handler: BaseHTTPRequestHandler, data: bytes, kind: str) -> None:
+    handler.send_response(200)
+    handler.send_header("Content-Type", kind)
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+def _server(answer: Callable[[str, dict[str, Any]], tuple[bytes, str]]) -> ThreadingHTTPServer:
+    """A server on 127.0.0.1 whose every POST gets ``answer(path, json_body)`` as (body, content type)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            _answer(self, *answer(self.path, body))
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    return ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+
+
+@contextmanager
+def _running(server: ThreadingHTTPServer) -> Iterator[None]:
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 class ScriptedChat:
     """``url`` ends in ``/v1``; ``bodies`` holds each request's JSON; ``replies`` are given in order, then
     ``default``."""
@@ -26,27 +59,14 @@ class ScriptedChat:
         self.bodies: list[dict[str, Any]] = []
         self.replies: deque[Reply] = deque()
         self.default = default
-        owner = self
+        self.server = _server(self._answer)
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                owner.bodies.append(body)
-                reply = owner.replies.popleft() if owner.replies else owner.default
-                if body.get("stream"):
-                    data, kind = b"".join(_WIRE.stream(reply)), "text/event-stream"
-                else:
-                    data, kind = json.dumps(_WIRE.response(reply)).encode(), "application/json"
-                self.send_response(200)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    def _answer(self, path: str, body: dict[str, Any]) -> tuple[bytes, str]:
+        self.bodies.append(body)
+        reply = self.replies.popleft() if self.replies else self.default
+        if body.get("stream"):
+            return b"".join(_WIRE.stream(reply)), "text/event-stream"
+        return json.dumps(_WIRE.response(reply)).encode(), "application/json"
 
     @property
     def url(self) -> str:
@@ -57,13 +77,8 @@ class ScriptedChat:
 def scripted_chat(default: Reply) -> Iterator[ScriptedChat]:
     """A running ``ScriptedChat``, shut down afterwards."""
     server = ScriptedChat(default)
-    thread = threading.Thread(target=server.server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with _running(server.server):
         yield server
-    finally:
-        server.server.shutdown()
-        server.server.server_close()
 
 
 class JsonServer:
@@ -73,22 +88,11 @@ class JsonServer:
     def __init__(self) -> None:
         self.seen: list[tuple[str, dict[str, Any]]] = []
         self.answers: deque[dict[str, Any]] = deque()
-        owner = self
+        self.server = _server(self._answer)
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                owner.seen.append((self.path, json.loads(self.rfile.read(int(self.headers["Content-Length"])))))
-                data = json.dumps(owner.answers.popleft()).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    def _answer(self, path: str, body: dict[str, Any]) -> tuple[bytes, str]:
+        self.seen.append((path, body))
+        return json.dumps(self.answers.popleft()).encode(), "application/json"
 
     @property
     def url(self) -> str:
@@ -99,10 +103,5 @@ class JsonServer:
 def json_server() -> Iterator[JsonServer]:
     """A running ``JsonServer``, shut down afterwards."""
     server = JsonServer()
-    thread = threading.Thread(target=server.server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with _running(server.server):
         yield server
-    finally:
-        server.server.shutdown()
-        server.server.server_close()
