@@ -11,6 +11,7 @@ import httpx
 import pytest
 import respx
 
+from llmplex.reliability.estimate import IMAGE_TOKENS
 from tests.agents.conftest import claude
 from tests.agents.scripted import json_server
 from tests.gateway.harness import MASTER_KEY, Gateway, gateway_config, running_gateway
@@ -39,6 +40,15 @@ def test_item_1_a_model_without_a_count_gets_an_estimate_marked_as_one(gateway: 
     assert size // 6 <= tokens <= size // 2  # about four characters a token
     assert raw.headers["x-llmplex-token-count"] == "estimate"
     assert gateway.mock.calls == []  # counting calls no model
+
+
+def test_item_1_the_estimate_counts_images_as_budget_reservations_do(gateway: Gateway) -> None:
+    """An image is not free to the estimate: counted as the spend estimate counts it (``IMAGE_TOKENS``)."""
+    pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": pixel}}
+    content = [{"type": "text", "text": "What is this?"}, image]
+    counted = claude(gateway).messages.count_tokens(model="mock:echo", messages=[{"role": "user", "content": content}])
+    assert counted.input_tokens >= IMAGE_TOKENS
 
 
 @pytest.mark.parametrize(

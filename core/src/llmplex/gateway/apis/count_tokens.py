@@ -1,9 +1,9 @@
 """``POST /v1/messages/count_tokens``: the input tokens a Messages request would count, on any model.
 
 The provider's own count where it has one (its plugin implements ``llmplex_acount_tokens`` with
-``"provider"``), else the model's own tokenizer (``"tokenizer"``), else an estimate from the request's length
-(``"estimate"``, about four characters a token). The answer is the API's ``{"input_tokens": N}``; the
-``x-llmplex-token-count`` header says which of the three it is.
+``"provider"``), else the model's own tokenizer (``"tokenizer"``), else the estimate budget reservations
+make of a prompt (``"estimate"``: ``spend_estimate.prompt_tokens``, about four characters a token). The answer
+is the API's ``{"input_tokens": N}``; the ``x-llmplex-token-count`` header says which of the three it is.
 """
 
 from __future__ import annotations
@@ -24,28 +24,18 @@ from llmplex.gateway.calls import CallSpec
 from llmplex.gateway.errors import GatewayError
 from llmplex.gateway.guard.door import close_if_unread
 from llmplex.gateway.pipeline import Pipeline, upstream_error
-from llmplex.gateway.wire import MAX_TOKENS, dumps, parse_body
+from llmplex.gateway.spend_estimate import prompt_tokens
+from llmplex.gateway.wire import MAX_TOKENS, parse_body
 
 __all__ = ["CountTokensRequest", "count_tokens", "count_tokens_route"]
 
 log = logging.getLogger("llmplex.gateway")
-
-_CHARS_PER_TOKEN = 4
-"""The estimate's ratio: English text and code run at about four characters a token on today's tokenizers."""
 
 
 class CountTokensRequest(MessagesRequest):
     """A count_tokens request: a Messages request without ``max_tokens``."""
 
     max_tokens: int = Field(default=MAX_TOKENS, ge=1, le=MAX_TOKENS)
-
-
-def estimate(spec: CallSpec) -> int:
-    """About how many tokens the request's text, tools and tool calls are (never below 1)."""
-    size = sum(len(message.text) for message in spec.messages)
-    size += sum(len(call.name) + len(call.arguments) for message in spec.messages for call in message.tool_calls)
-    size += len(dumps(spec.kwargs.get("tools", [])))
-    return max(1, -(-size // _CHARS_PER_TOKEN))
 
 
 async def count_tokens(client: Client, spec: CallSpec) -> tuple[int, str]:
@@ -62,7 +52,7 @@ async def count_tokens(client: Client, spec: CallSpec) -> tuple[int, str]:
         if counted is not None:
             tokens, how = counted
             return int(tokens), str(how)
-    return estimate(spec), "estimate"
+    return max(1, prompt_tokens(spec.messages, spec.kwargs)), "estimate"
 
 
 def count_tokens_route(pipeline: Pipeline) -> Callable[[Request], Awaitable[Response]]:
