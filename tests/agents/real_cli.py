@@ -80,16 +80,7 @@ def run_claude(
     env.update(_claude_env(gateway, model), CLAUDE_CONFIG_DIR=env["HOME"] + "/.claude")
     command = [cli("claude"), "-p", prompt, "--model", model, "--output-format", "stream-json", "--verbose"]
     command += ["--include-partial-messages", *(["--allowedTools", ",".join(tools)] if tools else [])]
-    return subprocess.run(
-        command,
-        check=False,
-        env=env,
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=_TIMEOUT,
-        stdin=subprocess.DEVNULL,
-    )
+    return _run(command, env, workdir)
 
 
 def run_codex(gateway: Gateway, model: str, prompt: str, workdir: Path) -> subprocess.CompletedProcess[str]:
@@ -100,7 +91,11 @@ def run_codex(gateway: Gateway, model: str, prompt: str, workdir: Path) -> subpr
     assert f"model = {json.dumps(model)}" in config and gateway.url in config
     (Path(env["HOME"]) / "config.toml").write_text(config, encoding="utf-8")
     env.update(CODEX_HOME=env["HOME"], LLMPLEX_API_KEY=MASTER_KEY)
-    command = [cli("codex"), "exec", "--skip-git-repo-check", prompt]
+    return _run([cli("codex"), "exec", "--skip-git-repo-check", prompt], env, workdir)
+
+
+def _run(command: list[str], env: dict[str, str], workdir: Path) -> subprocess.CompletedProcess[str]:
+    """A CLI run non-interactively in ``workdir``: no standard input, its output captured, at most _TIMEOUT s."""
     return subprocess.run(
         command,
         check=False,
