@@ -398,3 +398,20 @@ def test_item_7_litellm_keeps_one_hour_writes_and_audio_apart() -> None:
         completion_tokens_details=SimpleNamespace(audio_tokens=200),
     )
     assert litellm_usage(audio).priced("litellm", "openai/gpt-audio").cost_usd == GPT_AUDIO_COST
+
+
+@pytest.mark.parametrize(
+    ("counts", "left_over"),
+    [
+        ({"input_tokens": 100, "input_audio_tokens": 60, "tool_prompt_tokens": 60}, "input tokens (-20)"),
+        ({"input_tokens": 10, "cached_tokens": 5, "cache_write_tokens": 5, "input_audio_tokens": 3}, "input tokens"),
+        ({"output_tokens": 10, "reasoning_tokens": 8, "output_audio_tokens": 8}, "output tokens (-6)"),
+    ],
+)
+def test_item_7_hostile_parts_that_fit_alone_but_overlap_together_are_never_priced(
+    counts: dict[str, int], left_over: str
+) -> None:
+    """Each part fits its total, so the usage is accepted; priced, the plain tokens would count negative."""
+    usage = llmplex.Usage(**counts).priced("gemini", "gemini-2.5-flash")
+    assert usage.cost_usd is None
+    assert usage.cost_note is not None and left_over in usage.cost_note and "exceed" in usage.cost_note

@@ -186,6 +186,13 @@ def price_buckets(key: PriceKey, buckets: Buckets, *, batch: bool = False) -> tu
     provider, model = key
     if provider == FREE:
         return Decimal(0), None
+    leaves = _leaves(buckets)
+    if overlapping := [f"{bucket} ({count})" for bucket, (count, _) in leaves.items() if count < 0]:
+        # each part fits its total alone, yet together they pass it: no leaf may be priced at a negative count
+        return None, (
+            f"the usage's parts together exceed the total that holds them (left over: {', '.join(overlapping)}), "
+            f"so this usage of {provider} model {model!r} cannot be priced"
+        )
     import genai_prices  # 0.5 s of price data: loaded when a cost is first asked for
 
     with warnings.catch_warnings():
@@ -200,7 +207,7 @@ def price_buckets(key: PriceKey, buckets: Buckets, *, batch: bool = False) -> tu
                 continue
             unpriced = [
                 f"{bucket} ({count})"
-                for bucket, (count, own) in _leaves(buckets).items()
+                for bucket, (count, own) in leaves.items()
                 if count > 0 and all(getattr(rates, rate, None) is None for rate in own)
             ]
             if unpriced:
