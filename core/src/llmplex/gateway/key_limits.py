@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import inspect
 import time
-import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -34,7 +33,7 @@ from llmplex.gateway.errors import GatewayError
 from llmplex.gateway.keys import KeyRecord
 from llmplex.gateway.spend_holds import BudgetHold, KeyBudgets
 from llmplex.reliability.deadline import Deadline
-from llmplex.reliability.storage import LimitsStore
+from llmplex.reliability.storage import LimitsStore, moving_window
 
 __all__ = ["SETTLE_TIMEOUT", "STORAGE_TIMEOUT", "Hold", "KeyLimits"]
 
@@ -72,7 +71,6 @@ class KeyLimits:
     def __init__(self, store: LimitsStore, spent_since: SpentSince) -> None:
         self.store = store
         self.spent_since = spent_since
-        self._limiters: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self._tasks: set[asyncio.Task[None]] = set()
         self.budgets = KeyBudgets(self._run, spent_since)
 
@@ -98,17 +96,6 @@ class KeyLimits:
             raise GatewayError(
                 503, f"the gateway's limits storage did not answer: {exc.message}", kind="limits_storage"
             ) from None
-
-    def _limiter(self, storage: Any) -> Any:
-        limiter = self._limiters.get(storage)
-        if limiter is None:
-            from limits.aio.storage import Storage as AsyncStorage
-            from limits.aio.strategies import MovingWindowRateLimiter as AsyncLimiter
-            from limits.strategies import MovingWindowRateLimiter
-
-            kind = AsyncLimiter if isinstance(storage, AsyncStorage) else MovingWindowRateLimiter
-            limiter = self._limiters[storage] = kind(storage)
-        return limiter
 
     # -- admission ---------------------------------------------------------------------
 
@@ -142,7 +129,7 @@ class KeyLimits:
     async def _take_rates(self, storage: Any, record: KeyRecord, tokens: int) -> None:
         from limits import RateLimitItemPerMinute
 
-        limiter = self._limiter(storage)
+        limiter = moving_window(storage)
         name = record.name
         if record.tpm and tokens > record.tpm:
             raise GatewayError(
@@ -210,7 +197,7 @@ class KeyLimits:
                 item = RateLimitItemPerMinute(record.tpm)
                 ids = ("llmplex", "key", record.key_id, "tokens")
                 cost = min(extra, record.tpm or 1)
-                await self._run(lambda s: _value(self._limiter(s).hit(item, *ids, cost=cost)), SETTLE_TIMEOUT)
+                await self._run(lambda s: _value(moving_window(s).hit(item, *ids, cost=cost)), SETTLE_TIMEOUT)
         except GatewayError:
             pass  # the storage is down: the slot frees itself after _SLOT_TTL; the spend log still has the cost
 

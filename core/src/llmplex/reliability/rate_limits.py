@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import threading
 import time
-import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -33,7 +32,7 @@ from llmplex.reliability.clock import Clock
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.estimate import estimate_request
 from llmplex.reliability.signal import Changes
-from llmplex.reliability.storage import LimitsStore
+from llmplex.reliability.storage import LimitsStore, moving_window
 from llmplex.types import Request, Usage
 
 if TYPE_CHECKING:
@@ -99,7 +98,6 @@ class ProviderLimits:
         self.max_concurrency = max_concurrency
         self._requests = [_Window("rate_limit", i, ("llmplex", prefix, "requests")) for i in _rates(rate_limit)]
         self._tokens = [_Window("token_rate_limit", i, ("llmplex", prefix, "tokens")) for i in _rates(token_rate_limit)]
-        self._limiters: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self._slots = _slots_for(prefix)
         self._lock = threading.Lock()
         self._owed = 0  # tokens used beyond estimates that no window had room for yet
@@ -178,7 +176,7 @@ class ProviderLimits:
         Windows after the first are tested before any is taken, so that a full one
         does not waste room in the others (only a lost race with another process can).
         """
-        limiter = self._limiter(storage)
+        limiter = moving_window(storage)
         plan, owed = self._plan(cost)
         for window, amount in plan[1:]:
             if not limiter.test(window.item, *window.identifiers, cost=amount):
@@ -195,7 +193,7 @@ class ProviderLimits:
 
         if not isinstance(storage, AsyncStorage):
             return self._try(storage, cost)
-        limiter = self._limiter(storage)
+        limiter = moving_window(storage)
         plan, owed = self._plan(cost)
         for window, amount in plan[1:]:
             if not await limiter.test(window.item, *window.identifiers, cost=amount):
@@ -207,18 +205,6 @@ class ProviderLimits:
                 return self._wait(stats.reset_time, window)
         self._paid(owed)
         return None
-
-    def _limiter(self, storage: Any) -> Any:
-        """The ``limits`` moving-window limiter over ``storage`` (sync or async), built once per storage."""
-        limiter = self._limiters.get(storage)
-        if limiter is None:
-            from limits.aio.storage import Storage as AsyncStorage
-            from limits.aio.strategies import MovingWindowRateLimiter as AsyncLimiter
-            from limits.strategies import MovingWindowRateLimiter
-
-            kind = AsyncLimiter if isinstance(storage, AsyncStorage) else MovingWindowRateLimiter
-            limiter = self._limiters[storage] = kind(storage)
-        return limiter
 
     def _paid(self, owed: int) -> None:
         if owed:
@@ -252,7 +238,7 @@ class ProviderLimits:
             return
 
         def hit(storage: Any) -> bool:
-            limiter = self._limiter(storage)
+            limiter = moving_window(storage)
             return all(limiter.hit(w.item, *w.identifiers, cost=min(extra, w.item.amount)) for w in self._tokens)
 
         def charge() -> None:

@@ -26,6 +26,7 @@ import functools
 import logging
 import threading
 import warnings
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import urlsplit
@@ -42,7 +43,15 @@ if TYPE_CHECKING:
     from limits.errors import StorageError
     from limits.storage import Storage
 
-__all__ = ["CONNECT_TIMEOUT", "MEMORY", "LimitsStorageWarning", "LimitsStore", "opened_store", "store_for"]
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "MEMORY",
+    "LimitsStorageWarning",
+    "LimitsStore",
+    "moving_window",
+    "opened_store",
+    "store_for",
+]
 
 T = TypeVar("T")
 
@@ -267,6 +276,22 @@ def _redis_options(asynchronous: bool = False) -> dict[str, Any]:
 
         retry = Retry(NoBackoff(), 1)
     return {"socket_connect_timeout": CONNECT_TIMEOUT, "socket_timeout": CONNECT_TIMEOUT, "retry": retry}
+
+
+_limiters: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def moving_window(storage: Any) -> Any:
+    """The ``limits`` moving-window limiter over ``storage`` (a sync or an async one), built once per storage."""
+    limiter = _limiters.get(storage)
+    if limiter is None:
+        from limits.aio.storage import Storage as AsyncStorage
+        from limits.aio.strategies import MovingWindowRateLimiter as AsyncLimiter
+        from limits.strategies import MovingWindowRateLimiter
+
+        kind = AsyncLimiter if isinstance(storage, AsyncStorage) else MovingWindowRateLimiter
+        limiter = _limiters[storage] = kind(storage)
+    return limiter
 
 
 _stores: dict[tuple[str, str], LimitsStore] = {}

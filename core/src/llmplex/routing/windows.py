@@ -11,13 +11,12 @@ every process) or, for ``memory://`` and while Redis does not answer in time
 from __future__ import annotations
 
 import time
-import weakref
 from typing import TYPE_CHECKING, Any
 
 from llmplex.errors import LLMError
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.guard import call_before
-from llmplex.reliability.storage import LimitsStore
+from llmplex.reliability.storage import LimitsStore, moving_window
 from llmplex.routing.reach import Reach
 
 if TYPE_CHECKING:
@@ -69,7 +68,7 @@ class Windows:
         return share
 
     def _take(self, storage: Any, tokens: int) -> float | None:
-        limiter = _limiter(storage)
+        limiter = moving_window(storage)
         plan = [(item, 1 if cost is None else max(1, tokens)) for item, cost, _ in self._items]
         for item, amount in plan:
             if amount > item.amount or not limiter.test(item, "llmplex-group", self.key, cost=amount):
@@ -86,7 +85,7 @@ class Windows:
         return max(0.001, float(stats.reset_time) - time.time())
 
     def _headroom(self, storage: Any) -> float:
-        limiter = _limiter(storage)
+        limiter = moving_window(storage)
         shares = [
             limiter.get_window_stats(item, "llmplex-group", self.key).remaining / item.amount
             for item, _, _ in self._items
@@ -108,19 +107,7 @@ class Windows:
         return done
 
 
-def _limiter(storage: Any) -> Any:
-    from limits.strategies import MovingWindowRateLimiter
-
-    found = _limiters.get(storage)
-    if found is None:
-        found = _limiters[storage] = MovingWindowRateLimiter(storage)
-    return found
-
-
 def _storage_error() -> type[Exception]:
     from limits.errors import StorageError
 
     return StorageError
-
-
-_limiters: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()

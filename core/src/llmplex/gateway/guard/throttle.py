@@ -18,12 +18,11 @@ import inspect
 import ipaddress
 import logging
 import time
-import weakref
 from typing import TYPE_CHECKING, Any
 
 from llmplex.errors import LLMError
 from llmplex.reliability.deadline import Deadline
-from llmplex.reliability.storage import MEMORY, LimitsStore, store_for
+from llmplex.reliability.storage import MEMORY, LimitsStore, moving_window, store_for
 
 if TYPE_CHECKING:
     from llmplex.config.schema import Config
@@ -89,23 +88,11 @@ class AuthThrottle:
         self._item = RateLimitItemPerSecond(failures, window)
         # memory:// counts in this process only: each gateway its own (several may share a process, as tests do)
         self._namespace = "shared" if store.url != MEMORY else f"app-{id(self):x}"
-        self._limiters: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self._warned_at = -_WARN_EVERY
         self._paused_until = 0.0
 
     def __repr__(self) -> str:
         return f"AuthThrottle({self.failures} per {self.window} s, {self.store!r})"
-
-    def _limiter(self, storage: Any) -> Any:
-        limiter = self._limiters.get(storage)
-        if limiter is None:
-            from limits.aio.storage import Storage as AsyncStorage
-            from limits.aio.strategies import MovingWindowRateLimiter as AsyncLimiter
-            from limits.strategies import MovingWindowRateLimiter
-
-            kind = AsyncLimiter if isinstance(storage, AsyncStorage) else MovingWindowRateLimiter
-            limiter = self._limiters[storage] = kind(storage)
-        return limiter
 
     async def warm_up(self) -> None:
         """Connect to the storage now (at startup), within ``STARTUP_TIMEOUT``, not on the first request's clock."""
@@ -119,12 +106,12 @@ class AuthThrottle:
 
     async def _run(self, what: str, operation: Any, timeout: float = STORAGE_TIMEOUT) -> Any:
         if not self.store.does_io:  # memory: no I/O to wait for, so no deadline either (this is every request's path)
-            return operation(self._limiter(self.store.storage()))
+            return operation(moving_window(self.store.storage()))
         if time.monotonic() < self._paused_until:
             return None
 
         async def run(storage: Any) -> Any:
-            result = operation(self._limiter(storage))
+            result = operation(moving_window(storage))
             return await result if inspect.isawaitable(result) else result
 
         try:
