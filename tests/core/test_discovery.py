@@ -113,6 +113,44 @@ def test_a_broken_plugin_fails_the_same_way_twice_without_reimport(client: llmpl
                 client.route("broken:m")
 
 
+@pytest.mark.parametrize(
+    ("failure", "imports"),
+    [
+        # what a concurrent import of the SDK (user code beside an import a deadline abandoned) can raise
+        (ImportError("cannot import name 'OpenAI' from partially initialized module 'openai'"), 2),
+        (RuntimeError("this plugin is broken on purpose"), 1),  # the plugin's own failure: broken for good
+    ],
+)
+def test_only_a_failed_import_is_tried_again_on_the_next_call(
+    client: llmplex.Client, monkeypatch: pytest.MonkeyPatch, failure: Exception, imports: int
+) -> None:
+    import importlib
+    from types import SimpleNamespace
+
+    import llmplex.plugins.host as host_module
+
+    tries: list[str] = []
+
+    def import_module(name: str) -> object:
+        if name == "llmplex_testplugins.good":
+            tries.append(name)
+            if len(tries) == 1:
+                raise failure
+        return importlib.import_module(name)
+
+    monkeypatch.setattr(host_module, "importlib", SimpleNamespace(import_module=import_module))
+    with pytest.warns(PluginLoadWarning, match="is broken"), pytest.raises(LLMConfigurationError) as info:
+        client.route("good:m")
+    assert ("tried again on the next call" in str(info.value)) is (imports == 2)
+    if imports == 2:
+        assert client.complete("good:m", "x").text.startswith("X")
+        assert "good" not in client.host.broken()
+    else:
+        with pytest.raises(LLMConfigurationError, match="broken on purpose"):
+            client.route("good:m")
+    assert len(tries) == imports
+
+
 def test_thief_did_not_take_the_mock_prefix(client: llmplex.Client) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PluginLoadWarning)

@@ -36,10 +36,12 @@ def describe_failure(error: BaseException) -> str:
 
 @dataclass(frozen=True)
 class BrokenPlugin:
-    """A plugin that could not be used, and why."""
+    """A plugin that could not be used, and why; ``retried``: its import failed (``ImportError``), which the next
+    use tries again, as Python itself does (a concurrent import can hand back a partially initialized module)."""
 
     entry: PluginEntry
     error: str
+    retried: bool = False
 
 
 @dataclass
@@ -97,15 +99,17 @@ class PluginHost:
             entry = self.entries().get(name)
             if entry is None:
                 raise LLMConfigurationError(f"no installed plugin provides {name!r}")
-            if name in self._broken:
+            broken = self._broken.get(name)
+            if broken is not None and not broken.retried:
                 raise self._broken_error(name)
             try:
                 loaded = self._import_provider(entry)
             except KeyboardInterrupt:
                 raise  # the user's Ctrl-C, not the plugin's failure
             except BaseException as exc:  # a plugin's own failure, sys.exit() included, never escapes as-is
-                self._mark_broken(entry, describe_failure(exc))
+                self._mark_broken(entry, describe_failure(exc), retried=isinstance(exc, ImportError))
                 raise self._broken_error(name) from exc
+            self._broken.pop(name, None)
             self._loaded[name] = loaded
             self._hooks.clear()
             return loaded
@@ -226,16 +230,17 @@ class PluginHost:
 
     # -- failures ----------------------------------------------------------------
 
-    def _mark_broken(self, entry: PluginEntry, error: str) -> None:
-        self._broken[entry.name] = BrokenPlugin(entry, error)
+    def _mark_broken(self, entry: PluginEntry, error: str, retried: bool = False) -> None:
+        self._broken[entry.name] = BrokenPlugin(entry, error, retried)
         if not threading.main_thread().is_alive():  # an import a deadline abandoned, failing at exit: no news
             return
         warnings.warn(f"llmplex plugin {entry.label} is broken: {error}", PluginLoadWarning, stacklevel=3)
 
     def _broken_error(self, name: str) -> LLMConfigurationError:
         broken = self._broken[name]
+        again = " (its import is tried again on the next call)" if broken.retried else ""
         return LLMConfigurationError(
-            f"provider plugin {broken.entry.label} failed to load: {broken.error}. "
+            f"provider plugin {broken.entry.label} failed to load: {broken.error}{again}. "
             f"Reinstall or upgrade it (pip install -U {broken.entry.distribution}), or disable it "
             f"with LLMPLEX_DISABLED={name}."
         )
