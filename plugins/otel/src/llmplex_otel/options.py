@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from dataclasses import dataclass
 
 from opentelemetry import metrics, trace
 from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
-from opentelemetry.metrics import _internal as metrics_internal
 from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider, TracerProvider
+
+_METRICS_GLOBALS = sys.modules.get("opentelemetry.metrics._internal")
+"""The (private) module holding the API's global meter provider, loaded by ``opentelemetry.metrics``."""
 
 __all__ = ["CAPTURE_CONTENT_ENV", "Options", "configured", "instrument", "uninstrument"]
 
@@ -52,14 +55,18 @@ _FROM_ENV = any(name in os.environ for name in ("OTEL_PYTHON_TRACER_PROVIDER", "
 
 def configured() -> bool:
     """Whether a tracer or meter provider is in force; asked before each llmplex event, so the usual idle
-    answer (nothing given to ``instrument``, no global provider set) takes a few attribute reads."""
+    answer (nothing given to ``instrument``, no global provider set) takes a few attribute reads.
+
+    Those reads are the API's private globals (``set_tracer_provider`` has no public hook, and the public
+    getters cost ten times more); a global not found where it is read counts as set, so an API that moved
+    it is asked through the public getters: slower, never wrong."""
     options = _options
     if (
         not _FROM_ENV
         and options.tracer_provider is None
         and options.meter_provider is None
-        and getattr(trace, "_TRACER_PROVIDER", trace) is None  # the API's globals (absent: ask the API)
-        and getattr(metrics_internal, "_METER_PROVIDER", metrics) is None
+        and getattr(trace, "_TRACER_PROVIDER", trace) is None
+        and getattr(_METRICS_GLOBALS, "_METER_PROVIDER", metrics) is None
     ):
         return False
     return active_tracer_provider() is not None or active_meter_provider() is not None
