@@ -227,3 +227,25 @@ def test_item_8_gemini_token_counts_put_the_model_in_its_url_encoded() -> None:
         asyncio.run(count_tokens(client, payload))
     assert asyncio.run(count_tokens(client, {**payload, "model": "gemini#x/y?z"})) == 7
     assert asked == ["gemini%23x%2Fy%3Fz"]
+
+
+def test_item_8_gemini_count_tokens_hook_encodes_the_model_once() -> None:
+    """The hook hands ``count_tokens`` the payload as formatted: encoded there, not again (``%23`` → ``%2523``)."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from llmplex_gemini import hooks
+    from llmplex_gemini.settings import GeminiSettings
+
+    from llmplex.types import Request
+
+    asked: list[str] = []
+
+    async def counted(model: str, **_: Any) -> Any:
+        asked.append(model)
+        return SimpleNamespace(total_tokens=3)
+
+    client: Any = SimpleNamespace(vertexai=False, aio=SimpleNamespace(models=SimpleNamespace(count_tokens=counted)))
+    request = Request(model="gemini#x", messages=[{"role": "user", "content": "hi"}])
+    assert asyncio.run(hooks.llmplex_acount_tokens(request, GeminiSettings(), client)) == (3, "provider")
+    assert asked == ["gemini%23x"]

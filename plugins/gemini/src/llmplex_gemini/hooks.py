@@ -159,5 +159,4 @@ def llmplex_models(client: genai.Client) -> list[ModelInfo]:
 @hookimpl
 async def llmplex_acount_tokens(request: Request, settings: GeminiSettings, client: genai.Client) -> tuple[int, str]:
     """Gemini's own count (``countTokens``) of what ``request`` would send."""
-    payload = format_request(request, settings)
-    return await count_tokens(client, {**payload, "model": url_model(payload["model"])}), "provider"
+    return await count_tokens(client, format_request(request, settings)), "provider"  # it encodes the model
