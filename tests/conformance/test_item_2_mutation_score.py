@@ -2,33 +2,32 @@
 
 Each mutant of ``tests/conformance/reference_plugin`` (see its ``mutants.py``) is
 written to its own directory and the reference plugin's conformance tests run on
-it in a subprocess (``pytest -x``: the first failing check kills it). A mutant
-whose run passes survived: the test fails naming every survivor. The unmutated
-plugin, and each bug-free rewrite of it the mutants start from (``CONTROLS``: a
-hand-written error classifier), run through the same harness first and must
-pass, so a broken harness, or a rewrite the kit fails anyway, cannot pass for a
-strong kit. The score is printed (``pytest -s`` shows it).
+it (``pytest -x``: the first failing check kills it), each run in a forked copy of
+one warm process (``kit_runs.py``: pytest, llmplex and the kit are imported once,
+the plugin afresh in every run). A mutant whose run passes survived: the test
+fails naming every survivor. The unmutated plugin, and each bug-free rewrite of it
+the mutants start from (``CONTROLS``: a hand-written error classifier), run through
+the same harness and must pass, so a broken harness, or a rewrite the kit fails
+anyway, cannot pass for a strong kit. The score is printed (``pytest -s`` shows it).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.conformance.reference_plugin.mutants import CONTROLS, MUTANTS, Mutant, apply
-from tests.conformance.reference_plugin.site import HERE, SOURCE_VARIABLE
+from tests.conformance.reference_plugin.site import HERE
 
 ROOT = HERE.parents[2]
-SUITE = HERE / "test_reference_conformance.py"
-WORKERS = 2  # the runs mostly wait on sockets and timeouts, but the loop-lag check needs CPU to spare
 RUN_TIMEOUT = 240.0
 
 
@@ -47,18 +46,24 @@ class Run:
         return self.exit_code == 1 and bool(self.failed)
 
 
-def _run_kit(name: str, source: Path, bytecode: Path) -> Run:
+def _run_kits(sources: dict[str, Path], work: Path) -> dict[str, Run]:
+    """The kit run on each source directory (``kit_runs.py``), by name."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env |= {SOURCE_VARIABLE: str(source), "PYTHONPYCACHEPREFIX": str(bytecode)}  # compiled once, for every run
-    command = [sys.executable, "-m", "pytest", "-x", "-q", "-rf", "-p", "no:cacheprovider", str(SUITE)]
-    try:
-        done = subprocess.run(
-            command, check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT
-        )
-    except subprocess.TimeoutExpired as timed_out:
-        return Run(name, -1, (), f"timed out after {RUN_TIMEOUT}s: {timed_out.stdout!r}")
-    failed = tuple(re.findall(r"^FAILED \S+::(\S+)", done.stdout, flags=re.MULTILINE))
-    return Run(name, done.returncode, failed, done.stdout[-3000:] + done.stderr[-2000:])
+    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")  # the kit compiled once, for every run
+    work.mkdir()
+    jobs, results = work / "jobs.json", work / "results.json"
+    jobs.write_text(json.dumps([[name, str(source)] for name, source in sources.items()]))
+    command = [sys.executable, "-m", "tests.conformance.reference_plugin.kit_runs", str(jobs), str(results)]
+    done = subprocess.run(
+        [*command, str(RUN_TIMEOUT)], check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, f"the kit's runner failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+    runs = {}
+    for result in json.loads(results.read_text()):
+        output = result["output"]
+        failed = tuple(re.findall(r"^FAILED \S+::(\S+)", output, flags=re.MULTILINE))
+        runs[result["name"]] = Run(result["name"], result["exit_code"], failed, output[-5000:])
+    return runs
 
 
 def _mutant_source(mutant: Mutant | None, root: Path) -> Path:
@@ -77,15 +82,15 @@ def test_every_mutant_applies_exactly_once(tmp_path: Path) -> None:
 
 
 def test_item_2_the_kit_kills_every_mutant(tmp_path: Path) -> None:
-    bytecode = tmp_path / "pycache"
-    clean = _run_kit("unmutated", _mutant_source(None, tmp_path), bytecode)
+    controls = [None, *CONTROLS]
+    sources = {(m.name if m else "unmutated"): _mutant_source(m, tmp_path) for m in [*controls, *MUTANTS]}
+    by_name = _run_kits(sources, tmp_path / "kit-runs")
+    clean = by_name["unmutated"]
     assert clean.exit_code == 0, f"the unmutated reference plugin must pass the kit:\n{clean.output}"
     for control in CONTROLS:
-        run = _run_kit(control.name, _mutant_source(control, tmp_path), bytecode)
+        run = by_name[control.name]
         assert run.exit_code == 0, f"the bug-free rewrite {control.name} must pass the kit:\n{run.output}"
-    sources = {m.name: _mutant_source(m, tmp_path) for m in MUTANTS}
-    with ThreadPoolExecutor(WORKERS) as pool:
-        runs = list(pool.map(lambda m: _run_kit(m.name, sources[m.name], bytecode), MUTANTS))
+    runs = [by_name[m.name] for m in MUTANTS]
     killed = [r for r in runs if r.killed]
     print(f"\nconformance kit mutation score: {len(killed)}/{len(runs)} mutants of the reference plugin killed")
     for mutant, run in zip(MUTANTS, runs, strict=True):
