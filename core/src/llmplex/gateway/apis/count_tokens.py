@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from llmplex.client import Client
+from llmplex.engine.attempt import Attempt
 from llmplex.errors import LLMError
 from llmplex.gateway.anthropic_messages import MessagesRequest, messages_call
 from llmplex.gateway.calls import CallSpec
@@ -48,7 +49,14 @@ async def count_tokens(client: Client, spec: CallSpec) -> tuple[int, str]:
     if hooks.implements("acount_tokens"):
         kwargs: dict[str, Any] = {k: v for k, v in spec.kwargs.items() if k != "output"}
         _, request = client.build_request(spec.model, spec.messages, **kwargs)
-        counted = await hooks.acount_tokens(request=request, settings=provider.settings, client=provider.client(True))
+        try:
+            counted = await hooks.acount_tokens(
+                request=request, settings=provider.settings, client=provider.client(True)
+            )
+        except LLMError:
+            raise
+        except Exception as exc:  # the SDK's own exception (the hook's contract): classified, its secrets masked
+            raise Attempt(route).classify(exc) from None
         if counted is not None:
             tokens, how = counted
             return int(tokens), str(how)
