@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -122,6 +123,34 @@ def test_item_2_time_spent_waiting_for_a_cpu_is_not_charged(one_cpu: int) -> Non
         hog.wait(30)
     assert wall >= hog_seconds - 0.02, f"the hog did not hold the CPU ({wall * 1000:.0f} ms)"
     assert charged < 0.05, late.describe(charged)
+
+
+@LINUX
+def test_item_2_time_queued_before_the_deadline_does_not_hide_an_overrun(one_cpu: int) -> None:
+    """The caller, busy up to its deadline, waits 25 ms for its CPU just before it (a real-time hog), then
+    overruns by ``PAST`` on its own account: all of ``PAST`` is charged. (Subtracting every run-queue
+    millisecond since the last read before the deadline left 25 ms of the overrun out.)"""
+    hog_seconds = 0.025
+    deadline = Deadline.after(0.5)
+    hog = _hog(one_cpu, deadline.at - hog_seconds, hog_seconds)
+    try:
+        late = Late(deadline)
+        time.sleep(max(0.0, deadline.at - hog_seconds - 0.01 - time.monotonic()))  # read before the hog starts
+        queued_from = _queued_seconds()
+        while time.monotonic() < deadline.at:  # runnable, so queued while the hog holds the CPU
+            pass
+        queued = _queued_seconds() - queued_from
+        time.sleep(PAST)  # the library's own overrun
+        charged = late.seconds()
+    finally:
+        hog.wait(30)
+    assert queued >= 0.015, f"the hog did not hold the CPU before the deadline ({queued * 1000:.0f} ms queued)"
+    assert charged >= PAST - 0.01, late.describe(charged)
+
+
+def _queued_seconds() -> float:
+    """Seconds this thread has waited for a CPU so far."""
+    return int(Path(f"/proc/self/task/{threading.get_native_id()}/schedstat").read_text().split()[1]) / 1e9
 
 
 @LINUX

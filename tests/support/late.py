@@ -15,7 +15,9 @@ passes alone.
 
 and in both, without the time the calling thread spent in the run queue after that (Linux
 ``/proc/<pid>/task/<tid>/schedstat``), so waiting for anything but a CPU (a lock, a join, a sleep, a slow
-close) stays charged.
+close) stays charged. The blocking case reads the run queue last at ``t`` before the deadline, and counts
+as queued before the deadline all of ``deadline - t`` the thread may have queued then: what is left out is
+never more than the run-queue time after the deadline, so no overrun of the library's own hides behind it.
 
 Where ``schedstat`` is missing (not Linux), the blocking case is the plain wall-clock overrun.
 """
@@ -31,8 +33,8 @@ from llmplex import Deadline
 
 __all__ = ["Late"]
 
-_SAMPLE_BEFORE = 0.03
-"""Seconds before the deadline at which the caller's run-queue time is read (nothing else runs then)."""
+_SAMPLE_BEFORE = 0.1
+"""Seconds before the deadline from which the caller's run-queue time is read, every millisecond, until it."""
 
 
 def _queued(thread_id: int) -> float | None:
@@ -52,14 +54,16 @@ class Late:
         self._caller = threading.get_native_id()
         self._loop_ran: float | None = None
         self._queued_at_ran: float | None = None
-        self._queued_before: float | None = None
+        self._queued_before: tuple[float, float] | None = None  # (when it was read, run-queue seconds)
         self._sampled = threading.Event()
         threading.Thread(target=self._sample, name="late-sample", daemon=True).start()
 
     def _sample(self) -> None:
         time.sleep(max(0.0, self.deadline.at - _SAMPLE_BEFORE - time.monotonic()))
-        if time.monotonic() < self.deadline.at:  # a sample taken after the deadline could include its wait
-            self._queued_before = _queued(self._caller)
+        while (read_at := time.monotonic()) < self.deadline.at:  # the last read before the deadline is kept
+            queued = _queued(self._caller)
+            self._queued_before = None if queued is None else (read_at, queued)
+            time.sleep(0.001)
         self._sampled.set()
 
     def on_loop(self) -> None:
@@ -76,12 +80,16 @@ class Late:
         now = time.monotonic()
         self._sampled.wait(max(0.0, self.deadline.at - now) + 1.0)
         queued_now = _queued(self._caller)
-        if self._loop_ran is not None:
+        before_since = 0.0  # the longest the thread may have queued between the read and ``since``
+        if self._loop_ran is not None:  # read on the caller's thread, at ``since``
             since, queued_then = max(self.deadline.at, self._loop_ran), self._queued_at_ran
+        elif self._queued_before is not None:
+            since, (read_at, queued_then) = self.deadline.at, self._queued_before
+            before_since = self.deadline.at - read_at
         else:
-            since, queued_then = self.deadline.at, self._queued_before
+            since, queued_then = self.deadline.at, None
         waited = 0.0 if queued_then is None or queued_now is None else queued_now - queued_then
-        return now - since - waited
+        return now - since - max(0.0, waited - before_since)
 
     def describe(self, seconds: float) -> str:
         """The overrun as a message: the charged time and the wall-clock time."""
