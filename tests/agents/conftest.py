@@ -9,8 +9,8 @@ import anthropic
 import openai
 import pytest
 
+from tests.gateway.fake_anthropic import FakeAnthropic
 from tests.gateway.harness import MASTER_KEY, PROVIDER_KEY, Gateway, gateway_config, running_gateway
-from tests.gateway.test_item_1_fidelity import FakeAnthropic
 from tests.support.fault_server import FaultServer
 
 
@@ -23,13 +23,8 @@ def fault_server() -> Iterator[FaultServer]:
 @pytest.fixture
 def upstream() -> Iterator[FakeAnthropic]:
     """A local Messages API server recording each body (``bodies``), answering from its queue."""
-    fake = FakeAnthropic()
-    fake.thread.start()
-    try:
+    with FakeAnthropic() as fake:
         yield fake
-    finally:
-        fake.server.shutdown()
-        fake.server.server_close()
 
 
 def agents_config(fault_server: FaultServer, upstream: FakeAnthropic | None = None, **extra: Any) -> dict[str, Any]:

@@ -14,8 +14,8 @@ import respx
 from llmplex.reliability.estimate import IMAGE_TOKENS
 from tests.agents.conftest import claude
 from tests.agents.scripted import json_server
+from tests.gateway.fake_anthropic import FakeAnthropic
 from tests.gateway.harness import MASTER_KEY, Gateway, gateway_config, running_gateway
-from tests.gateway.test_item_1_fidelity import FakeAnthropic
 from tests.plugins.anthropic.wire import MODEL
 
 TOOLS: Any = [{"name": "read", "description": "read a file", "input_schema": {"type": "object", "properties": {}}}]

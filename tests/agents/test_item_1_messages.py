@@ -11,8 +11,8 @@ import pytest
 from anthropic.types import OutputConfigParam, ThinkingConfigParam
 
 from tests.agents.conftest import agents_config, claude
+from tests.gateway.fake_anthropic import FakeAnthropic
 from tests.gateway.harness import Gateway, running_gateway
-from tests.gateway.test_item_1_fidelity import FakeAnthropic
 from tests.plugins.anthropic.wire import MODEL, message, text_block
 from tests.support.fault_server import FaultServer
 

@@ -9,8 +9,8 @@ import openai
 import pytest
 
 from tests.agents.conftest import agents_config, claude, oai
+from tests.gateway.fake_anthropic import FakeAnthropic
 from tests.gateway.harness import Gateway, running_gateway
-from tests.gateway.test_item_1_fidelity import FakeAnthropic
 from tests.support.fault_server import FaultServer
 
 MARKED: Any = {

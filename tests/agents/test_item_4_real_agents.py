@@ -22,8 +22,8 @@ from llmplex.types import ToolCall
 from tests.agents.conftest import agents_config
 from tests.agents.real_cli import cli, recipe, run_claude, run_codex
 from tests.agents.scripted import ScriptedChat, scripted_chat
+from tests.gateway.fake_anthropic import FakeAnthropic
 from tests.gateway.harness import Gateway, running_gateway
-from tests.gateway.test_item_1_fidelity import FakeAnthropic
 from tests.plugins.anthropic.wire import stream_body
 from tests.support.fault_server import FaultServer
 from tests.support.faults import Fault

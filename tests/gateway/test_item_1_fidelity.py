@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
-from collections import deque
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import anthropic
 import openai
 import pytest
 
+from tests.gateway.fake_anthropic import FakeAnthropic
 from tests.gateway.harness import MASTER_KEY, PROVIDER_KEY, Gateway, gateway_config, running_gateway
 from tests.plugins.anthropic.wire import MODEL, message, stream_body, text_block, tool_use_block, usage
 from tests.support.fault_server import FaultServer
@@ -38,50 +36,10 @@ SIGNATURE = "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds/signed+thinki
 REDACTED = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URj"
 
 
-class FakeAnthropic:
-    """A local Messages API server: ``bodies`` holds each request's JSON; answers are queued (JSON or SSE)."""
-
-    def __init__(self) -> None:
-        self.bodies: list[dict[str, Any]] = []
-        self.answers: deque[tuple[str, bytes]] = deque()
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                owner.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-                kind, body = owner.answers.popleft()
-                self.send_response(200)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def reply(self, body: dict[str, Any]) -> None:
-        self.answers.append(("application/json", json.dumps(body).encode()))
-
-    def reply_stream(self, body: bytes) -> None:
-        self.answers.append(("text/event-stream", body))
-
-
 @pytest.fixture
 def upstream() -> Iterator[FakeAnthropic]:
-    fake = FakeAnthropic()
-    fake.thread.start()
-    try:
+    with FakeAnthropic() as fake:
         yield fake
-    finally:
-        fake.server.shutdown()
-        fake.server.server_close()
 
 
 def _config(upstream: FakeAnthropic, **extra: Any) -> dict[str, Any]:

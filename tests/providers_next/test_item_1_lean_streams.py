@@ -25,6 +25,7 @@ from llmplex_openai.clients import make_async_client, make_client
 import llmplex
 from llmplex import Deadline, LLMDeadlineExceededError, LLMError
 from tests.support.fault_server import Fault, FaultServer
+from tests.support.lean_streams import STREAM_FAULTS, outcome
 
 KEY = "sk-lean-stream-0123456789abcdef"
 USAGE = {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
@@ -172,24 +173,10 @@ def test_item_1_lean_stream_sends_the_sdks_exact_bytes_and_headers(api: str, tim
 # --- errors: the same typed errors as through the SDK ------------------------------------------------------------
 
 
-def _drain(client: llmplex.Client, mode: str, model: str, **kwargs: Any) -> list[llmplex.StreamEvent]:
-    if mode == "stream":
-        return list(client.stream(model, "hi", **kwargs))
-
-    async def drain() -> list[llmplex.StreamEvent]:
-        return [event async for event in client.astream(model, "hi", **kwargs)]
-
-    return asyncio.run(drain())
-
-
-def _outcome(url: str, api: str, mode: str, **kwargs: Any) -> tuple[type[BaseException], str, list[str]]:
+def _outcome(url: str, api: str, mode: str, **kwargs: Any) -> tuple[type[BaseException], str, str]:
     """The error (type, message) a stream ends with, and the text it delivered first."""
     config = {"providers": {"t": {"plugin": "openai", "base_url": url, "api": api, "api_key": KEY}}}
-    client = llmplex.Client(config, throttle={"max_attempts": 1})
-    texts: list[str] = []
-    with pytest.raises(LLMError) as caught:
-        texts = [e.text or "" for e in _drain(client, mode, "t:m", **kwargs) if e.type == "text"]
-    return type(caught.value), str(caught.value), texts
+    return outcome(config, "t:m", mode, **kwargs)
 
 
 lean_opened: list[str] = []
@@ -266,16 +253,8 @@ def test_item_1_stream_errors_are_the_sdks_typed_errors(
     assert outcomes[1][0] is not LLMError
 
 
-FAULTS: dict[str, Callable[[], Fault]] = {
-    "stream cut after 2 events": lambda: Fault.stream_cut(after_events=2),
-    "connection reset": Fault.reset,
-    "rate limit": lambda: Fault.rate_limit(retry_after=2),
-    "malformed event": Fault.malformed_json,
-}
-
-
 @pytest.mark.parametrize("mode", ["stream", "astream"])
-@pytest.mark.parametrize("name", list(FAULTS))
+@pytest.mark.parametrize("name", list(STREAM_FAULTS))
 def test_item_1_faults_mid_stream_are_the_same_typed_errors(
     name: str, mode: str, through_sdk: Callable[[bool], None]
 ) -> None:
@@ -283,7 +262,7 @@ def test_item_1_faults_mid_stream_are_the_same_typed_errors(
     with FaultServer() as server:
         for sdk in (True, False):
             through_sdk(sdk)
-            server.enqueue(FAULTS[name]())
+            server.enqueue(STREAM_FAULTS[name]())
             outcomes.append(_outcome(server.url, "chat", mode))
     assert lean_opened == [mode]
     assert outcomes[0][0] is outcomes[1][0], name

@@ -4,10 +4,9 @@ deadlines are the same typed errors as through the SDK (each case is run both wa
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -21,6 +20,7 @@ import llmplex
 from llmplex import Deadline, LLMDeadlineExceededError, LLMError
 from llmplex.types import Request, StreamState
 from tests.support.fault_server import Fault, FaultServer
+from tests.support.lean_streams import STREAM_FAULTS, drain, outcome
 
 KEY = "sk-ant-lean-0123456789abcdef"
 MODEL = "claude-sonnet-4-6"
@@ -102,47 +102,6 @@ class Replies:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
 
-def _stream(client: llmplex.Client, mode: str, model: str, **kwargs: Any) -> Iterator[Any]:
-    """The events one by one (text delivered before a failure is kept by the reader)."""
-    if mode == "stream":
-        yield from client.stream(model, "hi", **kwargs)
-        return
-    collected: list[Any] = []
-
-    async def drain() -> None:
-        async for event in client.astream(model, "hi", **kwargs):
-            collected.append(event)
-
-    try:
-        asyncio.run(drain())
-    finally:
-        yield from collected
-
-
-def _drain(client: llmplex.Client, mode: str, model: str, **kwargs: Any) -> list[Any]:
-    if mode == "stream":
-        return list(client.stream(model, "hi", **kwargs))
-
-    async def drain() -> list[Any]:
-        return [event async for event in client.astream(model, "hi", **kwargs)]
-
-    return asyncio.run(drain())
-
-
-def _outcome(config: dict[str, Any], model: str, mode: str, **kwargs: Any) -> tuple[type[BaseException], str, str]:
-    """The error (type, message) a stream ends with, and the text it delivered first."""
-    client = llmplex.Client(config, throttle={"max_attempts": 1})
-    texts: list[str] = []
-
-    def read() -> None:
-        texts.extend(e.text or "" for e in _stream(client, mode, model, **kwargs) if e.type == "text")
-
-    with pytest.raises(LLMError) as caught:
-        read()
-    client.close()
-    return type(caught.value), str(caught.value), "".join(texts)
-
-
 def _anthropic(url: str) -> dict[str, Any]:
     return {"providers": {"a": {"plugin": "anthropic", "base_url": url, "api_key": KEY}}}
 
@@ -154,18 +113,23 @@ def _preset(url: str) -> dict[str, Any]:
 read_lean: list[str] = []
 
 
-@pytest.fixture
-def anthropic_via(monkeypatch: pytest.MonkeyPatch) -> Callable[[bool], None]:
-    """Choose the SDK (``True``) or the lean path for Anthropic; each lean read is counted in ``read_lean``."""
+def _count_reads(monkeypatch: pytest.MonkeyPatch, module: Any) -> None:
+    """Each ``iter_sse``/``aiter_sse`` read of ``module`` (a lean path) is counted in ``read_lean``."""
     read_lean.clear()
     for name in ("iter_sse", "aiter_sse"):
-        original = getattr(anthropic_lean, name)
+        original = getattr(module, name)
 
         def counted(source: Any, _name: str = name, _original: Any = original) -> Any:
             read_lean.append(_name)
             return _original(source)
 
-        monkeypatch.setattr(anthropic_lean, name, counted)
+        monkeypatch.setattr(module, name, counted)
+
+
+@pytest.fixture
+def anthropic_via(monkeypatch: pytest.MonkeyPatch) -> Callable[[bool], None]:
+    """Choose the SDK (``True``) or the lean path for Anthropic; each lean read is counted in ``read_lean``."""
+    _count_reads(monkeypatch, anthropic_lean)
     sender = anthropic_hooks.sender
 
     def choose(sdk: bool) -> None:
@@ -177,15 +141,7 @@ def anthropic_via(monkeypatch: pytest.MonkeyPatch) -> Callable[[bool], None]:
 @pytest.fixture
 def preset_via(monkeypatch: pytest.MonkeyPatch) -> Callable[[bool], None]:
     """The same for an openai-compatible preset (the openai plugin's lean transport under it)."""
-    read_lean.clear()
-    for name in ("iter_sse", "aiter_sse"):
-        original = getattr(openai_lean, name)
-
-        def counted(source: Any, _name: str = name, _original: Any = original) -> Any:
-            read_lean.append(_name)
-            return _original(source)
-
-        monkeypatch.setattr(openai_lean, name, counted)
+    _count_reads(monkeypatch, openai_lean)
 
     def choose(sdk: bool) -> None:
         monkeypatch.setattr(openai_transport, "suits", (lambda client: False) if sdk else openai_lean.suits)
@@ -205,7 +161,7 @@ def test_item_4_anthropic_stream_is_read_lean_as_plain_data(
         for sdk in (True, False):
             anthropic_via(sdk)
             client = llmplex.Client(_anthropic(server.url))
-            events = _drain(client, mode, f"a:{MODEL}")
+            events = drain(client, mode, f"a:{MODEL}")
             client.close()
             final = events[-1].response
             finals.append((final.text, final.usage, final.finish_reason, final.response_id, final.model))
@@ -225,7 +181,7 @@ def test_item_4_anthropic_stream_errors_are_the_sdks_typed_errors(
     with Replies(ANTHROPIC_BODIES[name]) as server:
         for sdk in (True, False):
             anthropic_via(sdk)
-            outcomes.append(_outcome(_anthropic(server.url), f"a:{MODEL}", mode))
+            outcomes.append(outcome(_anthropic(server.url), f"a:{MODEL}", mode))
     opened = ANTHROPIC_BODIES[name][0] == 200
     assert read_lean == ([("iter_sse" if mode == "stream" else "aiter_sse")] if opened else [])
     assert outcomes[0][0] is outcomes[1][0] is not LLMError, name
@@ -251,7 +207,7 @@ def test_item_4_anthropic_faults_are_the_same_typed_errors(
         for sdk in (True, False):
             anthropic_via(sdk)
             server.enqueue(FAULTS[name]())
-            outcomes.append(_outcome(_anthropic(server.url.removesuffix("/v1")), f"a:{MODEL}", mode)[0])
+            outcomes.append(outcome(_anthropic(server.url.removesuffix("/v1")), f"a:{MODEL}", mode)[0])
     assert outcomes[0] is outcomes[1] is not LLMError, name
 
 
@@ -265,28 +221,22 @@ def test_item_4_anthropic_trickling_or_stalled_stream_ends_at_the_deadline(
         anthropic_via(False)
         server.enqueue(chosen)
         config = _anthropic(server.url.removesuffix("/v1"))
-        outcome = _outcome(config, f"a:{MODEL}", mode, deadline=Deadline.after(0.6))[0]
+        ended = outcome(config, f"a:{MODEL}", mode, deadline=Deadline.after(0.6))[0]
     assert read_lean  # the lean path was the one held to the deadline
-    assert outcome is LLMDeadlineExceededError
+    assert ended is LLMDeadlineExceededError
 
 
 @pytest.mark.parametrize("mode", ["stream", "astream"])
-@pytest.mark.parametrize("name", ["stream cut after 2 events", "connection reset", "rate limit", "malformed event"])
+@pytest.mark.parametrize("name", list(STREAM_FAULTS))
 def test_item_4_preset_stream_is_lean_and_faults_are_the_sdks_errors(
     name: str, mode: str, preset_via: Callable[[bool], None]
 ) -> None:
-    faults = {
-        "stream cut after 2 events": lambda: Fault.stream_cut(after_events=2),
-        "connection reset": Fault.reset,
-        "rate limit": lambda: Fault.rate_limit(retry_after=2),
-        "malformed event": Fault.malformed_json,
-    }
     outcomes = []
     with FaultServer() as server:
         for sdk in (True, False):
             preset_via(sdk)
-            server.enqueue(faults[name]())
-            outcomes.append(_outcome(_preset(server.url.removesuffix("/v1")), "p:m", mode))
+            server.enqueue(STREAM_FAULTS[name]())
+            outcomes.append(outcome(_preset(server.url.removesuffix("/v1")), "p:m", mode))
     if name in ("stream cut after 2 events", "malformed event"):
         assert read_lean == ["iter_sse" if mode == "stream" else "aiter_sse"]
     assert outcomes[0][0] is outcomes[1][0] is not LLMError, name
@@ -299,9 +249,9 @@ def test_item_4_preset_stalled_stream_ends_at_the_deadline(mode: str, preset_via
         preset_via(False)
         server.enqueue(Fault.stream_stall(after_events=2, seconds=5))
         config = _preset(server.url.removesuffix("/v1"))
-        outcome = _outcome(config, "p:m", mode, deadline=Deadline.after(0.6))[0]
+        ended = outcome(config, "p:m", mode, deadline=Deadline.after(0.6))[0]
     assert read_lean
-    assert outcome is LLMDeadlineExceededError
+    assert ended is LLMDeadlineExceededError
 
 
 def test_item_4_hostile_anthropic_event_that_is_not_an_object_yields_nothing() -> None:
