@@ -1,5 +1,6 @@
 """Issue 30 item 1: the README's test command is the one CI runs, leaves the benchmarks to their own command,
-runs the suite on two workers and prints its 25 slowest tests and each tox env's time."""
+runs the suite on two workers and prints its 25 slowest tests and each tox env's time, and runs the other envs
+side by side once the suite is done."""
 
 from __future__ import annotations
 
@@ -27,10 +28,10 @@ def _env_list(tox: configparser.ConfigParser) -> list[str]:
 
 def test_item_1_ci_runs_the_readmes_test_command() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    command = "python -m pip install 'tox>=4.20' 'tox-uv>=1.11' && python -m tox"
+    command = "python -m pip install 'tox>=4.20' 'tox-uv>=1.11' && python -m tox -p auto\n"
     assert command in readme
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert "python -m tox\n" in ci and "tox-uv>=1.11" in ci
+    assert "python -m tox -p auto\n" in ci and "tox-uv>=1.11" in ci
 
 
 def test_item_1_benchmarks_are_their_own_command_outside_the_default_list() -> None:
@@ -49,6 +50,23 @@ def test_item_1_the_suite_runs_on_two_workers_and_names_its_slowest_tests() -> N
     pytest_line = next(line for line in tox["testenv:py"]["commands"].splitlines() if line.strip().startswith("pytest"))
     assert "-n auto" in pytest_line and "--dist loadfile" in pytest_line, pytest_line
     assert "--durations=25" in pytest_line, pytest_line
+
+
+def test_item_1_the_small_envs_run_side_by_side_after_the_suite_whose_output_stays_visible() -> None:
+    """`tox -p auto` runs py first and alone (both cores for its workers; its commands_pre install the services
+    the others use), then the rest in parallel; py's output, hidden by parallel mode when it passes, is printed."""
+    tox = _tox()
+    assert tox["testenv:py"]["parallel_show_output"].strip() == "true"
+    for name in _env_list(tox):
+        section = next((s for s in tox.sections() if s == f"testenv:{name}" or _expands_to(s, name)), "testenv")
+        depends = tox[section].get("depends", tox["testenv"].get("depends", ""))
+        assert name == "py" or [d.strip() for d in depends.split(",")] == ["py"], f"{name} does not wait for py"
+
+
+def _expands_to(section: str, name: str) -> bool:
+    """Whether the factor section ``testenv:a-{b,c}`` names ``name``."""
+    match = re.fullmatch(r"testenv:(.*)\{(.*)\}(.*)", section)
+    return bool(match) and name in {f"{match[1]}{f}{match[3]}" for f in match[2].split(",")}
 
 
 def test_item_1_no_test_sleeps_a_second_or_more_to_order_events() -> None:
