@@ -20,8 +20,8 @@ from starlette.testclient import TestClient
 import llmplex
 from llmplex.cli.main import cli
 from llmplex.dashboard.app import create_dashboard
-from llmplex.gateway.access import MasterKeyAuthenticator
 from llmplex.gateway.app import create_app
+from llmplex.gateway.keys.access import MasterKeyAuthenticator
 from tests.dashboard.conftest import BULK_CALLS
 from tests.dashboard.support import KNOWN, SECRETS, running
 

@@ -8,8 +8,8 @@ from contextlib import contextmanager
 from typing import Any
 
 import llmplex
-from llmplex.gateway.access import MasterKeyAuthenticator
 from llmplex.gateway.app import create_app
+from llmplex.gateway.keys.access import MasterKeyAuthenticator
 from tests.dashboard.support import HOSTILE_PROMPT, KNOWN, SECRETS, Server, running
 
 MASTER_KEY = "sk-gateway-master-browser-0123456789"

@@ -16,8 +16,8 @@ from typing import Any
 import uvicorn
 
 import llmplex
-from llmplex.gateway.access import MasterKeyAuthenticator
 from llmplex.gateway.app import create_app
+from llmplex.gateway.keys.access import MasterKeyAuthenticator
 from llmplex.gateway.records import RequestRecord
 from tests.support.fault_server import FaultServer
 

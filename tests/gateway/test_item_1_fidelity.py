@@ -236,7 +236,7 @@ def test_item_1_a_forged_llmplex_signature_and_an_unknown_ttl_are_400s(gateway: 
 
 
 def test_item_1_another_providers_reasoning_round_trips_through_a_thinking_block() -> None:
-    from llmplex.gateway.anthropic_messages import MessagesRequest, messages_call, thinking_block
+    from llmplex.gateway.apis.anthropic_messages import MessagesRequest, messages_call, thinking_block
     from llmplex.types import ReasoningPart
 
     item = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAAB-opaque"}
@@ -300,7 +300,7 @@ def test_item_1_streamed_reasoning_reaches_responses_and_messages_clients(
     assert done[0].type == "reasoning" and done[0].summary[0].text == "Plan: read a.py."
     assert [item.type for item in final.output] == ["reasoning", "message"]
     # a redacted block streams to an Anthropic client as one whole block
-    from llmplex.gateway.anthropic_messages import MessagesStreamEncoder
+    from llmplex.gateway.apis.anthropic_messages import MessagesStreamEncoder
     from llmplex.types import ReasoningPart, StreamEvent
 
     encoder = MessagesStreamEncoder("anthropic:x")

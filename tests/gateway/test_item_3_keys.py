@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from llmplex.cli.main import cli
-from llmplex.gateway.keys import hash_key, parse_duration
+from llmplex.gateway.keys.store import hash_key, parse_duration
 from llmplex.store.database import data_dir
 from tests.contract.fixtures_openai import TokenUsage
 from tests.gateway.harness import MASTER_KEY, PROVIDER_KEY, gateway_config

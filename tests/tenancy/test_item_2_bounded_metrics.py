@@ -17,9 +17,9 @@ from typing import Any
 from prometheus_client.parser import text_string_to_metric_families
 
 import llmplex
-from llmplex.gateway.access import MasterKeyAuthenticator
 from llmplex.gateway.app import create_app
-from llmplex.gateway.metrics import MetricLabels, Metrics
+from llmplex.gateway.keys.access import MasterKeyAuthenticator
+from llmplex.gateway.ops.metrics import MetricLabels, Metrics
 from llmplex.gateway.records import RequestRecord
 from tests.gateway.harness import MASTER_KEY, gateway_config
 

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from llmplex.gateway.records import RequestRecord
-from llmplex.gateway.spend import request_row
+from llmplex.gateway.spend.log import request_row
 from llmplex.store.journal import RowJournal
 from llmplex.store.shipping import Shipper
 from llmplex.types import Usage

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from llmplex.gateway.spend_estimate import StreamProgress, prompt_tokens
+from llmplex.gateway.spend.estimate import StreamProgress, prompt_tokens
 from llmplex.store.database import default_url, open_database
 from llmplex.store.schema import calls
 from llmplex.types import Message, StreamEvent, Usage

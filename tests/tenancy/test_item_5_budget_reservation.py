@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from llmplex.gateway.spend_estimate import prompt_tokens, worst_case_usd
+from llmplex.gateway.spend.estimate import prompt_tokens, worst_case_usd
 from llmplex.types import Message
 from tests.gateway.harness import gateway_config
 from tests.gateway.keyed_support import MASTER, PRICED, KeyedGateway, bearer, chat, wait_for

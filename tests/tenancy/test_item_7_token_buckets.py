@@ -20,7 +20,7 @@ from llmplex_openai.usage import core_usage
 
 import llmplex
 from llmplex.errors import LLMUsageError
-from llmplex.gateway.spend import request_row
+from llmplex.gateway.spend.log import request_row
 from llmplex.testing.server import Answer, WireServer
 from tests.gateway.harness import MASTER_KEY, Gateway, running_gateway
 from tests.money.recorded import chat_completion, chat_stream, sse

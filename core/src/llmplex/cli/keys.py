@@ -18,7 +18,7 @@ __all__ = ["keys_command"]
 
 
 def _store(ctx: click.Context) -> Any:
-    from llmplex.gateway.keys import KeyStore, database_url
+    from llmplex.gateway.keys.store import KeyStore, database_url
 
     client = ctx.find_root().obj
     return KeyStore(database_url((client if isinstance(client, Client) else Client()).config))
@@ -84,7 +84,7 @@ def keys_command() -> None:
 @click.pass_context
 def create(ctx: click.Context, /, name: str, team: str | None, as_json: bool, **caps: Any) -> None:
     """Make a key; it is printed once, alone on stdout, and only its hash is kept."""
-    from llmplex.gateway.admin import key_options
+    from llmplex.gateway.ops.admin import key_options
 
     store = _store(ctx)
     given = {**_options(**caps), **({"team": team} if team is not None else {})}
@@ -143,7 +143,7 @@ def show(ctx: click.Context, name: str, as_json: bool) -> None:
 @click.pass_context
 def update(ctx: click.Context, /, name: str, as_json: bool, **caps: Any) -> None:
     """Change a key's caps, models or expiry (a gateway sees it within [gateway] key_cache_seconds)."""
-    from llmplex.gateway.admin import key_options
+    from llmplex.gateway.ops.admin import key_options
 
     store = _store(ctx)
     try:

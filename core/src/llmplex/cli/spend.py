@@ -24,8 +24,8 @@ def spend_command(
     ctx: click.Context, key: str | None, model: str | None, since: str | None, by: str, as_json: bool
 ) -> None:
     """Requests, tokens and US dollars per key, model or day, from the database `llmplex serve` logs to."""
-    from llmplex.gateway.keys import KeyStore, database_url
-    from llmplex.gateway.spend import spend_json, spend_totals
+    from llmplex.gateway.keys.store import KeyStore, database_url
+    from llmplex.gateway.spend.log import spend_json, spend_totals
 
     client = ctx.find_root().obj
     url = database_url((client if isinstance(client, Client) else Client()).config)

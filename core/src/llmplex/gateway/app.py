@@ -17,24 +17,29 @@ from starlette.routing import Mount, Route
 
 from llmplex.client import Client
 from llmplex.errors import LLMError
-from llmplex.gateway.access import Authenticator
-from llmplex.gateway.anthropic_messages import MessagesRequest, MessagesStreamEncoder, messages_call, messages_response
+from llmplex.gateway.apis.anthropic_messages import (
+    MessagesRequest,
+    MessagesStreamEncoder,
+    messages_call,
+    messages_response,
+)
 from llmplex.gateway.apis.count_tokens import count_tokens_route
-from llmplex.gateway.apis.route_fit import afit
-from llmplex.gateway.calls import CallSpec, StreamEncoder
-from llmplex.gateway.embeddings_api import EmbeddingsRequest, embeddings_response
-from llmplex.gateway.errors import Dialect, GatewayError
-from llmplex.gateway.guard.door import Door, close_if_unread
-from llmplex.gateway.guard.throttle import AuthThrottle
-from llmplex.gateway.health import readiness_checks
-from llmplex.gateway.metrics import MetricLabels, Metrics
-from llmplex.gateway.openai_chat import ChatRequest, ChatStreamEncoder, chat_call, chat_response
-from llmplex.gateway.openai_responses import (
+from llmplex.gateway.apis.embeddings import EmbeddingsRequest, embeddings_response
+from llmplex.gateway.apis.openai_chat import ChatRequest, ChatStreamEncoder, chat_call, chat_response
+from llmplex.gateway.apis.openai_responses import (
     ResponsesRequest,
     ResponsesStreamEncoder,
     responses_call,
     responses_response,
 )
+from llmplex.gateway.apis.route_fit import afit
+from llmplex.gateway.calls import CallSpec, StreamEncoder
+from llmplex.gateway.errors import Dialect, GatewayError
+from llmplex.gateway.guard.door import Door, close_if_unread
+from llmplex.gateway.guard.throttle import AuthThrottle
+from llmplex.gateway.keys.access import Authenticator
+from llmplex.gateway.ops.health import readiness_checks
+from llmplex.gateway.ops.metrics import MetricLabels, Metrics
 from llmplex.gateway.pipeline import Exchange, Pipeline, upstream_error
 from llmplex.gateway.records import Recorder
 from llmplex.gateway.wire import dumps, now, parse_body
@@ -290,7 +295,7 @@ def _dashboard(client: Client, key: str | None) -> list[Mount]:
         return []
     from llmplex.dashboard.app import create_dashboard
     from llmplex.dashboard.guard import guarded
-    from llmplex.gateway.keys import database_url
+    from llmplex.gateway.keys.store import database_url
 
     groups = None
     if client.config.groups:
@@ -326,7 +331,7 @@ def create_app(
     labels = MetricLabels.of(client) if metrics else None
     pipeline = Pipeline(client, settings, authenticator, recorders, Metrics(labels) if labels else None)
     if pipeline.metrics is not None and client.config.groups:
-        from llmplex.gateway.deployment_metrics import DeploymentMetrics
+        from llmplex.gateway.ops.deployment_metrics import DeploymentMetrics
 
         client.host.register_observer(DeploymentMetrics(client, pipeline.metrics.registry))
     routes = _Routes(pipeline, readiness_checks(client.config) if checks is None else checks)

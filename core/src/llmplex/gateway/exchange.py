@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 from llmplex.client import Client
 from llmplex.errors import LLMError
-from llmplex.gateway.access import Caller
 from llmplex.gateway.calls import CallSpec
 from llmplex.gateway.errors import Dialect, GatewayError
+from llmplex.gateway.keys.access import Caller
 from llmplex.gateway.records import RequestRecord
-from llmplex.gateway.spend_estimate import StreamProgress
+from llmplex.gateway.spend.estimate import StreamProgress
 from llmplex.types import Response as LLMResponse
 from llmplex.types import Usage
 

@@ -14,18 +14,18 @@ from pathlib import Path
 from typing import Any
 
 from llmplex.client import Client
-from llmplex.gateway.admin import admin_routes
 from llmplex.gateway.app import create_app
-from llmplex.gateway.auth import KeyAuthenticator
-from llmplex.gateway.bodies import BodyCollector
-from llmplex.gateway.health import journal_checks, readiness_checks
-from llmplex.gateway.key_limits import KeyLimits
-from llmplex.gateway.keys import KeyStore, database_url
-from llmplex.gateway.owners import ResponseOwners
+from llmplex.gateway.keys.auth import KeyAuthenticator
+from llmplex.gateway.keys.limits import KeyLimits
+from llmplex.gateway.keys.owners import ResponseOwners
+from llmplex.gateway.keys.store import KeyStore, database_url
+from llmplex.gateway.keys.unpriced import unpriced_rates
+from llmplex.gateway.ops.admin import admin_routes
+from llmplex.gateway.ops.health import journal_checks, readiness_checks
 from llmplex.gateway.records import Recorder
-from llmplex.gateway.spend import SpendRecorder, spent_since
-from llmplex.gateway.spend_journal import SpendJournal
-from llmplex.gateway.spend_rates import unpriced_rates
+from llmplex.gateway.spend.bodies import BodyCollector, collect
+from llmplex.gateway.spend.journal import SpendJournal
+from llmplex.gateway.spend.log import SpendRecorder, spent_since
 from llmplex.reliability.storage import store_for
 
 __all__ = ["keyed_app"]
@@ -48,11 +48,13 @@ def keyed_app(
     limits = KeyLimits(store_for(config.limits), partial(spent_since, keys.reader))
     limits.warm_up()
     bodies = config.gateway.log_bodies
-    authenticator = KeyAuthenticator(client, keys, limits, master_key, config.gateway.key_cache_seconds, bodies)
+    authenticator = KeyAuthenticator(
+        client, keys, limits, master_key, config.gateway.key_cache_seconds, collect if bodies else None
+    )
     journal = SpendJournal(url, journal_dir).start()
     recorder = SpendRecorder(journal, limits, bodies, unpriced_rates(config.budget))
     if bodies:
-        client.host.register_observer(BodyCollector(), name="llmplex.gateway.bodies")
+        client.host.register_observer(BodyCollector(), name="llmplex.gateway.spend.bodies")
     if "checks" not in app_args:
         app_args["checks"] = [*readiness_checks(config, degrades=True), *journal_checks(journal)]
     app = create_app(

@@ -30,16 +30,16 @@ from starlette.responses import Response
 from llmplex.client import Client
 from llmplex.config.schema import GatewayConfig
 from llmplex.errors import LLMError
-from llmplex.gateway.access import Admission, Authenticator, Caller, CallTicket, credential_of
 from llmplex.gateway.calls import CallSpec, StreamEncoder
 from llmplex.gateway.errors import Dialect, GatewayError, from_llm_error
 from llmplex.gateway.exchange import Exchange, exchange_record, new_request_id
-from llmplex.gateway.metrics import Metrics
-from llmplex.gateway.owners import ResponseOwners
+from llmplex.gateway.keys.access import Admission, Authenticator, Caller, CallTicket, credential_of
+from llmplex.gateway.keys.budget import reserved_nano
+from llmplex.gateway.keys.owners import ResponseOwners
+from llmplex.gateway.ops.metrics import Metrics
 from llmplex.gateway.records import Recorder, RequestRecord
-from llmplex.gateway.spend_estimate import StreamProgress, worst_case_usd
-from llmplex.gateway.spend_holds import reserved_nano
-from llmplex.gateway.spend_journal import SpendJournal
+from llmplex.gateway.spend.estimate import StreamProgress, worst_case_usd
+from llmplex.gateway.spend.journal import SpendJournal
 from llmplex.gateway.streaming import stream_response
 from llmplex.gateway.wire import dumps
 from llmplex.types import Response as LLMResponse
@@ -146,7 +146,7 @@ class Pipeline:
         record = getattr(exchange.caller, "record", None)
         if getattr(record, "budget_usd", None) is None or exchange.endpoint == "embeddings":
             return None
-        from llmplex.gateway.spend_rates import unpriced_rates
+        from llmplex.gateway.keys.unpriced import unpriced_rates
 
         route = self.client.route(spec.model)
         unpriced = unpriced_rates(self.client.config.budget)

@@ -27,7 +27,7 @@ from typing import Any
 from llmplex.client import Client
 from llmplex.config.schema import GatewayConfig
 from llmplex.errors import LLMConfigurationError
-from llmplex.gateway.master_key import master_key
+from llmplex.gateway.keys.master_key import master_key
 
 __all__ = ["JSONLogFormatter", "ServeOptions", "app_from_environment", "serve"]
 
@@ -70,7 +70,7 @@ def app_from_environment() -> Any:
 
 def _prepare_database(config: Any) -> None:
     """Create or migrate the keys and spend database once, before the workers start (each then finds it ready)."""
-    from llmplex.gateway.keys import KeyStore, database_url
+    from llmplex.gateway.keys.store import KeyStore, database_url
 
     KeyStore(database_url(config)).close()
 

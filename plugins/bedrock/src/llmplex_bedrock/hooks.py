@@ -16,6 +16,7 @@ from llmplex.provider import Capabilities, ProviderInfo
 from llmplex.types import Request, Response, StreamEvent, StreamState, Tool
 from llmplex_bedrock.clients import close_client, create_client
 from llmplex_bedrock.errors import classify_error
+from llmplex_bedrock.lean import lean_events
 from llmplex_bedrock.request import SAMPLING_OPTIONS, format_request, tool_spec
 from llmplex_bedrock.response import parse_response
 from llmplex_bedrock.settings import BedrockSettings
@@ -72,9 +73,14 @@ def llmplex_stream(
 
 
 def _events(stream: Any) -> Iterator[Any]:
-    """The stream's events (its reads keep the timeout its request was sent with), then the stream closed."""
+    """The stream's events (its reads keep the timeout its request was sent with), then the stream closed.
+
+    They are read the lean way (``lean_events``: botocore's frame decoder, orjson, compiled converters) where that
+    gives exactly boto3's events, else by boto3's ``EventStream``.
+    """
     try:
-        yield from stream
+        lean = lean_events(stream)
+        yield from stream if lean is None else lean
     finally:
         stream.close()
 

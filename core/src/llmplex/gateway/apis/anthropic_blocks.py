@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from llmplex.gateway.carried_reasoning import is_carried, uncarry
+from llmplex.gateway.apis.carried_reasoning import is_carried, uncarry
 from llmplex.gateway.errors import GatewayError
 from llmplex.gateway.wire import media_from_data_url, part_from_base64, tool_result
 from llmplex.types import Message, ReasoningPart, ToolCall

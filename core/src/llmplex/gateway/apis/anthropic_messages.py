@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from llmplex.gateway.anthropic_blocks import (
+from llmplex.gateway.apis.anthropic_blocks import (
     Block,
     CacheControl,
     Text,
@@ -23,9 +23,9 @@ from llmplex.gateway.anthropic_blocks import (
     user_messages,
 )
 from llmplex.gateway.apis.betas import unknown_betas
+from llmplex.gateway.apis.carried_reasoning import carry
 from llmplex.gateway.apis.fields import sort_fields
 from llmplex.gateway.calls import CallSpec, sse
-from llmplex.gateway.carried_reasoning import carry
 from llmplex.gateway.errors import GatewayError
 from llmplex.gateway.wire import MAX_TOKENS, dumps, new_id
 from llmplex.types import Message, ReasoningPart, Response, StreamEvent, Usage

@@ -2,7 +2,7 @@
 
 The provider's own count where it has one (its plugin implements ``llmplex_acount_tokens`` with
 ``"provider"``), else the model's own tokenizer (``"tokenizer"``), else the estimate budget reservations
-make of a prompt (``"estimate"``: ``spend_estimate.prompt_tokens``, about four characters a token). The answer
+make of a prompt (``"estimate"``: ``spend.estimate.prompt_tokens``, about four characters a token). The answer
 is the API's ``{"input_tokens": N}``; the ``x-llmplex-token-count`` header says which of the three it is.
 """
 
@@ -20,12 +20,12 @@ from starlette.responses import Response
 from llmplex.client import Client
 from llmplex.engine.attempt import Attempt
 from llmplex.errors import LLMError
-from llmplex.gateway.anthropic_messages import MessagesRequest, messages_call
+from llmplex.gateway.apis.anthropic_messages import MessagesRequest, messages_call
 from llmplex.gateway.calls import CallSpec
 from llmplex.gateway.errors import GatewayError
 from llmplex.gateway.guard.door import close_if_unread
 from llmplex.gateway.pipeline import Pipeline, upstream_error
-from llmplex.gateway.spend_estimate import prompt_tokens
+from llmplex.gateway.spend.estimate import prompt_tokens
 from llmplex.gateway.wire import MAX_TOKENS, parse_body
 
 __all__ = ["CountTokensRequest", "count_tokens", "count_tokens_route"]

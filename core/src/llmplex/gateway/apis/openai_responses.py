@@ -14,10 +14,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from llmplex.gateway.apis.carried_reasoning import carry, is_carried, uncarry
 from llmplex.gateway.apis.fields import sort_fields
 from llmplex.gateway.apis.responses_tools import call_item, custom_input, read_tools
 from llmplex.gateway.calls import CallSpec, sse
-from llmplex.gateway.carried_reasoning import carry, is_carried, uncarry
 from llmplex.gateway.errors import GatewayError
 from llmplex.gateway.wire import MAX_TOKENS, dumps, media_from_data_url, new_id, now, tool_result
 from llmplex.types import Message, ReasoningPart, Response, StreamEvent, ToolCall, Usage

@@ -16,17 +16,17 @@ import asyncio
 import contextvars
 import hmac
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from llmplex.client import Client
 from llmplex.errors import LLMError
-from llmplex.gateway.access import Admission, Caller, CallTicket, unauthorized
-from llmplex.gateway.bodies import collect
 from llmplex.gateway.errors import GatewayError
-from llmplex.gateway.key_limits import Hold, KeyLimits
-from llmplex.gateway.keys import KeyRecord, KeyStore, hash_key
-from llmplex.gateway.spend_rates import unpriced_rates
+from llmplex.gateway.keys.access import Admission, Caller, CallTicket, unauthorized
+from llmplex.gateway.keys.limits import Hold, KeyLimits
+from llmplex.gateway.keys.store import KeyRecord, KeyStore, hash_key
+from llmplex.gateway.keys.unpriced import unpriced_rates
 from llmplex.reliability.budget import Budget
 
 __all__ = ["KeyAuthenticator", "KeyCaller", "current_hold"]
@@ -63,7 +63,11 @@ class KeyCaller(Caller):
 
 
 class KeyAuthenticator:
-    """The master key and the virtual keys of ``keys``, with their caps kept by ``limits``."""
+    """The master key and the virtual keys of ``keys``, with their caps kept by ``limits``.
+
+    ``on_admit`` runs in the request's own context as it is let in (``keyed_app`` passes the spend log's
+    ``collect`` when ``[gateway] log_bodies`` is on).
+    """
 
     def __init__(
         self,
@@ -72,10 +76,10 @@ class KeyAuthenticator:
         limits: KeyLimits,
         master_key: str,
         cache_seconds: float = 1.0,
-        bodies: bool = False,
+        on_admit: Callable[[], None] | None = None,
     ) -> None:
         self.client = client
-        self.bodies = bodies
+        self.on_admit = on_admit
         self.keys = keys
         self.limits = limits
         self.cache_seconds = cache_seconds
@@ -123,8 +127,8 @@ class KeyAuthenticator:
 
     async def admit(self, caller: Caller, ticket: CallTicket) -> Admission:
         """The key's model patterns (403), then its rate limits, calls in flight and budget (429)."""
-        if self.bodies:
-            collect()
+        if self.on_admit is not None:
+            self.on_admit()
         record = caller.record if isinstance(caller, KeyCaller) else None
         if record is None:
             return Admission(caller)

@@ -33,7 +33,7 @@ from decimal import Decimal
 from typing import Any
 
 from llmplex.gateway.errors import GatewayError
-from llmplex.gateway.keys import KeyRecord, database_down
+from llmplex.gateway.keys.store import KeyRecord, database_down
 
 __all__ = ["BudgetHold", "KeyBudgets", "reserved_nano"]
 

@@ -7,7 +7,7 @@ hold in one process. ``admit`` runs before anything is sent and refuses with a
 windows (the ``limits`` library, as the providers' own limits are kept), calls
 in flight in a shared counter, and the budget: each request reserves its worst-case
 cost and is refused when what its key spent and holds leaves no room
-(``llmplex.gateway.spend_holds``: N racing requests over a budget worth K answers
+(``llmplex.gateway.keys.budget``: N racing requests over a budget worth K answers
 let at most K + 1 through). Every look at the storage ends within ``STORAGE_TIMEOUT``: a frozen Redis
 refuses requests with a 503 rather than holding them. A request that ends while
 Redis is frozen sends its settlement (slot, spend) within ``SETTLE_TIMEOUT``, and Redis
@@ -30,8 +30,8 @@ from typing import Any
 
 from llmplex.errors import LLMError
 from llmplex.gateway.errors import GatewayError
-from llmplex.gateway.keys import KeyRecord
-from llmplex.gateway.spend_holds import BudgetHold, KeyBudgets
+from llmplex.gateway.keys.budget import BudgetHold, KeyBudgets
+from llmplex.gateway.keys.store import KeyRecord
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.storage import LimitsStore, moving_window
 

@@ -24,9 +24,9 @@ from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from llmplex.gateway.access import Caller
 from llmplex.gateway.errors import GatewayError
-from llmplex.gateway.keys import database_down
+from llmplex.gateway.keys.access import Caller
+from llmplex.gateway.keys.store import database_down
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine

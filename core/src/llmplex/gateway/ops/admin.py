@@ -22,12 +22,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from llmplex.errors import LLMConfigurationError
-from llmplex.gateway.access import credential_of, unauthorized
-from llmplex.gateway.auth import KeyAuthenticator
 from llmplex.gateway.errors import GatewayError
 from llmplex.gateway.guard.door import mark_failed_authentication
-from llmplex.gateway.keys import parse_duration, parse_money
-from llmplex.gateway.spend import spend_json, spend_totals
+from llmplex.gateway.keys.access import credential_of, unauthorized
+from llmplex.gateway.keys.auth import KeyAuthenticator
+from llmplex.gateway.keys.store import parse_duration, parse_money
+from llmplex.gateway.spend.log import spend_json, spend_totals
 from llmplex.gateway.wire import dumps
 
 __all__ = ["admin_routes", "key_options"]

@@ -16,7 +16,7 @@ from llmplex.masking.secret_url import reveal
 from llmplex.masking.values import redact
 
 if TYPE_CHECKING:
-    from llmplex.gateway.spend_journal import SpendJournal
+    from llmplex.gateway.spend.journal import SpendJournal
 
 __all__ = ["database_check", "journal_checks", "readiness_checks", "redis_check"]
 

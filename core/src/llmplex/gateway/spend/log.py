@@ -21,17 +21,17 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from llmplex.gateway.auth import current_hold
-from llmplex.gateway.bodies import bodies_of, collected
-from llmplex.gateway.key_limits import KeyLimits
+from llmplex.gateway.keys.auth import current_hold
+from llmplex.gateway.keys.limits import KeyLimits
 from llmplex.gateway.records import RequestRecord
+from llmplex.gateway.spend.bodies import bodies_of, collected
 from llmplex.reliability.budget import Budget
 from llmplex.store.schema import USAGE_COLUMNS
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
-    from llmplex.gateway.spend_journal import SpendJournal
+    from llmplex.gateway.spend.journal import SpendJournal
     from llmplex.store.queries import CostRow
 
 __all__ = ["SpendRecorder", "request_row", "spend_json", "spend_totals", "spent_since"]
