@@ -14,7 +14,14 @@ from llmplex.errors import LLMConfigurationError
 from llmplex.http import async_client, sync_client
 from llmplex_gemini.settings import GeminiSettings
 
-__all__ = ["LOCAL_PLACEHOLDER_KEY", "close_client", "create_async_client", "create_client", "timeout_millis"]
+__all__ = [
+    "LOCAL_PLACEHOLDER_KEY",
+    "close_client",
+    "create_async_client",
+    "create_client",
+    "lean_capable",
+    "timeout_millis",
+]
 
 LOCAL_PLACEHOLDER_KEY = "llmplex-local-no-key"
 """Sent to a ``base_url`` server configured without a key."""
@@ -61,6 +68,19 @@ def create_async_client(settings: GeminiSettings) -> genai.Client:
     client = _client(settings, httpx_async_client=http)
     _http_clients[client] = http
     return client
+
+
+def lean_capable(client: Any, *, is_async: bool) -> bool:
+    """Whether ``client`` is one of ours (Gemini API key, the ``httpx2`` client built for it): its streams may
+    take ``llmplex_gemini.lean``."""
+    try:
+        http = _http_clients.get(client)
+    except TypeError:  # not weakly referenceable: not a client of ours
+        return False
+    if http is None or client.vertexai:
+        return False
+    api = client._api_client
+    return http is (api._async_httpx_client if is_async else api._httpx_client)
 
 
 def close_client(client: genai.Client) -> Awaitable[None] | None:

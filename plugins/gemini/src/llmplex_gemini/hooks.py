@@ -15,6 +15,7 @@ from llmplex_gemini import embeddings, thoughts
 from llmplex_gemini.clients import close_client, create_async_client, create_client, timeout_millis
 from llmplex_gemini.counting import count_tokens
 from llmplex_gemini.errors import classify_error
+from llmplex_gemini.lean import prepare
 from llmplex_gemini.request import format_request, tool_declaration, url_model
 from llmplex_gemini.response import parse_response
 from llmplex_gemini.settings import GeminiSettings
@@ -88,8 +89,12 @@ async def llmplex_acall(
 def llmplex_stream(
     payload: dict[str, Any], settings: GeminiSettings, client: genai.Client, timeout: float | None
 ) -> Iterator[Any]:
-    """The chunks of one ``generate_content_stream`` call."""
-    return client.models.generate_content_stream(**_with_timeout(payload, timeout, settings))
+    """The chunks of one ``generate_content_stream`` call: read lean (plain data) when the client allows it."""
+    arguments = _with_timeout(payload, timeout, settings)
+    lean = prepare(client, arguments, is_async=False)
+    if lean is not None:
+        return lean.open()
+    return client.models.generate_content_stream(**arguments)
 
 
 @hookimpl
@@ -97,7 +102,11 @@ async def llmplex_astream(
     payload: dict[str, Any], settings: GeminiSettings, client: genai.Client, timeout: float | None
 ) -> AsyncIterator[Any]:
     """Async twin of ``llmplex_stream``."""
-    return await client.aio.models.generate_content_stream(**_with_timeout(payload, timeout, settings))
+    arguments = _with_timeout(payload, timeout, settings)
+    lean = prepare(client, arguments, is_async=True)
+    if lean is not None:
+        return await lean.aopen()
+    return await client.aio.models.generate_content_stream(**arguments)
 
 
 @hookimpl

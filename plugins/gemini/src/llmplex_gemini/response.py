@@ -12,6 +12,7 @@ from llmplex_gemini.thoughts import reasoning_of
 
 __all__ = [
     "GENERATED_CALL_ID",
+    "REFUSED",
     "Candidate",
     "call_id",
     "check_blocked",
@@ -21,7 +22,7 @@ __all__ = [
     "usage_from",
 ]
 
-_REFUSED = frozenset(
+REFUSED = frozenset(
     {"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "MODEL_ARMOR"}
 )
 """Finish reasons that mean the answer was withheld by policy: raised as ``LLMRefusalError``."""
@@ -66,7 +67,7 @@ def check_blocked(raw: Any, model: str | None) -> None:
         raise LLMRefusalError(f"Gemini blocked the prompt ({reason}): {detail}", refusal=detail, model=model)
     candidate = raw.candidates[0] if raw.candidates else None
     reason = _name(candidate.finish_reason) if candidate is not None else None
-    if candidate is not None and reason in _REFUSED:
+    if candidate is not None and reason in REFUSED:
         detail = candidate.finish_message or _blocked_categories(candidate.safety_ratings)
         raise LLMRefusalError(f"Gemini withheld the answer ({reason}): {detail}", refusal=detail, model=model)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from llmplex.types import StreamEvent, StreamState
+from llmplex_gemini import plain
 from llmplex_gemini.response import call_id, check_blocked, finish_reason, read_candidate, usage_from
 from llmplex_gemini.thoughts import reasoning_of
 
@@ -22,13 +23,30 @@ _PARTS = "gemini_parts"
 
 
 def parse_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
-    """The core events of one chunk; a policy block raises ``LLMRefusalError``."""
-    check_blocked(chunk, chunk.model_version or state.request.model)
-    common = {"response_id": chunk.response_id, "model": chunk.model_version}
-    candidate = chunk.candidates[0] if chunk.candidates else None
-    said = read_candidate(candidate)
-    if candidate is not None and candidate.content is not None:
-        state.data.setdefault(_PARTS, []).extend(candidate.content.parts or ())
+    """The core events of one chunk (the SDK's model, or the lean stream's plain ``dict``); a policy block
+    raises ``LLMRefusalError``."""
+    if type(chunk) is dict:
+        model, response_id = chunk.get("modelVersion"), chunk.get("responseId")
+        plain.check_blocked(chunk, model or state.request.model)
+        candidates = chunk.get("candidates")
+        candidate = candidates[0] if candidates else None
+        said = plain.read_candidate(candidate)
+        content = candidate.get("content") if candidate is not None else None
+        parts = content.get("parts") if content is not None else None
+        metadata = chunk.get("usageMetadata")
+        usage = None if metadata is None else plain.usage_from(metadata)
+        reason = candidate.get("finishReason") if candidate is not None else None
+    else:
+        model, response_id = chunk.model_version, chunk.response_id
+        check_blocked(chunk, model or state.request.model)
+        candidate = chunk.candidates[0] if chunk.candidates else None
+        said = read_candidate(candidate)
+        parts = candidate.content.parts if candidate is not None and candidate.content is not None else None
+        usage = None if chunk.usage_metadata is None else usage_from(chunk.usage_metadata)
+        reason = candidate.finish_reason if candidate is not None else None
+    common = {"response_id": response_id, "model": model}
+    if parts:
+        state.data.setdefault(_PARTS, []).extend(parts)
     events = [StreamEvent(type="text", text=text, **common) for text in said.texts]
     for given_id, name, arguments in said.calls:
         index = state.data[_CALLS] = state.data.get(_CALLS, -1) + 1
@@ -42,12 +60,11 @@ def parse_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
                 **common,
             )
         )
-    if chunk.usage_metadata is not None:
-        events.append(StreamEvent(type="usage", usage=usage_from(chunk.usage_metadata), **common))
-    if candidate is not None and candidate.finish_reason is not None:
+    if usage is not None:
+        events.append(StreamEvent(type="usage", usage=usage, **common))
+    if reason is not None:
         reasoning = reasoning_of(state.data.pop(_PARTS, ()))
         if reasoning is not None:
             events.append(StreamEvent(type="reasoning", reasoning=reasoning, **common))
-        reason = finish_reason(candidate.finish_reason, _CALLS in state.data)
-        events.append(StreamEvent(type="finish", finish_reason=reason, **common))
+        events.append(StreamEvent(type="finish", finish_reason=finish_reason(reason, _CALLS in state.data), **common))
     return events

@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from google.genai import types
+
 from llmplex.types import Message, ReasoningPart
 
 __all__ = ["FORMAT", "reasoning_of", "replayed_parts", "thinking_config"]
@@ -36,12 +38,27 @@ def thinking_config(model: str, effort: str) -> dict[str, Any]:
     return {"thinking_budget": _BUDGETS[effort]}
 
 
+def _carried(part: Any) -> bool:
+    """A thought, or a part with a signature: the SDK's ``Part`` or its wire form (a ``dict``)."""
+    if type(part) is dict:
+        return bool(part.get("thought") or part.get("thoughtSignature"))
+    return bool(part.thought or part.thought_signature)
+
+
+def _dumped(part: Any) -> dict[str, Any]:
+    """The SDK's ``Part`` as JSON in its field names (a wire-form part is read by the SDK's model first)."""
+    model = types.Part.model_validate(part) if type(part) is dict else part
+    dumped: dict[str, Any] = model.model_dump(mode="json", exclude_none=True)
+    return dumped
+
+
 def reasoning_of(parts: Iterable[Any]) -> ReasoningPart | None:
-    """The model turn's parts (the SDK's ``Part`` models) as one opaque part, when any of them is a thought or
-    carries a signature (``None`` otherwise: nothing to carry)."""
-    dumped = [part.model_dump(mode="json", exclude_none=True) for part in parts]
-    if not any(part.get("thought") or part.get("thought_signature") for part in dumped):
+    """The model turn's parts (the SDK's ``Part`` models, or their wire form) as one opaque part, when any of
+    them is a thought or carries a signature (``None`` otherwise: nothing to carry)."""
+    parts = list(parts)
+    if not any(_carried(part) for part in parts):
         return None
+    dumped = [_dumped(part) for part in parts]
     text = "".join(part.get("text") or "" for part in dumped if part.get("thought"))
     return ReasoningPart(format=FORMAT, text=text, data={"parts": dumped})
 

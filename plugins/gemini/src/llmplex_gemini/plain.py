@@ -1,0 +1,64 @@
+"""The parser's reading of a chunk the lean stream hands on as plain data (``chunks.is_plain`` vouched for it).
+
+The same readings as ``llmplex_gemini.response`` makes of the SDK's models, on the wire's field names; such a
+chunk has no prompt feedback and no safety ratings (those chunks come as the SDK's models).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from llmplex.errors import LLMRefusalError
+from llmplex.types import Usage
+from llmplex_gemini.response import REFUSED, Candidate
+
+__all__ = ["check_blocked", "read_candidate", "usage_from"]
+
+
+def check_blocked(chunk: dict[str, Any], model: str | None) -> None:
+    """Raise ``LLMRefusalError`` when the first candidate was withheld by policy."""
+    candidates = chunk.get("candidates")
+    candidate = candidates[0] if candidates else None
+    reason = candidate.get("finishReason") if candidate is not None else None
+    if reason in REFUSED:
+        detail = candidate.get("finishMessage") or "no category given"  # type: ignore[union-attr]
+        raise LLMRefusalError(f"Gemini withheld the answer ({reason}): {detail}", refusal=detail, model=model)
+
+
+def _audio(details: Any) -> int:
+    return sum(d.get("tokenCount") or 0 for d in details or () if d.get("modality") == "AUDIO")
+
+
+def usage_from(metadata: dict[str, Any]) -> Usage:
+    """``response.usage_from`` of a ``usageMetadata`` object."""
+    thoughts = metadata.get("thoughtsTokenCount") or 0
+    tool_prompt = metadata.get("toolUsePromptTokenCount") or 0
+    audio_in = _audio(metadata.get("promptTokensDetails"))
+    cached = metadata.get("cachedContentTokenCount") or 0
+    return Usage(
+        input_tokens=(metadata.get("promptTokenCount") or 0) + tool_prompt,
+        output_tokens=(metadata.get("candidatesTokenCount") or 0) + thoughts,
+        total_tokens=metadata.get("totalTokenCount") or 0,
+        cached_tokens=cached,
+        reasoning_tokens=thoughts,
+        tool_prompt_tokens=tool_prompt,
+        input_audio_tokens=audio_in,
+        cached_audio_tokens=min(_audio(metadata.get("cacheTokensDetails")), audio_in, cached),
+        output_audio_tokens=_audio(metadata.get("candidatesTokensDetails")),
+    )
+
+
+def read_candidate(candidate: dict[str, Any] | None) -> Candidate:
+    """``response.read_candidate`` of a candidate object."""
+    content = candidate.get("content") if candidate is not None else None
+    parts = content.get("parts") if content is not None else None
+    texts: list[str] = []
+    calls: list[tuple[str | None, str, str]] = []
+    for part in parts or ():
+        call = part.get("functionCall")
+        if call is not None:
+            calls.append((call.get("id"), call.get("name") or "", json.dumps(call.get("args") or {})))
+        elif part.get("text") and not part.get("thought"):
+            texts.append(part["text"])
+    return Candidate(tuple(texts), tuple(calls))
