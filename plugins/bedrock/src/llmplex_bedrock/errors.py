@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from botocore import exceptions as boto_errors
+from botocore.eventstream import ParserError as EventStreamParserError
 from botocore.parsers import ResponseParserError
 
 from llmplex.errors import (
@@ -103,4 +104,6 @@ def classify_error(error: BaseException) -> LLMError | None:
         return LLMConfigurationError(f"Bedrock is not configured: {error}; {_KEY_HINT}", cause=error)
     if isinstance(error, ResponseParserError):
         return LLMServerError("Bedrock answered with a body that could not be read", cause=error)
+    if isinstance(error, EventStreamParserError):  # a frame failing its CRC, or announcing an oversized part
+        return LLMServerError(f"Bedrock's event stream could not be read: {type(error).__name__}", cause=error)
     return None

@@ -1,0 +1,375 @@
+"""Issue 34 item 4: Bedrock's ConverseStream read lean. boto3 still sends the request (SigV4, endpoint, an HTTP
+error before the stream); the event stream is decoded with botocore's own frame decoder, orjson and converters
+compiled from the ConverseStream model (``llmplex_bedrock.lean``) instead of botocore's per-event parser. Each case
+runs both ways (boto3's ``EventStream``, the lean reader) against a local server writing the documented
+``application/vnd.amazon.eventstream`` frames (tests/plugins/bedrock/wire.py) and compares: the same events, the
+same final response, the same SDK exception (code and message) and the same typed llmplex error per fault."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import struct
+import threading
+import zlib
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.eventstream import EventStreamBuffer
+from botocore.exceptions import ClientError, EventStreamError
+from llmplex_bedrock import hooks as bedrock_hooks
+from llmplex_bedrock import lean as bedrock_lean
+
+import llmplex
+from llmplex import Deadline, LLMDeadlineExceededError, LLMError
+from llmplex.testing import Reply
+from llmplex.types import ToolCall, Usage
+from tests.plugins.bedrock.wire import event_frame, exception_frame, stream_frames
+
+KEY_ID = "AKIAIOSFODNN7LEANTEST"
+SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiLEANSECRET"
+TOKEN = "session-token-lean-never-shown"
+HAIKU = "anthropic.claude-3-5-haiku-20241022-v1:0"
+EVENTSTREAM = "application/vnd.amazon.eventstream"
+
+
+def _frame(headers: dict[str, str], payload: bytes) -> bytes:
+    """An event-stream message with string headers (the encoder of wire.py, for payloads it does not build)."""
+    head = b"".join(
+        struct.pack("!B", len(n.encode())) + n.encode() + struct.pack("!BH", 7, len(v.encode())) + v.encode()
+        for n, v in headers.items()
+    )
+    prelude = struct.pack("!II", 12 + len(head) + len(payload) + 4, len(head))
+    message = prelude + struct.pack("!I", zlib.crc32(prelude)) + head + payload
+    return message + struct.pack("!I", zlib.crc32(message))
+
+
+def _event(kind: str, payload: bytes) -> bytes:
+    return _frame({":event-type": kind, ":content-type": "application/json", ":message-type": "event"}, payload)
+
+
+START = event_frame("messageStart", {"role": "assistant"})
+HI = [event_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": t}}) for t in ("Hi", "!")]
+REPLY = Reply(
+    "Hi there friend",
+    tool_calls=(ToolCall(id="tooluse_1", name="add", arguments='{"a": 1, "b": 2}'),),
+    usage=Usage(input_tokens=12, output_tokens=7, cached_tokens=4),
+    finish_reason="tool_calls",
+)
+
+EVERY_SHAPE = [
+    START,
+    event_frame("contentBlockStart", {"contentBlockIndex": 1, "start": {"toolUse": {"toolUseId": "t1", "name": "f"}}}),
+    event_frame("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"toolUse": {"input": '{"a":'}}}),
+    event_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "é ☃ \\u0000", "extra": None}}),
+    event_frame("contentBlockDelta", {"contentBlockIndex": 2, "delta": {"reasoningContent": {"text": "hmm"}}}),
+    event_frame("contentBlockDelta", {"contentBlockIndex": 2, "delta": {"reasoningContent": {"signature": "s"}}}),
+    event_frame(
+        "contentBlockDelta", {"contentBlockIndex": 2, "delta": {"reasoningContent": {"redactedContent": "AAE="}}}
+    ),
+    event_frame("contentBlockDelta", {"contentBlockIndex": 3, "delta": {"somethingNew": {"x": 1}}}),
+    event_frame("contentBlockStop", {"contentBlockIndex": 1}),
+    event_frame("messageStop", {"stopReason": "end_turn", "additionalModelResponseFields": {"k": [1, {"n": None}]}}),
+    event_frame(
+        "metadata", {"usage": {"inputTokens": 3, "outputTokens": 2, "totalTokens": 5}, "metrics": {"latencyMs": 9}}
+    ),
+    event_frame("metadata", {"usage": None, "trace": {"guardrail": {"modelOutput": ["x", None]}}}),
+    event_frame("somethingUnknown", {"a": 1}),
+    _event("messageStart", b""),
+    _event("messageStart", b"{not json"),
+    _event("messageStart", b'{"role": "assistant", "role": "user"}'),
+    _event("metadata", b'{"usage": {"inputTokens": 123456789012345678901234567890}}'),
+]
+"""Every ConverseStream event, with what the converters hand back to botocore's parser (a blob, a union member
+this botocore does not know, a payload that is not JSON), a 97-bit integer, and padding, nulls and unknown keys."""
+
+
+class Scripted:
+    """A local server answering each POST with ``status``, ``headers`` and raw ``body`` bytes (written in two
+    halves per frame boundary-free chunk); ``declared`` announces a longer body and closes early; ``hold`` is what
+    every request after the first gets: those bytes, a longer body announced, the connection held open until the
+    server closes; ``reset`` resets the connection."""
+
+    def __init__(
+        self,
+        body: bytes = b"",
+        *,
+        status: int = 200,
+        headers: dict[str, str] | None = None,
+        declared: int | None = None,
+        hold: bytes | None = None,
+        reset: bool = False,
+    ) -> None:
+        self.body, self.status, self.declared, self.hold, self.reset = body, status, declared, hold, reset
+        self.headers = headers or {"content-type": EVENTSTREAM}
+        self.release = threading.Event()
+        self.requests: list[bytes] = []
+
+    def __enter__(self) -> Scripted:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                owner.requests.append(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                if owner.reset:
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.close_connection = True
+                    return
+                held = owner.hold is not None and len(owner.requests) > 1
+                body = owner.hold if held and owner.hold is not None else owner.body
+                self.send_response(owner.status)
+                for name, value in owner.headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body) + 1 if held else owner.declared or len(body)))
+                self.end_headers()
+                for part in (body[: len(body) // 2], body[len(body) // 2 :]):
+                    self.wfile.write(part)
+                    self.wfile.flush()
+                if held:
+                    owner.release.wait(30)
+                self.close_connection = held or bool(owner.declared)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+@pytest.fixture(autouse=True)
+def _no_aws_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
+
+
+read_lean: list[bool] = []
+
+
+@pytest.fixture
+def via(monkeypatch: pytest.MonkeyPatch) -> Callable[[bool], None]:
+    """Choose boto3's ``EventStream`` (``True``) or the lean reader; each lean read is recorded in ``read_lean``."""
+    read_lean.clear()
+
+    def counted(stream: Any) -> Any:
+        events = bedrock_lean.lean_events(stream)
+        read_lean.append(events is not None)
+        return events
+
+    def choose(sdk: bool) -> None:
+        monkeypatch.setattr(bedrock_hooks, "lean_events", (lambda stream: None) if sdk else counted)
+
+    return choose
+
+
+def _config(url: str) -> dict[str, Any]:
+    keys = {"aws_access_key_id": KEY_ID, "aws_secret_access_key": SECRET, "aws_session_token": TOKEN}
+    return {"providers": {"bedrock": {"endpoint_url": url, "region": "eu-west-3", **keys}}}
+
+
+def _run(url: str, mode: str, warm: bool = False, **kwargs: Any) -> tuple[Any, ...]:
+    """How one stream ends: ``("ok", text, usage, finish, tool calls)`` or ``("error", type, message, text)``.
+
+    ``warm``: one stream is read through before (the client and its connection built, outside any deadline).
+    """
+    client = llmplex.Client(_config(url), throttle={"max_attempts": 1})
+    seen: list[Any] = []
+    if warm:
+        list(client.stream(f"bedrock:{HAIKU}", "hi"))
+        kwargs = {**kwargs, "deadline": Deadline.after(kwargs["deadline"])}
+
+    async def read() -> None:
+        async for event in client.astream(f"bedrock:{HAIKU}", "hi", **kwargs):
+            seen.append(event)
+
+    try:
+        if mode == "stream":
+            for event in client.stream(f"bedrock:{HAIKU}", "hi", **kwargs):
+                seen.append(event)
+        else:
+            asyncio.run(read())
+    except LLMError as error:
+        text = "".join(e.text or "" for e in seen if e.type == "text")
+        assert SECRET not in repr(error) and TOKEN not in repr(error) and SECRET not in str(error.__cause__)
+        return ("error", type(error), str(error), text)
+    finally:
+        client.close()
+    final = seen[-1].response
+    calls = [(c.id, c.name, c.arguments) for c in final.tool_calls]
+    return ("ok", final.text, final.usage, final.finish_reason, calls)
+
+
+def _both(via: Callable[[bool], None], server: Scripted, mode: str, **kwargs: Any) -> tuple[Any, ...]:
+    """The outcome through boto3 and through the lean reader, checked equal; the lean one returned."""
+    outcomes = []
+    for sdk in (True, False):
+        via(sdk)
+        outcomes.append(_run(server.url, mode, **kwargs))
+    assert outcomes[0] == outcomes[1]
+    return outcomes[1]
+
+
+def _sdk_events(server: Scripted) -> Iterator[Any]:
+    """boto3's ``converse_stream`` against ``server``: its ``EventStream``."""
+    client = boto3.client(
+        "bedrock-runtime",
+        region_name="eu-west-3",
+        endpoint_url=server.url,
+        aws_access_key_id=KEY_ID,
+        aws_secret_access_key=SECRET,
+    )
+    messages = [{"role": "user", "content": [{"text": "hi"}]}]
+    stream = client.converse_stream(modelId=HAIKU, messages=messages)["stream"]
+    return stream  # type: ignore[no-any-return]
+
+
+def test_item_4_bedrock_test_frames_decode_with_botocores_decoder() -> None:
+    """The test encoder writes what botocore's decoder reads: headers, payload, both CRCs."""
+    buffer = EventStreamBuffer()
+    buffer.add_data(event_frame("metadata", {"usage": {"inputTokens": 1}}) + _event("messageStart", b""))
+    first, second = list(buffer)
+    assert first.headers == {":event-type": "metadata", ":content-type": "application/json", ":message-type": "event"}
+    assert json.loads(first.payload)["usage"] == {"inputTokens": 1}
+    assert (second.headers[":event-type"], second.payload) == ("messageStart", b"")
+
+
+def test_item_4_bedrock_lean_events_equal_boto3s_for_every_shape(monkeypatch: pytest.MonkeyPatch) -> None:
+    body = b"".join(EVERY_SHAPE)
+    with Scripted(body) as server:
+        expected = list(_sdk_events(server))
+        stream = _sdk_events(server)
+        parsed: list[str] = []
+        parse = stream._parser.parse
+        monkeypatch.setattr(
+            stream._parser, "parse", lambda r, s: (parsed.append(r["headers"][":event-type"]), parse(r, s))[1]
+        )
+        lean = bedrock_lean.lean_events(stream)
+        assert lean is not None
+        got = list(lean)
+    assert got == expected and len(got) == len(EVERY_SHAPE) - 1  # the unknown event is skipped both ways
+    assert got[0] == {"messageStart": {"role": "assistant"}}  # the service's "p" padding dropped, as boto3 drops it
+    assert got[6]["contentBlockDelta"]["delta"]["reasoningContent"]["redactedContent"] == b"\x00\x01"
+    # only what the converters hand back went through botocore's parser: a blob, an unknown union member, the
+    # unknown event, a payload that is not JSON (a 97-bit integer stays an int on the lean path too)
+    assert parsed == ["contentBlockDelta"] * 2 + ["somethingUnknown", "messageStart"]
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_item_4_bedrock_stream_gives_the_same_response_both_ways(mode: str, via: Callable[[bool], None]) -> None:
+    with Scripted(b"".join(stream_frames(REPLY))) as server:
+        outcome = _both(via, server, mode)
+    assert read_lean == [True]
+    assert outcome[:2] == ("ok", "Hi there friend") and outcome[3] == "tool_calls"
+    assert outcome[2].input_tokens == 12 and outcome[2].cached_tokens == 4 and outcome[2].output_tokens == 7
+    assert outcome[4] == [("tooluse_1", "add", '{"a": 1, "b": 2}')]
+
+
+def _http_error(status: int, name: str) -> Scripted:
+    headers = {"content-type": "application/json", "x-amzn-ErrorType": f"{name}:http://internal.amazon.com/"}
+    return Scripted(json.dumps({"message": f"{name} said no"}).encode(), status=status, headers=headers)
+
+
+ERROR_FRAME = _frame({":message-type": "error", ":error-code": "InternalFailure", ":error-message": "it broke"}, b"")
+FAULTS: dict[str, Callable[[], Scripted]] = {
+    "HTTP 429 before the stream": lambda: _http_error(429, "ThrottlingException"),
+    "HTTP 400 before the stream": lambda: _http_error(400, "ValidationException"),
+    "throttlingException mid-stream": lambda: Scripted(
+        START + HI[0] + exception_frame("throttlingException", "Too many tokens, slow down")
+    ),
+    "modelStreamErrorException mid-stream": lambda: Scripted(
+        START + HI[0] + exception_frame("modelStreamErrorException", "the model broke")
+    ),
+    "unmodelled error message": lambda: Scripted(START + HI[0] + ERROR_FRAME),
+    "event with two union members": lambda: Scripted(
+        START
+        + HI[0]
+        + event_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "a", "toolUse": {}}})
+    ),
+    "bad CRC": lambda: Scripted(START + HI[0] + HI[1][:-1] + bytes([HI[1][-1] ^ 1])),
+    "bad prelude CRC": lambda: Scripted(START + HI[0][:8] + b"\x00\x00\x00\x00" + HI[0][12:]),
+    "enormous payload announced": lambda: Scripted(START + _prelude(24 * 1024 * 1024, 0) + b"x" * 64),
+    "connection cut mid-frame": lambda: Scripted(START + HI[0] + HI[1][:20], declared=4096),
+    "connection reset": lambda: Scripted(reset=True),
+}
+
+
+def _prelude(total: int, headers: int) -> bytes:
+    head = struct.pack("!II", total, headers)
+    return head + struct.pack("!I", zlib.crc32(head))
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("name", list(FAULTS))
+def test_item_4_bedrock_faults_are_the_same_typed_errors(name: str, mode: str, via: Callable[[bool], None]) -> None:
+    with FAULTS[name]() as server:
+        outcome = _both(via, server, mode)
+    assert outcome[0] == "error" and outcome[1] is not LLMError, outcome
+    opened = "before the stream" not in name and name != "connection reset"
+    assert read_lean == ([True] if opened else [])
+    assert outcome[3] == ("" if not opened or name in ("bad prelude CRC", "enormous payload announced") else "Hi")
+
+
+@pytest.mark.parametrize(
+    "name", ["throttlingException mid-stream", "modelStreamErrorException mid-stream", "unmodelled error message"]
+)
+def test_item_4_bedrock_exception_event_is_botocores_event_stream_error(name: str) -> None:
+    """At the SDK's level: the same ``EventStreamError`` (code, message, text) both ways."""
+    raised = []
+    with FAULTS[name]() as server:
+        for lean in (False, True):
+            stream = _sdk_events(server)
+            events = bedrock_lean.lean_events(stream) if lean else stream
+            with pytest.raises(EventStreamError) as caught:
+                list(events)  # type: ignore[arg-type]
+            raised.append((str(caught.value), caught.value.response["Error"]))
+    assert raised[0] == raised[1]
+    assert raised[1][1]["Code"] in ("throttlingException", "modelStreamErrorException", "InternalFailure")
+
+
+def test_item_4_bedrock_http_error_stays_botocores_client_error() -> None:
+    with _http_error(429, "ThrottlingException") as server, pytest.raises(ClientError) as caught:
+        _sdk_events(server)
+    assert caught.value.response["Error"]["Code"] == "ThrottlingException"
+
+
+def test_item_4_bedrock_truncated_last_frame_and_big_payload_read_the_same(via: Callable[[bool], None]) -> None:
+    """A stream whose last frame is cut short ends as boto3's does; a 1 MB text delta passes whole."""
+    big = event_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "x" * 1_000_000}})
+    ended = [START, *HI, big, event_frame("messageStop", {"stopReason": "end_turn"})]
+    with Scripted(b"".join(ended)[:-10]) as server:
+        outcome = _both(via, server, "stream")
+    assert read_lean == [True]
+    assert outcome[0] == "ok" and len(outcome[1]) == 1_000_003
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_item_4_bedrock_stalled_stream_ends_at_the_deadline(mode: str, via: Callable[[bool], None]) -> None:
+    with Scripted(b"".join(stream_frames(REPLY)), hold=START + HI[0]) as server:
+        via(False)
+        outcome = _run(server.url, mode, warm=True, deadline=0.6)
+    assert read_lean == [True, True]
+    assert outcome[:2] == ("error", LLMDeadlineExceededError) and outcome[3] == "Hi"
+
+
+def test_item_4_bedrock_other_streams_fall_back_to_boto3() -> None:
+    """What is not botocore's own ``EventStream`` (a stubbed or wrapped stream) is left to be read as it is."""
+    assert bedrock_lean.lean_events(iter([{"messageStart": {}}])) is None
