@@ -8,7 +8,10 @@ It answers, at once and on keep-alive connections, with one fixed body per route
 * ``POST .../responses``: a Responses API ``response``; streamed, the documented
   ``response.created`` ... ``response.completed`` events with ``STREAM_CHUNKS`` text deltas;
 * ``POST .../messages``: an Anthropic ``message``; streamed, the documented
-  ``message_start`` ... ``message_stop`` events with ``STREAM_CHUNKS`` text deltas.
+  ``message_start`` ... ``message_stop`` events with ``STREAM_CHUNKS`` text deltas;
+* ``POST .../converse-stream``: Bedrock's ConverseStream, ``application/vnd.amazon.eventstream``
+  frames ``messageStart``, ``STREAM_CHUNKS`` ``contentBlockDelta`` texts, ``contentBlockStop``,
+  ``messageStop``, ``metadata`` (payloads padded with ``p`` as the service pads them).
 
 Anything else gets 404. It binds 127.0.0.1 on an ephemeral port, prints
 ``PORT <n>`` on stdout, and stops when stdin closes or after ``--lifetime``
@@ -24,8 +27,10 @@ import asyncio
 import contextlib
 import json
 import os
+import struct
 import sys
 import threading
+import zlib
 from typing import Any
 
 STREAM_CHUNKS = 32
@@ -199,6 +204,34 @@ def _responses_stream() -> bytes:
     return "".join(f"event: {e['type']}\ndata: {_json(e)}\n\n" for e in numbered).encode()
 
 
+def _frame(event_type: str, body: dict[str, Any]) -> bytes:
+    """One event-stream message: prelude (total and header lengths, their CRC32), string headers, JSON, CRC32."""
+    headers = {":event-type": event_type, ":content-type": "application/json", ":message-type": "event"}
+    head = b"".join(
+        bytes([len(name)]) + name.encode() + struct.pack("!BH", 7, len(value)) + value.encode()
+        for name, value in headers.items()
+    )
+    payload = _json({**body, "p": "abcdefghijkl"}).encode()
+    prelude = struct.pack("!II", 12 + len(head) + len(payload) + 4, len(head))
+    message = prelude + struct.pack("!I", zlib.crc32(prelude)) + head + payload
+    return message + struct.pack("!I", zlib.crc32(message))
+
+
+def _converse_stream() -> bytes:
+    frames = [_frame("messageStart", {"role": "assistant"})]
+    frames += [
+        _frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": f"w{i} "}}) for i in range(STREAM_CHUNKS)
+    ]
+    frames += [
+        _frame("contentBlockStop", {"contentBlockIndex": 0}),
+        _frame("messageStop", {"stopReason": "end_turn"}),
+        _frame(
+            "metadata", {"usage": {"inputTokens": 9, "outputTokens": 7, "totalTokens": 16}, "metrics": {"latencyMs": 1}}
+        ),
+    ]
+    return b"".join(frames)
+
+
 def _reply(status: str, body: bytes, content_type: str = "application/json") -> bytes:
     head = (
         f"HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {len(body)}\r\n"
@@ -219,6 +252,7 @@ ROUTES: dict[tuple[bytes, bool], bytes] = {
     (b"/responses", True): _reply("200 OK", _responses_stream(), "text/event-stream"),
     (b"/messages", False): _ok(MESSAGE),
     (b"/messages", True): _reply("200 OK", _messages_stream(), "text/event-stream"),
+    (b"/converse-stream", False): _reply("200 OK", _converse_stream(), "application/vnd.amazon.eventstream"),
 }
 NOT_FOUND = _reply("404 Not Found", b'{"error":{"message":"not found","type":"invalid_request_error"}}')
 

@@ -64,7 +64,8 @@ GOAL_CASES = ("llmplex chat", "llmplex responses", "llmplex anthropic")
 SYNC_YARDSTICK, ASYNC_YARDSTICK = "raw httpx", "raw httpx"
 STREAM_FIRST_GOAL, STREAM_CHUNK_GOAL = 1.2, 2.0
 STREAM_GOAL_CASES = ("llmplex chat", "llmplex responses")
-LEAN_CHUNK_GOAL, LEAN_GOAL_CASES = 1.5, (*STREAM_GOAL_CASES, "llmplex anthropic", "llmplex openai-compatible")
+LEAN_CHUNK_GOAL = 1.5
+LEAN_GOAL_CASES = (*STREAM_GOAL_CASES, "llmplex anthropic", "llmplex openai-compatible", "llmplex bedrock")
 
 
 class Settings:
@@ -351,6 +352,8 @@ StreamFigures = dict[str, tuple[list[float], list[float]]]
 
 
 def _yardstick(name: str, raw_prefix: str) -> str:
+    if "bedrock" in name:
+        return f"{raw_prefix}bedrock)"
     if "anthropic" in name or "messages" in name:
         return f"{raw_prefix}messages)"
     return f"{raw_prefix}responses)" if "responses" in name else f"{raw_prefix}chat)"

@@ -52,6 +52,14 @@ def has(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+BEDROCK_INSTANCE = (
+    '\n[providers.localbr]\nplugin = "bedrock"\nendpoint_url = "{root}"\nregion = "us-east-1"\n'
+    'aws_access_key_id = "AKIABENCH00000000000"\naws_secret_access_key = "bench"\n'
+)
+"""The ``localbr`` instance: Bedrock's ConverseStream on the stub (SigV4-signed with dummy keys)."""
+BEDROCK_BODY = {"messages": [{"role": "user", "content": [{"text": PROMPT}]}]}
+
+
 def configure_llmplex(root: str, folder: Path) -> None:
     """A config whose ``local``/``localr``/``localant``/``localp`` instances are the stub (chat, responses,
     anthropic, and the ``mistral`` openai-compatible preset). Only the test distribution's observers are left
@@ -63,6 +71,7 @@ def configure_llmplex(root: str, folder: Path) -> None:
         f'[providers.localr]\nplugin = "openai"\nbase_url = "{root}/v1"\napi = "responses"\napi_key = "bench"\n\n'
         f'[providers.localant]\nplugin = "anthropic"\nbase_url = "{root}"\napi_key = "bench"\n\n'
         f'[providers.localp]\nplugin = "mistral"\nbase_url = "{root}/v1"\napi_key = "bench"\n'
+        + (BEDROCK_INSTANCE.format(root=root) if has("llmplex_bedrock") else "")
     )
     os.environ["LLMPLEX_CONFIG"] = str(config)
 
@@ -75,6 +84,8 @@ def build(root: str, *, litellm: bool) -> Cases:
     if litellm and has("litellm"):
         _litellm(root, cases)
     _llmplex(cases)
+    if has("llmplex_bedrock"):
+        _bedrock(root, cases)
     return cases
 
 
@@ -279,6 +290,69 @@ def _llmplex(cases: Cases) -> None:
             event for event in llmplex.stream(model, PROMPT) if event.type == "text"
         )
         cases.astreams[f"llmplex {label}"] = lambda model=model: lambda: _atext(llmplex.astream(model, PROMPT))
+
+
+def _bedrock(root: str, cases: Cases) -> None:
+    """Bedrock's ConverseStream: raw httpx reading the event stream with botocore's frame decoder and ``json``
+    (the yardstick; unsigned), boto3's ``converse_stream`` (urllib3, its own parser), and llmplex's stream."""
+    import boto3
+    import httpx
+
+    import llmplex
+
+    url = f"{root}/model/{MODEL}/converse-stream"
+    client = httpx.Client(headers=HEADERS)
+    cases.closers.append(client.close)
+    cases.streams["raw httpx SSE (bedrock)"] = lambda: _raw_eventstream(client.stream("POST", url, json=BEDROCK_BODY))
+
+    def araw() -> AsyncStream:
+        aclient = httpx.AsyncClient(headers=HEADERS)
+        cases.aclosers.append(aclient.aclose)
+        return lambda: _araw_eventstream(aclient, url)
+
+    cases.astreams["raw httpx SSE (async bedrock)"] = araw
+    keys = {"aws_access_key_id": "AKIABENCH00000000000", "aws_secret_access_key": "bench"}
+    sdk = boto3.client("bedrock-runtime", region_name="us-east-1", endpoint_url=root, **keys)
+    cases.closers.append(sdk.close)
+
+    def boto3_stream() -> Iterator[object]:
+        stream = sdk.converse_stream(modelId=MODEL, **BEDROCK_BODY)["stream"]
+        yield from (event for event in stream if "contentBlockDelta" in event)
+
+    cases.streams["boto3 SDK bedrock"] = boto3_stream
+    model = f"localbr:{MODEL}"
+    cases.streams["llmplex bedrock"] = lambda: (
+        event for event in llmplex.stream(model, PROMPT) if event.type == "text"
+    )
+    cases.astreams["llmplex bedrock"] = lambda: lambda: _atext(llmplex.astream(model, PROMPT))
+
+
+def _frames(buffer: Any, chunk: bytes) -> Iterator[object]:
+    buffer.add_data(chunk)
+    for message in buffer:
+        if message.headers.get(":event-type") == "contentBlockDelta":
+            yield json.loads(message.payload)
+
+
+def _raw_eventstream(opened: Any) -> Iterator[object]:
+    """An event stream read by hand: botocore's frame decoder, each text delta's JSON decoded."""
+    from botocore.eventstream import EventStreamBuffer
+
+    buffer = EventStreamBuffer()
+    with opened as response:
+        for chunk in response.iter_bytes():
+            yield from _frames(buffer, chunk)
+
+
+async def _araw_eventstream(client: Any, url: str) -> AsyncIterator[object]:
+    """Async twin of ``_raw_eventstream``."""
+    from botocore.eventstream import EventStreamBuffer
+
+    buffer = EventStreamBuffer()
+    async with client.stream("POST", url, json=BEDROCK_BODY) as response:
+        async for chunk in response.aiter_bytes():
+            for event in _frames(buffer, chunk):
+                yield event
 
 
 async def _atext(events: AsyncIterator[Any]) -> AsyncIterator[object]:
