@@ -1,0 +1,498 @@
+"""Issue 34 item 4: llmplex-gemini reads ``streamGenerateContent?alt=sse`` lean.
+
+Each case runs both ways on the same local server (the SDK's ``generate_content_stream``, and the lean path:
+the SDK's request, read with ``iter_sse``/``aiter_sse`` into plain data) and compares what the server received
+and how the stream ended: the final response, or the error's type and message. Payloads are shaped as
+https://ai.google.dev/api/generate-content documents them (``tests/plugins/gemini/wire.py`` validates each with
+the SDK's own types).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from google import genai
+from google.genai import types
+from llmplex_gemini import hooks as gemini_hooks
+from llmplex_gemini import lean as gemini_lean
+from llmplex_gemini.clients import close_client, create_async_client, create_client
+from llmplex_gemini.settings import GeminiSettings
+
+import llmplex
+from llmplex import Deadline, LLMDeadlineExceededError, LLMError, LLMRateLimitError
+from llmplex.types import OutputSchema, Tool
+from tests.plugins.gemini.wire import MODEL, error_body, function_call_part, response, stream_body, text_part, usage
+from tests.support.fault_server import Fault, FaultServer
+from tests.support.gemini_stream_server import GeminiServer, Reply
+from tests.support.lean_streams import drain, events, outcome
+
+KEY = "AIzaSyLEANSTREAM_0123456789abcdefghijk"
+SIGNATURE = base64.b64encode(b"signed-thought").decode()
+WEATHER = Tool(
+    name="get_weather",
+    description="Weather of a city",
+    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
+
+
+def _config(url: str, **settings: Any) -> dict[str, Any]:
+    return {"providers": {"g": {"plugin": "gemini", "base_url": url, "api_key": KEY, **settings}}}
+
+
+def _chunk(parts: list[dict[str, Any]], finish: str | None = None, **extra: Any) -> dict[str, Any]:
+    return response(parts, finish_reason=finish, **extra)
+
+
+TEXT = [
+    _chunk([text_part("Hel")], usage_metadata=usage(5, 1)),
+    _chunk([text_part("lo!")], "STOP", usage_metadata=usage(5, 2)),
+]
+STREAMS: dict[str, list[dict[str, Any]]] = {
+    "text": TEXT,
+    "tool calls": [
+        _chunk([text_part("Checking.")]),
+        _chunk([function_call_part("get_weather", {"city": "Paris"}, "call_1")]),
+        _chunk([function_call_part("get_weather", {"city": "Oslo"})], "STOP", usage_metadata=usage(9, 4)),
+    ],
+    "thoughts and a signature": [
+        _chunk([text_part("Let me think.", thought=True)], usage_metadata=usage(5, 0, thoughts=3)),
+        _chunk([{"text": "42", "thoughtSignature": SIGNATURE}], "STOP", usage_metadata=usage(5, 1, thoughts=3)),
+    ],
+    "safety ratings and audio usage": [
+        _chunk(
+            [text_part("Hi")],
+            safety_ratings=[{"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"}],
+        ),
+        _chunk(
+            [text_part("!")],
+            "MAX_TOKENS",
+            usage_metadata={
+                **usage(7, 2, cached=4),
+                "promptTokensDetails": [{"modality": "AUDIO", "tokenCount": 7}],
+                "cacheTokensDetails": [{"modality": "AUDIO", "tokenCount": 4}],
+            },
+        ),
+    ],
+}
+
+read_lean: list[str] = []
+
+
+@pytest.fixture
+def via(monkeypatch: pytest.MonkeyPatch) -> Callable[[bool], None]:
+    """Choose the SDK (``True``) or the lean path; each lean read is counted in ``read_lean``."""
+    read_lean.clear()
+    for name in ("iter_sse", "aiter_sse"):
+        original = getattr(gemini_lean, name)
+
+        def counted(source: Any, _name: str = name, _original: Any = original) -> Any:
+            read_lean.append(_name)
+            return _original(source)
+
+        monkeypatch.setattr(gemini_lean, name, counted)
+    prepare = gemini_lean.prepare
+
+    def choose(sdk: bool) -> None:
+        monkeypatch.setattr(gemini_hooks, "prepare", (lambda *a, **k: None) if sdk else prepare)
+
+    return choose
+
+
+def _read(mode: str) -> list[str]:
+    return ["iter_sse" if mode == "stream" else "aiter_sse"]
+
+
+def _final(events: list[Any]) -> tuple[Any, ...]:
+    final = events[-1].response
+    return (
+        final.text,
+        final.tool_calls,
+        final.finish_reason,
+        final.usage,
+        final.response_id,
+        final.model,
+        final.reasoning,
+    )
+
+
+def _both(server: GeminiServer, via: Callable[[bool], None], reply: Reply, run: Callable[[], Any]) -> list[Any]:
+    """``run`` through the SDK, then lean, each answered with ``reply``."""
+    results = []
+    for sdk in (True, False):
+        via(sdk)
+        server.script(reply)
+        results.append(run())
+    return results
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("name", list(STREAMS))
+def test_item_4_gemini_stream_is_read_lean_as_plain_data(
+    name: str, mode: str, via: Callable[[bool], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[type] = []
+    parse = gemini_hooks.parse_chunk
+    monkeypatch.setattr(gemini_hooks, "parse_chunk", lambda c, s: (seen.append(type(c)), parse(c, s))[1])
+    with GeminiServer() as server:
+        client = llmplex.Client(_config(server.url))
+        run = lambda: drain(client, mode, f"g:{MODEL}")  # noqa: E731
+        finals = [_final(e) for e in _both(server, via, Reply.events(stream_body(STREAMS[name])), run)]
+        client.close()
+    assert read_lean == _read(mode)
+    assert finals[0] == finals[1]
+    sdk_types, lean_types = seen[: len(seen) // 2], seen[len(seen) // 2 :]
+    assert set(sdk_types) == {types.GenerateContentResponse}  # the SDK path still yields its models
+    assert dict in lean_types  # no SDK model built for a chunk the parser reads as it is
+    if name == "text":
+        assert set(lean_types) == {dict} and finals[1][:3] == ("Hello!", (), "stop")
+    if name == "safety ratings and audio usage":  # what the parser does not read goes through the SDK's model
+        assert lean_types == [types.GenerateContentResponse, dict]
+
+
+REQUESTS: dict[str, dict[str, Any]] = {
+    "prompt only": {},
+    "system, tools and options": {
+        "system": "Be brief.",
+        "tools": [WEATHER],
+        "tool_choice": "get_weather",
+        "temperature": 0.25,
+        "max_tokens": 64,
+        "stop": ["END"],
+        "seed": 7,
+    },
+    "structured output": {"output": OutputSchema(name="answer", json_schema={"type": "object"}), "top_p": 0.5},
+    "thinking": {"provider_options": {"thinking_config": {"thinking_budget": 512, "include_thoughts": True}}},
+}
+
+
+@pytest.mark.parametrize("timeout", [None, 30.0])
+@pytest.mark.parametrize("name", list(REQUESTS))
+def test_item_4_gemini_lean_stream_sends_the_sdks_request(
+    name: str, timeout: float | None, via: Callable[[bool], None]
+) -> None:
+    """Same method, path and query (``?alt=sse``), headers in order (``x-goog-api-key``, ``user-agent``,
+    ``x-goog-api-client``, ``x-server-timeout``...) and body bytes as the SDK's."""
+    settings = {} if timeout is None else {"timeout": timeout}
+    with GeminiServer() as server:
+        client = llmplex.Client(_config(server.url, **settings))
+        for sdk in (True, False):
+            via(sdk)
+            server.script(Reply.events(stream_body(TEXT)))
+            drain(client, "stream", f"g:{MODEL}", **REQUESTS[name])
+        client.close()
+        sdk_sent, lean_sent = server.requests
+    assert read_lean == ["iter_sse"]
+    assert lean_sent == sdk_sent and lean_sent.body == sdk_sent.body
+    assert lean_sent.path.endswith(f"/models/{MODEL}:streamGenerateContent?alt=sse")
+    headers = dict(lean_sent.headers)
+    assert headers["x-goog-api-key"] == KEY and "google-genai-sdk/" in headers["x-goog-api-client"]
+    assert ("x-server-timeout" in headers) is (timeout is not None)
+
+
+def _async_stream(client: llmplex.Client, **kwargs: Any) -> list[Any]:
+    async def read() -> list[Any]:
+        return [event async for event in client.astream(f"g:{MODEL}", "hi", **kwargs)]
+
+    return asyncio.run(read())
+
+
+def test_item_4_gemini_lean_async_stream_sends_the_sdks_request(via: Callable[[bool], None]) -> None:
+    with GeminiServer() as server:
+        client = llmplex.Client(_config(server.url, timeout=30.0))
+        for sdk in (True, False):
+            via(sdk)
+            server.script(Reply.events(stream_body(TEXT)))
+            _async_stream(client, **REQUESTS["system, tools and options"])
+        client.close()
+        sdk_sent, lean_sent = server.requests
+    assert read_lean == ["aiter_sse"]
+    assert lean_sent == sdk_sent and lean_sent.body == sdk_sent.body
+
+
+def _sse(*chunks: Any) -> bytes:
+    return b"".join(f"data: {c if isinstance(c, str) else json.dumps(c)}\r\n\r\n".encode() for c in chunks)
+
+
+def _hostile(parts: list[dict[str, Any]], usage_metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A chunk the SDK's types refuse (the documented builder would refuse it too)."""
+    chunk: dict[str, Any] = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}]}
+    if usage_metadata is not None:
+        chunk["usageMetadata"] = usage_metadata
+    return chunk
+
+
+RETRY = [
+    {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{"quotaMetric": "requests"}]},
+    {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "37s"},
+]
+FIRST = _chunk([text_part("Hi")])
+ERRORS: dict[str, Reply] = {
+    "HTTP 400": Reply.json(400, json.dumps(error_body(400, "INVALID_ARGUMENT", "bad request")).encode()),
+    "HTTP 403": Reply.json(403, json.dumps(error_body(403, "PERMISSION_DENIED", "denied")).encode()),
+    "HTTP 429 with retry info": Reply.json(
+        429, json.dumps(error_body(429, "RESOURCE_EXHAUSTED", "quota", RETRY)).encode(), {"Retry-After": "5"}
+    ),
+    "HTTP 500": Reply.json(500, json.dumps(error_body(500, "INTERNAL", "internal")).encode()),
+    "HTTP 503 not JSON": Reply.json(503, b"<html>Service Unavailable</html>"),
+    "error event mid-stream": Reply.events(_sse(FIRST, error_body(503, "UNAVAILABLE", "overloaded"))),
+    "event not JSON": Reply.events(_sse(FIRST, "{not json")),
+    "empty event": Reply.events(_sse(FIRST) + b"data: \r\n\r\n"),
+    "truncated last event": Reply.events(_sse(FIRST) + b'data: {"candidates": [{"con'),
+    "cut mid-stream": Reply.events(_sse(FIRST), ending="cut"),
+    "safety stop": Reply.events(_sse(FIRST, _chunk([], "SAFETY"))),
+}
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_item_4_gemini_stream_errors_are_the_sdks_typed_errors(
+    name: str, mode: str, via: Callable[[bool], None]
+) -> None:
+    with GeminiServer() as server:
+        config = _config(server.url)
+        sdk, lean = _both(server, via, ERRORS[name], lambda: _classified(config, mode))
+    assert read_lean == (_read(mode) if ERRORS[name].status == 200 else [])
+    assert sdk == lean, name
+    assert sdk[0] is not LLMError
+    if name == "HTTP 429 with retry info":
+        assert sdk[0] is LLMRateLimitError and sdk[3] == (429, 37.0)
+
+
+ODD: dict[str, Reply] = {
+    "error event without a code": Reply.events(_sse(FIRST, {"error": {"message": "no code"}})),
+    "event that is a list": Reply.events(_sse(FIRST, [1, 2])),
+    "event that is a string": Reply.events(_sse(FIRST, '"text"')),
+    "unknown field in a part": Reply.events(_sse(FIRST, _hostile([{"text": "x", "bogus": 1}]))),
+    "usage that is text": Reply.events(_sse(FIRST, _hostile([], {"promptTokenCount": "x"}))),
+    "usage that is a bool": Reply.events(_sse(FIRST, _hostile([], {"promptTokenCount": True}))),
+    "unknown finish reason": Reply.events(_sse(FIRST, {"candidates": [{"finishReason": "stop"}]})),
+    "thought that is text": Reply.events(_sse(FIRST, _hostile([{"text": "t", "thought": "yes"}]))),
+    "NaN usage": Reply.events(_sse(FIRST, '{"usageMetadata": {"promptTokenCount": NaN}}')),
+}
+"""Chunks the SDK's types take oddly or refuse: whatever the SDK makes of each, the lean path makes too."""
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("name", list(ODD))
+def test_item_4_hostile_gemini_odd_chunks_end_as_through_the_sdk(
+    name: str, mode: str, via: Callable[[bool], None]
+) -> None:
+    with GeminiServer() as server:
+        config = _config(server.url)
+        sdk, lean = _both(server, via, ODD[name], lambda: _ending(config, mode))
+    assert read_lean == _read(mode)
+    assert sdk == lean, name
+
+
+def _ending(config: dict[str, Any], mode: str) -> tuple[Any, ...]:
+    """The final response, or the error's type and message, and the text delivered before either."""
+    client = llmplex.Client(config, throttle={"max_attempts": 1})
+    try:
+        seen = list(events(client, mode, f"g:{MODEL}"))
+        return "ok", _final(seen), "".join(e.text or "" for e in seen if e.type == "text")
+    except LLMError as error:
+        return type(error), str(error)
+    finally:
+        client.close()
+
+
+def _classified(config: dict[str, Any], mode: str) -> tuple[Any, ...]:
+    """``outcome``, with the taxonomy error's status code and requested wait."""
+    client = llmplex.Client(config, throttle={"max_attempts": 1})
+    texts: list[str] = []
+    try:
+        with pytest.raises(LLMError) as caught:
+            drain_texts(client, mode, texts)
+    finally:
+        client.close()
+    error = caught.value
+    wait = (getattr(error, "status_code", None), getattr(error, "retry_after", None))
+    return type(error), str(error), "".join(texts), wait
+
+
+def drain_texts(client: llmplex.Client, mode: str, texts: list[str], **kwargs: Any) -> None:
+    """The text a stream delivers, kept in ``texts`` even when it then fails."""
+    texts.extend(e.text or "" for e in events(client, mode, f"g:{MODEL}", **kwargs) if e.type == "text")
+
+
+def test_item_4_gemini_unterminated_last_event_is_still_read(via: Callable[[bool], None]) -> None:
+    """Like the SDK's reader, an event the body ended without a blank line after is read."""
+    body = stream_body(TEXT).removesuffix(b"\r\n\r\n")
+    with GeminiServer() as server:
+        client = llmplex.Client(_config(server.url))
+        finals = _both(server, via, Reply.events(body), lambda: _final(drain(client, "stream", f"g:{MODEL}")))
+        client.close()
+    assert finals[0] == finals[1] and finals[1][2] == "stop"
+
+
+FAULTS: dict[str, Callable[[], Fault]] = {
+    "connection reset": Fault.reset,
+    "rate limit": lambda: Fault.rate_limit(retry_after=2),
+    "server error": Fault.server_error,
+}
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("name", list(FAULTS))
+def test_item_4_gemini_faults_are_the_same_typed_errors(name: str, mode: str, via: Callable[[bool], None]) -> None:
+    outcomes = []
+    with FaultServer(any_path=True) as server:
+        for sdk in (True, False):
+            via(sdk)
+            server.enqueue(FAULTS[name]())
+            outcomes.append(outcome(_config(server.url.removesuffix("/v1")), f"g:{MODEL}", mode))
+    assert outcomes[0] == outcomes[1] and outcomes[0][0] is not LLMError, name
+
+
+@pytest.mark.parametrize("fault", ["trickle", "stall"])
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_item_4_gemini_trickling_or_stalled_stream_ends_at_the_deadline(
+    mode: str, fault: str, via: Callable[[bool], None]
+) -> None:
+    """Warmed up first (the provider client is built within a call's deadline), then held to a 0.6 s deadline:
+    the chunks that came are delivered, and the call ends with the deadline."""
+    body = stream_body(TEXT * 100)
+    reply = Reply.events(body, interval=0.02) if fault == "trickle" else Reply.events(_sse(FIRST), ending="stall")
+    with GeminiServer() as server:
+        via(False)
+        client = llmplex.Client(_config(server.url), throttle={"max_attempts": 1})
+        server.script(Reply.events(stream_body(TEXT)), reply)
+        ended, texts = _warm_then_deadline(client, mode)
+        client.close()
+    assert read_lean == _read(mode) * 2  # the lean path was the one held to the deadline
+    assert ended is LLMDeadlineExceededError
+    if fault == "stall":
+        assert texts == ["Hi"]
+
+
+def _warm_then_deadline(client: llmplex.Client, mode: str) -> tuple[type[BaseException] | None, list[str]]:
+    """One stream read whole, then one held to a 0.6 s deadline (in one event loop when async): how the second
+    ended and the text it delivered."""
+    texts: list[str] = []
+    model = f"g:{MODEL}"
+    if mode == "stream":
+        drain(client, mode, model)
+        try:
+            texts.extend(e.text or "" for e in client.stream(model, "hi", deadline=Deadline.after(0.6)) if e.text)
+        except LLMError as error:
+            return type(error), texts
+        return None, texts
+
+    async def read() -> type[BaseException] | None:
+        [event async for event in client.astream(model, "hi")]
+        try:
+            async for event in client.astream(model, "hi", deadline=Deadline.after(0.6)):
+                texts.extend([event.text] if event.text else [])
+        except LLMError as error:
+            return type(error)
+        return None
+
+    return asyncio.run(read()), texts
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_item_4_hostile_gemini_deeply_nested_chunk_fails_alike(mode: str, via: Callable[[bool], None]) -> None:
+    """A chunk nested deeper than any JSON reader goes fails the same way both ways, without a crash."""
+    deep = "[" * 100_000 + "]" * 100_000
+    with GeminiServer() as server:
+        config = _config(server.url)
+        sdk, lean = _both(server, via, Reply.events(_sse(FIRST, deep)), lambda: outcome(config, f"g:{MODEL}", mode))
+    assert sdk == lean and sdk[2] == "Hi"
+
+
+def test_item_4_hostile_gemini_huge_nested_arguments_and_negative_usage(via: Callable[[bool], None]) -> None:
+    """Large, deeply nested call arguments and negative token counts come out the same both ways."""
+    nested: Any = {"leaf": list(range(2000))}
+    for depth in range(200):
+        nested = {f"k{depth}": nested, "pad": "x" * 100}
+    chunks = [
+        _chunk([function_call_part("get_weather", nested)]),
+        _chunk([], "STOP", usage_metadata={"promptTokenCount": -5, "candidatesTokenCount": -1, "totalTokenCount": -6}),
+    ]
+    with GeminiServer() as server:
+        client = llmplex.Client(_config(server.url), throttle={"max_attempts": 1})
+
+        def run() -> Any:
+            try:
+                return _final(drain(client, "stream", f"g:{MODEL}"))
+            except LLMError as error:
+                return type(error), str(error)
+
+        results = _both(server, via, Reply.events(stream_body(chunks)), run)
+        client.close()
+    assert results[0] == results[1]
+    assert read_lean == ["iter_sse"]
+
+
+ECHOES: dict[str, Reply] = {
+    "status error": Reply.json(400, json.dumps(error_body(400, "INVALID_ARGUMENT", f"API key {KEY} bad")).encode()),
+    "error event": Reply.events(_sse(FIRST, error_body(500, "INTERNAL", f"key={KEY}"))),
+    "not JSON": Reply.events(_sse(FIRST, f"{{{KEY}")),
+}
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("name", list(ECHOES))
+def test_item_4_hostile_gemini_key_echoed_back_never_appears_in_the_error(
+    name: str, mode: str, via: Callable[[bool], None]
+) -> None:
+    with GeminiServer() as server:
+        config = _config(server.url)
+        sdk, lean = _both(server, via, ECHOES[name], lambda: _echo(config, mode))
+    assert sdk == lean
+    assert KEY not in lean[1] and KEY not in lean[2]
+
+
+def _echo(config: dict[str, Any], mode: str) -> tuple[type[BaseException], str, str]:
+    client = llmplex.Client(config, throttle={"max_attempts": 1})
+    texts: list[str] = []
+    try:
+        with pytest.raises(LLMError) as caught:
+            drain_texts(client, mode, texts)
+    finally:
+        client.close()
+    return type(caught.value), str(caught.value), repr(caught.value)
+
+
+def test_item_4_gemini_lean_path_only_for_its_own_clients() -> None:
+    """A client built elsewhere (a user's, Vertex AI's) or something that is no client: the SDK path."""
+    payload: dict[str, Any] = {"model": MODEL, "contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    foreign = genai.Client(api_key=KEY)
+    vertex = genai.Client(vertexai=True, api_key=KEY)
+    for client in (foreign, vertex, object(), None):
+        assert gemini_lean.prepare(client, payload, is_async=False) is None
+    foreign.close()
+    vertex.close()
+
+
+def _built(settings: dict[str, Any], *, is_async: bool = False) -> Any:
+    chosen = GeminiSettings(api_key=KEY, base_url="http://127.0.0.1:9", **settings)
+    return (create_async_client if is_async else create_client)(chosen)
+
+
+@pytest.mark.parametrize(
+    ("config", "lean"),
+    [
+        ({}, True),
+        ({"http_options": {"timeout": 5000}}, True),
+        ({"automatic_function_calling": {"disable": True}, "tools": [{"function_declarations": []}]}, True),
+        ({"http_options": {"headers": {"x-extra": "1"}}}, False),
+        ({"http_options": {"retry_options": {"attempts": 3}}}, False),
+        ({"tools": [{"function_declarations": [{"name": "f"}]}]}, False),
+    ],
+)
+def test_item_4_gemini_lean_path_falls_back_where_the_sdk_does_more(config: dict[str, Any], lean: bool) -> None:
+    payload = {"model": MODEL, "contents": [{"role": "user", "parts": [{"text": "hi"}]}], "config": config}
+    sync, async_ = _built({}), _built({}, is_async=True)
+    try:
+        assert (gemini_lean.prepare(sync, payload, is_async=False) is not None) is lean
+        assert (gemini_lean.prepare(async_, payload, is_async=True) is not None) is lean
+        assert gemini_lean.prepare(sync, payload, is_async=True) is None  # the sync client has no async transport
+    finally:
+        close_client(sync)
+        asyncio.run(close_client(async_))  # type: ignore[arg-type]
