@@ -61,9 +61,10 @@ class GeminiServer:
         self._stopping = threading.Event()
 
     def script(self, *replies: Reply) -> None:
-        """Answer the next requests with these replies, in order (the last one is repeated)."""
+        """Answer the next requests with these replies, in order (the last one is repeated); replaces the
+        replies scripted before."""
         with self._lock:
-            self._replies.extend(replies)
+            self._replies = deque(replies)
 
     def _next(self) -> Reply:
         with self._lock:
