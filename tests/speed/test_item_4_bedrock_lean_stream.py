@@ -8,6 +8,7 @@ same final response, the same SDK exception (code and message) and the same type
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import socket
 import struct
@@ -22,6 +23,9 @@ import boto3
 import pytest
 from botocore.eventstream import EventStreamBuffer
 from botocore.exceptions import ClientError, EventStreamError
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from llmplex_bedrock import frames as bedrock_frames
 from llmplex_bedrock import hooks as bedrock_hooks
 from llmplex_bedrock import lean as bedrock_lean
 
@@ -373,3 +377,62 @@ def test_item_4_bedrock_stalled_stream_ends_at_the_deadline(mode: str, via: Call
 def test_item_4_bedrock_other_streams_fall_back_to_boto3() -> None:
     """What is not botocore's own ``EventStream`` (a stubbed or wrapped stream) is left to be read as it is."""
     assert bedrock_lean.lean_events(iter([{"messageStart": {}}])) is None
+
+
+def _read_all(feed: Callable[[bytes], Iterator[tuple[Any, bytes]]], chunks: list[bytes]) -> list[Any]:
+    out: list[Any] = []
+    try:
+        for chunk in chunks:
+            out.extend((dict(headers), payload) for headers, payload in feed(chunk))
+    except Exception as error:  # the error itself is compared
+        out.append((type(error), str(error)))
+    return out
+
+
+def _botocore_feed() -> Callable[[bytes], Iterator[tuple[Any, bytes]]]:
+    buffer = EventStreamBuffer()
+
+    def feed(chunk: bytes) -> Iterator[tuple[Any, bytes]]:
+        buffer.add_data(chunk)
+        return ((message.headers, message.payload) for message in buffer)
+
+    return feed
+
+
+FRAMES = [
+    START,
+    *HI,
+    ERROR_FRAME,
+    exception_frame("throttlingException", "slow"),
+    _event("metadata", b""),
+    *EVERY_SHAPE[:4],
+]
+
+
+@settings(derandomize=True, max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    picks=st.lists(st.integers(0, len(FRAMES) - 1), min_size=1, max_size=8),
+    flips=st.lists(st.tuples(st.integers(0, 10_000), st.integers(1, 255)), max_size=2),
+    cut=st.integers(0, 10_000),
+    splits=st.lists(st.integers(0, 10_000), max_size=6),
+)
+def test_item_4_bedrock_frame_reader_reads_and_fails_as_botocores_buffer(
+    picks: list[int], flips: list[tuple[int, int]], cut: int, splits: list[int]
+) -> None:
+    """Frames with flipped bytes (CRCs, lengths, headers), cut short, split anywhere: the same messages, then the
+    same error (type and message), as botocore's ``EventStreamBuffer``."""
+    data = bytearray(b"".join(FRAMES[i] for i in picks))
+    for at, mask in flips:
+        data[at % len(data)] ^= mask
+    body = bytes(data[: len(data) - cut % 40])
+    points = sorted({0, len(body), *(s % (len(body) + 1) for s in splits)})
+    chunks = [body[a:b] for a, b in itertools.pairwise(points)]
+    assert _read_all(bedrock_frames.FrameReader().feed, chunks) == _read_all(_botocore_feed(), chunks)
+
+
+def test_item_4_bedrock_frame_reader_bounds_its_header_cache() -> None:
+    """A server sending a new header block with every message gets each parsed, and the cache stays bounded."""
+    reader = bedrock_frames.FrameReader()
+    body = b"".join(_frame({":event-type": "messageStart", "x": str(i)}, b"{}") for i in range(100))
+    assert [h["x"] for h, _ in reader.feed(body)] == [str(i) for i in range(100)]
+    assert len(reader._headers) == bedrock_frames._CACHED_HEADERS

@@ -5,8 +5,8 @@ SigV4 signing, an HTTP error before the stream as botocore's ``ClientError``);
 only the reading of its event stream changes. botocore's ``EventStream`` turns
 each message into a response dict and walks the ConverseStream model's shapes
 through its parser's generic dispatch for every event. ``lean_events`` reads
-the same body with botocore's own ``EventStreamBuffer`` (prelude and message
-CRCs checked, lengths bounded, as before), decodes each payload as the parser
+the same body with ``FrameReader`` (botocore's ``EventStreamBuffer``'s checks
+and errors, less work per message; see ``llmplex_bedrock.frames``), decodes each payload as the parser
 does (``json``: orjson would turn a 20-digit integer into a float) and converts
 it with converters compiled once from the same shapes, doing what
 ``BaseJSONParser`` does (members by their wire names, ``null`` members left
@@ -28,9 +28,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from botocore.eventstream import EventStream, EventStreamBuffer, EventStreamMessage
+from botocore.eventstream import EventStream
 from botocore.exceptions import EventStreamError
 from botocore.parsers import EventStreamJSONParser
+
+from llmplex_bedrock.frames import FrameReader
 
 __all__ = ["lean_events"]
 
@@ -134,21 +136,21 @@ class _Decoder:
     operation: str
     events: dict[str, Convert]
 
-    def decode(self, message: EventStreamMessage) -> Any:
-        """The event ``message`` carries (``{}`` for one boto3 skips); an exception message raised."""
-        headers: Any = message.headers  # a dict; botocore's stubs type it as the header-length int
-        convert = self.events.get(headers.get(":event-type"))
-        if convert is not None and headers.get(":message-type") not in ("error", "exception"):
-            payload = message.payload
+    def decode(self, headers: dict[str, Any], payload: bytes) -> Any:
+        """The event of one message (``{}`` for one boto3 skips); an exception or error message raised."""
+        kind = headers.get(":event-type")
+        convert = None if kind is None else self.events.get(kind)
+        failed = headers.get(":message-type") in ("error", "exception")
+        if convert is not None and not failed:
             try:  # decoded as the parser decodes it (``_parse_body_as_json``), so numbers come out the same
                 body = json.loads(payload.decode()) if payload else {}
                 if type(body) is dict:  # anything else fails in the parser, which then raises its own error
-                    return {headers[":event-type"]: convert(body)}
+                    return {kind: convert(body)}
             except (_ParserNeededError, ValueError):
                 pass
-        response = message.to_response_dict()
+        response = {"status_code": 400 if failed else 200, "headers": headers, "body": payload}  # to_response_dict
         parsed = self.parser.parse(response, self.shape)
-        if response["status_code"] != 200:
+        if failed:
             raise EventStreamError(parsed, self.operation)
         return parsed
 
@@ -194,10 +196,9 @@ def lean_events(stream: Any) -> Iterator[Any] | None:
 
 
 def _read(raw: Any, decoder: _Decoder) -> Iterator[Any]:
-    buffer = EventStreamBuffer()
+    frames = FrameReader()
     for chunk in raw.stream():
-        buffer.add_data(chunk)
-        for message in buffer:
-            event = decoder.decode(message)
+        for headers, payload in frames.feed(chunk):
+            event = decoder.decode(headers, payload)
             if event:
                 yield event

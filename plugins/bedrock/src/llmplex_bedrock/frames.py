@@ -1,0 +1,86 @@
+"""``application/vnd.amazon.eventstream`` frames read as botocore's ``EventStreamBuffer`` reads them, with less work.
+
+botocore's buffer unpacks each header of each message field by field and copies
+what is left of its buffer after every message. ``FrameReader`` checks the same
+things in the same order (the prelude's CRC, the header and payload length
+limits, the message CRC seeded with the prelude's), keeps an offset instead of
+copying, and parses a message's header bytes with botocore's own header parser
+once per distinct value (a stream repeats a few: one per event type). At the
+first message that is anything but well formed (a CRC that does not match, a
+length over botocore's limits, lengths that contradict each other) the bytes
+from that message on go to a real ``EventStreamBuffer``, which raises its own
+error (``ChecksumMismatch``, ``InvalidPayloadLength``...) as it always did.
+"""
+
+from __future__ import annotations
+
+from binascii import crc32
+from collections.abc import Generator, Iterator
+from struct import Struct
+from typing import Any
+
+from botocore.eventstream import EventStreamBuffer, EventStreamHeaderParser
+
+__all__ = ["FrameReader"]
+
+_PRELUDE = Struct("!III")
+_CRC = Struct("!I")
+_MAX_HEADERS = 128 * 1024
+_MAX_PAYLOAD = 24 * 1024 * 1024
+"""botocore's limits (``_MAX_HEADERS_LENGTH``, ``_MAX_PAYLOAD_LENGTH``); a message past them goes to its buffer."""
+_CACHED_HEADERS = 32
+"""Distinct header blocks remembered per stream (a hostile server sending new ones each time gets them parsed)."""
+
+
+class FrameReader:
+    """The messages of one event stream, fed chunk by chunk: ``(headers, payload)`` pairs."""
+
+    def __init__(self) -> None:
+        self._data = b""
+        self._fallback: EventStreamBuffer | None = None
+        self._parser = EventStreamHeaderParser()
+        self._headers: dict[bytes, dict[str, Any]] = {}
+
+    def feed(self, chunk: bytes) -> Iterator[tuple[dict[str, Any], bytes]]:
+        """The messages ``chunk`` completes (read them all before feeding the next chunk)."""
+        if self._fallback is None:
+            data = self._data + chunk if self._data else chunk
+            start = yield from self._messages(data)
+            if start is None:
+                return
+            self._fallback = EventStreamBuffer()
+            self._fallback.add_data(data[start:])
+        else:
+            self._fallback.add_data(chunk)
+        for message in self._fallback:
+            headers: Any = message.headers  # a dict; botocore's stubs type it as the header-length int
+            yield headers, message.payload
+
+    def _messages(self, data: bytes) -> Generator[tuple[dict[str, Any], bytes], None, int | None]:
+        """The well-formed messages of ``data``; returns where botocore's buffer must take over (``None``: nowhere,
+        the rest kept for the next chunk)."""
+        start, size = 0, len(data)
+        while size - start >= 12:
+            total, length, prelude_crc = _PRELUDE.unpack_from(data, start)
+            headers_end, payload_end = start + 12 + length, start + total - 4
+            if (
+                crc32(data[start : start + 8]) != prelude_crc
+                or length > _MAX_HEADERS
+                or total - length - 16 > _MAX_PAYLOAD
+                or headers_end > payload_end
+            ):
+                return start
+            if size - start < total:
+                break
+            if crc32(data[start + 8 : payload_end], prelude_crc) != _CRC.unpack_from(data, payload_end)[0]:
+                return start
+            block = data[start + 12 : headers_end]
+            headers = self._headers.get(block)
+            if headers is None:
+                headers = self._parser.parse(block)
+                if len(self._headers) < _CACHED_HEADERS:
+                    self._headers[block] = headers
+            yield headers, data[headers_end:payload_end]
+            start += total
+        self._data = data[start:]
+        return None
