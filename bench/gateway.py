@@ -68,11 +68,14 @@ class Counts:
 
     @classmethod
     def of(cls, quick: bool, soak: int | None, rounds: int | None, scale: float = 1.0) -> Counts:
-        base = cls(40, 256, 10, 200, 2_000, 1) if quick else cls(500, 2_000, 100, 5_000, 100_000, 3)
+        # --quick runs every measure end to end once (its figures mean nothing): 64 requests fill 64 in flight;
+        # a full run floors the parallel measure at 256 requests, so 256 in flight are all busy at once.
+        base = cls(10, 64, 3, 64, 2_000, 1) if quick else cls(500, 2_000, 100, 5_000, 100_000, 3)
+        least = cls(1, 1, 1, 0, 0, 0) if quick else cls(10, 256, 5, 0, 0, 0)
         return cls(
-            max(10, round(base.sequential * scale)),
-            max(256, round(base.parallel * scale)),
-            max(5, round(base.streams * scale)),
+            max(least.sequential, round(base.sequential * scale)),
+            max(least.parallel, round(base.parallel * scale)),
+            max(least.streams, round(base.streams * scale)),
             base.warmup,
             base.soak if soak is None else soak,
             base.rounds if rounds is None else rounds,
@@ -329,6 +332,10 @@ async def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     stub = servers.start_stub(work, server_cpu)
     started: list[servers.Server] = [stub]
     try:
+        proxy, started_at = None, time.monotonic()
+        if executable is not None:  # the slowest to start: it boots while the gateway starts
+            proxy = servers.start_litellm(work, stub.url, server_cpu, executable)
+            started.append(proxy)
         env, config = servers.gateway_environment(work, stub.url)
         key = servers.create_key(env, config)
         gateway = servers.start_gateway(work, env, config, server_cpu)
@@ -337,11 +344,9 @@ async def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             Target("direct", stub.url + "/v1", servers.UPSTREAM_KEY, servers.STUB_MODEL),
             Target("llmplex", gateway.url + "/v1", key, f"stub:{servers.STUB_MODEL}", gateway),
         ]
-        if executable is not None:
-            started_at = time.monotonic()
-            proxy = servers.start_litellm(work, stub.url, server_cpu, args.litellm_timeout, executable)
-            started.append(proxy)
-            report["litellm_start_seconds"] = time.monotonic() - started_at
+        if proxy is not None:
+            servers.litellm_ready(proxy, args.litellm_timeout)
+            report["litellm_start_seconds"] = time.monotonic() - started_at  # with the gateway's start beside it
             report["litellm_rss_kib"] = proxy.rss_kib()
             targets.append(Target("litellm", proxy.url + "/v1", servers.LITELLM_MASTER_KEY, servers.STUB_MODEL, proxy))
         for target in targets:
@@ -350,9 +355,10 @@ async def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         gc.freeze()
         await compare(targets, counts, report)
         print_comparison(report)
-        if len(started) > 2:
-            report["litellm_rss_kib_after"] = started[2].rss_kib()
-            started.pop().stop()  # the proxy is not needed for the soak: give its CPU back
+        if proxy is not None:
+            report["litellm_rss_kib_after"] = proxy.rss_kib()
+            proxy.stop()  # the proxy is not needed for the soak: give its CPU back
+            started.remove(proxy)
         await own_overhead(targets[1], counts.sequential, report)
         await soak(targets[1], gateway, counts, report)
         gateway.stop()

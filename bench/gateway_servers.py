@@ -221,8 +221,9 @@ def litellm_executable(given: str | None) -> Path:
     )
 
 
-def start_litellm(work: Path, stub_url: str, cpu: int | None, timeout: float, executable: Path) -> Server:
-    """The litellm proxy (``litellm[proxy]``), one worker, no database, no spend logs, the local cost map."""
+def start_litellm(work: Path, stub_url: str, cpu: int | None, executable: Path) -> Server:
+    """The litellm proxy (``litellm[proxy]``), one worker, no database, no spend logs, the local cost map; started,
+    not waited for (``litellm_ready``)."""
     config = work / "litellm.yaml"
     config.write_text(
         f"""model_list:
@@ -246,7 +247,13 @@ general_settings:
     command = [str(executable), "--config", str(config), "--host", "127.0.0.1", "--port", str(port)]
     command += ["--num_workers", "1"]
     proxy = Server("the litellm proxy", command, env, cpu, work / "litellm.log")
+    proxy.url = f"http://127.0.0.1:{port}"
+    return proxy
+
+
+def litellm_ready(proxy: Server, timeout: float) -> Server:
+    """Wait for a proxy of ``start_litellm`` to answer its liveness probe (it starts in tens of seconds)."""
     try:
-        return proxy.wait_ready(f"http://127.0.0.1:{port}", "/health/liveliness", timeout)
+        return proxy.wait_ready(proxy.url, "/health/liveliness", timeout)
     except RuntimeError as exc:
         raise RuntimeError(f"{exc}\n(if a module is missing: {INSTALL_PROXY})") from None
