@@ -43,7 +43,7 @@ def local(small_server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> llmplex
 
 
 def test_text_answer_and_max_tokens_truncation(local: llmplex.Client) -> None:
-    response = local.complete(MODEL, "The capital of France is", max_tokens=8)
+    response = local.complete(MODEL, "The capital of France is", max_tokens=8, provider_options=DETERMINISTIC)
     assert isinstance(response.text, str)
     assert response.text
     assert response.finish_reason == "length"
@@ -56,13 +56,15 @@ def test_text_answer_and_max_tokens_truncation(local: llmplex.Client) -> None:
 
 
 async def test_async_answer(local: llmplex.Client) -> None:
-    response = await local.acomplete(MODEL, "Hello", system="You are terse.", max_tokens=4)
+    response = await local.acomplete(
+        MODEL, "Hello", system="You are terse.", max_tokens=4, provider_options=DETERMINISTIC
+    )
     assert response.finish_reason in {"length", "stop"}
     assert 0 < response.usage.output_tokens <= 4
 
 
 def test_stream_events_assemble_into_the_response(local: llmplex.Client) -> None:
-    events = list(local.stream(MODEL, "Once upon a time", max_tokens=8))
+    events = list(local.stream(MODEL, "Once upon a time", max_tokens=8, provider_options=DETERMINISTIC))
     kinds = [e.type for e in events]
     assert kinds[-3:] == ["usage", "finish", "response"]
     assert set(kinds[:-3]) <= {"text"}

@@ -29,7 +29,7 @@ def test_text_completion(live_client: llmplex.Client) -> None:
 
 
 def test_max_tokens_truncates_with_length(live_client: llmplex.Client) -> None:
-    response = live_client.complete(LOCAL_MODEL, "Count from one to one hundred.", max_tokens=5)
+    response = live_client.complete(LOCAL_MODEL, "Count from one to one hundred.", max_tokens=5, temperature=0)
     assert response.finish_reason == "length"
     assert response.usage.output_tokens == 5
 
@@ -46,9 +46,9 @@ def test_stream_deltas_assemble_into_the_final_response(live_client: llmplex.Cli
 
 
 async def test_async_completion_and_stream(live_client: llmplex.Client) -> None:
-    response = await live_client.acomplete(LOCAL_MODEL, "Hi", max_tokens=4)
+    response = await live_client.acomplete(LOCAL_MODEL, "Hi", max_tokens=4, temperature=0)
     assert response.usage.output_tokens == 4
-    events = [e async for e in live_client.astream(LOCAL_MODEL, "Hi", max_tokens=4)]
+    events = [e async for e in live_client.astream(LOCAL_MODEL, "Hi", max_tokens=4, temperature=0)]
     assert events[-1].response is not None
     assert events[-1].response.usage.output_tokens == 4
 
@@ -103,11 +103,11 @@ def test_prompt_longer_than_the_context_is_a_bad_request(live_client: llmplex.Cl
 
 @pytest.mark.parametrize("prefix", ["localchat", "localresp"])
 def test_both_openai_apis_on_the_local_server(live_client: llmplex.Client, prefix: str) -> None:
-    response = live_client.complete(f"{prefix}:{DEFAULT_MODEL}", "Hello", max_tokens=6)
+    response = live_client.complete(f"{prefix}:{DEFAULT_MODEL}", "Hello", max_tokens=6, temperature=0)
     assert response.provider == prefix
     assert response.text
     assert response.usage.output_tokens == 6
-    events = list(live_client.stream(f"{prefix}:{DEFAULT_MODEL}", "Hello", max_tokens=6))
+    events = list(live_client.stream(f"{prefix}:{DEFAULT_MODEL}", "Hello", max_tokens=6, temperature=0))
     assert events[-1].response is not None
     assert events[-1].response.text == "".join(e.text for e in events if e.type == "text")
 
@@ -167,6 +167,6 @@ def test_async_calls_from_separate_event_loops(live_client: llmplex.Client, pref
     import asyncio
 
     model = f"{prefix}:{DEFAULT_MODEL}"
-    first = asyncio.run(live_client.acomplete(model, "Hi", max_tokens=2))
-    second = asyncio.run(live_client.acomplete(model, "Hi again", max_tokens=2))
+    first = asyncio.run(live_client.acomplete(model, "Hi", max_tokens=2, temperature=0))
+    second = asyncio.run(live_client.acomplete(model, "Hi again", max_tokens=2, temperature=0))
     assert first.usage.output_tokens == second.usage.output_tokens == 2
