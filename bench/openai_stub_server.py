@@ -11,7 +11,9 @@ It answers, at once and on keep-alive connections, with one fixed body per route
   ``message_start`` ... ``message_stop`` events with ``STREAM_CHUNKS`` text deltas;
 * ``POST .../converse-stream``: Bedrock's ConverseStream, ``application/vnd.amazon.eventstream``
   frames ``messageStart``, ``STREAM_CHUNKS`` ``contentBlockDelta`` texts, ``contentBlockStop``,
-  ``messageStop``, ``metadata`` (payloads padded with ``p`` as the service pads them).
+  ``messageStop``, ``metadata`` (payloads padded with ``p`` as the service pads them);
+* ``POST .../models/{model}:streamGenerateContent?alt=sse``: Gemini's stream, ``STREAM_CHUNKS``
+  ``GenerateContentResponse`` events (text, usage, model and response id on each, the finish on the last).
 
 Anything else gets 404. It binds 127.0.0.1 on an ephemeral port, prints
 ``PORT <n>`` on stdout, and stops when stdin closes or after ``--lifetime``
@@ -232,6 +234,17 @@ def _converse_stream() -> bytes:
     return b"".join(frames)
 
 
+def _gemini_stream() -> bytes:
+    def chunk(i: int) -> dict[str, Any]:
+        candidate: dict[str, Any] = {"content": {"parts": [{"text": f"w{i} "}], "role": "model"}, "index": 0}
+        if i == STREAM_CHUNKS - 1:
+            candidate["finishReason"] = "STOP"
+        usage = {"promptTokenCount": 9, "candidatesTokenCount": i + 1, "totalTokenCount": 10 + i}
+        return {"candidates": [candidate], "usageMetadata": usage, "modelVersion": "stub-model", "responseId": "bench"}
+
+    return "".join(f"data: {_json(chunk(i))}\r\n\r\n" for i in range(STREAM_CHUNKS)).encode()
+
+
 def _reply(status: str, body: bytes, content_type: str = "application/json") -> bytes:
     head = (
         f"HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {len(body)}\r\n"
@@ -253,6 +266,7 @@ ROUTES: dict[tuple[bytes, bool], bytes] = {
     (b"/messages", False): _ok(MESSAGE),
     (b"/messages", True): _reply("200 OK", _messages_stream(), "text/event-stream"),
     (b"/converse-stream", False): _reply("200 OK", _converse_stream(), "application/vnd.amazon.eventstream"),
+    (b":streamGenerateContent", False): _reply("200 OK", _gemini_stream(), "text/event-stream"),
 }
 NOT_FOUND = _reply("404 Not Found", b'{"error":{"message":"not found","type":"invalid_request_error"}}')
 

@@ -1,10 +1,9 @@
 """Per-call cost of llmplex, the official SDKs and litellm against raw httpx, httpx2 and aiohttp (issue 17).
 
 Run: ``python bench/transport.py [--quick] [--no-litellm] [--no-freeze] [--profile CASE]`` (about a
-minute and a half; ``tox -e bench`` runs it too). One process run, against a local
-stub server (``bench/openai_stub_server.py``, Chat Completions, Responses and
-Anthropic Messages, plain and SSE) in its own process; with two CPUs or more the
-server runs on CPU 1 and this process on CPU 0.
+minute and a half; ``tox -e bench`` runs it too). One process run, against a local stub server
+(``bench/openai_stub_server.py``: Chat Completions, Responses, Anthropic Messages, Bedrock's ConverseStream, Gemini's
+streamGenerateContent) in its own process; with two CPUs or more the server runs on CPU 1 and this process on CPU 0.
 
 Sync and async measures run each case right next to its yardstick (the pair's
 order alternates, the cases' order rotates each round) for a fixed time each;
@@ -65,7 +64,8 @@ SYNC_YARDSTICK, ASYNC_YARDSTICK = "raw httpx", "raw httpx"
 STREAM_FIRST_GOAL, STREAM_CHUNK_GOAL = 1.2, 2.0
 STREAM_GOAL_CASES = ("llmplex chat", "llmplex responses")
 LEAN_CHUNK_GOAL = 1.5
-LEAN_GOAL_CASES = (*STREAM_GOAL_CASES, "llmplex anthropic", "llmplex openai-compatible", "llmplex bedrock")
+LEAN_PROVIDERS = ("anthropic", "openai-compatible", "bedrock", "gemini")
+LEAN_GOAL_CASES = (*STREAM_GOAL_CASES, *(f"llmplex {provider}" for provider in LEAN_PROVIDERS))
 
 
 class Settings:
@@ -352,8 +352,8 @@ StreamFigures = dict[str, tuple[list[float], list[float]]]
 
 
 def _yardstick(name: str, raw_prefix: str) -> str:
-    if "bedrock" in name:
-        return f"{raw_prefix}bedrock)"
+    if own := next((wire for wire in ("bedrock", "gemini") if wire in name), None):  # their own wire formats
+        return f"{raw_prefix}{own})"
     if "anthropic" in name or "messages" in name:
         return f"{raw_prefix}messages)"
     return f"{raw_prefix}responses)" if "responses" in name else f"{raw_prefix}chat)"

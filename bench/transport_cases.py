@@ -57,6 +57,8 @@ BEDROCK_INSTANCE = (
     'aws_access_key_id = "AKIABENCH00000000000"\naws_secret_access_key = "bench"\n'
 )
 """The ``localbr`` instance: Bedrock's ConverseStream on the stub (SigV4-signed with dummy keys)."""
+GEMINI_INSTANCE = '\n[providers.localg]\nplugin = "gemini"\nbase_url = "{root}"\napi_key = "bench"\n'
+"""The ``localg`` instance: Gemini's API on the stub (rows in bench/transport_gemini.py)."""
 BEDROCK_BODY = {"messages": [{"role": "user", "content": [{"text": PROMPT}]}]}
 
 
@@ -72,6 +74,7 @@ def configure_llmplex(root: str, folder: Path) -> None:
         f'[providers.localant]\nplugin = "anthropic"\nbase_url = "{root}"\napi_key = "bench"\n\n'
         f'[providers.localp]\nplugin = "mistral"\nbase_url = "{root}/v1"\napi_key = "bench"\n'
         + (BEDROCK_INSTANCE.format(root=root) if has("llmplex_bedrock") else "")
+        + (GEMINI_INSTANCE.format(root=root) if has("llmplex_gemini") else "")
     )
     os.environ["LLMPLEX_CONFIG"] = str(config)
 
@@ -86,6 +89,10 @@ def build(root: str, *, litellm: bool) -> Cases:
     _llmplex(cases)
     if has("llmplex_bedrock"):
         _bedrock(root, cases)
+    if has("llmplex_gemini"):
+        from transport_gemini import add as add_gemini
+
+        add_gemini(root, cases)
     return cases
 
 
