@@ -25,12 +25,15 @@ from llmplex_gemini.settings import GeminiSettings
 
 import llmplex
 from llmplex import Deadline, LLMDeadlineExceededError, LLMError, LLMRateLimitError
-from llmplex.types import OutputSchema, Tool
+from llmplex.types import Image, Message, OutputSchema, Tool, ToolCall
 from tests.plugins.gemini.wire import MODEL, error_body, function_call_part, response, stream_body, text_part, usage
 from tests.support.fault_server import Fault, FaultServer
 from tests.support.gemini_stream_server import GeminiServer, Reply
 
 KEY = "AIzaSyLEANSTREAM_0123456789abcdefghijk"
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
 SIGNATURE = base64.b64encode(b"signed-thought").decode()
 WEATHER = Tool(
     name="get_weather",
@@ -159,13 +162,14 @@ def _both(
     one event loop, so its provider client is built once."""
     endings: list[Ending] = []
     model = f"g:{MODEL}"
+    prompt = kwargs.pop("prompt", "hi")
     if mode == "stream":
         for sdk in (True, False):
             via(sdk)
             reply()
             seen: list[Any] = []
             try:
-                seen.extend(client.stream(model, "hi", **kwargs))
+                seen.extend(client.stream(model, prompt, **kwargs))
             except LLMError as error:
                 endings.append(_ending_of(seen, error))
             else:
@@ -178,7 +182,7 @@ def _both(
             reply()
             seen: list[Any] = []
             try:
-                async for event in client.astream(model, "hi", **kwargs):
+                async for event in client.astream(model, prompt, **kwargs):
                     seen.append(event)
             except LLMError as error:
                 endings.append(_ending_of(seen, error))
@@ -233,6 +237,14 @@ REQUESTS: dict[str, dict[str, Any]] = {
     },
     "structured output": {"output": OutputSchema(name="answer", json_schema={"type": "object"}), "top_p": 0.5},
     "thinking": {"provider_options": {"thinking_config": {"thinking_budget": 512, "include_thoughts": True}}},
+    "an image and a tool round trip": {
+        "prompt": [
+            Message.user(["What is this?", Image.from_bytes(PNG)]),
+            Message.assistant(None, (ToolCall(id="c1", name="get_weather", arguments='{"city": "Paris"}'),)),
+            Message.tool("c1", '{"forecast": "sunny"}'),
+        ],
+        "tools": [WEATHER],
+    },
 }
 
 
