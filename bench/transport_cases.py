@@ -58,7 +58,7 @@ BEDROCK_INSTANCE = (
 )
 """The ``localbr`` instance: Bedrock's ConverseStream on the stub (SigV4-signed with dummy keys)."""
 GEMINI_INSTANCE = '\n[providers.localg]\nplugin = "gemini"\nbase_url = "{root}"\napi_key = "bench"\n'
-"""The ``localg`` instance: Gemini's API on the stub (rows in bench/transport_gemini.py)."""
+"""The ``localg`` instance: Gemini's API on the stub."""
 BEDROCK_BODY = {"messages": [{"role": "user", "content": [{"text": PROMPT}]}]}
 
 
@@ -90,9 +90,7 @@ def build(root: str, *, litellm: bool) -> Cases:
     if has("llmplex_bedrock"):
         _bedrock(root, cases)
     if has("llmplex_gemini"):
-        from transport_gemini import add as add_gemini
-
-        add_gemini(root, cases)
+        _gemini(root, cases)
     return cases
 
 
@@ -332,6 +330,78 @@ def _bedrock(root: str, cases: Cases) -> None:
         event for event in llmplex.stream(model, PROMPT) if event.type == "text"
     )
     cases.astreams["llmplex bedrock"] = lambda: lambda: _atext(llmplex.astream(model, PROMPT))
+
+
+GEMINI_BODY = {"contents": [{"role": "user", "parts": [{"text": PROMPT}]}]}
+GEMINI_HEADERS = {"x-goog-api-key": "bench", "content-type": "application/json"}
+
+
+def _gemini_text(line: str) -> Any:
+    """The decoded chunk of a ``data:`` line that carries text, else ``None``."""
+    if not line.startswith("data:"):
+        return None
+    chunk = json.loads(line[5:])
+    candidates = chunk.get("candidates") or ()
+    parts = (candidates[0].get("content") or {}).get("parts") or () if candidates else ()
+    return chunk if any(part.get("text") for part in parts) else None
+
+
+def _raw_gemini(client: Any, url: str) -> Iterator[object]:
+    with client.stream("POST", url, json=GEMINI_BODY) as response:
+        for line in response.iter_lines():
+            if (chunk := _gemini_text(line)) is not None:
+                yield chunk
+
+
+async def _araw_gemini(client: Any, url: str) -> AsyncIterator[object]:
+    async with client.stream("POST", url, json=GEMINI_BODY) as response:
+        async for line in response.aiter_lines():
+            if (chunk := _gemini_text(line)) is not None:
+                yield chunk
+
+
+def _gemini(root: str, cases: Cases) -> None:
+    """Gemini's ``streamGenerateContent?alt=sse``: raw httpx reading the event stream by hand (the yardstick),
+    the google-genai SDK's ``generate_content_stream`` and llmplex's stream (llmplex-gemini's lean stream)."""
+    import httpx
+    from google import genai
+    from google.genai import types
+
+    import llmplex
+
+    url = f"{root}/v1beta/models/{MODEL}:streamGenerateContent?alt=sse"
+    client = httpx.Client(headers=GEMINI_HEADERS)
+    cases.closers.append(client.close)
+    cases.streams["raw httpx SSE (gemini)"] = lambda: _raw_gemini(client, url)
+
+    def araw() -> AsyncStream:
+        aclient = httpx.AsyncClient(headers=GEMINI_HEADERS)
+        cases.aclosers.append(aclient.aclose)
+        return lambda: _araw_gemini(aclient, url)
+
+    cases.astreams["raw httpx SSE (async gemini)"] = araw
+    options = types.HttpOptions(base_url=root, retry_options=types.HttpRetryOptions(attempts=1))
+    sdk = genai.Client(api_key="bench", http_options=options)
+    cases.closers.append(sdk.close)
+    cases.streams["google-genai SDK gemini"] = lambda: (
+        chunk for chunk in sdk.models.generate_content_stream(model=MODEL, contents=PROMPT) if chunk.text
+    )
+
+    def asdk() -> AsyncStream:
+        aio = genai.Client(api_key="bench", http_options=options).aio
+        cases.aclosers.append(aio.aclose)
+
+        async def chunks() -> AsyncIterator[object]:
+            async for chunk in await aio.models.generate_content_stream(model=MODEL, contents=PROMPT):
+                if chunk.text:
+                    yield chunk
+
+        return chunks
+
+    cases.astreams["google-genai SDK gemini"] = asdk
+    model = f"localg:{MODEL}"
+    cases.streams["llmplex gemini"] = lambda: (event for event in llmplex.stream(model, PROMPT) if event.type == "text")
+    cases.astreams["llmplex gemini"] = lambda: lambda: _atext(llmplex.astream(model, PROMPT))
 
 
 def _frames(buffer: Any, chunk: bytes) -> Iterator[object]:
