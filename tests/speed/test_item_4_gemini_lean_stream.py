@@ -272,6 +272,24 @@ def test_item_4_gemini_lean_stream_sends_the_sdks_request(
     assert read_lean == ["iter_sse"] * len(REQUESTS) + ["aiter_sse"] * len(REQUESTS)
 
 
+@pytest.mark.parametrize(
+    "options", [{"temperature": "hot"}, {"bogus_option": 1}, {"thinking_config": {"thinking_level": "high"}}]
+)
+def test_item_4_hostile_gemini_provider_options_fail_or_pass_alike(
+    options: dict[str, Any], server: GeminiServer, client: llmplex.Client, via: Callable[[bool], None]
+) -> None:
+    """Options the SDK's config model refuses fail with its validation error both ways; ones it rewrites (an
+    enum in lower case) reach the wire rewritten both ways."""
+    server.requests.clear()
+    reply = _script(server, Reply.events(stream_body(TEXT)))
+    sdk, lean = _both(client, server, via, "stream", reply, provider_options=options)
+    assert sdk == lean
+    if sdk[0] == "ok":
+        assert server.requests[0].body == server.requests[1].body and b'"HIGH"' in server.requests[1].body
+    else:
+        assert sdk[0] is LLMError and "validation error for GenerateContentConfig" in sdk[1]
+
+
 def _sse(*chunks: Any) -> bytes:
     return b"".join(f"data: {c if isinstance(c, str) else json.dumps(c)}\r\n\r\n".encode() for c in chunks)
 
