@@ -57,7 +57,7 @@ import transport_cases  # noqa: E402
 from smoke import SMOKE, scaled  # noqa: E402
 from transport_cases import Async, AsyncStream, Cases, Stream, Sync  # noqa: E402
 
-CONCURRENCY = 64
+CONCURRENCY = scaled(64, 8)  # calls in flight in the async measures (a smoke run: 8)
 SYNC_GOAL, ASYNC_GOAL = 1.5, 1.5
 GOAL_CASES = ("llmplex chat", "llmplex responses", "llmplex anthropic")
 SYNC_YARDSTICK, ASYNC_YARDSTICK = "raw httpx", "raw httpx"
@@ -149,7 +149,7 @@ def _sync_figure(call: Sync, seconds: float) -> float:
 def sync_rounds(cases: dict[str, Sync], settings: Settings) -> Paired:
     """µs per call of each case, each measured right next to the yardstick."""
     for call in cases.values():  # warm-up: connections open, caches filled
-        for _ in range(20):
+        for _ in range(scaled(20, 2)):
             call()
     paired = Paired.of(list(cases), SYNC_YARDSTICK)
     for name, pair in paired.pairs(SYNC_YARDSTICK, settings.sync_rounds):
