@@ -251,41 +251,53 @@ def test_item_1_the_async_engine_reads_the_same_database(tmp_path: Path) -> None
     assert asyncio.run(read()) == [("tagged", "team-a")]
 
 
-_WORKER = """
-import sys, time
+_WORKERS = """
+import os, sys, time, traceback
 from pathlib import Path
-import llmplex
-url, index, count, start = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
-client = llmplex.Client(log=url)
-client.complete("mock:echo", "warm-up %d" % index)
-while not start.exists():
-    time.sleep(0.01)
-for i in range(count):
-    client.complete("mock:echo", "process %d call %d" % (index, i))
+import llmplex  # imported once: each process forked below has it, and opens its own client and database
+url, processes, count, start = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
+warm_r, warm_w = os.pipe()
+children = []
+for index in range(processes):
+    pid = os.fork()
+    if pid == 0:
+        os.close(warm_r)
+        code, warm = 1, False
+        try:
+            client = llmplex.Client(log=url)
+            client.complete("mock:echo", "warm-up %d" % index)
+            os.write(warm_w, b"."); warm = True
+            while not start.exists():
+                time.sleep(0.01)
+            for i in range(count):
+                client.complete("mock:echo", "process %d call %d" % (index, i))
+            code = 0
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            if not warm:
+                os.write(warm_w, b".")
+        sys.exit(code)  # a normal exit: the call log writes what is pending, as in any process
+    children.append(pid)
+os.close(warm_w)
+warmed = 0
+while warmed < processes:
+    warmed += len(os.read(warm_r, processes))
+start.touch()  # every process is warm: they all log at the same time from here
+failed = [pid for pid in children if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0]
+sys.exit("processes failed: %s" % failed if failed else 0)
 """
 
 
 def test_item_1_sixteen_processes_log_at_once_and_lose_nothing(tmp_path: Path) -> None:
     url = sqlite_url(tmp_path)
-    start = tmp_path / "start"
-    script = tmp_path / "worker.py"
-    script.write_text(_WORKER)
+    script = tmp_path / "workers.py"
+    script.write_text(_WORKERS)
     count = 40
-    workers = [
-        subprocess.Popen(
-            [sys.executable, str(script), url, str(i), str(count), str(start)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(16)
-    ]
-    time.sleep(0.5)
-    start.touch()  # every process logs at the same time from here
-    outputs = [w.communicate(timeout=300) for w in workers]
-    for worker, (_, err) in zip(workers, outputs, strict=True):
-        assert worker.returncode == 0, err
-        assert "locked" not in err and "warning" not in err.lower(), err
+    command = [sys.executable, str(script), url, "16", str(count), str(tmp_path / "start")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "locked" not in done.stderr and "warning" not in done.stderr.lower(), done.stderr
     prompts = [r["prompt_text"] for r in all_rows(url)]
     expected = {f"process {p} call {i}" for p in range(16) for i in range(count)}
     assert len(prompts) == 16 * (count + 1)
