@@ -21,7 +21,8 @@ is a target's percentile minus ``direct``'s of the same round; the gateway's own
 ``uptime`` load is printed with each round. Then the soak: RSS of the gateway process after a
 warm-up and after ``--soak`` more requests (64 in flight). Then the server settings: the same
 gateway under uvicorn with asyncio + h11, and ``llmplex serve --workers 2`` (servers unpinned),
-against the default (uvloop + httptools, one worker).
+against the default (uvloop + httptools, one worker); the three start side by side each round and all
+but the one measured are paused.
 
 After start-up the client freezes its heap (``gc.freeze()``) so collections of the imports do not
 land in one measurement window. Goals (printed MET/MISSED): added p50 <= 2 ms and p99 <= 10 ms at 1
@@ -291,15 +292,33 @@ async def soak(target: Target, gateway: servers.Server, counts: Counts, report: 
     )
 
 
+async def start_all(variants: dict[str, Callable[[], servers.Server]]) -> dict[str, servers.Server]:
+    """Every setting's server, started side by side (each start waits for its own liveness probe), then paused
+    (``SIGSTOP``) until it is measured; if one fails to start, the others are stopped."""
+    names = list(variants)
+    outcomes = await asyncio.gather(*(asyncio.to_thread(variants[name]) for name in names), return_exceptions=True)
+    started = {name: s for name, s in zip(names, outcomes, strict=True) if isinstance(s, servers.Server)}
+    failed = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
+    if failed:
+        for server in started.values():
+            server.stop()
+        raise failed[0]
+    for server in started.values():
+        server.pause()
+    return started
+
+
 async def server_configs(variants: dict[str, Callable[[], servers.Server]], key: str, counts: Counts) -> dict[str, Any]:
-    """Each server setting in turn, ``counts.rounds`` times: p50 at 1 in flight, req/s at 64 and 256."""
+    """Each server setting in turn, ``counts.rounds`` times: p50 at 1 in flight, req/s at 64 and 256 (the servers
+    of a round start together; the others are paused while one is measured)."""
     results: dict[str, dict[str, list[float]]] = {name: {"p50_1": [], "rps_64": [], "rps_256": []} for name in variants}
     loads: list[str] = []
     for _ in range(counts.rounds):
         loads.append(uptime())
-        for name, start in variants.items():
-            server = start()
-            try:
+        running = await start_all(variants)
+        try:
+            for name, server in running.items():
+                server.resume()
                 target = Target(name, server.url + "/v1", key, f"stub:{servers.STUB_MODEL}").connect()
                 await load(target, 64, counts.warmup // 10 or 1)
                 latencies, _ = await load(target, 1, counts.sequential)
@@ -307,7 +326,9 @@ async def server_configs(variants: dict[str, Callable[[], servers.Server]], key:
                 results[name]["rps_64"].append((await load(target, 64, counts.parallel))[1])
                 results[name]["rps_256"].append((await load(target, 256, counts.parallel))[1])
                 await target.client.close()
-            finally:
+                server.stop()
+        finally:
+            for server in running.values():
                 server.stop()
     print(f"\nserver settings (servers unpinned), medians over {counts.rounds} rounds, load per round {loads}:")
     for name, figures in results.items():
