@@ -282,7 +282,10 @@ for index in range(processes):
 os.close(warm_w)
 warmed = 0
 while warmed < processes:
-    warmed += len(os.read(warm_r, processes))
+    got = os.read(warm_r, processes)
+    if not got:  # every process ended (one killed before its warm-up said so): the exit codes tell
+        break
+    warmed += len(got)
 start.touch()  # every process is warm: they all log at the same time from here
 failed = [pid for pid in children if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0]
 sys.exit("processes failed: %s" % failed if failed else 0)
