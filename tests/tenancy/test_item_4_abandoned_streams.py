@@ -37,7 +37,11 @@ def fault_server() -> Iterator[FaultServer]:
 
 @pytest.fixture
 def keyed(fault_server: FaultServer) -> Iterator[KeyedGateway]:
-    config = gateway_config(fault_server, timeout=60, gateway={"models": [PRICED], "key_cache_seconds": 0})
+    # no keep-alive before the first event: the first chunk a client reads is the upstream's first event (or its
+    # error status), however long the gateway's first call spends loading plugins (a full garbage collection
+    # there blocks its loop for most of a second on a loaded machine)
+    gateway = {"models": [PRICED], "key_cache_seconds": 0, "keepalive_seconds": 30}
+    config = gateway_config(fault_server, timeout=60, gateway=gateway)
     with running_keyed(config) as gateway:
         yield gateway
 
