@@ -136,7 +136,11 @@ def test_backoff_stops_when_the_next_wait_no_longer_fits() -> None:
 
 
 def _hanging_client(after: int = 1) -> llmplex.Client:
-    return llmplex.Client(plugins=[Staller(after=after)])
+    """The stalling provider's client, its config and plugins loaded and routed before any test's clock starts
+    (cold, a first call could not send within a 0.3 s deadline on a loaded machine)."""
+    client = llmplex.Client(plugins=[Staller(after=after)])
+    client.route("mock:m")
+    return client
 
 
 def _assert_on_time(late: Late) -> None:
