@@ -23,7 +23,7 @@ from llmplex_openai import lean, transport
 from llmplex_openai.clients import make_async_client, make_client
 
 import llmplex
-from llmplex import Deadline, LLMDeadlineExceededError, LLMError
+from llmplex import LLMDeadlineExceededError, LLMError
 from tests.support.fault_server import Fault, FaultServer
 from tests.support.lean_streams import STREAM_FAULTS, outcome
 
@@ -282,7 +282,7 @@ def test_item_1_a_trickling_or_stalled_stream_ends_at_the_deadline(
         for sdk in (True, False):
             through_sdk(sdk)
             server.enqueue(chosen)
-            outcomes.append(_outcome(server.url, "chat", mode, deadline=Deadline.after(0.6))[0])
+            outcomes.append(_outcome(server.url, "chat", mode, deadline_after=0.6)[0])
     assert lean_opened == [mode]
     assert outcomes == [LLMDeadlineExceededError, LLMDeadlineExceededError]
 

@@ -17,7 +17,7 @@ from llmplex_openai import lean as openai_lean
 from llmplex_openai import transport as openai_transport
 
 import llmplex
-from llmplex import Deadline, LLMDeadlineExceededError, LLMError
+from llmplex import LLMDeadlineExceededError, LLMError
 from llmplex.types import Request, StreamState
 from tests.support.fault_server import Fault, FaultServer
 from tests.support.lean_streams import STREAM_FAULTS, drain, outcome
@@ -221,7 +221,7 @@ def test_item_4_anthropic_trickling_or_stalled_stream_ends_at_the_deadline(
         anthropic_via(False)
         server.enqueue(chosen)
         config = _anthropic(server.url.removesuffix("/v1"))
-        ended = outcome(config, f"a:{MODEL}", mode, deadline=Deadline.after(0.6))[0]
+        ended = outcome(config, f"a:{MODEL}", mode, deadline_after=0.6)[0]
     assert read_lean  # the lean path was the one held to the deadline
     assert ended is LLMDeadlineExceededError
 
@@ -249,7 +249,7 @@ def test_item_4_preset_stalled_stream_ends_at_the_deadline(mode: str, preset_via
         preset_via(False)
         server.enqueue(Fault.stream_stall(after_events=2, seconds=5))
         config = _preset(server.url.removesuffix("/v1"))
-        ended = outcome(config, "p:m", mode, deadline=Deadline.after(0.6))[0]
+        ended = outcome(config, "p:m", mode, deadline_after=0.6)[0]
     assert read_lean
     assert ended is LLMDeadlineExceededError
 

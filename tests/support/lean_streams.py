@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import llmplex
-from llmplex import LLMError
+from llmplex import Deadline, LLMError
 from tests.support.fault_server import Fault
 
 __all__ = ["STREAM_FAULTS", "drain", "events", "outcome"]
@@ -47,9 +47,19 @@ def drain(client: llmplex.Client, mode: str, model: str, **kwargs: Any) -> list[
     return list(events(client, mode, model, **kwargs))
 
 
-def outcome(config: dict[str, Any], model: str, mode: str, **kwargs: Any) -> tuple[type[BaseException], str, str]:
-    """The error (type, message) a stream of ``model`` ends with, and the text it delivered before (one attempt)."""
+def outcome(
+    config: dict[str, Any], model: str, mode: str, deadline_after: float | None = None, **kwargs: Any
+) -> tuple[type[BaseException], str, str]:
+    """The error (type, message) a stream of ``model`` ends with, and the text it delivered before (one attempt).
+
+    ``deadline_after``: the stream is held to a deadline that many seconds away, started once the model is routed
+    and its provider's client built (a cold first call imports the plugin and its SDK, which a loaded machine can
+    make outlast a short deadline before anything is sent).
+    """
     client = llmplex.Client(config, throttle={"max_attempts": 1})
+    if deadline_after is not None:
+        client.provider_client(client.route(model).provider.name)
+        kwargs["deadline"] = Deadline.after(deadline_after)
     texts: list[str] = []
     try:
         with pytest.raises(LLMError) as caught:
