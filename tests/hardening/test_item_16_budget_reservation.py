@@ -116,7 +116,7 @@ def test_item_16_a_request_waits_for_room_held_by_one_in_flight_and_is_bounded_b
     with pytest.raises(LLMDeadlineExceededError, match="before the request could be sent"):
         client.complete("mock:m", PROMPT, max_tokens=12, deadline=deadline)  # 15 more would not fit: it waits
     seconds = late.seconds()
-    assert seconds < 0.05, late.describe(seconds)  # the deadline's promise, not the slow call's second
+    assert seconds < 0.25, late.describe(seconds)  # bounded by the deadline, not by the slow call's second
     assert len(backend.calls) == 1  # it was never sent
     slow.join()
     assert client.complete("mock:m", PROMPT, max_tokens=12).text == "tell me more"  # 5 + 15 fits now
