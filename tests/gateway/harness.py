@@ -113,7 +113,9 @@ def gateway_config(fault_server: FaultServer | None = None, **extra: Any) -> dic
         "providers": providers,
         "throttle": {"max_attempts": 1},
         "aliases": {"fast": "mock:echo"},
-        "gateway": {"models": ["mock:echo", "mock:embed"], "keepalive_seconds": 0.2},
+        # a keep-alive commits a stream's 200 before the upstream answers: under load a 0.2 s one went out before
+        # a 429 and turned it into an error event; tests of keep-alives set theirs
+        "gateway": {"models": ["mock:echo", "mock:embed"], "keepalive_seconds": 30},
     }
     for key, value in extra.items():
         if isinstance(value, Mapping) and isinstance(config.get(key), dict):

@@ -6,14 +6,14 @@ from __future__ import annotations
 import socket
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import anthropic
 import httpx
 import openai
 import pytest
 
-from tests.gateway.harness import MASTER_KEY, Gateway
+from tests.gateway.harness import MASTER_KEY, Gateway, gateway_config, running_gateway
 from tests.support.fault_server import FaultServer
 from tests.support.faults import Fault
 
@@ -30,9 +30,17 @@ def _wait_until(condition: Callable[[], bool], seconds: float) -> bool:
     return condition()
 
 
+@pytest.fixture
+def chatty_gateway(fault_server: FaultServer) -> Iterator[Gateway]:
+    """The suite's gateway with a keep-alive after every 0.2 s of silence (the suite's own waits 30 s)."""
+    with running_gateway(gateway_config(fault_server, timeout=3, gateway={"keepalive_seconds": 0.2})) as running:
+        yield running
+
+
 def test_item_2_events_go_out_before_the_upstream_finishes_and_keepalives_fill_the_silence(
-    gateway: Gateway, fault_server: FaultServer
+    chatty_gateway: Gateway, fault_server: FaultServer
 ) -> None:
+    gateway = chatty_gateway
     fault_server.enqueue(Fault.stream_stall(after_events=2, seconds=120))  # silent until released
     seen: list[str] = []
     with (
@@ -124,8 +132,9 @@ def _open_connections(server: FaultServer) -> int:
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
 def test_item_2_a_client_that_disconnects_cancels_the_upstream_call(
-    gateway: Gateway, fault_server: FaultServer, stream: bool
+    chatty_gateway: Gateway, fault_server: FaultServer, stream: bool
 ) -> None:
+    gateway = chatty_gateway
     fault_server.enqueue(Fault.trickle(interval=0.05))  # the whole answer would take tens of seconds
     body = {**CHAT, "stream": stream}
     payload = httpx.Request("POST", gateway.url + "/v1/chat/completions", json=body, headers=AUTH)
