@@ -110,10 +110,11 @@ def one_cpu() -> Iterator[int]:
 
 _HOG = """
 import os, sys, time
-cpu, start, seconds = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+cpu = int(sys.argv[1])
 os.sched_setaffinity(0, {cpu})
 os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
 print("ready", flush=True)
+start, seconds = map(float, sys.stdin.readline().split())
 while time.monotonic() < start:
     time.sleep(0.001)
 while time.monotonic() < start + seconds:
@@ -121,13 +122,33 @@ while time.monotonic() < start + seconds:
 """
 
 
-def _hog(cpu: int, start: float, seconds: float) -> subprocess.Popen[str]:
-    """A real-time process that holds ``cpu`` from ``start`` (monotonic) for ``seconds``."""
-    hog = subprocess.Popen(
-        [sys.executable, "-c", _HOG, str(cpu), repr(start), repr(seconds)], stdout=subprocess.PIPE, text=True
-    )
-    assert hog.stdout is not None and hog.stdout.readline() == "ready\n", "the hog could not become real-time"
-    return hog
+class _Hog:
+    """A real-time process pinned to ``cpu``, started and ready before any clock of the test starts (its
+    interpreter's start can take longer than a test's lead time on a loaded machine); ``hold`` sets it going."""
+
+    def __init__(self, cpu: int) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _HOG, str(cpu)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        assert self.process.stdout.readline() == "ready\n", "the hog could not become real-time"
+
+    def hold(self, start: float, seconds: float) -> None:
+        """Hold the CPU from ``start`` (monotonic) for ``seconds``."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(f"{start!r} {seconds!r}\n")
+        self.process.stdin.close()
+
+    def running(self) -> bool:
+        """Whether it has not ended yet."""
+        return self.process.poll() is None
+
+    def wait(self) -> None:
+        """Wait for its end (killed if it is not ending)."""
+        try:
+            self.process.wait(30)
+        finally:
+            self.process.kill()
 
 
 LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="run-queue time is read from /proc (Linux)")
@@ -138,15 +159,16 @@ def test_item_2_time_spent_waiting_for_a_cpu_is_not_charged(one_cpu: int) -> Non
     """A real-time process holds this thread's only CPU from just before the deadline for 0.3 s: by the wall
     the call ends 0.3 s late, on its own account within the bound."""
     hog_seconds = 0.3
+    hog = _Hog(one_cpu)
     deadline = Deadline.after(0.5)
-    hog = _hog(one_cpu, deadline.at - 0.005, hog_seconds)
+    hog.hold(deadline.at - 0.005, hog_seconds)
     try:
         late = Late(deadline)
         time.sleep(max(0.0, deadline.at + 0.01 - time.monotonic()))  # a call that ends 10 ms after its deadline
         wall = time.monotonic() - deadline.at
         charged = late.seconds()
     finally:
-        hog.wait(30)
+        hog.wait()
     assert wall >= hog_seconds - 0.02, f"the hog did not hold the CPU ({wall * 1000:.0f} ms)"
     assert charged < 0.05, late.describe(charged)
 
@@ -157,8 +179,9 @@ def test_item_2_time_queued_before_the_deadline_does_not_hide_an_overrun(one_cpu
     overruns by ``PAST`` on its own account: all of ``PAST`` is charged. (Subtracting every run-queue
     millisecond since the last read before the deadline left 25 ms of the overrun out.)"""
     hog_seconds = 0.025
+    hog = _Hog(one_cpu)
     deadline = Deadline.after(0.5)
-    hog = _hog(one_cpu, deadline.at - hog_seconds, hog_seconds)
+    hog.hold(deadline.at - hog_seconds, hog_seconds)
     try:
         late = Late(deadline)
         time.sleep(max(0.0, deadline.at - hog_seconds - 0.01 - time.monotonic()))  # read before the hog starts
@@ -169,7 +192,7 @@ def test_item_2_time_queued_before_the_deadline_does_not_hide_an_overrun(one_cpu
         time.sleep(PAST)  # the library's own overrun
         charged = late.seconds()
     finally:
-        hog.wait(30)
+        hog.wait()
     assert queued >= 0.015, f"the hog did not hold the CPU before the deadline ({queued * 1000:.0f} ms queued)"
     assert charged >= PAST - 0.01, late.describe(charged)
 
@@ -184,16 +207,18 @@ def test_item_2_loop_lag_leaves_out_time_waiting_for_a_cpu(one_cpu: int) -> None
     """The lag bounds (a frozen Redis, the kit's async checks) measure code holding the loop: a real-time
     process holding the loop's CPU for 0.3 s delays its heartbeat by the wall, not in ``LoopLag.worst``."""
 
+    hog = _Hog(one_cpu)
+
     async def watched() -> tuple[float, float]:
         loop = asyncio.get_running_loop()
-        hog = _hog(one_cpu, time.monotonic() + 0.1, 0.3)
         gaps = []
         async with LoopLag() as lag:
-            while hog.poll() is None:
+            hog.hold(time.monotonic() + 0.05, 0.3)
+            while not gaps or hog.running():
                 before = loop.time()
                 await asyncio.sleep(0.01)
                 gaps.append(loop.time() - before)
-        hog.wait(30)
+        hog.wait()
         return max(gaps), lag.worst
 
     wall_gap, worst = asyncio.run(watched())
