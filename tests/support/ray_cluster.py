@@ -21,6 +21,9 @@ RAY_ENVIRONMENT = {
     "RAY_DEDUP_LOGS": "0",
 }
 _OBJECT_STORE_BYTES = 100 * 1024 * 1024
+_STARTS = 2
+"""Ray's node gives its raylet a fixed 30 s to register (not configurable); a machine loaded past that gets a
+second start."""
 
 
 def start_ray() -> str:
@@ -28,13 +31,20 @@ def start_ray() -> str:
     os.environ.update(RAY_ENVIRONMENT)
     import ray
 
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        _node_ip_address="127.0.0.1",
-        object_store_memory=_OBJECT_STORE_BYTES,
-        configure_logging=False,
-    )
+    for attempt in range(_STARTS):
+        try:
+            ray.init(
+                num_cpus=2,
+                include_dashboard=False,
+                _node_ip_address="127.0.0.1",
+                object_store_memory=_OBJECT_STORE_BYTES,
+                configure_logging=False,
+            )
+            break
+        except Exception as error:  # Ray raises a bare Exception when its node misses its fixed 30 s start window
+            ray.shutdown()
+            if "timed out during startup" not in str(error) or attempt == _STARTS - 1:
+                raise
     address = str(ray.get_runtime_context().gcs_address)
     assert address.startswith("127.0.0.1:"), f"Ray listens on {address}, not on 127.0.0.1 only"
     return address
