@@ -75,8 +75,8 @@ def llmplex_stream(
 def _events(stream: Any) -> Iterator[Any]:
     """The stream's events (its reads keep the timeout its request was sent with), then the stream closed.
 
-    They are read the lean way (``lean_events``: the frames read as botocore's decoder reads them, json, compiled converters) where that
-    gives exactly boto3's events, else by boto3's ``EventStream``.
+    They are read the lean way (``lean_events``: the frames read as botocore's decoder reads them, json, compiled
+    converters) where that gives exactly boto3's events, else by boto3's ``EventStream``.
     """
     try:
         lean = lean_events(stream)
