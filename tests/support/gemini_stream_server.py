@@ -101,6 +101,9 @@ class GeminiServer:
                     self.wfile.write(content)
                     return
                 self.send_header("Transfer-Encoding", "chunked")
+                # said, since the connection is closed after the stream: a client pooling it as kept alive raced
+                # the close with its next request ("Server disconnected without sending a response")
+                self.send_header("Connection", "close")
                 self.end_headers()
                 pieces = [bytes([b]) for b in b"".join(reply.pieces)] if reply.interval else list(reply.pieces)
                 for piece in pieces:
