@@ -78,7 +78,8 @@ _MIN_SECRET_LENGTH = 8
 """Shorter values are placeholders ("test", "none"), not keys: masking them would garble every message."""
 
 _lock = threading.Lock()
-_secrets: frozenset[str] = frozenset()
+_secrets: tuple[str, ...] = ()
+"""Longest first: a secret that contains another is masked whole, not left with the other's remainder showing."""
 
 T = TypeVar("T")
 
@@ -88,7 +89,7 @@ def register_secret(value: str | None) -> None:
     global _secrets
     if value and len(value) >= _MIN_SECRET_LENGTH and value not in _secrets:
         with _lock:
-            _secrets = _secrets | {value}
+            _secrets = tuple(sorted({*_secrets, value}, key=len, reverse=True))
 
 
 def is_secret_name(name: str) -> bool:
