@@ -33,14 +33,19 @@ ADD = Tool(
 )
 
 
-@pytest.fixture
-def local(small_server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> llmplex.Client:
-    """``local-anthropic:`` = the anthropic plugin on the local server; a cloud key must not reach it."""
+def _anthropic_on(server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> llmplex.Client:
+    """``local-anthropic:`` = the anthropic plugin on ``server``; a cloud key must not reach it."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-must-not-be-sent-000000")
     return llmplex.Client(
-        providers={PREFIX: {"plugin": "anthropic", "base_url": small_server.base_url}},
+        providers={PREFIX: {"plugin": "anthropic", "base_url": server.base_url}},
         throttle={"max_attempts": 2, "base_delay": 0.05},
     )
+
+
+@pytest.fixture
+def local(small_server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> llmplex.Client:
+    """On the small base model's server."""
+    return _anthropic_on(small_server, monkeypatch)
 
 
 def test_text_answer_and_max_tokens_truncation(local: llmplex.Client) -> None:
@@ -79,12 +84,8 @@ def test_stream_events_assemble_into_the_response(local: llmplex.Client) -> None
 
 @pytest.fixture
 def instruct(local_server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> llmplex.Client:
-    """``local-anthropic:`` on the server of the default (instruct) model."""
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-must-not-be-sent-000000")
-    return llmplex.Client(
-        providers={PREFIX: {"plugin": "anthropic", "base_url": local_server.base_url}},
-        throttle={"max_attempts": 2, "base_delay": 0.05},
-    )
+    """On the server of the default (instruct) model."""
+    return _anthropic_on(local_server, monkeypatch)
 
 
 def test_tool_round_trip(instruct: llmplex.Client) -> None:
