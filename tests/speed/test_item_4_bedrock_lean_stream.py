@@ -16,7 +16,6 @@ import threading
 import zlib
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import boto3
@@ -33,6 +32,7 @@ import llmplex
 from llmplex import Deadline, LLMDeadlineExceededError, LLMError
 from llmplex.testing import Reply
 from llmplex.types import ToolCall, Usage
+from tests.plugins.bedrock.conftest import _no_aws_environment  # noqa: F401 (autouse: no real AWS chain)
 from tests.plugins.bedrock.wire import event_frame, exception_frame, stream_frames
 
 KEY_ID = "AKIAIOSFODNN7LEANTEST"
@@ -155,15 +155,6 @@ class Scripted:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-
-@pytest.fixture(autouse=True)
-def _no_aws_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_REGION"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
 
 
 read_lean: list[bool] = []
