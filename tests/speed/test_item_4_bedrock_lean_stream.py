@@ -290,6 +290,9 @@ FAULTS: dict[str, Callable[[], Scripted]] = {
     "throttlingException mid-stream": lambda: Scripted(
         START + HI[0] + exception_frame("throttlingException", "Too many tokens, slow down")
     ),
+    "exception echoing the credentials": lambda: Scripted(
+        START + HI[0] + exception_frame("throttlingException", f"no: {KEY_ID} {SECRET} {TOKEN}")
+    ),
     "modelStreamErrorException mid-stream": lambda: Scripted(
         START + HI[0] + exception_frame("modelStreamErrorException", "the model broke")
     ),
@@ -301,7 +304,7 @@ FAULTS: dict[str, Callable[[], Scripted]] = {
     ),
     "bad CRC": lambda: Scripted(START + HI[0] + HI[1][:-1] + bytes([HI[1][-1] ^ 1])),
     "bad prelude CRC": lambda: Scripted(START + HI[0][:8] + b"\x00\x00\x00\x00" + HI[0][12:]),
-    "enormous payload announced": lambda: Scripted(START + _prelude(24 * 1024 * 1024, 0) + b"x" * 64),
+    "payload over 24 MB announced": lambda: Scripted(START + _prelude(24 * 1024 * 1024 + 17, 0) + b"x" * 64),
     "connection cut mid-frame": lambda: Scripted(START + HI[0] + HI[1][:20], declared=4096),
     "connection reset": lambda: Scripted(reset=True),
 }
@@ -320,7 +323,7 @@ def test_item_4_bedrock_faults_are_the_same_typed_errors(name: str, mode: str, v
     assert outcome[0] == "error" and outcome[1] is not LLMError, outcome
     opened = "before the stream" not in name and name != "connection reset"
     assert read_lean == ([True] if opened else [])
-    assert outcome[3] == ("" if not opened or name in ("bad prelude CRC", "enormous payload announced") else "Hi")
+    assert outcome[3] == ("" if not opened or name in ("bad prelude CRC", "payload over 24 MB announced") else "Hi")
 
 
 @pytest.mark.parametrize(
