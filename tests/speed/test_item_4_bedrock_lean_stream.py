@@ -361,7 +361,8 @@ def test_item_4_bedrock_truncated_last_frame_and_big_payload_read_the_same(via: 
 
 @pytest.mark.parametrize("mode", ["stream", "astream"])
 def test_item_4_bedrock_stalled_stream_ends_at_the_deadline(mode: str, via: Callable[[bool], None]) -> None:
-    with Scripted(b"".join(stream_frames(REPLY)), hold=START + HI[0]) as server:
+    """The server stops in the middle of a frame (its prelude sent, the rest held)."""
+    with Scripted(b"".join(stream_frames(REPLY)), hold=START + HI[0] + HI[1][:16]) as server:
         via(False)
         outcome = _run(server.url, mode, warm=True, deadline=0.6)
     assert read_lean == [True, True]
