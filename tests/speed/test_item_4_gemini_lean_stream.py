@@ -510,3 +510,57 @@ def test_item_4_gemini_lean_path_falls_back_where_the_sdk_does_more(config: dict
     finally:
         close_client(sync)
         asyncio.run(close_client(async_))  # type: ignore[arg-type]
+
+
+def _resumable(parts: list[dict[str, Any]], finish: str | None, token: bytes, **extra: Any) -> dict[str, Any]:
+    """A chunk whose candidate carries a ``continuationToken`` (``finish``: ``CONTINUATION``, or ``None`` for a
+    checkpoint part way through a request)."""
+    chunk = _chunk(parts, finish, **extra)
+    chunk["candidates"][0]["continuationToken"] = base64.b64encode(token).decode()
+    types.GenerateContentResponse.model_validate(chunk)
+    return chunk
+
+
+CONTINUED: dict[str, tuple[Reply, ...]] = {
+    "continuation finish": (
+        Reply.events(
+            stream_body(
+                [
+                    _chunk([text_part("Hel")], usage_metadata=usage(5, 1)),
+                    _resumable([text_part("lo")], "CONTINUATION", b"hop-1", usage_metadata=usage(5, 2)),
+                ]
+            )
+        ),
+        Reply.events(stream_body([_chunk([text_part(" world")], "STOP", usage_metadata=usage(6, 3))])),
+    ),
+    "checkpoint, then a cut": (
+        Reply.events(_sse(_resumable([text_part("Hel")], None, b"hop-1", usage_metadata=usage(5, 1))), ending="cut"),
+        Reply.events(stream_body([_chunk([text_part("lo")], "STOP", usage_metadata=usage(6, 2))])),
+    ),
+    "continuation turned off": (
+        Reply.events(stream_body([_resumable([text_part("Hel")], "CONTINUATION", b"hop-1")])),
+        Reply.events(stream_body([_chunk([text_part("lo")], "STOP")])),
+    ),
+}
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("name", list(CONTINUED))
+def test_item_4_gemini_continued_stream_is_followed_as_the_sdk_follows_it(
+    name: str, mode: str, server: GeminiServer, client: llmplex.Client, via: Callable[[bool], None]
+) -> None:
+    """A request that ends with a continuation token is not the answer's end: the lean stream hands the rest to
+    the SDK with that token (as the SDK's own stream does), the usage of every request summed; with automatic
+    continuation turned off, it ends where the SDK's ends."""
+    options = {"provider_options": {"automatic_continuation": False}} if name.endswith("off") else {}
+    server.requests.clear()
+    sdk, lean = _both(client, server, via, mode, _script(server, *CONTINUED[name]), **options)
+    assert read_lean == _read(mode)
+    assert sdk == lean and sdk[0] == "ok", name
+    followed = [json.loads(r.body).get("continuationToken") for r in server.requests]
+    if name == "continuation turned off":
+        assert followed == [None, None] and lean[2] == "Hel"
+    else:
+        assert followed == [None, base64.b64encode(b"hop-1").decode()] * 2
+        assert lean[2] == ("Hello world" if name == "continuation finish" else "Hello")
+        assert lean[1][2] == "stop" and lean[1][3].input_tokens == 11  # both requests' usage

@@ -17,7 +17,9 @@ as the SDK builds it. Failures are the SDK's: an error status is
 reset, a cut, the read timeout) are ``httpx2``'s, as the SDK lets them through.
 Like the SDK's reader, an event the body ended without a blank line after is
 still read (so a truncated one fails as not JSON). The response is closed on
-every exit.
+every exit. A request that ends resumable (a ``continuationToken``, see
+``llmplex_gemini.continuation``) is followed, as the SDK's stream follows it,
+by the SDK's own stream from that token on.
 
 Only clients this plugin built (``clients.create_client``/``create_async_client``,
 Gemini API key, ``httpx2``) and calls that make one request with no tool the SDK
@@ -39,6 +41,7 @@ from google import genai
 from google.genai import _api_client, _common, errors, models, types
 
 from llmplex.http import aiter_sse, iter_sse
+from llmplex_gemini import continuation
 from llmplex_gemini.chunks import is_plain, sdk_chunk
 from llmplex_gemini.clients import lean_capable
 
@@ -92,18 +95,31 @@ class LeanStream:
         return self._achunks(response)
 
     def _chunks(self, response: httpx2.Response) -> Iterator[Any]:
+        hop = continuation.Hop(continuation.enabled(self.parameters.config))
         try:
             for sse in iter_sse(_ended(response.iter_bytes())):
-                yield self._chunk(sse.data, response)
+                yield hop.observe(self._chunk(sse.data, response))
+        except Exception:
+            if not hop.resumable:  # else, as the SDK's stream, go on from the token
+                raise
         finally:
             response.close()
+        if hop.resumable:
+            yield from continuation.rest(self.client, self.parameters, hop)
 
     async def _achunks(self, response: httpx2.Response) -> AsyncIterator[Any]:
+        hop = continuation.Hop(continuation.enabled(self.parameters.config))
         try:
             async for sse in aiter_sse(_aended(response.aiter_bytes())):
-                yield self._chunk(sse.data, response)
+                yield hop.observe(self._chunk(sse.data, response))
+        except Exception:
+            if not hop.resumable:
+                raise
         finally:
             await response.aclose()
+        if hop.resumable:
+            async for chunk in continuation.arest(self.client, self.parameters, hop):
+                yield chunk
 
     def _chunk(self, data: str, response: httpx2.Response) -> Any:
         """One event as ``request_streamed`` and ``_generate_content_stream`` read it: its error raised, else
