@@ -10,12 +10,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import socket
 import struct
-import threading
 import zlib
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import boto3
@@ -34,6 +31,9 @@ from llmplex.testing import Reply
 from llmplex.types import ToolCall, Usage
 from tests.plugins.bedrock.conftest import _no_aws_environment  # noqa: F401 (autouse: no real AWS chain)
 from tests.plugins.bedrock.wire import event_frame, exception_frame, stream_frames
+from tests.support.fault_server import Fault, FaultServer
+from tests.support.gemini_stream_server import GeminiServer
+from tests.support.gemini_stream_server import Reply as Answer
 
 KEY_ID = "AKIAIOSFODNN7LEANTEST"
 SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiLEANSECRET"
@@ -93,68 +93,26 @@ EVERY_SHAPE = [
 this botocore does not know, a payload that is not JSON), a 97-bit integer, and padding, nulls and unknown keys."""
 
 
-class Scripted:
-    """A local server answering each POST with ``status``, ``headers`` and raw ``body`` bytes (written in two
-    halves per frame boundary-free chunk); ``declared`` announces a longer body and closes early; ``hold`` is what
-    every request after the first gets: those bytes, a longer body announced, the connection held open until the
-    server closes; ``reset`` resets the connection."""
+Server = GeminiServer | FaultServer
 
-    def __init__(
-        self,
-        body: bytes = b"",
-        *,
-        status: int = 200,
-        headers: dict[str, str] | None = None,
-        declared: int | None = None,
-        hold: bytes | None = None,
-        reset: bool = False,
-    ) -> None:
-        self.body, self.status, self.declared, self.hold, self.reset = body, status, declared, hold, reset
-        self.headers = headers or {"content-type": EVENTSTREAM}
-        self.release = threading.Event()
-        self.requests: list[bytes] = []
 
-    def __enter__(self) -> Scripted:
-        owner = self
+def _serve(*replies: Answer) -> GeminiServer:
+    """The shared scripted stream server answering with ``replies`` in order (the last one repeated)."""
+    server = GeminiServer()
+    server.script(*replies)
+    return server
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
 
-            def do_POST(self) -> None:
-                owner.requests.append(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-                if owner.reset:
-                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                    self.close_connection = True
-                    return
-                held = owner.hold is not None and len(owner.requests) > 1
-                body = owner.hold if held and owner.hold is not None else owner.body
-                self.send_response(owner.status)
-                for name, value in owner.headers.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(body) + 1 if held else owner.declared or len(body)))
-                self.end_headers()
-                for part in (body[: len(body) // 2], body[len(body) // 2 :]):
-                    self.wfile.write(part)
-                    self.wfile.flush()
-                if held:
-                    owner.release.wait(30)
-                self.close_connection = held or bool(owner.declared)
+def _stream(body: bytes, **options: Any) -> Answer:
+    """A 200 event stream of ``body``, sent chunked in two halves (``options``: ``ending``: cut, stall)."""
+    half = len(body) // 2
+    pieces = tuple(piece for piece in (body[:half], body[half:]) if piece)  # an empty chunk would end the body
+    return Answer(200, pieces, EVENTSTREAM, **options)
 
-            def log_message(self, format: str, *args: object) -> None:
-                pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+def _served(body: bytes, **options: Any) -> GeminiServer:
+    """The server answering every request with the event stream ``body`` (``_stream``'s ``options``)."""
+    return _serve(_stream(body, **options))
 
 
 read_lean: list[bool] = []
@@ -213,7 +171,7 @@ def _run(url: str, mode: str, warm: bool = False, **kwargs: Any) -> tuple[Any, .
     return ("ok", final.text, final.usage, final.finish_reason, calls)
 
 
-def _both(via: Callable[[bool], None], server: Scripted, mode: str, **kwargs: Any) -> tuple[Any, ...]:
+def _both(via: Callable[[bool], None], server: Server, mode: str, **kwargs: Any) -> tuple[Any, ...]:
     """The outcome through boto3 and through the lean reader, checked equal; the lean one returned."""
     outcomes = []
     for sdk in (True, False):
@@ -223,7 +181,7 @@ def _both(via: Callable[[bool], None], server: Scripted, mode: str, **kwargs: An
     return outcomes[1]
 
 
-def _sdk_events(server: Scripted) -> Iterator[Any]:
+def _sdk_events(server: Server) -> Iterator[Any]:
     """boto3's ``converse_stream`` against ``server``: its ``EventStream``."""
     client = boto3.client(
         "bedrock-runtime",
@@ -249,7 +207,7 @@ def test_item_4_bedrock_test_frames_decode_with_botocores_decoder() -> None:
 
 def test_item_4_bedrock_lean_events_equal_boto3s_for_every_shape(monkeypatch: pytest.MonkeyPatch) -> None:
     body = b"".join(EVERY_SHAPE)
-    with Scripted(body) as server:
+    with _served(body) as server:
         expected = list(_sdk_events(server))
         stream = _sdk_events(server)
         parsed: list[str] = []
@@ -270,7 +228,7 @@ def test_item_4_bedrock_lean_events_equal_boto3s_for_every_shape(monkeypatch: py
 
 @pytest.mark.parametrize("mode", ["stream", "astream"])
 def test_item_4_bedrock_stream_gives_the_same_response_both_ways(mode: str, via: Callable[[bool], None]) -> None:
-    with Scripted(b"".join(stream_frames(REPLY))) as server:
+    with _served(b"".join(stream_frames(REPLY))) as server:
         outcome = _both(via, server, mode)
     assert read_lean == [True]
     assert outcome[:2] == ("ok", "Hi there friend") and outcome[3] == "tool_calls"
@@ -278,35 +236,35 @@ def test_item_4_bedrock_stream_gives_the_same_response_both_ways(mode: str, via:
     assert outcome[4] == [("tooluse_1", "add", '{"a": 1, "b": 2}')]
 
 
-def _http_error(status: int, name: str) -> Scripted:
-    headers = {"content-type": "application/json", "x-amzn-ErrorType": f"{name}:http://internal.amazon.com/"}
-    return Scripted(json.dumps({"message": f"{name} said no"}).encode(), status=status, headers=headers)
+def _http_error(status: int, name: str) -> GeminiServer:
+    headers = {"x-amzn-ErrorType": f"{name}:http://internal.amazon.com/"}
+    return _serve(Answer.json(status, json.dumps({"message": f"{name} said no"}).encode(), headers))
 
 
 ERROR_FRAME = _frame({":message-type": "error", ":error-code": "InternalFailure", ":error-message": "it broke"}, b"")
-FAULTS: dict[str, Callable[[], Scripted]] = {
+FAULTS: dict[str, Callable[[], Server]] = {
     "HTTP 429 before the stream": lambda: _http_error(429, "ThrottlingException"),
     "HTTP 400 before the stream": lambda: _http_error(400, "ValidationException"),
-    "throttlingException mid-stream": lambda: Scripted(
+    "throttlingException mid-stream": lambda: _served(
         START + HI[0] + exception_frame("throttlingException", "Too many tokens, slow down")
     ),
-    "exception echoing the credentials": lambda: Scripted(
+    "exception echoing the credentials": lambda: _served(
         START + HI[0] + exception_frame("throttlingException", f"no: {KEY_ID} {SECRET} {TOKEN}")
     ),
-    "modelStreamErrorException mid-stream": lambda: Scripted(
+    "modelStreamErrorException mid-stream": lambda: _served(
         START + HI[0] + exception_frame("modelStreamErrorException", "the model broke")
     ),
-    "unmodelled error message": lambda: Scripted(START + HI[0] + ERROR_FRAME),
-    "event with two union members": lambda: Scripted(
+    "unmodelled error message": lambda: _served(START + HI[0] + ERROR_FRAME),
+    "event with two union members": lambda: _served(
         START
         + HI[0]
         + event_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "a", "toolUse": {}}})
     ),
-    "bad CRC": lambda: Scripted(START + HI[0] + HI[1][:-1] + bytes([HI[1][-1] ^ 1])),
-    "bad prelude CRC": lambda: Scripted(START + HI[0][:8] + b"\x00\x00\x00\x00" + HI[0][12:]),
-    "payload over 24 MB announced": lambda: Scripted(START + _prelude(24 * 1024 * 1024 + 17, 0) + b"x" * 64),
-    "connection cut mid-frame": lambda: Scripted(START + HI[0] + HI[1][:20], declared=4096),
-    "connection reset": lambda: Scripted(reset=True),
+    "bad CRC": lambda: _served(START + HI[0] + HI[1][:-1] + bytes([HI[1][-1] ^ 1])),
+    "bad prelude CRC": lambda: _served(START + HI[0][:8] + b"\x00\x00\x00\x00" + HI[0][12:]),
+    "payload over 24 MB announced": lambda: _served(START + _prelude(24 * 1024 * 1024 + 17, 0) + b"x" * 64),
+    "connection cut mid-frame": lambda: _served(START + HI[0] + HI[1][:20], ending="cut"),
+    "connection reset": lambda: FaultServer(Fault.reset(), any_path=True),
 }
 
 
@@ -353,7 +311,7 @@ def test_item_4_bedrock_truncated_last_frame_and_big_payload_read_the_same(via: 
     """A stream whose last frame is cut short ends as boto3's does; a 1 MB text delta passes whole."""
     big = event_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "x" * 1_000_000}})
     ended = [START, *HI, big, event_frame("messageStop", {"stopReason": "end_turn"})]
-    with Scripted(b"".join(ended)[:-10]) as server:
+    with _served(b"".join(ended)[:-10]) as server:
         outcome = _both(via, server, "stream")
     assert read_lean == [True]
     assert outcome[0] == "ok" and len(outcome[1]) == 1_000_003
@@ -362,7 +320,8 @@ def test_item_4_bedrock_truncated_last_frame_and_big_payload_read_the_same(via: 
 @pytest.mark.parametrize("mode", ["stream", "astream"])
 def test_item_4_bedrock_stalled_stream_ends_at_the_deadline(mode: str, via: Callable[[bool], None]) -> None:
     """The server stops in the middle of a frame (its prelude sent, the rest held)."""
-    with Scripted(b"".join(stream_frames(REPLY)), hold=START + HI[0] + HI[1][:16]) as server:
+    held = _stream(START + HI[0] + HI[1][:16], ending="stall")
+    with _serve(_stream(b"".join(stream_frames(REPLY))), held) as server:
         via(False)
         outcome = _run(server.url, mode, warm=True, deadline=0.6)
     assert read_lean == [True, True]

@@ -1,9 +1,10 @@
 """A local Gemini API server for stream tests: each POST is recorded and answered from a script.
 
-A ``Reply`` is a status, a content type and the body's pieces. A 200 ``text/event-stream`` reply is sent
-chunked, piece by piece (``interval`` seconds apart: a trickle); ``ending`` says how it ends: ``"end"`` (the
-chunked terminator), ``"cut"`` (the connection closed mid-body) or ``"stall"`` (silence until the server
-stops). Any other reply is sent whole under a Content-Length. Pauses wait on the server's stop event, so a
+A ``Reply`` is a status, a content type and the body's pieces. A 200 event stream (``text/event-stream``, or
+Bedrock's binary ``application/vnd.amazon.eventstream``) is sent chunked, piece by piece (``interval`` seconds
+apart: a trickle); ``ending`` says how it ends: ``"end"`` (the chunked terminator), ``"cut"`` (the connection
+closed mid-body) or ``"stall"`` (silence until the server stops). Any other reply is sent whole under a
+Content-Length. Pauses wait on the server's stop event, so a
 stopped server ends every reply at once.
 """
 
@@ -17,6 +18,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Literal
 
 __all__ = ["GeminiServer", "Recorded", "Reply"]
+
+_STREAMS = ("text/event-stream", "application/vnd.amazon.eventstream")
+"""Content types sent chunked, piece by piece."""
 
 
 @dataclass(frozen=True)
@@ -94,7 +98,7 @@ class GeminiServer:
                 self.send_header("Content-Type", reply.content_type)
                 for name, value in reply.headers:
                     self.send_header(name, value)
-                if reply.status != 200 or not reply.content_type.startswith("text/event-stream"):
+                if reply.status != 200 or not reply.content_type.startswith(_STREAMS):
                     content = b"".join(reply.pieces)
                     self.send_header("Content-Length", str(len(content)))
                     self.end_headers()
