@@ -29,6 +29,7 @@ from llmplex.types import Image, Message, OutputSchema, Tool, ToolCall
 from tests.plugins.gemini.wire import MODEL, error_body, function_call_part, response, stream_body, text_part, usage
 from tests.support.fault_server import Fault, FaultServer
 from tests.support.gemini_stream_server import GeminiServer, Reply
+from tests.support.lean_streams import count_reads
 
 KEY = "AIzaSyLEANSTREAM_0123456789abcdefghijk"
 PNG = base64.b64decode(
@@ -88,15 +89,7 @@ read_lean: list[str] = []
 @pytest.fixture
 def via(monkeypatch: pytest.MonkeyPatch) -> Callable[[bool], None]:
     """Choose the SDK (``True``) or the lean path; each lean read is counted in ``read_lean``."""
-    read_lean.clear()
-    for name in ("iter_sse", "aiter_sse"):
-        original = getattr(gemini_lean, name)
-
-        def counted(source: Any, _name: str = name, _original: Any = original) -> Any:
-            read_lean.append(_name)
-            return _original(source)
-
-        monkeypatch.setattr(gemini_lean, name, counted)
+    count_reads(monkeypatch, gemini_lean, read_lean)
     prepare = gemini_lean.prepare
 
     def choose(sdk: bool) -> None:

@@ -20,7 +20,7 @@ import llmplex
 from llmplex import LLMDeadlineExceededError, LLMError
 from llmplex.types import Request, StreamState
 from tests.support.fault_server import Fault, FaultServer
-from tests.support.lean_streams import STREAM_FAULTS, drain, outcome
+from tests.support.lean_streams import STREAM_FAULTS, count_reads, drain, outcome
 
 KEY = "sk-ant-lean-0123456789abcdef"
 MODEL = "claude-sonnet-4-6"
@@ -113,23 +113,10 @@ def _preset(url: str) -> dict[str, Any]:
 read_lean: list[str] = []
 
 
-def _count_reads(monkeypatch: pytest.MonkeyPatch, module: Any) -> None:
-    """Each ``iter_sse``/``aiter_sse`` read of ``module`` (a lean path) is counted in ``read_lean``."""
-    read_lean.clear()
-    for name in ("iter_sse", "aiter_sse"):
-        original = getattr(module, name)
-
-        def counted(source: Any, _name: str = name, _original: Any = original) -> Any:
-            read_lean.append(_name)
-            return _original(source)
-
-        monkeypatch.setattr(module, name, counted)
-
-
 @pytest.fixture
 def anthropic_via(monkeypatch: pytest.MonkeyPatch) -> Callable[[bool], None]:
     """Choose the SDK (``True``) or the lean path for Anthropic; each lean read is counted in ``read_lean``."""
-    _count_reads(monkeypatch, anthropic_lean)
+    count_reads(monkeypatch, anthropic_lean, read_lean)
     sender = anthropic_hooks.sender
 
     def choose(sdk: bool) -> None:
@@ -141,7 +128,7 @@ def anthropic_via(monkeypatch: pytest.MonkeyPatch) -> Callable[[bool], None]:
 @pytest.fixture
 def preset_via(monkeypatch: pytest.MonkeyPatch) -> Callable[[bool], None]:
     """The same for an openai-compatible preset (the openai plugin's lean transport under it)."""
-    _count_reads(monkeypatch, openai_lean)
+    count_reads(monkeypatch, openai_lean, read_lean)
 
     def choose(sdk: bool) -> None:
         monkeypatch.setattr(openai_transport, "suits", (lambda client: False) if sdk else openai_lean.suits)

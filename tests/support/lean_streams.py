@@ -13,7 +13,7 @@ import llmplex
 from llmplex import Deadline, LLMError
 from tests.support.fault_server import Fault
 
-__all__ = ["STREAM_FAULTS", "drain", "events", "outcome"]
+__all__ = ["STREAM_FAULTS", "count_reads", "drain", "events", "outcome"]
 
 STREAM_FAULTS: dict[str, Callable[[], Fault]] = {
     "stream cut after 2 events": lambda: Fault.stream_cut(after_events=2),
@@ -22,6 +22,19 @@ STREAM_FAULTS: dict[str, Callable[[], Fault]] = {
     "malformed event": Fault.malformed_json,
 }
 """Faults of an OpenAI-shaped stream (``FaultServer``), each failing with one typed error."""
+
+
+def count_reads(monkeypatch: pytest.MonkeyPatch, module: Any, reads: list[str]) -> None:
+    """Each ``iter_sse``/``aiter_sse`` read of ``module`` (a lean path) is appended to ``reads`` (cleared first)."""
+    reads.clear()
+    for name in ("iter_sse", "aiter_sse"):
+        original = getattr(module, name)
+
+        def counted(source: Any, _name: str = name, _original: Any = original) -> Any:
+            reads.append(_name)
+            return _original(source)
+
+        monkeypatch.setattr(module, name, counted)
 
 
 def events(client: llmplex.Client, mode: str, model: str, **kwargs: Any) -> Iterator[Any]:
