@@ -111,7 +111,6 @@ class Client:
         self.telemetry = Telemetry(self.host)
         self.calls = CallPlanner(self.config, self.router, self.telemetry, self.clock, budget)
         self.catalog = ModelCatalog()
-        self._observers_ready = False
         self._mcp_servers: dict[str, MCPServer] = {}  # [mcp.servers.NAME], built on first use
         self._mcp_used: dict[int, MCPServer] = {}  # every MCP server a call used: closed with the client
         for plugin in plugins:
@@ -302,7 +301,7 @@ class Client:
         machine, which the deadline bounds like any I/O (the imports finish in the background).
         """
         written = self.config.default_model if model is None else model
-        if self._observers_ready and self.router.is_cached(written):
+        if self.host.observers_loaded and self.router.is_cached(written):
             return prepare()
 
         def expired() -> LLMDeadlineExceededError:
@@ -315,9 +314,8 @@ class Client:
         return call_before(prepare, deadline, expired)
 
     def _ready(self) -> None:
-        if not self._observers_ready:
+        if not self.host.observers_loaded:
             self.host.load_observers(self.config.disabled)
-            self._observers_ready = True
 
     def _call(self, model: str | None, prompt: PromptInput, stream: bool, args: CallArgs) -> Call:
         deadline = self._deadline(args.get("timeout"), args.get("deadline"))

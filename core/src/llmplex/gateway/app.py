@@ -222,11 +222,12 @@ class _Routes:
 def warm_up(client: Client) -> None:
     """Load the plugins and build the async SDK clients the config names, before the first request.
 
-    A provider's first use imports its SDK (a second or more): done inside a request, that would stall
-    every stream and request of the worker. A provider that cannot be prepared (a missing key) is logged
-    and left to fail on its own requests.
+    A provider's first use imports its SDK (a second or more), and a client's first call imports the observer
+    plugins: done inside a request, either would stall every stream and request of the worker. A provider that
+    cannot be prepared (a missing key) is logged and left to fail on its own requests.
     """
     config = client.config
+    client.host.load_observers(config.disabled)
     for prefix in config.providers:
         try:
             client.provider_client(prefix, asynchronous=True)

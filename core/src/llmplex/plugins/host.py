@@ -165,6 +165,11 @@ class PluginHost:
         self.pm.subset_hook_caller("llmplex_register_providers", remove_plugins=others)(register=register)
         return found
 
+    @property
+    def observers_loaded(self) -> bool:
+        """Whether ``load_observers`` has run (every later call returns at once)."""
+        return self._observers_loaded
+
     def load_observers(self, disabled: Collection[str] = ()) -> None:
         """Import every non-provider plugin (group ``llmplex.plugins``) not in ``disabled``, once."""
         with self._lock:
