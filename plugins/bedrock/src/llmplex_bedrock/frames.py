@@ -4,8 +4,10 @@ botocore's buffer unpacks each header of each message field by field and copies
 what is left of its buffer after every message. ``FrameReader`` checks the same
 things in the same order (the prelude's CRC, the header and payload length
 limits, the message CRC seeded with the prelude's), keeps an offset instead of
-copying, and parses a message's header bytes with botocore's own header parser
-once per distinct value (a stream repeats a few: one per event type). At the
+copying, joins a frame's chunks once the frame is whole (botocore's buffer
+copies itself with every chunk: quadratic in a big frame), and parses a
+message's header bytes with botocore's own header parser once per distinct
+value (a stream repeats a few: one per event type). At the
 first message that is anything but well formed (a CRC that does not match, a
 length over botocore's limits, lengths that contradict each other) the bytes
 from that message on go to a real ``EventStreamBuffer``, which raises its own
@@ -36,7 +38,10 @@ class FrameReader:
     """The messages of one event stream, fed chunk by chunk: ``(headers, payload)`` pairs."""
 
     def __init__(self) -> None:
-        self._data = b""
+        self._pending: list[bytes] = []
+        self._size = 0
+        self._need = 12
+        """Bytes pending before a read can give a message: a prelude's, or the whole of the frame it announces."""
         self._fallback: EventStreamBuffer | None = None
         self._parser = EventStreamHeaderParser()
         self._headers: dict[bytes, dict[str, Any]] = {}
@@ -44,7 +49,11 @@ class FrameReader:
     def feed(self, chunk: bytes) -> Iterator[tuple[dict[str, Any], bytes]]:
         """The messages ``chunk`` completes (read them all before feeding the next chunk)."""
         if self._fallback is None:
-            data = self._data + chunk if self._data else chunk
+            self._pending.append(chunk)
+            self._size += len(chunk)
+            if self._size < self._need:  # a frame's bytes are joined once it is whole, not once per chunk
+                return
+            data = b"".join(self._pending)
             start = yield from self._messages(data)
             if start is None:
                 return
@@ -71,6 +80,7 @@ class FrameReader:
             ):
                 return start
             if size - start < total:
+                self._need = total
                 break
             if crc32(data[start + 8 : payload_end], prelude_crc) != _CRC.unpack_from(data, payload_end)[0]:
                 return start
@@ -82,5 +92,8 @@ class FrameReader:
                     self._headers[block] = headers
             yield headers, data[headers_end:payload_end]
             start += total
-        self._data = data[start:]
+        else:
+            self._need = 12
+        rest = data[start:]
+        self._pending, self._size = [rest], len(rest)
         return None
