@@ -340,6 +340,10 @@ ODD: dict[str, Reply] = {
     "unknown finish reason": Reply.events(_sse(FIRST, {"candidates": [{"finishReason": "stop"}]})),
     "thought that is text": Reply.events(_sse(FIRST, _hostile([{"text": "t", "thought": "yes"}]))),
     "NaN usage": Reply.events(_sse(FIRST, '{"usageMetadata": {"promptTokenCount": NaN}}')),
+    "modality that is a list": Reply.events(
+        _sse(FIRST, {"usageMetadata": {"promptTokensDetails": [{"modality": ["AUDIO"], "tokenCount": 1}]}})
+    ),
+    "finish reason that is a list": Reply.events(_sse(FIRST, {"candidates": [{"finishReason": ["STOP"]}]})),
 }
 """Chunks the SDK's types take oddly or refuse: whatever the SDK makes of each, the lean path makes too."""
 

@@ -10,132 +10,100 @@ reads every chunk, so its result, or its exception, is the SDK's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from google.genai import models, types
 
 __all__ = ["is_plain", "sdk_chunk"]
 
-_FINISH_REASONS = frozenset(reason.value for reason in types.FinishReason)
-_MODALITIES = frozenset(modality.value for modality in types.MediaModality)
-_COUNTS = frozenset(
+_Check = Callable[[Any], bool]
+"""Whether a decoded JSON value is one the SDK's model would hold as it is."""
+
+
+def _kind(kind: type) -> _Check:
+    """Null, or exactly of ``kind`` (no bool for an int: pydantic would coerce it)."""
+    return lambda value: value is None or type(value) is kind
+
+
+def _one_of(values: frozenset[str]) -> _Check:
+    """Null, or one of the strings ``values`` (an enum's wire values)."""
+    return lambda value: value is None or (type(value) is str and value in values)
+
+
+def _list_of(item: _Check) -> _Check:
+    """Null, or a list whose every item passes ``item``."""
+    return lambda value: value is None or (type(value) is list and all(item(v) for v in value))
+
+
+def _object(fields: dict[str, _Check], *, nullable: bool = True) -> _Check:
+    """An object (null when ``nullable``) of only ``fields``, each passing its check."""
+
+    def check(value: Any) -> bool:
+        if value is None:
+            return nullable
+        return type(value) is dict and all(key in fields and fields[key](v) for key, v in value.items())
+
+    return check
+
+
+_COUNT = _kind(int)
+_DETAILS = _list_of(
+    _object(
+        {"modality": _one_of(frozenset(m.value for m in types.MediaModality)), "tokenCount": _COUNT}, nullable=False
+    )
+)
+_PART = _object(
     {
-        "promptTokenCount",
-        "candidatesTokenCount",
-        "totalTokenCount",
-        "cachedContentTokenCount",
-        "thoughtsTokenCount",
-        "toolUsePromptTokenCount",
+        "text": _kind(str),
+        "thought": _kind(bool),
+        "functionCall": _object({"id": _kind(str), "name": _kind(str), "args": _kind(dict)}),
+    },
+    nullable=False,
+)
+_CANDIDATE = _object(
+    {
+        "content": _object({"role": _kind(str), "parts": _list_of(_PART)}),
+        "finishReason": _one_of(frozenset(reason.value for reason in types.FinishReason)),
+        "index": _COUNT,
+        "finishMessage": _kind(str),
+    },
+    nullable=False,
+)
+_USAGE = _object(
+    {
+        **dict.fromkeys(
+            (
+                "promptTokenCount",
+                "candidatesTokenCount",
+                "totalTokenCount",
+                "cachedContentTokenCount",
+                "thoughtsTokenCount",
+                "toolUsePromptTokenCount",
+            ),
+            _COUNT,
+        ),
+        **dict.fromkeys(
+            ("promptTokensDetails", "cacheTokensDetails", "candidatesTokensDetails", "toolUsePromptTokensDetails"),
+            _DETAILS,
+        ),
     }
 )
-_DETAILS = frozenset(
-    {"promptTokensDetails", "cacheTokensDetails", "candidatesTokensDetails", "toolUsePromptTokensDetails"}
+_CHUNK = _object(
+    {
+        "candidates": _list_of(_CANDIDATE),
+        "usageMetadata": _USAGE,
+        "modelVersion": _kind(str),
+        "responseId": _kind(str),
+    },
+    nullable=False,
 )
-
-
-def _is(value: Any, kind: type) -> bool:
-    """``value`` is null or exactly of ``kind`` (no bool for int: pydantic would coerce it)."""
-    return value is None or type(value) is kind
-
-
-def _part(part: Any) -> bool:
-    if type(part) is not dict:
-        return False
-    for key, value in part.items():
-        if key == "text":
-            ok = _is(value, str)
-        elif key == "thought":
-            ok = _is(value, bool)
-        elif key == "functionCall":
-            ok = value is None or (
-                type(value) is dict
-                and all(
-                    (k in ("id", "name") and _is(v, str)) or (k == "args" and _is(v, dict)) for k, v in value.items()
-                )
-            )
-        else:
-            ok = False
-        if not ok:
-            return False
-    return True
-
-
-def _content(content: Any) -> bool:
-    if content is None:
-        return True
-    if type(content) is not dict:
-        return False
-    parts = content.get("parts")
-    return (
-        content.keys() <= {"role", "parts"}
-        and _is(content.get("role"), str)
-        and (parts is None or (type(parts) is list and all(_part(p) for p in parts)))
-    )
-
-
-def _candidate(candidate: Any) -> bool:
-    if type(candidate) is not dict:
-        return False
-    for key, value in candidate.items():
-        if key == "content":
-            ok = _content(value)
-        elif key == "finishReason":
-            ok = value is None or (type(value) is str and value in _FINISH_REASONS)
-        elif key == "index":
-            ok = _is(value, int)
-        elif key == "finishMessage":
-            ok = _is(value, str)
-        else:
-            ok = False
-        if not ok:
-            return False
-    return True
-
-
-def _detail(detail: Any) -> bool:
-    return (
-        type(detail) is dict
-        and detail.keys() <= {"modality", "tokenCount"}
-        and (detail.get("modality") is None or detail.get("modality") in _MODALITIES)
-        and _is(detail.get("tokenCount"), int)
-    )
-
-
-def _usage(usage: Any) -> bool:
-    if usage is None:
-        return True
-    if type(usage) is not dict:
-        return False
-    for key, value in usage.items():
-        if key in _COUNTS:
-            ok = _is(value, int)
-        elif key in _DETAILS:
-            ok = value is None or (type(value) is list and all(_detail(d) for d in value))
-        else:
-            ok = False
-        if not ok:
-            return False
-    return True
 
 
 def is_plain(chunk: Any) -> bool:
     """Whether the parser may read ``chunk`` (decoded JSON) as it is: what it reads is what the SDK's model
     would hold."""
-    if type(chunk) is not dict:
-        return False
-    for key, value in chunk.items():
-        if key == "candidates":
-            ok = value is None or (type(value) is list and all(_candidate(c) for c in value))
-        elif key == "usageMetadata":
-            ok = _usage(value)
-        elif key in ("modelVersion", "responseId"):
-            ok = _is(value, str)
-        else:
-            ok = False
-        if not ok:
-            return False
-    return True
+    return _CHUNK(chunk)
 
 
 def sdk_chunk(chunk: Any, parameters: Any, headers: Mapping[str, str]) -> types.GenerateContentResponse:
