@@ -481,6 +481,19 @@ def test_item_4_gemini_lean_path_only_for_its_own_clients() -> None:
     vertex.close()
 
 
+def test_item_4_hostile_gemini_prepared_lean_call_never_shows_the_key() -> None:
+    """The prepared call (in a hook's locals, so in a traceback that shows them) keeps its request out of its repr:
+    the request's headers hold the API key."""
+    payload: dict[str, Any] = {"model": MODEL, "contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    built = _built({})
+    try:
+        prepared = gemini_lean.prepare(built, payload, is_async=False)
+        assert prepared is not None and prepared.request.headers["x-goog-api-key"] == KEY
+        assert KEY not in repr(prepared) and KEY not in str(prepared)
+    finally:
+        close_client(built)
+
+
 def _built(settings: dict[str, Any], *, is_async: bool = False) -> Any:
     chosen = GeminiSettings(api_key=KEY, base_url="http://127.0.0.1:9", **settings)
     return (create_async_client if is_async else create_client)(chosen)

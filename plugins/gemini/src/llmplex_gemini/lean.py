@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
@@ -56,8 +56,8 @@ class LeanStream:
     """One prepared ``streamGenerateContent`` call: the SDK's request and request model."""
 
     client: genai.Client
-    request: _api_client.HttpRequest
-    parameters: Any
+    request: _api_client.HttpRequest = field(repr=False)  # its headers hold the API key
+    parameters: Any = field(repr=False)
 
     def _build(self, http: httpx2.Client | httpx2.AsyncClient, *, is_async: bool) -> httpx2.Request:
         data = json.dumps(self.request.data).encode() if self.request.data else None  # the SDK's serialization
