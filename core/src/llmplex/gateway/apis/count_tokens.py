@@ -4,6 +4,7 @@ The provider's own count where it has one (its plugin implements ``llmplex_acoun
 ``"provider"``), else the model's own tokenizer (``"tokenizer"``), else the estimate budget reservations
 make of a prompt (``"estimate"``: ``spend.estimate.prompt_tokens``, about four characters a token). The answer
 is the API's ``{"input_tokens": N}``; the ``x-llmplex-token-count`` header says which of the three it is.
+The provider's count is held to the config's ``timeout``, as a call is.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from starlette.responses import Response
 
 from llmplex.client import Client
 from llmplex.engine.attempt import Attempt
-from llmplex.errors import LLMError
+from llmplex.errors import LLMDeadlineExceededError, LLMError
 from llmplex.gateway.apis.anthropic_messages import MessagesRequest, messages_call
 from llmplex.gateway.calls import CallSpec
 from llmplex.gateway.errors import GatewayError
@@ -27,6 +28,8 @@ from llmplex.gateway.guard.door import close_if_unread
 from llmplex.gateway.pipeline import Pipeline, upstream_error
 from llmplex.gateway.spend.estimate import prompt_tokens
 from llmplex.gateway.wire import MAX_TOKENS, parse_body
+from llmplex.reliability.deadline import Deadline
+from llmplex.reliability.guard import await_before
 
 __all__ = ["CountTokensRequest", "count_tokens", "count_tokens_route"]
 
@@ -49,9 +52,22 @@ async def count_tokens(client: Client, spec: CallSpec) -> tuple[int, str]:
     if hooks.implements("acount_tokens"):
         kwargs: dict[str, Any] = {k: v for k, v in spec.kwargs.items() if k != "output"}
         _, request = client.build_request(spec.model, spec.messages, **kwargs)
+        timeout = client.config.timeout
+        deadline = None if timeout is None else Deadline.after(timeout, client.clock)
+
+        def expired() -> LLMDeadlineExceededError:
+            return LLMDeadlineExceededError(
+                f"the provider's token count did not answer within the timeout ({timeout} s, the config's "
+                "timeout: raise it if the provider is slow)",
+                provider=provider.name,
+                model=route.model,
+            )
+
         try:
-            counted = await hooks.acount_tokens(
-                request=request, settings=provider.settings, client=provider.client(True)
+            counted = await await_before(
+                lambda: hooks.acount_tokens(request=request, settings=provider.settings, client=provider.client(True)),
+                deadline,
+                expired,
             )
         except LLMError:
             raise
