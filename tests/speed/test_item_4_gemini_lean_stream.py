@@ -295,6 +295,15 @@ def _hostile(parts: list[dict[str, Any]], usage_metadata: dict[str, Any] | None 
     return chunk
 
 
+def _resumable(parts: list[dict[str, Any]], finish: str | None, token: bytes, **extra: Any) -> dict[str, Any]:
+    """A chunk whose candidate carries a ``continuationToken`` (``finish``: ``CONTINUATION``, or ``None`` for a
+    checkpoint part way through a request)."""
+    chunk = _chunk(parts, finish, **extra)
+    chunk["candidates"][0]["continuationToken"] = base64.b64encode(token).decode()
+    types.GenerateContentResponse.model_validate(chunk)
+    return chunk
+
+
 RETRY = [
     {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{"quotaMetric": "requests"}]},
     {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "37s"},
@@ -453,10 +462,15 @@ def test_item_4_hostile_gemini_huge_nested_arguments_and_negative_usage(
     assert read_lean == ["iter_sse"]
 
 
-ECHOES: dict[str, Reply] = {
-    "status error": Reply.json(400, json.dumps(error_body(400, "INVALID_ARGUMENT", f"API key {KEY} bad")).encode()),
-    "error event": Reply.events(_sse(FIRST, error_body(500, "INTERNAL", f"key={KEY}"))),
-    "not JSON": Reply.events(_sse(FIRST, f"{{{KEY}")),
+ECHOES: dict[str, tuple[Reply, ...]] = {
+    "status error": (Reply.json(400, json.dumps(error_body(400, "INVALID_ARGUMENT", f"API key {KEY} bad")).encode()),),
+    "error event": (Reply.events(_sse(FIRST, error_body(500, "INTERNAL", f"key={KEY}"))),),
+    "not JSON": (Reply.events(_sse(FIRST, f"{{{KEY}")),),
+    "status error not JSON": (Reply.json(503, f"<html>upstream said key={KEY}</html>".encode()),),
+    "error event after a checkpoint, then an error status": (
+        Reply.events(_sse(_resumable([text_part("Hi")], None, b"hop-1"), error_body(500, "INTERNAL", f"key={KEY}"))),
+        Reply.json(400, json.dumps(error_body(400, "INVALID_ARGUMENT", f"API key {KEY} bad")).encode()),
+    ),
 }
 
 
@@ -465,7 +479,7 @@ ECHOES: dict[str, Reply] = {
 def test_item_4_hostile_gemini_key_echoed_back_never_appears_in_the_error(
     name: str, mode: str, server: GeminiServer, client: llmplex.Client, via: Callable[[bool], None]
 ) -> None:
-    sdk, lean = _both(client, server, via, mode, _script(server, ECHOES[name]))
+    sdk, lean = _both(client, server, via, mode, _script(server, *ECHOES[name]))
     assert sdk == lean and lean[0] != "ok"
     assert KEY not in repr(lean)
 
@@ -520,15 +534,6 @@ def test_item_4_gemini_lean_path_falls_back_where_the_sdk_does_more(config: dict
     finally:
         close_client(sync)
         asyncio.run(close_client(async_))  # type: ignore[arg-type]
-
-
-def _resumable(parts: list[dict[str, Any]], finish: str | None, token: bytes, **extra: Any) -> dict[str, Any]:
-    """A chunk whose candidate carries a ``continuationToken`` (``finish``: ``CONTINUATION``, or ``None`` for a
-    checkpoint part way through a request)."""
-    chunk = _chunk(parts, finish, **extra)
-    chunk["candidates"][0]["continuationToken"] = base64.b64encode(token).decode()
-    types.GenerateContentResponse.model_validate(chunk)
-    return chunk
 
 
 CONTINUED: dict[str, tuple[Reply, ...]] = {
