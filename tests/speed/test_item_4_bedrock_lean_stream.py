@@ -18,6 +18,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.config import Config
 from botocore.eventstream import EventStreamBuffer
 from botocore.exceptions import ClientError, EventStreamError
 from hypothesis import HealthCheck, given, settings
@@ -183,13 +184,14 @@ def _both(via: Callable[[bool], None], server: Server, mode: str, **kwargs: Any)
 
 
 def _sdk_events(server: Server) -> Iterator[Any]:
-    """boto3's ``converse_stream`` against ``server``: its ``EventStream``."""
+    """boto3's ``converse_stream`` against ``server``: its ``EventStream`` (one attempt: no backoff sleeps)."""
     client = boto3.client(
         "bedrock-runtime",
         region_name="eu-west-3",
         endpoint_url=server.url,
         aws_access_key_id=KEY_ID,
         aws_secret_access_key=SECRET,
+        config=Config(retries={"total_max_attempts": 1}),
     )
     messages = [{"role": "user", "content": [{"text": "hi"}]}]
     stream = client.converse_stream(modelId=HAIKU, messages=messages)["stream"]
