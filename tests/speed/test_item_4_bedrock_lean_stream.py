@@ -244,6 +244,13 @@ def _http_error(status: int, name: str) -> GeminiServer:
     return _serve(Answer.json(status, json.dumps({"message": f"{name} said no"}).encode(), headers))
 
 
+def _crafted(headers_length: int, body: bytes) -> bytes:
+    """A frame whose prelude announces ``headers_length`` over ``body``, both CRCs right (flipped bytes never are)."""
+    prelude = struct.pack("!II", 16 + len(body), headers_length)
+    message = prelude + struct.pack("!I", zlib.crc32(prelude)) + body
+    return message + struct.pack("!I", zlib.crc32(message))
+
+
 ERROR_FRAME = _frame({":message-type": "error", ":error-code": "InternalFailure", ":error-message": "it broke"}, b"")
 FAULTS: dict[str, Callable[[], Server]] = {
     "HTTP 429 before the stream": lambda: _http_error(429, "ThrottlingException"),
@@ -268,6 +275,9 @@ FAULTS: dict[str, Callable[[], Server]] = {
     "payload over 24 MB announced": lambda: _served(START + _prelude(24 * 1024 * 1024 + 17, 0) + b"x" * 64),
     "connection cut mid-frame": lambda: _served(START + HI[0] + HI[1][:20], ending="cut"),
     "connection reset": lambda: FaultServer(Fault.reset(), any_path=True),
+    "header name not UTF-8": lambda: _served(START + HI[0] + _crafted(3, b"\x01\xff\x07")),
+    "header cut short": lambda: _served(START + HI[0] + _crafted(4, b"\x05abc")),
+    "unknown header type": lambda: _served(START + HI[0] + _crafted(6, b"\x01a\x63\x00\x00\x00")),
 }
 
 
@@ -405,3 +415,16 @@ def test_item_4_bedrock_frame_reader_joins_a_big_frame_once() -> None:
     got = [p for at in range(0, len(body), 1024) for _, p in reader.feed(body[at : at + 1024])]
     assert time.process_time() - started < 2.0  # CPU time: about 0.02 s joined once
     assert got == [payload]
+
+
+@pytest.mark.parametrize(
+    ("headers_length", "body"),
+    [(128 * 1024 + 1, b"h" * (128 * 1024 + 1)), (10, b"1234"), (128 * 1024, b"\x00" * (128 * 1024))],
+    ids=["headers over 128 KB", "headers longer than the frame", "headers at the limit"],
+)
+def test_item_4_bedrock_frame_reader_fails_crafted_lengths_as_botocores_buffer(
+    headers_length: int, body: bytes
+) -> None:
+    """Lengths a hostile server announces under right CRCs: the same messages and error as botocore's buffer."""
+    chunks = [START, _crafted(headers_length, body), HI[0]]
+    assert _read_all(bedrock_frames.FrameReader().feed, chunks) == _read_all(_botocore_feed(), chunks)

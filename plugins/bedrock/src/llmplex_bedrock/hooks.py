@@ -7,8 +7,11 @@ threads for async callers, held to the deadline like any other call.
 from __future__ import annotations
 
 import asyncio
+import struct
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
+
+from botocore.eventstream import ParserError as EventStreamParserError
 
 from llmplex.errors import LLMError
 from llmplex.hookspecs import hookimpl
@@ -76,11 +79,15 @@ def _events(stream: Any) -> Iterator[Any]:
     """The stream's events (its reads keep the timeout its request was sent with), then the stream closed.
 
     They are read the lean way (``lean_events``: the frames read as botocore's decoder reads them, json, compiled
-    converters) where that gives exactly boto3's events, else by boto3's ``EventStream``.
+    converters) where that gives exactly boto3's events, else by boto3's ``EventStream``. A header block botocore's
+    header parser fails on with a bare Python error (bytes that are not UTF-8, a truncated header, an unknown
+    header type) is raised as botocore's event-stream ``ParserError``, which is classified as the server's fault.
     """
     try:
         lean = lean_events(stream)
         yield from stream if lean is None else lean
+    except (UnicodeDecodeError, struct.error, KeyError) as error:
+        raise EventStreamParserError(f"a malformed event-stream header block: {type(error).__name__}") from error
     finally:
         stream.close()
 
