@@ -266,7 +266,13 @@ def test_item_4_gemini_lean_stream_sends_the_sdks_request(
 
 
 @pytest.mark.parametrize(
-    "options", [{"temperature": "hot"}, {"bogus_option": 1}, {"thinking_config": {"thinking_level": "high"}}]
+    "options",
+    [
+        {"temperature": "hot"},
+        {"bogus_option": 1},
+        {"thinking_config": {"thinking_level": "high"}},
+        {"should_return_http_response": True},
+    ],
 )
 def test_item_4_hostile_gemini_provider_options_fail_or_pass_alike(
     options: dict[str, Any], server: GeminiServer, client: llmplex.Client, via: Callable[[bool], None]
@@ -279,6 +285,8 @@ def test_item_4_hostile_gemini_provider_options_fail_or_pass_alike(
     assert sdk == lean
     if sdk[0] == "ok":
         assert server.requests[0].body == server.requests[1].body and b'"HIGH"' in server.requests[1].body
+    elif "should_return_http_response" in options:  # the SDK refuses it in a stream: the lean path leaves it to it
+        assert sdk[0] is LLMError and "not supported in streaming" in sdk[1]
     else:
         assert sdk[0] is LLMError and "validation error for GenerateContentConfig" in sdk[1]
 

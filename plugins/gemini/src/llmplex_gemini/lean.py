@@ -158,9 +158,10 @@ async def _aended(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
 
 
 def _one_plain_request(config: types.GenerateContentConfig) -> bool:
-    """No tool the SDK would call itself, and per-call HTTP options that only set the timeout."""
+    """No tool the SDK would call itself, no raw response asked for (the SDK refuses it in a stream), and per-call
+    HTTP options that only set the timeout."""
     calling = config.automatic_function_calling
-    if config.tools and not (calling is not None and calling.disable):
+    if config.should_return_http_response or (config.tools and not (calling is not None and calling.disable)):
         return False
     options = config.http_options
     return options is None or options.model_fields_set <= {"timeout"}
