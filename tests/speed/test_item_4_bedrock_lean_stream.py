@@ -32,10 +32,10 @@ from llmplex import Deadline, LLMDeadlineExceededError, LLMError
 from llmplex.testing import Reply
 from llmplex.types import ToolCall, Usage
 from tests.plugins.bedrock.conftest import _no_aws_environment  # noqa: F401 (autouse: no real AWS chain)
-from tests.plugins.bedrock.wire import event_frame, exception_frame, stream_frames
+from tests.plugins.bedrock.wire import event_frame, exception_frame, frame, stream_frames
 from tests.support.fault_server import Fault, FaultServer
-from tests.support.gemini_stream_server import GeminiServer
-from tests.support.gemini_stream_server import Reply as Answer
+from tests.support.stream_server import Reply as Answer
+from tests.support.stream_server import StreamServer
 
 KEY_ID = "AKIAIOSFODNN7LEANTEST"
 SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiLEANSECRET"
@@ -44,19 +44,8 @@ HAIKU = "anthropic.claude-3-5-haiku-20241022-v1:0"
 EVENTSTREAM = "application/vnd.amazon.eventstream"
 
 
-def _frame(headers: dict[str, str], payload: bytes) -> bytes:
-    """An event-stream message with string headers (the encoder of wire.py, for payloads it does not build)."""
-    head = b"".join(
-        struct.pack("!B", len(n.encode())) + n.encode() + struct.pack("!BH", 7, len(v.encode())) + v.encode()
-        for n, v in headers.items()
-    )
-    prelude = struct.pack("!II", 12 + len(head) + len(payload) + 4, len(head))
-    message = prelude + struct.pack("!I", zlib.crc32(prelude)) + head + payload
-    return message + struct.pack("!I", zlib.crc32(message))
-
-
 def _event(kind: str, payload: bytes) -> bytes:
-    return _frame({":event-type": kind, ":content-type": "application/json", ":message-type": "event"}, payload)
+    return frame({":event-type": kind, ":content-type": "application/json", ":message-type": "event"}, payload)
 
 
 START = event_frame("messageStart", {"role": "assistant"})
@@ -95,12 +84,12 @@ EVERY_SHAPE = [
 this botocore does not know, a payload that is not JSON), a 97-bit integer, and padding, nulls and unknown keys."""
 
 
-Server = GeminiServer | FaultServer
+Server = StreamServer | FaultServer
 
 
-def _serve(*replies: Answer) -> GeminiServer:
+def _serve(*replies: Answer) -> StreamServer:
     """The shared scripted stream server answering with ``replies`` in order (the last one repeated)."""
-    server = GeminiServer()
+    server = StreamServer()
     server.script(*replies)
     return server
 
@@ -112,7 +101,7 @@ def _stream(body: bytes, **options: Any) -> Answer:
     return Answer(200, pieces, EVENTSTREAM, **options)
 
 
-def _served(body: bytes, **options: Any) -> GeminiServer:
+def _served(body: bytes, **options: Any) -> StreamServer:
     """The server answering every request with the event stream ``body`` (``_stream``'s ``options``)."""
     return _serve(_stream(body, **options))
 
@@ -239,7 +228,7 @@ def test_item_4_bedrock_stream_gives_the_same_response_both_ways(mode: str, via:
     assert outcome[4] == [("tooluse_1", "add", '{"a": 1, "b": 2}')]
 
 
-def _http_error(status: int, name: str) -> GeminiServer:
+def _http_error(status: int, name: str) -> StreamServer:
     headers = {"x-amzn-ErrorType": f"{name}:http://internal.amazon.com/"}
     return _serve(Answer.json(status, json.dumps({"message": f"{name} said no"}).encode(), headers))
 
@@ -251,7 +240,7 @@ def _crafted(headers_length: int, body: bytes) -> bytes:
     return message + struct.pack("!I", zlib.crc32(message))
 
 
-ERROR_FRAME = _frame({":message-type": "error", ":error-code": "InternalFailure", ":error-message": "it broke"}, b"")
+ERROR_FRAME = frame({":message-type": "error", ":error-code": "InternalFailure", ":error-message": "it broke"}, b"")
 FAULTS: dict[str, Callable[[], Server]] = {
     "HTTP 429 before the stream": lambda: _http_error(429, "ThrottlingException"),
     "HTTP 400 before the stream": lambda: _http_error(400, "ValidationException"),
@@ -400,7 +389,7 @@ def test_item_4_bedrock_frame_reader_reads_and_fails_as_botocores_buffer(
 def test_item_4_bedrock_frame_reader_bounds_its_header_cache() -> None:
     """A server sending a new header block with every message gets each parsed, and the cache stays bounded."""
     reader = bedrock_frames.FrameReader()
-    body = b"".join(_frame({":event-type": "messageStart", "x": str(i)}, b"{}") for i in range(100))
+    body = b"".join(frame({":event-type": "messageStart", "x": str(i)}, b"{}") for i in range(100))
     assert [h["x"] for h, _ in reader.feed(body)] == [str(i) for i in range(100)]
     assert len(reader._headers) == bedrock_frames._CACHED_HEADERS
 
@@ -409,7 +398,7 @@ def test_item_4_bedrock_frame_reader_joins_a_big_frame_once() -> None:
     """An 8 MB frame arriving 1 KB at a time is joined once it is whole, not copied again with every chunk (that
     is about 32 GB of copying, tens of seconds of CPU, where joining once takes milliseconds)."""
     payload = b"x" * (8 * 1024 * 1024)
-    body = _frame({":event-type": "messageStart"}, payload)
+    body = frame({":event-type": "messageStart"}, payload)
     reader = bedrock_frames.FrameReader()
     started = time.process_time()
     got = [p for at in range(0, len(body), 1024) for _, p in reader.feed(body[at : at + 1024])]

@@ -28,8 +28,8 @@ from llmplex import Deadline, LLMDeadlineExceededError, LLMError, LLMRateLimitEr
 from llmplex.types import Image, Message, OutputSchema, Tool, ToolCall
 from tests.plugins.gemini.wire import MODEL, error_body, function_call_part, response, stream_body, text_part, usage
 from tests.support.fault_server import Fault, FaultServer
-from tests.support.gemini_stream_server import GeminiServer, Reply
 from tests.support.lean_streams import count_reads
+from tests.support.stream_server import Reply, StreamServer
 
 KEY = "AIzaSyLEANSTREAM_0123456789abcdefghijk"
 PNG = base64.b64decode(
@@ -116,14 +116,14 @@ def _final(events: list[Any]) -> tuple[Any, ...]:
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[GeminiServer]:
+def server() -> Iterator[StreamServer]:
     """One local server for the module's cases (each scripts its replies)."""
-    with GeminiServer() as running:
+    with StreamServer() as running:
         yield running
 
 
 @pytest.fixture(scope="module")
-def client(server: GeminiServer) -> Iterator[llmplex.Client]:
+def client(server: StreamServer) -> Iterator[llmplex.Client]:
     """One client for the module's cases (its provider client is built once), retries off."""
     built = llmplex.Client(_config(server.url), throttle={"max_attempts": 1})
     yield built
@@ -186,7 +186,7 @@ def _both(
     return endings
 
 
-def _script(server: GeminiServer, *replies: Reply) -> Callable[[], None]:
+def _script(server: StreamServer, *replies: Reply) -> Callable[[], None]:
     return lambda: server.script(*replies)
 
 
@@ -195,7 +195,7 @@ def _script(server: GeminiServer, *replies: Reply) -> Callable[[], None]:
 def test_item_4_gemini_stream_is_read_lean_as_plain_data(
     name: str,
     mode: str,
-    server: GeminiServer,
+    server: StreamServer,
     client: llmplex.Client,
     via: Callable[[bool], None],
     monkeypatch: pytest.MonkeyPatch,
@@ -243,7 +243,7 @@ REQUESTS: dict[str, dict[str, Any]] = {
 
 @pytest.mark.parametrize("timeout", [None, 30.0])
 def test_item_4_gemini_lean_stream_sends_the_sdks_request(
-    timeout: float | None, server: GeminiServer, via: Callable[[bool], None]
+    timeout: float | None, server: StreamServer, via: Callable[[bool], None]
 ) -> None:
     """Same method, path and query (``?alt=sse``), headers in order (``x-goog-api-key``, ``user-agent``,
     ``x-goog-api-client``, ``x-server-timeout``...) and body bytes as the SDK's, sync and async."""
@@ -275,7 +275,7 @@ def test_item_4_gemini_lean_stream_sends_the_sdks_request(
     ],
 )
 def test_item_4_hostile_gemini_provider_options_fail_or_pass_alike(
-    options: dict[str, Any], server: GeminiServer, client: llmplex.Client, via: Callable[[bool], None]
+    options: dict[str, Any], server: StreamServer, client: llmplex.Client, via: Callable[[bool], None]
 ) -> None:
     """Options the SDK's config model refuses fail with its validation error both ways; ones it rewrites (an
     enum in lower case) reach the wire rewritten both ways."""
@@ -337,7 +337,7 @@ ERRORS: dict[str, Reply] = {
 @pytest.mark.parametrize("mode", ["stream", "astream"])
 @pytest.mark.parametrize("name", list(ERRORS))
 def test_item_4_gemini_stream_errors_are_the_sdks_typed_errors(
-    name: str, mode: str, server: GeminiServer, client: llmplex.Client, via: Callable[[bool], None]
+    name: str, mode: str, server: StreamServer, client: llmplex.Client, via: Callable[[bool], None]
 ) -> None:
     sdk, lean = _both(client, server, via, mode, _script(server, ERRORS[name]))
     assert read_lean == (_read(mode) if ERRORS[name].status == 200 else [])
@@ -368,7 +368,7 @@ ODD: dict[str, Reply] = {
 @pytest.mark.parametrize("mode", ["stream", "astream"])
 @pytest.mark.parametrize("name", list(ODD))
 def test_item_4_hostile_gemini_odd_chunks_end_as_through_the_sdk(
-    name: str, mode: str, server: GeminiServer, client: llmplex.Client, via: Callable[[bool], None]
+    name: str, mode: str, server: StreamServer, client: llmplex.Client, via: Callable[[bool], None]
 ) -> None:
     sdk, lean = _both(client, server, via, mode, _script(server, ODD[name]))
     assert read_lean == _read(mode)
@@ -376,7 +376,7 @@ def test_item_4_hostile_gemini_odd_chunks_end_as_through_the_sdk(
 
 
 def test_item_4_gemini_unterminated_last_event_is_still_read(
-    server: GeminiServer, client: llmplex.Client, via: Callable[[bool], None]
+    server: StreamServer, client: llmplex.Client, via: Callable[[bool], None]
 ) -> None:
     """Like the SDK's reader, an event the body ended without a blank line after is read."""
     body = stream_body(TEXT).removesuffix(b"\r\n\r\n")
@@ -404,7 +404,7 @@ def test_item_4_gemini_faults_are_the_same_typed_errors(mode: str, via: Callable
 @pytest.mark.parametrize("fault", ["trickle", "stall"])
 @pytest.mark.parametrize("mode", ["stream", "astream"])
 def test_item_4_gemini_trickling_or_stalled_stream_ends_at_the_deadline(
-    mode: str, fault: str, server: GeminiServer, client: llmplex.Client, via: Callable[[bool], None]
+    mode: str, fault: str, server: StreamServer, client: llmplex.Client, via: Callable[[bool], None]
 ) -> None:
     """Warmed up first (the provider client is built within a call's deadline), then held to a 0.6 s deadline:
     the chunks that came are delivered, and the call ends with the deadline."""
@@ -446,7 +446,7 @@ def _warm_then_deadline(client: llmplex.Client, mode: str) -> tuple[type[BaseExc
 
 @pytest.mark.parametrize("mode", ["stream", "astream"])
 def test_item_4_hostile_gemini_deeply_nested_chunk_fails_alike(
-    mode: str, server: GeminiServer, client: llmplex.Client, via: Callable[[bool], None]
+    mode: str, server: StreamServer, client: llmplex.Client, via: Callable[[bool], None]
 ) -> None:
     """A chunk nested deeper than any JSON reader goes fails the same way both ways, without a crash."""
     deep = "[" * 100_000 + "]" * 100_000
@@ -455,7 +455,7 @@ def test_item_4_hostile_gemini_deeply_nested_chunk_fails_alike(
 
 
 def test_item_4_hostile_gemini_huge_nested_arguments_and_negative_usage(
-    server: GeminiServer, client: llmplex.Client, via: Callable[[bool], None]
+    server: StreamServer, client: llmplex.Client, via: Callable[[bool], None]
 ) -> None:
     """Large, deeply nested call arguments and negative token counts come out the same both ways."""
     nested: Any = {"leaf": list(range(2000))}
@@ -485,7 +485,7 @@ ECHOES: dict[str, tuple[Reply, ...]] = {
 @pytest.mark.parametrize("mode", ["stream", "astream"])
 @pytest.mark.parametrize("name", list(ECHOES))
 def test_item_4_hostile_gemini_key_echoed_back_never_appears_in_the_error(
-    name: str, mode: str, server: GeminiServer, client: llmplex.Client, via: Callable[[bool], None]
+    name: str, mode: str, server: StreamServer, client: llmplex.Client, via: Callable[[bool], None]
 ) -> None:
     sdk, lean = _both(client, server, via, mode, _script(server, *ECHOES[name]))
     assert sdk == lean and lean[0] != "ok"
@@ -570,7 +570,7 @@ CONTINUED: dict[str, tuple[Reply, ...]] = {
 @pytest.mark.parametrize("mode", ["stream", "astream"])
 @pytest.mark.parametrize("name", list(CONTINUED))
 def test_item_4_gemini_continued_stream_is_followed_as_the_sdk_follows_it(
-    name: str, mode: str, server: GeminiServer, client: llmplex.Client, via: Callable[[bool], None]
+    name: str, mode: str, server: StreamServer, client: llmplex.Client, via: Callable[[bool], None]
 ) -> None:
     """A request that ends with a continuation token is not the answer's end: the lean stream hands the rest to
     the SDK with that token (as the SDK's own stream does), the usage of every request summed; with automatic

@@ -24,7 +24,16 @@ from llmplex.testing import FakeError, Received, Reply, WireAdapter
 from llmplex.testing.sent import SentMessage, SentRequest, SentTool, SentToolCall
 from llmplex.types import Usage
 
-__all__ = ["ERRORS", "ConverseWire", "converse_body", "event_frame", "exception_frame", "stream_frames", "usage_body"]
+__all__ = [
+    "ERRORS",
+    "ConverseWire",
+    "converse_body",
+    "event_frame",
+    "exception_frame",
+    "frame",
+    "stream_frames",
+    "usage_body",
+]
 
 ERRORS: Mapping[str, str] = {
     "bad_request": "ValidationException",
@@ -88,7 +97,7 @@ def _header(name: str, value: str) -> bytes:
     return struct.pack("!B", len(raw_name)) + raw_name + struct.pack("!BH", 7, len(raw_value)) + raw_value
 
 
-def _frame(headers: Mapping[str, str], payload: bytes) -> bytes:
+def frame(headers: Mapping[str, str], payload: bytes) -> bytes:
     """One event-stream message: prelude (total and header lengths, their CRC32), headers, payload, CRC32."""
     head = b"".join(_header(name, value) for name, value in headers.items())
     total = 12 + len(head) + len(payload) + 4
@@ -102,13 +111,13 @@ def event_frame(event_type: str, body: Mapping[str, Any]) -> bytes:
     """An event frame; the service pads payloads with a ``p`` field, which clients ignore."""
     payload = json.dumps({**body, "p": "abcdefgh"}).encode()
     headers = {":event-type": event_type, ":content-type": "application/json", ":message-type": "event"}
-    return _frame(headers, payload)
+    return frame(headers, payload)
 
 
 def exception_frame(exception_type: str, message: str) -> bytes:
     """An exception frame in the middle of a stream (``throttlingException``, ``modelStreamErrorException``...)."""
     headers = {":exception-type": exception_type, ":content-type": "application/json", ":message-type": "exception"}
-    return _frame(headers, json.dumps({"message": message}).encode())
+    return frame(headers, json.dumps({"message": message}).encode())
 
 
 def stream_frames(reply: Reply) -> list[bytes]:

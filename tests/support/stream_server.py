@@ -1,4 +1,5 @@
-"""A local Gemini API server for stream tests: each POST is recorded and answered from a script.
+"""A local streaming API server for stream tests (Gemini's SSE, Bedrock's event stream): each POST is recorded
+and answered from a script.
 
 A ``Reply`` is a status, a content type and the body's pieces. A 200 event stream (``text/event-stream``, or
 Bedrock's binary ``application/vnd.amazon.eventstream``) is sent chunked, piece by piece (``interval`` seconds
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Literal
 
-__all__ = ["GeminiServer", "Recorded", "Reply"]
+__all__ = ["Recorded", "Reply", "StreamServer"]
 
 _STREAMS = ("text/event-stream", "application/vnd.amazon.eventstream")
 """Content types sent chunked, piece by piece."""
@@ -55,8 +56,8 @@ class Recorded:
     body: bytes = field(repr=False)
 
 
-class GeminiServer:
-    """``with GeminiServer() as server: server.script(Reply.events(...)); ... server.url``."""
+class StreamServer:
+    """``with StreamServer() as server: server.script(Reply.events(...)); ... server.url``."""
 
     def __init__(self) -> None:
         self._replies: deque[Reply] = deque()
@@ -78,7 +79,7 @@ class GeminiServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def __enter__(self) -> GeminiServer:
+    def __enter__(self) -> StreamServer:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
