@@ -2,6 +2,8 @@
 
 ``fixtures/codex_0171_first_turn.json`` is the first request of ``codex exec "Say hello"`` (codex-cli 0.171.0, a
 custom model provider with ``wire_api = "responses"``), recorded by a local server; its long texts are cut.
+``fixtures/codex_0171_default_model_first_turn.json`` is the same with no model set (Codex then asks for its default,
+``gpt-6.2-sol``, and declares its tools in an ``additional_tools`` input item); ids zeroed, long texts cut.
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ from tests.gateway.harness import MASTER_KEY, Gateway
 from tests.support.fault_server import FaultServer
 from tests.support.faults import Fault
 
-CODEX = json.loads((Path(__file__).parent / "fixtures" / "codex_0171_first_turn.json").read_text())["body"]
+FIXTURES = Path(__file__).parent / "fixtures"
+CODEX = json.loads((FIXTURES / "codex_0171_first_turn.json").read_text())["body"]
+CODEX_DEFAULT_MODEL = json.loads((FIXTURES / "codex_0171_default_model_first_turn.json").read_text())["body"]
+"""The same first turn with no model set: Codex's default model gets its tools in an ``additional_tools`` item."""
 PATCH = "*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n"
 APPLY_PATCH: Any = {
     "type": "custom",
@@ -167,3 +172,45 @@ def test_item_3_hostile_tools_are_400s_naming_them(gateway: Gateway, tools: list
     answer = _post(gateway, {"model": "mock:echo", "input": "hi", "tools": tools})
     assert answer.status_code == 400 and needle in answer.json()["error"]["message"]
     assert gateway.mock.calls == []
+
+
+def test_item_3_codexs_default_model_declares_its_tools_in_an_additional_tools_item(gateway: Gateway) -> None:
+    assert CODEX_DEFAULT_MODEL["input"][0]["type"] == "additional_tools" and "tools" not in CODEX_DEFAULT_MODEL
+    answer = _post(gateway, {**CODEX_DEFAULT_MODEL, "model": "mock:echo"})
+    assert answer.status_code == 200, answer.text
+    sent = gateway.mock.calls[-1]
+    names = [tool["name"] for tool in sent["tools"]]
+    assert "exec" in names and len(names) == len(set(names)) > 3  # the namespaces' tools, flattened
+    assert [m["role"] for m in sent["messages"]][:4] == ["system"] * 4  # the item itself is no message
+    gateway.mock.push("", tool_calls=[{"id": "c1", "name": "exec", "arguments": json.dumps({"input": "1 + 1"})}])
+    item = _post(gateway, {**CODEX_DEFAULT_MODEL, "model": "mock:echo", "stream": False}).json()["output"][0]
+    assert (item["type"], item["name"], item["input"], item["namespace"]) == (
+        "custom_tool_call",
+        "exec",
+        "1 + 1",
+        "functions",
+    )
+
+
+@pytest.mark.parametrize(
+    ("item", "needle"),
+    [
+        ({"type": "additional_tools", "role": "developer"}, "input.0.tools must be a list"),
+        ({"type": "additional_tools", "tools": [{"type": "function", "name": ""}]}, "input.0.tools.0.name"),
+        ({"type": "additional_tools", "tools": [{"type": "file_search"}]}, "input.0.tools.0 (file_search"),
+    ],
+)
+def test_item_3_a_hostile_additional_tools_item_is_a_400_naming_it(
+    gateway: Gateway, item: dict[str, Any], needle: str
+) -> None:
+    answer = _post(gateway, {"model": "mock:echo", "input": [item, {"role": "user", "content": "hi"}]})
+    assert answer.status_code == 400 and needle in answer.json()["error"]["message"], answer.text
+    assert gateway.mock.calls == []
+
+
+def test_item_3_tools_declared_twice_across_tools_and_an_additional_tools_item_are_refused(gateway: Gateway) -> None:
+    tool = {"type": "function", "name": "read"}
+    said = [{"type": "additional_tools", "tools": [tool]}, {"role": "user", "content": "hi"}]
+    body = {"model": "mock:echo", "tools": [tool], "input": said}
+    answer = _post(gateway, body)
+    assert answer.status_code == 400 and "read more than once" in answer.json()["error"]["message"]

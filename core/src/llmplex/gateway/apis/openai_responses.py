@@ -108,6 +108,8 @@ def _content(item: _Item) -> Any:
 
 _SKIPPED_ITEMS = frozenset({"web_search_call", "compaction", "compaction_summary", "item_reference"})
 """Input items of things llmplex does not run or keep: left out, named in ``x-llmplex-dropped``."""
+_TOOLS_ITEM = "additional_tools"
+"""An input item declaring tools (its ``tools``), as Codex sends them for its own models: read with ``tools``."""
 _ITEM_TYPES = frozenset(
     {"message", "function_call", "function_call_output", "reasoning", "custom_tool_call", "custom_tool_call_output"}
 )
@@ -116,6 +118,8 @@ _ITEM_TYPES = frozenset(
 def _plain(item: _Item, index: int, spec: CallSpec) -> _Item | None:
     """An input item as the function-tool items it stands for (a custom tool's call and output as a function's);
     ``None`` for one llmplex neither runs nor keeps (named as dropped)."""
+    if item.type == _TOOLS_ITEM:  # its tools were read with the request's
+        return None
     if item.type in _SKIPPED_ITEMS:
         spec.dropped.append(f"input.{index} ({item.type})")
         return None
@@ -213,6 +217,18 @@ def reasoning_item(part: ReasoningPart) -> dict[str, Any]:
     return {"type": "reasoning", "id": new_id("rs_"), "summary": summary, "encrypted_content": carry(part)}
 
 
+def _declared_tools(request: ResponsesRequest) -> list[tuple[str, Any]]:
+    """Every tool the request declares, with where: its ``tools``, then those of its ``additional_tools`` items."""
+    declared: list[tuple[str, Any]] = [(f"tools.{index}", tool) for index, tool in enumerate(request.tools or ())]
+    for index, item in enumerate(request.input if isinstance(request.input, list) else ()):
+        if item.type == _TOOLS_ITEM:
+            inner = (item.model_extra or {}).get("tools")
+            if not isinstance(inner, list):
+                raise GatewayError(400, f"input.{index}.tools must be a list of tools", param=f"input.{index}.tools")
+            declared += [(f"input.{index}.tools.{position}", tool) for position, tool in enumerate(inner)]
+    return declared
+
+
 def responses_call(request: ResponsesRequest) -> CallSpec:
     """The call a Responses request asks for."""
     kwargs: dict[str, Any] = {}
@@ -227,10 +243,9 @@ def responses_call(request: ResponsesRequest) -> CallSpec:
     if request.reasoning is not None and request.reasoning.effort not in (None, "none"):
         kwargs["reasoning_effort"] = request.reasoning.effort
     spec = CallSpec(request.model, [], kwargs, stream=bool(request.stream))
-    if request.tools:
-        tools = read_tools(request.tools, spec)
-        if tools:
-            kwargs["tools"] = tools
+    tools = read_tools(_declared_tools(request), spec)
+    if tools:
+        kwargs["tools"] = tools
     if request.tool_choice is not None:
         choice = request.tool_choice
         kwargs["tool_choice"] = choice if isinstance(choice, str) else choice.name

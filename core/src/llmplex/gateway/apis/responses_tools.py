@@ -4,6 +4,8 @@
 - ``custom`` (freeform) tools, such as Codex's ``apply_patch``, become function tools with one string argument,
   ``input`` (a grammar they declare goes into the description); their calls come back as ``custom_tool_call``
   items whose ``input`` is that string;
+- tools come in ``tools`` or in ``additional_tools`` input items (Codex declares them there for its own models),
+  read alike;
 - ``namespace`` tools are flattened into their function and custom tools; a call of one comes back naming its
   namespace;
 - the web search tools, which llmplex does not run, are left out and named in ``x-llmplex-dropped``;
@@ -63,11 +65,12 @@ def _function(tool: dict[str, Any], where: str, namespace: str | None) -> dict[s
     }
 
 
-def read_tools(tools: list[Any], spec: CallSpec) -> list[dict[str, Any]]:
-    """The function tools ``tools`` declare (``spec`` learns the custom ones, the namespaces, what was left out)."""
+def read_tools(tools: list[tuple[str, Any]], spec: CallSpec) -> list[dict[str, Any]]:
+    """The function tools declared by ``tools``, each given with where it was declared (``tools.3``, or
+    ``input.0.tools.1`` for an ``additional_tools`` input item); ``spec`` learns the custom ones, the namespaces and
+    what was left out."""
     out: list[dict[str, Any]] = []
-    for index, tool in enumerate(tools):
-        where = f"tools.{index}"
+    for where, tool in tools:
         if not isinstance(tool, dict) or not isinstance(tool.get("type"), str):
             raise GatewayError(400, f"{where} must be an object with a type", param=where)
         kind = tool["type"]
