@@ -34,14 +34,13 @@ PROMPT_WORDS = 40 if SMOKE else int(os.environ.get("BENCH_PROMPT_WORDS", "300"))
 SETTINGS = [(1, 512)] if SMOKE else [(1, 512), (2, 512), (2, 256)]
 
 
-def _serve(model_path: Path, threads: int, ubatch: int, workdir: Path) -> tuple[subprocess.Popen[bytes], int]:
+def _serve(model_path: Path, workdir: Path, flags: list[str], n_ctx: int) -> tuple[subprocess.Popen[bytes], int]:
     from llmplex_llamacpp.server import serve_command
 
-    ready = workdir / f"ready-{threads}-{ubatch}.json"
-    command = serve_command(model_path, ready, n_ctx=8192, parent_pid=os.getpid())
-    command += ["--threads", str(threads), "--batch-threads", str(threads), "--ubatch", str(ubatch)]
-    command += ["--n-parallel", "1"]
-    log = (workdir / f"serve-{threads}-{ubatch}.log").open("wb")
+    tag = "-".join(flags[1::2]) or "defaults"
+    ready = workdir / f"ready-{tag}.json"
+    command = [*serve_command(model_path, ready, n_ctx=n_ctx, parent_pid=os.getpid()), *flags, "--n-parallel", "1"]
+    log = (workdir / f"serve-{tag}.log").open("wb")
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
     while not ready.exists():
@@ -51,26 +50,29 @@ def _serve(model_path: Path, threads: int, ubatch: int, workdir: Path) -> tuple[
     return process, int(json.loads(ready.read_text())["port"])
 
 
-def prompt_rate(model_path: Path, threads: int, ubatch: int, workdir: Path) -> dict[str, Any]:
-    """llama.cpp's own timing of one prompt of about PROMPT_WORDS words at these settings."""
-    process, port = _serve(model_path, threads, ubatch, workdir)
+def prompt_rate(
+    model_path: Path, workdir: Path, words: int, flags: list[str] | None = None, n_ctx: int = 8192
+) -> dict[str, Any]:
+    """llama.cpp's own timing of one prompt of ``words`` words, with these server flags (none: the plugin's own
+    settings)."""
+    process, port = _serve(model_path, workdir, flags or [], n_ctx)
     try:
-        text = " ".join(f"word{i % 97}" for i in range(PROMPT_WORDS))
+        text = " ".join(f"word{i % 97}" for i in range(words))
         body = {"prompt": text, "n_predict": 1, "cache_prompt": False}
-        timings = httpx.post(f"http://127.0.0.1:{port}/completion", json=body, timeout=900).json()["timings"]
-        return {
-            "threads": threads,
-            "ubatch": ubatch,
-            "tokens": timings["prompt_n"],
-            "rate": timings["prompt_per_second"],
-        }
+        timings = httpx.post(f"http://127.0.0.1:{port}/completion", json=body, timeout=1800).json()["timings"]
+        return {"tokens": timings["prompt_n"], "rate": timings["prompt_per_second"]}
     finally:
         process.terminate()
         process.wait(30)
 
 
-def codex_turns(workdir: Path) -> list[float]:
-    """Seconds of Codex's first turn and of its second, against a gateway over the default local model."""
+def _sweep_flags(threads: int, ubatch: int) -> list[str]:
+    return ["--threads", str(threads), "--batch-threads", str(threads), "--ubatch", str(ubatch)]
+
+
+def codex_turns(workdir: Path) -> list[tuple[float, int]]:
+    """Seconds and prompt tokens (what the gateway recorded) of Codex's first turn and of its second, against a
+    gateway over the default local model."""
     codex = shutil.which("codex") or str(Path(sys.prefix) / "tmp" / "npm" / "node_modules" / ".bin" / "codex")
     if not Path(codex).exists():
         raise SystemExit("the codex CLI is not installed: npm install -g @openai/codex")
@@ -85,21 +87,29 @@ def codex_turns(workdir: Path) -> list[float]:
             f'model_providers.llmplex={{name="llmplex",base_url="{gateway.url}/v1",'
             'env_key="LLMPLEX_API_KEY",wire_api="responses"}'
         )
-        base = [codex, "exec", "--skip-git-repo-check", "-c", provider, "-c", 'model_provider="llmplex"']
-        seconds = []
+        model = f'model="{llmplex.Client().config.default_model}"'  # as docs/gateway/agents.md's recipe names one
+        base = [codex, "exec", "--skip-git-repo-check", "-c", provider, "-c", 'model_provider="llmplex"', "-c", model]
+        turns: list[tuple[float, int]] = []
+        seen = 0
         for extra in ([], ["resume", "--last"]):
             started = time.perf_counter()
-            subprocess.run(
+            turn = subprocess.run(
                 [*base[:2], *extra, *base[2:], "Say hello"],
                 env=env,
                 cwd=workdir,
-                check=True,
+                check=False,
                 capture_output=True,
                 timeout=1800,
                 stdin=subprocess.DEVNULL,
             )
-            seconds.append(time.perf_counter() - started)
-        return seconds
+            if turn.returncode:
+                said = (turn.stdout + turn.stderr).decode(errors="replace")[-3000:]
+                raise SystemExit(f"codex exited with {turn.returncode}:\n{said}")
+            elapsed = time.perf_counter() - started
+            gateway.recorder.wait_count(seen + 1)  # a stream's record follows its last byte
+            records, seen = gateway.recorder.records[seen:], len(gateway.recorder.records)
+            turns.append((elapsed, sum(r.usage.input_tokens or 0 for r in records if r.usage)))
+        return turns
 
 
 def main() -> None:
@@ -110,15 +120,23 @@ def main() -> None:
 
     model_path = resolve_model(MODEL)
     with tempfile.TemporaryDirectory() as tmp:
-        rows = [prompt_rate(model_path, threads, ubatch, Path(tmp)) for threads, ubatch in SETTINGS]
+        rows = [(t, u, prompt_rate(model_path, Path(tmp), PROMPT_WORDS, _sweep_flags(t, u))) for t, u in SETTINGS]
         print(f"| model | threads | ubatch | prompt tokens | prompt tokens/s |  (os.cpu_count() = {os.cpu_count()})")
         print("|---|---|---|---|---|")
-        for row in rows:
-            print(f"| {MODEL} | {row['threads']} | {row['ubatch']} | {row['tokens']} | {row['rate']:.1f} |")
+        for threads, ubatch, row in rows:
+            print(f"| {MODEL} | {threads} | {ubatch} | {row['tokens']} | {row['rate']:.1f} |")
         if SMOKE or args.sweep_only:
             return
-        first, second = codex_turns(Path(tmp))
-        print(f"\ncodex exec, default local model, no config: first turn {first:.1f} s, second turn {second:.1f} s")
+        (first, first_tokens), (second, second_tokens) = codex_turns(Path(tmp))
+        print(f"\ncodex exec, default local model, no llmplex config: first turn {first:.1f} s ({first_tokens} prompt")
+        print(f"tokens, {first_tokens / first:.1f} tokens/s end to end), second turn {second:.1f} s ({second_tokens})")
+        words_per_token = PROMPT_WORDS / rows[0][2]["tokens"]
+        from llmplex_llamacpp.settings import AGENT_N_CTX
+
+        own = prompt_rate(model_path, Path(tmp), round(first_tokens * words_per_token), n_ctx=AGENT_N_CTX)
+        share = first_tokens / first / own["rate"]
+        print(f"llama.cpp's own rate for a {own['tokens']}-token prompt, the plugin's settings: {own['rate']:.1f}")
+        print(f"tokens/s; the first turn ran at {share:.0%} of it (the whole turn: Codex, the gateway, the answer)")
 
 
 if __name__ == "__main__":
