@@ -47,12 +47,28 @@ def test_item_3_codexs_first_turn_goes_through_with_its_namespace_and_web_search
     answer = _post(gateway, {**CODEX, "model": "mock:echo"})
     assert answer.status_code == 200, answer.text
     dropped = answer.headers["x-llmplex-dropped"].split("; ")
-    assert "tools.8 (web_search: llmplex runs no web search)" in dropped and "client_metadata" in dropped
+    assert "tools.8 (web_search: run only by OpenAI's Responses API)" in dropped and "client_metadata" in dropped
     assert not any("store" in name or "include" in name for name in dropped)  # carried or refused, never dropped
     sent = gateway.mock.calls[-1]
     names = [tool["name"] for tool in sent["tools"]]
     assert "exec_command" in names and "close_agent" in names and "multi_agent_v1" not in names
     assert [m["role"] for m in sent["messages"]][:2] == ["system", "system"]  # its developer messages
+
+
+def test_item_3_web_search_goes_to_openais_responses_api_which_runs_it(
+    gateway: Gateway, fault_server: FaultServer
+) -> None:
+    fault_server.enqueue(Fault.ok(text="hello"))
+    answer = _post(gateway, {**CODEX, "model": "faultyresp:gpt-5.1-codex"})
+    assert answer.status_code == 200, answer.text
+    assert "web_search" not in answer.headers.get("x-llmplex-dropped", "")
+    sent = fault_server.requests[-1].body["tools"]
+    assert sent[-1] == CODEX["tools"][8] and [t["type"] for t in sent].count("web_search") == 1  # as Codex sent it
+    assert {"exec_command", "close_agent"} <= {t.get("name") for t in sent}  # beside the function tools
+    fault_server.enqueue(Fault.ok(text="hello"))
+    on_chat = _post(gateway, {**CODEX, "model": "faulty:gpt-4o-mini"})
+    assert "tools.8 (web_search: run only by OpenAI's Responses API)" in on_chat.headers["x-llmplex-dropped"]
+    assert all(t.get("type") == "function" for t in fault_server.requests[-1].body["tools"])
 
 
 def test_item_3_codexs_stream_has_every_event_it_waits_for_in_order(gateway: Gateway) -> None:

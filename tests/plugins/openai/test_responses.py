@@ -95,6 +95,23 @@ def test_tools_tool_choice_and_tool_results_become_input_items(llm: llmplex.Clie
     assert body["tool_choice"] == {"type": "function", "name": "get_weather"}
 
 
+def test_openais_own_tools_in_provider_options_are_added_to_the_function_tools(
+    llm: llmplex.Client, openai_api: FakeAPI
+) -> None:
+    openai_api.reply(RESPONSES, fx.response_text("It is sunny, says the web."))
+    search = {"type": "web_search", "external_web_access": False}
+
+    answer = llm.complete("openai:gpt-4o-mini", "Weather?", tools=[WEATHER], provider_options={"tools": [search]})
+
+    assert answer.text == "It is sunny, says the web."
+    assert [tool.get("name") for tool in openai_api.bodies[0]["tools"]] == ["get_weather", None]
+    assert openai_api.bodies[0]["tools"][1] == search
+    for hostile in ({"type": "web_search"}, [{"name": "no type"}], ["web_search"]):
+        with pytest.raises(llmplex.LLMConfigurationError, match=r"provider_options\["):
+            llm.complete("openai:gpt-4o-mini", "Weather?", provider_options={"tools": hostile})
+    assert len(openai_api.requests) == 1  # refused before sending
+
+
 def test_function_calls_in_the_answer(llm: llmplex.Client, openai_api: FakeAPI) -> None:
     openai_api.reply(RESPONSES, fx.response_function_call(fx.FunctionCall(), fx.FunctionCall("get_time", "{}", "c2")))
 

@@ -22,7 +22,8 @@ class CallSpec:
     dropped elsewhere. ``privacy`` holds ``store`` and ``include``: carried, or the request is refused.
     ``custom_tools`` names the Responses API's custom (freeform) tools sent as function tools with one string
     argument, ``namespaces`` the namespace of each tool a namespace tool declared: answers give their calls back
-    in those shapes.
+    in those shapes. ``builtin_tools`` are the provider-run tools a request declared (web search), each with
+    where: carried to OpenAI's Responses API, which runs them, named as dropped elsewhere.
     """
 
     model: str
@@ -36,6 +37,7 @@ class CallSpec:
     privacy: dict[str, Any] = field(default_factory=dict)
     custom_tools: set[str] = field(default_factory=set)
     namespaces: dict[str, str] = field(default_factory=dict)
+    builtin_tools: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
 
 class StreamEncoder(Protocol):

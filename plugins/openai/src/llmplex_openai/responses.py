@@ -76,10 +76,25 @@ def format_responses_request(request: Request) -> dict[str, Any]:
         payload["previous_response_id"] = request.previous_response_id
     if request.stream:
         payload["stream"] = True
-    if request.provider_options.get("store") is False and "include" not in request.provider_options:
+    given = dict(request.provider_options)
+    if given.get("store") is False and "include" not in given:
         payload["include"] = [ENCRYPTED]  # nothing is stored: reasoning must travel with the conversation
-    payload.update(request.provider_options)
+    builtin = given.pop("tools", None)
+    if builtin is not None:
+        payload["tools"] = [*payload.get("tools", ()), *_builtin_tools(builtin)]
+    payload.update(given)
     return payload
+
+
+def _builtin_tools(tools: Any) -> list[dict[str, Any]]:
+    """``provider_options["tools"]``: OpenAI's own tools (``{"type": "web_search"}``...), added to the function
+    tools."""
+    if not isinstance(tools, list) or not all(isinstance(t, dict) and isinstance(t.get("type"), str) for t in tools):
+        raise LLMConfigurationError(
+            'provider_options["tools"] must be a list of OpenAI tool objects with a type, e.g. [{"type": '
+            '"web_search"}]; they are added to the request\'s function tools'
+        )
+    return tools
 
 
 def _input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:

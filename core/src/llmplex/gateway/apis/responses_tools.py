@@ -8,7 +8,8 @@
   read alike;
 - ``namespace`` tools are flattened into their function and custom tools; a call of one comes back naming its
   namespace;
-- the web search tools, which llmplex does not run, are left out and named in ``x-llmplex-dropped``;
+- the web search tools go to OpenAI's Responses API, which runs them; on any other API they are left out and
+  named in ``x-llmplex-dropped`` (llmplex runs no web search);
 - any other built-in tool (``file_search``, ``code_interpreter``, ``mcp``...) would change the answer: refused
   unless the provider drops unsupported things.
 """
@@ -83,8 +84,8 @@ def read_tools(tools: list[tuple[str, Any]], spec: CallSpec) -> list[dict[str, A
                 out.append(_member(member, f"{where}.tools.{position}", namespace, spec))
         elif kind in ("function", "custom"):
             out.append(_member(tool, where, None, spec))
-        elif kind in _WEB_SEARCH:
-            spec.dropped.append(f"{where} ({kind}: llmplex runs no web search)")
+        elif kind in _WEB_SEARCH:  # carried or dropped once the provider is known
+            spec.builtin_tools.append((where, tool))
         else:
             spec.unsupported.append(f"{where} ({kind}: a built-in tool llmplex does not run)")
     names = [tool["name"] for tool in out]

@@ -79,13 +79,21 @@ def fit(spec: CallSpec, client: Client, drop_hints: bool) -> CallSpec:
 
 
 def _openai_family(spec: CallSpec, openai: bool, api: str) -> None:
-    """OpenAI's own options and the privacy fields: carried to OpenAI's APIs; elsewhere the hints are named as
-    dropped, ``store: false`` and the reasoning include are honoured (nothing is kept; reasoning travels in
-    ``encrypted_content``) and any other privacy ask is refused."""
+    """OpenAI's own options and the privacy fields: carried to OpenAI's APIs (the built-in tools to its Responses
+    API only). Elsewhere the hints and built-in tools are named as dropped, ``store: false`` and the reasoning
+    include are honoured (nothing is kept; reasoning travels in ``encrypted_content``) and any other privacy ask
+    is refused."""
+    responses = openai and api == "responses"
+    if not responses:
+        spec.dropped += [
+            f"{where} ({tool['type']}: run only by OpenAI's Responses API)" for where, tool in spec.builtin_tools
+        ]
     if openai:
         options = {**spec.openai_options, **spec.privacy}
-        if api != "responses":
+        if not responses:
             options.pop("include", None)  # Chat Completions returns no reasoning: nothing to include
+        elif spec.builtin_tools:
+            options["tools"] = [tool for _, tool in spec.builtin_tools]  # added to the function tools
         if options:
             spec.kwargs["provider_options"] = {**spec.kwargs.get("provider_options", {}), **options}
         return
