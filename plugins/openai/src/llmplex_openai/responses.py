@@ -76,13 +76,15 @@ def format_responses_request(request: Request) -> dict[str, Any]:
         payload["previous_response_id"] = request.previous_response_id
     if request.stream:
         payload["stream"] = True
-    given = dict(request.provider_options)
+    given = request.provider_options
     if given.get("store") is False and "include" not in given:
         payload["include"] = [ENCRYPTED]  # nothing is stored: reasoning must travel with the conversation
-    builtin = given.pop("tools", None)
-    if builtin is not None:
-        payload["tools"] = [*payload.get("tools", ()), *_builtin_tools(builtin)]
-    payload.update(given)
+    if "tools" in given:
+        tools = [*payload.get("tools", ()), *_builtin_tools(given["tools"])]
+        payload.update(given)
+        payload["tools"] = tools
+    else:
+        payload.update(given)
     return payload
 
 
