@@ -13,7 +13,11 @@ It answers, at once and on keep-alive connections, with one fixed body per route
   frames ``messageStart``, ``STREAM_CHUNKS`` ``contentBlockDelta`` texts, ``contentBlockStop``,
   ``messageStop``, ``metadata`` (payloads padded with ``p`` as the service pads them);
 * ``POST .../models/{model}:streamGenerateContent?alt=sse``: Gemini's stream, ``STREAM_CHUNKS``
-  ``GenerateContentResponse`` events (text, usage, model and response id on each, the finish on the last).
+  ``GenerateContentResponse`` events (text, usage, model and response id on each, the finish on the last);
+* ``POST .../models/{model}:generateContent``: Gemini's whole answer, one ``GenerateContentResponse``.
+
+Azure OpenAI's deployment URL (``/openai/deployments/{deployment}/chat/completions?api-version=...``)
+ends like Chat Completions and gets its answer.
 
 Anything else gets 404. It binds 127.0.0.1 on an ephemeral port, prints
 ``PORT <n>`` on stdout, and stops when stdin closes or after ``--lifetime``
@@ -234,6 +238,21 @@ def _converse_stream() -> bytes:
     return b"".join(frames)
 
 
+GENERATE_CONTENT = {
+    "candidates": [
+        {
+            "content": {"parts": [{"text": "Hello! How can I help?"}], "role": "model"},
+            "finishReason": "STOP",
+            "index": 0,
+        }
+    ],
+    "usageMetadata": {"promptTokenCount": 9, "candidatesTokenCount": 7, "totalTokenCount": 16},
+    "modelVersion": "stub-model",
+    "responseId": "bench",
+}
+"""Gemini's whole answer (``generateContent``)."""
+
+
 def _gemini_stream() -> bytes:
     def chunk(i: int) -> dict[str, Any]:
         candidate: dict[str, Any] = {"content": {"parts": [{"text": f"w{i} "}], "role": "model"}, "index": 0}
@@ -267,6 +286,7 @@ ROUTES: dict[tuple[bytes, bool], bytes] = {
     (b"/messages", True): _reply("200 OK", _messages_stream(), "text/event-stream"),
     (b"/converse-stream", False): _reply("200 OK", _converse_stream(), "application/vnd.amazon.eventstream"),
     (b":streamGenerateContent", False): _reply("200 OK", _gemini_stream(), "text/event-stream"),
+    (b":generateContent", False): _ok(GENERATE_CONTENT),
 }
 NOT_FOUND = _reply("404 Not Found", b'{"error":{"message":"not found","type":"invalid_request_error"}}')
 

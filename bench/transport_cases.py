@@ -57,6 +57,10 @@ BEDROCK_INSTANCE = (
     'aws_access_key_id = "AKIABENCH00000000000"\naws_secret_access_key = "bench"\n'
 )
 """The ``localbr`` instance: Bedrock's ConverseStream on the stub (SigV4-signed with dummy keys)."""
+AZURE_INSTANCE = '\n[providers.localaz]\nplugin = "azure"\nendpoint = "{root}"\napi_key = "bench"\n'
+"""The ``localaz`` instance: Azure OpenAI's Chat Completions on a deployment's URL, which the stub answers."""
+AZURE_API_VERSION = "2024-10-21"
+"""llmplex-azure's default ``api-version``, which the yardstick sends too."""
 GEMINI_INSTANCE = '\n[providers.localg]\nplugin = "gemini"\nbase_url = "{root}"\napi_key = "bench"\n'
 """The ``localg`` instance: Gemini's API on the stub."""
 BEDROCK_BODY = {"messages": [{"role": "user", "content": [{"text": PROMPT}]}]}
@@ -64,7 +68,8 @@ BEDROCK_BODY = {"messages": [{"role": "user", "content": [{"text": PROMPT}]}]}
 
 def configure_llmplex(root: str, folder: Path) -> None:
     """A config whose ``local``/``localr``/``localant``/``localp`` instances are the stub (chat, responses,
-    anthropic, and the ``mistral`` openai-compatible preset). Only the test distribution's observers are left
+    anthropic, and the ``mistral`` openai-compatible preset), and ``localbr``, ``localg``, ``localaz`` (Bedrock,
+    Gemini, Azure) when their plugins are installed. Only the test distribution's observers are left
     out: llmplex-otel stays on, as ``llmplex[all]`` installs it (idle while no OpenTelemetry provider is set)."""
     config = folder / "llmplex.toml"
     config.write_text(
@@ -75,6 +80,7 @@ def configure_llmplex(root: str, folder: Path) -> None:
         f'[providers.localp]\nplugin = "mistral"\nbase_url = "{root}/v1"\napi_key = "bench"\n'
         + (BEDROCK_INSTANCE.format(root=root) if has("llmplex_bedrock") else "")
         + (GEMINI_INSTANCE.format(root=root) if has("llmplex_gemini") else "")
+        + (AZURE_INSTANCE.format(root=root) if has("llmplex_azure") else "")
     )
     os.environ["LLMPLEX_CONFIG"] = str(config)
 
@@ -91,7 +97,20 @@ def build(root: str, *, litellm: bool) -> Cases:
         _bedrock(root, cases)
     if has("llmplex_gemini"):
         _gemini(root, cases)
+    if has("llmplex_azure"):
+        _azure(root, cases)
     return cases
+
+
+def sync_yardstick(name: str) -> str:
+    """The sync case ``name`` is paired with: raw httpx posting the same JSON to the same API (a yardstick of
+    another API is paired with the chat one, ``raw httpx``, which shows what its API costs)."""
+    if name.startswith("raw "):
+        return "raw httpx"
+    wire = next((wire for wire in ("gemini", "azure", "responses") if wire in name), None)
+    if wire is None and "anthropic" in name:
+        wire = "messages"
+    return f"raw httpx ({wire})" if wire else "raw httpx"
 
 
 def _yardsticks(root: str, cases: Cases) -> None:
@@ -113,6 +132,11 @@ def _yardsticks(root: str, cases: Cases) -> None:
             return call
 
         cases.asynchronous[f"raw {name}"] = factory
+    raw = httpx.Client(headers=HEADERS)
+    cases.closers.append(raw.close)
+    for label, body in (("messages", MESSAGES_BODY), ("responses", RESPONSES_BODY)):
+        url = f"{root}/v1/{label}"
+        cases.sync[f"raw httpx ({label})"] = lambda url=url, body=body, raw=raw: raw.post(url, json=body).json()
     if has("aiohttp"):
         cases.asynchronous["raw aiohttp"] = lambda: _aiohttp(chat, cases)
     client = httpx.Client(headers=HEADERS)
@@ -372,6 +396,8 @@ def _gemini(root: str, cases: Cases) -> None:
     url = f"{root}/v1beta/models/{MODEL}:streamGenerateContent?alt=sse"
     client = httpx.Client(headers=GEMINI_HEADERS)
     cases.closers.append(client.close)
+    whole = f"{root}/v1beta/models/{MODEL}:generateContent"
+    cases.sync["raw httpx (gemini)"] = lambda: client.post(whole, json=GEMINI_BODY).json()
     cases.streams["raw httpx SSE (gemini)"] = lambda: _raw_gemini(client, url)
 
     def araw() -> AsyncStream:
@@ -383,6 +409,7 @@ def _gemini(root: str, cases: Cases) -> None:
     options = types.HttpOptions(base_url=root, retry_options=types.HttpRetryOptions(attempts=1))
     sdk = genai.Client(api_key="bench", http_options=options)
     cases.closers.append(sdk.close)
+    cases.sync["google-genai SDK gemini"] = lambda: sdk.models.generate_content(model=MODEL, contents=PROMPT)
     cases.streams["google-genai SDK gemini"] = lambda: (
         chunk for chunk in sdk.models.generate_content_stream(model=MODEL, contents=PROMPT) if chunk.text
     )
@@ -400,8 +427,28 @@ def _gemini(root: str, cases: Cases) -> None:
 
     cases.astreams["google-genai SDK gemini"] = asdk
     model = f"localg:{MODEL}"
+    cases.sync["llmplex gemini"] = lambda: llmplex.complete(model, PROMPT)
     cases.streams["llmplex gemini"] = lambda: (event for event in llmplex.stream(model, PROMPT) if event.type == "text")
     cases.astreams["llmplex gemini"] = lambda: lambda: _atext(llmplex.astream(model, PROMPT))
+
+
+def _azure(root: str, cases: Cases) -> None:
+    """Azure OpenAI's Chat Completions on a deployment, sync: raw httpx posting the chat JSON to the deployment's
+    URL with the ``api-key`` header (the yardstick), the openai SDK's ``AzureOpenAI``, and llmplex-azure."""
+    import httpx
+    from openai import AzureOpenAI
+
+    import llmplex
+
+    url = f"{root}/openai/deployments/{MODEL}/chat/completions?api-version={AZURE_API_VERSION}"
+    client = httpx.Client(headers={"api-key": "bench", "content-type": "application/json"})
+    cases.closers.append(client.close)
+    cases.sync["raw httpx (azure)"] = lambda: client.post(url, json=CHAT_BODY).json()
+    sdk = AzureOpenAI(azure_endpoint=root, api_key="bench", api_version=AZURE_API_VERSION, max_retries=0)
+    cases.closers.append(sdk.close)
+    cases.sync["openai SDK azure"] = lambda: sdk.chat.completions.create(model=MODEL, messages=MESSAGES)  # type: ignore[arg-type]
+    model = f"localaz:{MODEL}"
+    cases.sync["llmplex azure"] = lambda: llmplex.complete(model, PROMPT)
 
 
 def _frames(buffer: Any, chunk: bytes) -> Iterator[object]:
