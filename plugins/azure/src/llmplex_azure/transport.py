@@ -1,10 +1,13 @@
-"""Send through the SDK's Azure client, which rewrites each request (the deployment's URL, a fresh token).
+"""Send to an Azure OpenAI resource: a whole answer with a fixed key lean, the rest through the SDK's Azure client.
 
-The openai plugin's lean path posts a request template built once per client,
-so it would miss the deployment in the URL and the token's refresh: Azure goes
-through the SDK's methods, keys they do not name travelling in ``extra_body``. The SDK splices the
-deployment's name into the URL as it is, so it is percent-encoded first (``path_segment``): a ``#``, ``?``
-or ``/`` in it never steers the request.
+The deployment's name is percent-encoded first (``path_segment``), as it goes into the URL as it is: a ``#``,
+``?`` or ``/`` in it never steers the request. A whole answer (no ``stream``) from a client with a fixed
+``api-key`` takes the openai plugin's lean path (``llmplex_openai.lean.post``): the SDK's own request, built
+once per client and path by the SDK client itself (the deployment's URL as ``AzureOpenAI`` rewrites it, the
+``api-version`` query, the ``api-key`` and ``X-Stainless-*`` headers), the body serialized as the SDK
+serializes it, the answer decoded to a ``dict``, failures the SDK's own exceptions. A client with an Entra ID
+token (fetched per request) and every stream go through the SDK's methods, keys they do not name travelling in
+``extra_body``.
 """
 
 from __future__ import annotations
@@ -14,13 +17,17 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from llmplex_openai import lean
 from openai import AsyncAzureOpenAI, AzureOpenAI
+from openai.resources.chat.completions.completions import Completions
+from openai.resources.responses.responses import Responses
 
 from llmplex.http import path_segment
 
 __all__ = ["asend", "deployment", "send"]
 
 _NOT_BODY = frozenset({"self", "extra_headers", "extra_query", "extra_body", "timeout"})
+_RESPONSES: tuple[str, Callable[..., Any]] = ("/responses", Responses.create)
 
 
 @functools.cache
@@ -45,17 +52,38 @@ def _kwargs(method: Callable[..., Any], payload: dict[str, Any], timeout: float 
     return kwargs
 
 
+def _lean(client: AzureOpenAI, path: str, method: Callable[..., Any]) -> bool:
+    """Whether ``client`` sends a fixed key (no Entra ID token, which the SDK fetches per request) that the SDK's
+    own request template carries (an older SDK adds ``api-key`` only per request: it goes through the SDK)."""
+    if client._azure_ad_token_provider is not None or client._azure_ad_token is not None or not lean.suits(client):
+        return False
+    key = client.api_key.encode()
+    return any(k.lower() == b"api-key" and v == key for k, v in lean._wire(client, path, method).headers)
+
+
+def _chat_path(client: AzureOpenAI, name: str) -> str:
+    """The path the SDK posts a chat completion of deployment ``name`` to (``BaseAzureClient._build_request``)."""
+    if "/deployments" in str(client.base_url.path):  # a base URL naming its deployment already
+        return "/chat/completions"
+    return f"/deployments/{name}/chat/completions"
+
+
 def send(client: AzureOpenAI, api: str, payload: dict[str, Any], timeout: float | None) -> Any:
     """``POST`` the payload to the deployment's Chat Completions or the v1 Responses API (a stream when
-    ``payload["stream"]``); the SDK's exceptions propagate."""
+    ``payload["stream"]``); the SDK's exceptions propagate. A whole answer is the decoded JSON when the client
+    suits the lean path, else the SDK's model."""
     if api == "chat":  # the deployments API: the model names the deployment in the URL
         payload = {**payload, "model": deployment(payload["model"])}
+    if not payload.get("stream"):
+        path, method = (_chat_path(client, payload["model"]), Completions.create) if api == "chat" else _RESPONSES
+        if _lean(client, path, method):
+            return lean.post(client, path, method, payload, timeout)
     create: Callable[..., Any] = client.chat.completions.create if api == "chat" else client.responses.create
     return create(**_kwargs(create, payload, timeout))
 
 
 async def asend(client: AsyncAzureOpenAI, api: str, payload: dict[str, Any], timeout: float | None) -> Any:
-    """Async ``send``."""
+    """Async ``send``, through the SDK's methods."""
     if api == "chat":
         payload = {**payload, "model": deployment(payload["model"])}
     create: Callable[..., Any] = client.chat.completions.create if api == "chat" else client.responses.create
