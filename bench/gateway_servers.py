@@ -3,7 +3,8 @@
 Each runs in its own process group (started with ``start_new_session``) and is
 killed with it; ``cpu`` pins a process and everything it starts to one CPU
 (set as it starts, before it forks any worker: they inherit it). ``rss_kib`` is
-the resident memory of a process and its descendants, read from ``/proc``.
+the resident memory of a process and its descendants, ``cpu_seconds`` their user + system CPU time, both read
+from ``/proc``.
 """
 
 from __future__ import annotations
@@ -51,6 +52,18 @@ def _children(pid: int) -> list[int]:
             with open(f"/proc/{pid}/task/{task}/children") as handle:
                 found += [int(child) for child in handle.read().split()]
     return found
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` and every process under it (``/proc``: each counts all its threads)."""
+    total, pending = 0, [pid]
+    while pending:
+        current = pending.pop()
+        with contextlib.suppress(OSError, IndexError, ValueError), open(f"/proc/{current}/stat") as handle:
+            fields = handle.read().rpartition(")")[2].split()  # after the command's name: state is field 3
+            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15), in clock ticks
+        pending += _children(current)
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def rss_kib(pid: int) -> int:
@@ -108,6 +121,10 @@ class Server:
     def rss_kib(self) -> int:
         """Its resident memory with its workers (KiB)."""
         return rss_kib(self.process.pid)
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU seconds its process tree has used so far."""
+        return cpu_seconds(self.process.pid)
 
     def pause(self) -> None:
         """Stop it (``SIGSTOP`` to its process group) while another target is measured: what it does in the

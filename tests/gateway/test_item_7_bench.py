@@ -63,4 +63,4 @@ def test_item_7_bench_runs_quick(tmp_path: Path) -> None:
         "server settings",
     ):
         assert line in printed, (line, printed)
-    assert printed.count(": MET") + printed.count(": MISSED") + printed.count(", MET") + printed.count(", MISSED") == 4
+    assert printed.count(": MET") + printed.count(": MISSED") + printed.count(", MET") + printed.count(", MISSED") == 6
