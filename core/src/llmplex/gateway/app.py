@@ -255,8 +255,23 @@ def _first_line(error: Exception) -> str:
     return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
 
 
+def _timed(send: Any) -> Any:
+    """``send``, putting ``x-llmplex-overhead-ms`` (the time since now) on an answer that has none."""
+    arrived = time.perf_counter()
+
+    async def timed_send(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            headers = message.get("headers", [])
+            if not any(name == b"x-llmplex-overhead-ms" for name, _ in headers):
+                spent = f"{(time.perf_counter() - arrived) * 1000:.3f}".encode()
+                message = {**message, "headers": [*headers, (b"x-llmplex-overhead-ms", spent)]}
+        await send(message)
+
+    return timed_send
+
+
 class _OverheadHeader:
-    """Puts ``x-llmplex-overhead-ms`` on every answer that has none (health, metrics, unknown routes).
+    """Puts ``x-llmplex-overhead-ms`` on every answer that has none (health, metrics, unknown routes, refusals).
 
     The API routes set their own, which leaves out the time spent waiting for the provider.
     """
@@ -268,17 +283,45 @@ class _OverheadHeader:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        arrived = time.perf_counter()
+        await self.app(scope, receive, _timed(send))
 
-        async def timed_send(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                headers = message.get("headers", [])
-                if not any(name == b"x-llmplex-overhead-ms" for name, _ in headers):
-                    spent = f"{(time.perf_counter() - arrived) * 1000:.3f}".encode()
-                    message = {**message, "headers": [*headers, (b"x-llmplex-overhead-ms", spent)]}
-            await send(message)
 
-        await self.app(scope, receive, timed_send)
+_Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+class _Gateway(Starlette):
+    """Starlette, with the API's POST routes (``hot``) dispatched by their path straight to the ``Door`` and the
+    endpoint, past Starlette's error, exception and routing layers: each is one more coroutine frame that every
+    resumption of the request's task goes through, and one more wrapper of ``send``. The endpoints answer every
+    failure themselves; what escapes them goes to the server, as through those layers (a 500)."""
+
+    hot: dict[str, _Endpoint]
+    door: Door | None = None
+
+    def build_middleware_stack(self) -> Any:
+        stack = super().build_middleware_stack()
+        layer: Any = stack
+        while layer is not None and not isinstance(layer, Door):
+            layer = getattr(layer, "app", None)
+        self.door = layer
+        return stack
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and not scope.get("root_path"):
+            endpoint = self.hot.get(scope["path"])
+            if endpoint is not None:
+                if self.middleware_stack is None:
+                    self.middleware_stack = self.build_middleware_stack()
+                if self.door is not None:
+                    scope["app"] = self
+                    await self.door.serve(scope, receive, _timed(send), partial(_respond, endpoint))
+                    return
+        await super().__call__(scope, receive, send)
+
+
+async def _respond(endpoint: _Endpoint, scope: Any, receive: Any, send: Any) -> None:
+    response = await endpoint(Request(scope, receive, send))
+    await response(scope, receive, send)
 
 
 async def _not_found(request: Request, exc: Exception) -> Response:
@@ -347,13 +390,16 @@ def create_app(
         await throttle.aclose()
         await client.aclose()
 
-    app = Starlette(
+    hot: dict[str, _Endpoint] = {
+        "/v1/chat/completions": routes.chat,
+        "/v1/responses": routes.responses,
+        "/v1/messages": routes.messages,
+        "/v1/messages/count_tokens": count_tokens_route(pipeline),
+        "/v1/embeddings": routes.embeddings,
+    }
+    app = _Gateway(
         routes=[
-            Route("/v1/chat/completions", routes.chat, methods=["POST"]),
-            Route("/v1/responses", routes.responses, methods=["POST"]),
-            Route("/v1/messages", routes.messages, methods=["POST"]),
-            Route("/v1/messages/count_tokens", count_tokens_route(pipeline), methods=["POST"]),
-            Route("/v1/embeddings", routes.embeddings, methods=["POST"]),
+            *(Route(path, endpoint, methods=["POST"]) for path, endpoint in hot.items()),
             Route("/v1/models", routes.models, methods=["GET"]),
             Route("/health/liveness", routes.liveness, methods=["GET"]),
             Route("/health/readiness", routes.readiness, methods=["GET"]),
@@ -364,5 +410,6 @@ def create_app(
         middleware=[Middleware(_OverheadHeader), _door(client, throttle, dashboard_key is not None)],
         lifespan=lifespan,
     )
+    app.hot = hot
     app.state.pipeline = pipeline
     return app

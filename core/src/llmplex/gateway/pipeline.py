@@ -98,7 +98,7 @@ class Pipeline:
     def begin(self, endpoint: str, dialect: Dialect) -> Exchange:
         """A new exchange, counted in flight."""
         if self.metrics is not None:
-            self.metrics.in_flight.labels(endpoint).inc()
+            self.metrics.gauge(endpoint).inc()
         return Exchange(new_request_id(), endpoint, dialect, time.perf_counter(), time.time())
 
     async def read_body(self, request: Request) -> bytes:
@@ -228,7 +228,7 @@ class Pipeline:
         self.journal_row(exchange, status, error, answer)
         record = self._record(exchange, status, error, answer, end)
         if self.metrics is not None:
-            self.metrics.in_flight.labels(exchange.endpoint).dec()
+            self.metrics.gauge(exchange.endpoint).dec()
             self.metrics.observe(record, exchange.overhead(end))
         for recorder in self.recorders:
             try:

@@ -73,10 +73,15 @@ class Door:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        await self.serve(scope, receive, send, self.app)
+
+    async def serve(self, scope: Any, receive: Any, send: Any, app: Any) -> None:
+        """Let the HTTP request ``scope`` through to ``app`` (this door's own ``app``, or an endpoint the
+        application dispatches straight to), or refuse it."""
         credential = _credential(scope["headers"])
         login = scope["method"] == "POST" and scope["path"] in self.login_paths
         if credential is None and not login:
-            await self.app(scope, receive, send)
+            await app(scope, receive, send)
             return
         address = client_address(scope)
         if self.throttle is not None:
@@ -89,7 +94,7 @@ class Door:
                 await _refuse(scope, send, GatewayError(429, message, code="rate_limit_exceeded", retry_after=wait))
                 return
         if credential is None:
-            await self._serve(scope, receive, send, address)
+            await self._serve(scope, receive, send, address, app)
             return
         digest = hashlib.sha256(credential).digest()
         count = self._in_flight.get(digest, 0)
@@ -102,7 +107,7 @@ class Door:
             return
         self._in_flight[digest] = count + 1
         try:
-            await self._serve(scope, receive, send, address)
+            await self._serve(scope, receive, send, address, app)
         finally:
             left = self._in_flight[digest] - 1
             if left:
@@ -110,11 +115,11 @@ class Door:
             else:
                 del self._in_flight[digest]
 
-    async def _serve(self, scope: Any, receive: Any, send: Any, address: str) -> None:
+    async def _serve(self, scope: Any, receive: Any, send: Any, address: str, app: Any) -> None:
         """Serve a request that presented a credential or a login: a 401 (or a marked answer) counts as failed."""
         throttle = self.throttle
         if throttle is None:
-            await self.app(scope, receive, send)
+            await app(scope, receive, send)
             return
         state = scope.setdefault("state", {})
 
@@ -125,7 +130,7 @@ class Door:
                 await throttle.failed(address)
             await send(message)
 
-        await self.app(scope, receive, counting_send)
+        await app(scope, receive, counting_send)
 
 
 async def _refuse(scope: Any, send: Any, error: GatewayError) -> None:

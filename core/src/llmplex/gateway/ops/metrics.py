@@ -14,7 +14,7 @@ worker writes its figures there and ``/metrics`` adds them up.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from llmplex.gateway.records import RequestRecord
 
@@ -28,7 +28,9 @@ __all__ = ["MetricLabels", "Metrics"]
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 _OVERHEAD_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1)
 _MAX_ERROR_TYPES = 64
+_MAX_CACHED = 10_000  # label sets whose children are kept (then the cache starts again: children stay registered)
 OTHER = "other"
+_TOKEN_KINDS = ("input", "output", "cached", "reasoning")
 
 
 class MetricLabels:
@@ -125,30 +127,46 @@ class Metrics:
         self.in_flight = Gauge(
             prefix + "in_flight", "Requests being served.", ("endpoint",), registry=r, multiprocess_mode="livesum"
         )
+        self._children: dict[tuple[str, str, str, str, str], _Children] = {}
+        self._gauges: dict[str, Any] = {}
+
+    def gauge(self, endpoint: str) -> Any:
+        """The in-flight gauge of ``endpoint`` (its child looked up once)."""
+        child = self._gauges.get(endpoint)
+        if child is None:
+            child = self._gauges[endpoint] = self.in_flight.labels(endpoint)
+        return child
+
+    def _of(self, endpoint: str, model: str, provider: str, key: str, status: str) -> _Children:
+        """The collectors' children of one label set, looked up once (``labels`` validates and locks each time)."""
+        found = self._children.get((endpoint, model, provider, key, status))
+        if found is None:
+            if len(self._children) >= _MAX_CACHED:
+                self._children.clear()
+            found = _Children(self, endpoint, model, provider, key, status)
+            self._children[(endpoint, model, provider, key, status)] = found
+        return found
 
     def observe(self, record: RequestRecord, overhead: float | None) -> None:
         """Count one finished request."""
         labels = self.labels
         model, provider = labels.model(record), labels.provider(record)
         key = record.key_name or "anonymous"
-        self.requests.labels(record.endpoint, model, provider, key, _status(record.status)).inc()
+        children = self._of(record.endpoint, model, provider, key, _status(record.status))
+        children.requests.inc()
         if record.error_type:
             self.errors.labels(record.endpoint, model, provider, key, labels.error_type(record.error_type)).inc()
-        if record.usage is not None:
-            usage = record.usage
-            for kind, count in (
-                ("input", usage.input_tokens),
-                ("output", usage.output_tokens),
-                ("cached", usage.cached_tokens),
-                ("reasoning", usage.reasoning_tokens),
-            ):
+        usage = record.usage
+        if usage is not None:
+            counts = (usage.input_tokens, usage.output_tokens, usage.cached_tokens, usage.reasoning_tokens)
+            for index, count in enumerate(counts):
                 if count > 0:
-                    self.tokens.labels(model, provider, key, kind).inc(count)
+                    children.tokens(index).inc(count)
         if record.cost_usd is not None and record.cost_usd > 0:
             self.cost.labels(model, provider, key).inc(float(record.cost_usd))
-        self.latency.labels(record.endpoint, model).observe(record.latency)
+        children.latency.observe(record.latency)
         if overhead is not None:
-            self.overhead.labels(record.endpoint).observe(overhead)
+            children.overhead.observe(overhead)
 
     def exposition(self) -> tuple[bytes, str]:
         """The metrics in the Prometheus text format, and its content type (all workers' together)."""
@@ -162,3 +180,23 @@ class Metrics:
             registry = CollectorRegistry()
             MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
         return generate_latest(registry), CONTENT_TYPE_LATEST
+
+
+class _Children:
+    """The children of one label set (``requests``, ``latency``, ``overhead``; ``tokens`` of a kind made when first
+    counted, so that a kind never seen shows no series)."""
+
+    def __init__(self, metrics: Metrics, endpoint: str, model: str, provider: str, key: str, status: str) -> None:
+        self.requests = metrics.requests.labels(endpoint, model, provider, key, status)
+        self.latency = metrics.latency.labels(endpoint, model)
+        self.overhead = metrics.overhead.labels(endpoint)
+        self._tokens = metrics.tokens
+        self._names = (model, provider, key)
+        self._kinds: list[Any] = [None] * len(_TOKEN_KINDS)
+
+    def tokens(self, index: int) -> Any:
+        """The token counter of kind ``_TOKEN_KINDS[index]``."""
+        child = self._kinds[index]
+        if child is None:
+            child = self._kinds[index] = self._tokens.labels(*self._names, _TOKEN_KINDS[index])
+        return child
