@@ -78,26 +78,28 @@ class Pipeline:
 
     def _finish(self, response: Response) -> Response:
         """The plugin's ``response`` with where it came from and how long it took, accounted for."""
-        response = response.model_copy(
-            update={
-                "provider": self.route.provider.name,
-                "model": response.model or self.route.model,
-                "attempts": 0 if response.cached else self.retrier.sent,
-                "latency": self.retrier.elapsed(),
-            }
-        )
-        return self._account(response)
+        where = {
+            "provider": self.route.provider.name,
+            "model": response.model or self.route.model,
+            "attempts": 0 if response.cached else self.retrier.sent,
+            "latency": self.retrier.elapsed(),
+        }
+        return self._account(response, where)
 
-    def _account(self, response: Response) -> Response:
+    def _account(self, response: Response, update: dict[str, Any] | None = None) -> Response:
         """Price ``response``'s usage, record it in the budgets (a cached answer spends nothing) and tell
-        observers it arrived."""
+        observers it arrived; ``update`` (fields to set first) goes into the one copy made."""
+        update = {} if update is None else update
         plugin = self.route.provider.info.name
-        usage = response.usage.priced(plugin, priced_model(plugin, response.model, self.route.model))
+        answered = update.get("model", response.model)
+        usage = response.usage.priced(plugin, priced_model(plugin, answered, self.route.model))
         if usage is not response.usage:
-            response = response.model_copy(update={"usage": usage})
+            update["usage"] = usage
         dropped = self._adapted.dropped if self._adapted is not None else ()
         if dropped and not response.cached:
-            response = response.model_copy(update={"dropped": dropped})
+            update["dropped"] = dropped
+        if update:
+            response = response.model_copy(update=update)
         self.retrier.settle(Usage() if response.cached else response.usage)
         if self.telemetry.wants(PromptExecuted):
             self.telemetry.emit(

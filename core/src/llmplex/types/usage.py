@@ -53,6 +53,14 @@ _UNPRICED: Final = (
 )
 
 
+def _broken_part(counts: dict[str, Any]) -> tuple[str, str] | None:
+    """The first ``(part, holder)`` of ``_PARTS`` whose part exceeds its holder in ``counts`` (a usage's fields)."""
+    for part, whole in _PARTS:
+        if counts[part] > counts[whole]:
+            return part, whole
+    return None
+
+
 class Usage(BaseModel):
     """Tokens one response consumed, each counted once.
 
@@ -117,7 +125,7 @@ class Usage(BaseModel):
             )
         elif self.reasoning_tokens > self.output_tokens:
             problem = f"reasoning_tokens ({self.reasoning_tokens}) exceed output_tokens ({self.output_tokens})"
-        elif broken := next(((p, w) for p, w in _PARTS if getattr(self, p) > getattr(self, w)), None):
+        elif broken := _broken_part(self.__dict__):
             part, whole = broken
             problem = f"{part} ({getattr(self, part)}) exceed {whole} ({getattr(self, whole)}), which counts them"
         elif self.total_tokens != self.input_tokens + self.output_tokens:
@@ -182,10 +190,8 @@ class Usage(BaseModel):
         private = self.__pydantic_private__ or {}  # read directly: attribute access to it costs microseconds
         if key == private.get("_priced_as") and not private.get("_parts") and batch == private.get("_batch"):
             return self  # unpriceable (the mock, a third-party plugin) as it was: no copy on the hot path
-        usage = self.model_copy()
-        usage._priced_as = key
-        usage._batch = batch
-        usage._parts = ()
+        usage = self.model_copy()  # its private attributes are a fresh dict: set them there, not one by one
+        usage.__pydantic_private__.update(_priced_as=key, _batch=batch, _parts=())  # type: ignore[union-attr]
         return usage
 
     def __eq__(self, other: Any) -> bool:
