@@ -1,14 +1,18 @@
 """Issue 34 item 5: the gateway's per-request work cut, its behaviour kept.
 
 The API routes are dispatched by their path straight to the ``Door`` and the endpoint (past Starlette's
-error, exception and routing layers); the metrics' children are looked up once per label set. What must not
-change: every answered request has its spend row (whole, streamed, failed, refused), the door still counts
-failed authentications and holds back an address, every answer carries the overhead header, other methods
-and paths are answered as before, and the metrics count every request.
+error, exception and routing layers); the metrics' children are looked up once per label set; the memory
+throttle asks its storage only about addresses that failed within the window; a hold with nothing in it is not
+settled; the access line skips the caller lookup. What must not change: every answered request has its spend
+row (whole, streamed, failed, refused), the door still counts failed authentications and holds back an address,
+every answer carries the overhead header, other methods and paths are answered as before, the metrics count
+every request, and the access line has its fields.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +22,7 @@ from llmplex.gateway.ops import metrics as gateway_metrics
 from llmplex.gateway.ops.metrics import Metrics
 from llmplex.gateway.records import RequestRecord
 from llmplex.types import Usage
-from tests.gateway.harness import MASTER_KEY, gateway_config
+from tests.gateway.harness import MASTER_KEY, gateway_config, running_gateway
 from tests.gateway.keyed_support import bearer
 from tests.tenancy.guard_support import guarded_gateway
 from tests.tenancy.spend_support import rows, running_keyed
@@ -139,3 +143,35 @@ def test_item_5_metrics_count_every_request_per_label_set_with_children_looked_u
     assert _value(samples, "llmplex_gateway_request_latency_seconds_count", **latency) == 9
     assert _value(samples, "llmplex_gateway_overhead_seconds_count", endpoint="chat.completions") == 6
     assert _value(samples, "llmplex_gateway_in_flight", endpoint="chat.completions") == 1
+
+
+def test_item_5_the_memory_throttle_holds_back_only_addresses_that_failed_within_the_window() -> None:
+    from llmplex.gateway.guard.throttle import AuthThrottle
+    from llmplex.reliability.storage import MEMORY, LimitsStore
+
+    async def scenario() -> list[float | None]:
+        throttle = AuthThrottle(LimitsStore(MEMORY), failures=2, window=60)
+        seen = [await throttle.retry_after("10.0.0.1")]
+        await throttle.failed("10.0.0.1")
+        seen.append(await throttle.retry_after("10.0.0.1"))  # one failure of two: let through
+        await throttle.failed("10.0.0.1")
+        seen += [await throttle.retry_after("10.0.0.1"), await throttle.retry_after("10.0.0.2")]
+        throttle._failed_at["10.0.0.1"] -= 61  # its last failure left the window: the storage is not asked
+        seen.append(await throttle.retry_after("10.0.0.1"))
+        return seen
+
+    first, one, held, other, later = asyncio.run(scenario())
+    assert first is None and one is None and other is None and later is None
+    assert held is not None and 1.0 <= held <= 60
+
+
+def test_item_5_the_access_line_keeps_its_fields(caplog: Any) -> None:
+    with running_gateway(gateway_config()) as gateway, caplog.at_level(logging.INFO, logger="llmplex.gateway"):
+        answer = httpx.post(f"{gateway.url}/v1/chat/completions", json=ECHO, headers=bearer(MASTER_KEY), timeout=30)
+        gateway.recorder.wait_for(lambda record: record.request_id == answer.headers["x-request-id"])
+    lines = [r for r in caplog.records if r.getMessage() == "request" and r.__dict__.get("endpoint")]
+    assert lines, caplog.records
+    line = lines[-1].__dict__
+    assert line["request_id"] == answer.headers["x-request-id"] and line["status"] == 200
+    assert line["key"] == "master" and line["model"] == "mock:echo" and line["stream"] is False
+    assert line["latency_ms"] > 0 and lines[-1].levelno == logging.INFO and lines[-1].name == "llmplex.gateway"

@@ -69,6 +69,7 @@ class Exchange:
     spec: CallSpec | None = None
     progress: StreamProgress | None = None  # what a stream sent so far (charged if it ends without usage)
     journaled: bool = False  # its row is in the journal
+    journaled_as: tuple[int, GatewayError | None, LLMResponse | None, RequestRecord] | None = None  # and how
 
     def overhead(self, end: float) -> float:
         """Seconds the gateway itself spent: everything but the provider call."""

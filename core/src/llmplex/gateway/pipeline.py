@@ -21,6 +21,7 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -212,6 +213,7 @@ class Pipeline:
             return None
         exchange.journaled = True
         record = self._record(exchange, status, error, answer, time.perf_counter())
+        exchange.journaled_as = (status, error, answer, record)
         for recorder in self.recorders:
             journal = getattr(recorder, "journal", None)
             if journal is None:
@@ -226,7 +228,11 @@ class Pipeline:
         """Record the finished exchange (step 7): its row (unless journaled already), metrics, recorders, log."""
         end = time.perf_counter()
         self.journal_row(exchange, status, error, answer)
-        record = self._record(exchange, status, error, answer, end)
+        journaled = exchange.journaled_as
+        if journaled is not None and journaled[:3] == (status, error, answer):  # the same outcome: priced once
+            record = replace(journaled[3], latency=end - exchange.arrived)
+        else:
+            record = self._record(exchange, status, error, answer, end)
         if self.metrics is not None:
             self.metrics.gauge(exchange.endpoint).dec()
             self.metrics.observe(record, exchange.overhead(end))
@@ -235,19 +241,21 @@ class Pipeline:
                 recorder.record(record)
             except Exception:  # a broken recorder never fails a request that was answered
                 log.exception("recorder %r failed on %s", recorder, exchange.request_id)
-        log.info(
-            "request",
-            extra={
-                "request_id": exchange.request_id,
-                "endpoint": exchange.endpoint,
-                "key": record.key_name,
-                "model": record.model_asked,
-                "status": status,
-                "error_type": record.error_type,
-                "latency_ms": round(record.latency * 1000, 3),
-                "stream": exchange.stream,
-            },
-        )
+        if not log.isEnabledFor(logging.INFO):
+            return
+        # the access line's record made directly: Logger.info would also look up its caller's frame, which no
+        # gateway log line shows (its handlers and filters, the secrets' masking included, still run)
+        line = {
+            "request_id": exchange.request_id,
+            "endpoint": exchange.endpoint,
+            "key": record.key_name,
+            "model": record.model_asked,
+            "status": status,
+            "error_type": record.error_type,
+            "latency_ms": round(record.latency * 1000, 3),
+            "stream": exchange.stream,
+        }
+        log.handle(log.makeRecord(log.name, logging.INFO, __file__, 0, "request", (), None, extra=line))
 
     def _record(
         self, exchange: Exchange, status: int, error: GatewayError | None, answer: LLMResponse | None, end: float

@@ -7,7 +7,8 @@ counted by their /64 network (one host gets a whole /64). A storage that does no
 answer within ``STORAGE_TIMEOUT`` (half a second: Redis answers in well under a
 millisecond) lets the request through, and the next ``PAUSE`` seconds' requests too
 without asking it (the keys' own limits still answer 503): the throttle never turns
-an outage into a lock-out, nor into a wait on every request.
+an outage into a lock-out, nor into a wait on every request. With ``memory://`` (counted in
+this process only) an address with no failure in the window is let through without a look at the storage.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ STARTUP_TIMEOUT = 2.0
 PAUSE = 5.0
 """Seconds the throttle leaves the storage alone after it did not answer."""
 _WARN_EVERY = 60.0
+_PRUNE_AT = 10_000  # addresses remembered (memory://) before those whose failures all left the window are dropped
 
 
 def client_address(scope: Any) -> str:
@@ -90,6 +92,7 @@ class AuthThrottle:
         self._namespace = "shared" if store.url != MEMORY else f"app-{id(self):x}"
         self._warned_at = -_WARN_EVERY
         self._paused_until = 0.0
+        self._failed_at: dict[str, float] = {}  # memory://: when each address last failed (the window's only source)
 
     def __repr__(self) -> str:
         return f"AuthThrottle({self.failures} per {self.window} s, {self.store!r})"
@@ -126,6 +129,10 @@ class AuthThrottle:
 
     async def retry_after(self, address: str) -> float | None:
         """Seconds until ``address`` may try again, or ``None`` when it is not held back."""
+        if not self.store.does_io:  # counted here only: an address with no failure in the window is not held back
+            last = self._failed_at.get(address)
+            if last is None or time.monotonic() - last > self.window:
+                return None
         ids = ("llmplex", "auth_failures", self._namespace, address)
         allowed = await self._run("read its window", lambda limiter: limiter.test(self._item, *ids))
         if allowed is None or allowed:
@@ -136,5 +143,10 @@ class AuthThrottle:
 
     async def failed(self, address: str) -> None:
         """Count one failed authentication of ``address``."""
+        if not self.store.does_io:
+            now = time.monotonic()
+            if len(self._failed_at) >= _PRUNE_AT:
+                self._failed_at = {known: at for known, at in self._failed_at.items() if now - at <= self.window}
+            self._failed_at[address] = now
         ids = ("llmplex", "auth_failures", self._namespace, address)
         await self._run("count a failure", lambda limiter: limiter.hit(self._item, *ids))

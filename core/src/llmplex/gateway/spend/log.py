@@ -111,6 +111,9 @@ class SpendRecorder:
         hold = current_hold()
         if hold is None:
             return None
+        if not hold.slot and hold.budget is None and not hold.record.tpm:  # nothing held, nothing to give back
+            hold.settled = True
+            return None
         usage = record.usage
         used = None if usage is None else (usage.total_tokens or usage.input_tokens + usage.output_tokens)
         return self.limits.settle(hold, self._counted_cost(record), used)
