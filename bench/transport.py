@@ -1,8 +1,9 @@
 """Per-call cost of llmplex, the official SDKs and litellm against raw httpx, httpx2 and aiohttp (issue 17).
 
-Run: ``python bench/transport.py [--quick] [--no-litellm] [--no-freeze] [--profile CASE]`` (about 90 s; ``tox -e
-bench`` too). One process run, against a local stub server (``bench/openai_stub_server.py``: each provider's wire
-format) in its own process; with two CPUs or more the server runs on CPU 1 and this process on CPU 0.
+Run: ``python bench/transport.py [--quick] [--no-litellm] [--no-freeze] [--inflight N ...] [--async-only]
+[--profile CASE]`` (about two and a half minutes; ``tox -e bench`` too). One process run, against a local stub
+server (``bench/openai_stub_server.py``: each provider's wire format) in its own process; with two CPUs or more the
+server runs on CPU 1 and this process on CPU 0.
 
 Sync and async measures run each case right next to its yardstick (the pair's order alternates, the cases'
 order rotates each round) for a fixed time each; a case's ratio is the median of its ratios to the yardstick
@@ -10,19 +11,22 @@ measured beside it, its figure the median of its measurements. Streaming runs in
 within a round:
 
 * sync: µs per short call, sequential; ratio to raw ``httpx.Client`` posting the same JSON to the same API;
-* async: requests/s with 64 in flight in one event loop; ratio to raw ``httpx.AsyncClient``;
+* async: requests/s with 64, then 256 in flight in one event loop (``--inflight``); ratio to raw
+  ``httpx.AsyncClient``, and to raw aiohttp (each case's ratio to raw httpx over raw aiohttp's, round by round);
 * streaming: time to the first text chunk and µs per further chunk, against raw
   httpx reading the same SSE (``iter_lines`` + ``json.loads``);
 * memory: tracemalloc peak of one burst of 64 concurrent calls, per call (KiB).
 
 Goals, printed MET/MISSED: (issue 17) llmplex chat, responses, anthropic sync <= 1.5x, async >= 1.5x; (issue 26)
 their streams' first chunk <= 1.2x, per chunk <= 2x; (issue 34) every plugin's sync call <= 1.10x, streams per
-chunk <= 1.5x. Raw aiohttp reaching the most requests/s shows the server is not the bottleneck.
+chunk <= 1.5x; (issue 34 item 3) llmplex async >= 0.5x raw aiohttp at every in-flight level. Raw aiohttp
+reaching the most requests/s shows the server is not the bottleneck.
 
 Once every case is built, the heap is frozen (``gc.freeze()``), as a long-running service does after
 start-up (see bench/README.md); ``--no-freeze`` shows the unfrozen figures.
 
-``--profile CASE`` (``"llmplex anthropic"``) runs cProfile over the case, sync then async: own time per package.
+``--profile CASE`` (``"llmplex anthropic"``) runs cProfile over the case, sync then async: own time per package (the
+async loop at the first ``--inflight`` level). ``--async-only`` runs the async tables alone.
 """
 
 from __future__ import annotations
@@ -51,8 +55,18 @@ import transport_cases  # noqa: E402
 from smoke import SMOKE, scaled  # noqa: E402
 from transport_cases import Async, AsyncStream, Cases, Stream, Sync  # noqa: E402
 
-CONCURRENCY = scaled(64, 8)  # calls in flight in the async measures (a smoke run: 8)
+INFLIGHT = (scaled(64, 8), scaled(256, 16))  # calls in flight in the async measures (a smoke run: 8, 16)
 SYNC_GOAL, ASYNC_GOAL = 1.5, 1.5
+AIOHTTP_GOAL = 0.5
+AIOHTTP = "raw aiohttp"
+AIOHTTP_GOAL_CASES = (
+    "llmplex chat",
+    "llmplex responses",
+    "llmplex anthropic",
+    "llmplex openai-compatible",
+    "llmplex gemini",
+    "llmplex azure",
+)
 GOAL_CASES = ("llmplex chat", "llmplex responses", "llmplex anthropic")
 ITEM_2_GOAL = 1.10  # issue 34 item 2: every plugin path's sync call <= 1.10x raw httpx on its own API
 ITEM_2_CASES = (*GOAL_CASES, "llmplex gemini", "llmplex openai-compatible", "llmplex azure")
@@ -128,6 +142,14 @@ class Paired:
     def median(self, name: str) -> float:
         return statistics.median(self.figures[name])
 
+    def ratio_to(self, name: str, other: str) -> float:
+        """Median, over the rounds, of ``name``'s ratio to the yardstick over ``other``'s in the same round (the
+        yardstick's own ratio is 1 in every round)."""
+        mine, theirs = self.ratios[name], self.ratios[other]
+        rounds = max(len(mine), len(theirs))
+        mine, theirs = (mine * rounds if len(mine) == 1 else mine), (theirs * rounds if len(theirs) == 1 else theirs)
+        return statistics.median(a / b for a, b in zip(mine, theirs, strict=True))
+
 
 # -- sync ---------------------------------------------------------------------------------
 
@@ -158,47 +180,53 @@ def sync_rounds(cases: dict[str, Sync], settings: Settings) -> Paired:
 # -- async --------------------------------------------------------------------------------
 
 
-async def _burst(call: Async, total: int) -> None:
+async def _burst(call: Async, total: int, inflight: int) -> None:
     remaining = iter(range(total))
 
     async def worker() -> None:
         for _ in remaining:
             await call()
 
-    await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+    await asyncio.gather(*(worker() for _ in range(inflight)))
 
 
-async def _async_figure(call: Async, seconds: float) -> float:
+async def _async_figure(call: Async, seconds: float, inflight: int) -> float:
     done = 0
     started = time.perf_counter()
     while (elapsed := time.perf_counter() - started) < seconds:
-        await _burst(call, CONCURRENCY)
-        done += CONCURRENCY
+        await _burst(call, inflight, inflight)
+        done += inflight
     return done / elapsed
 
 
 async def async_rounds(
-    factories: dict[str, Callable[[], Async]], closers: list[Callable[[], Awaitable[object]]], settings: Settings
+    factories: dict[str, Callable[[], Async]],
+    closers: list[Callable[[], Awaitable[object]]],
+    settings: Settings,
+    inflight: int,
+    *,
+    memory: bool,
 ) -> tuple[Paired, dict[str, float]]:
-    """Requests/s of each case, each measured right next to the yardstick; KiB per in-flight call
-    (tracemalloc peak of one burst / 64)."""
+    """Requests/s of each case with ``inflight`` calls in flight, each measured right next to the yardstick;
+    with ``memory``, KiB per in-flight call (tracemalloc peak of one burst / ``inflight``)."""
     calls = {name: factory() for name, factory in factories.items()}
     for call in calls.values():  # warm-up: a connection per worker
-        await _burst(call, CONCURRENCY)
+        await _burst(call, inflight, inflight)
     paired = Paired.of(list(calls), ASYNC_YARDSTICK)
     for name, pair in paired.pairs(ASYNC_YARDSTICK, settings.async_rounds):
-        paired.add(name, ASYNC_YARDSTICK, {n: await _async_figure(calls[n], settings.async_seconds) for n in pair})
-    memory: dict[str, float] = {}
-    for name, call in calls.items():
+        figures = {n: await _async_figure(calls[n], settings.async_seconds, inflight) for n in pair}
+        paired.add(name, ASYNC_YARDSTICK, figures)
+    kib: dict[str, float] = {}
+    for name, call in calls.items() if memory else ():
         tracemalloc.start()
         before = tracemalloc.get_traced_memory()[0]
-        await _burst(call, CONCURRENCY)
-        memory[name] = (tracemalloc.get_traced_memory()[1] - before) / CONCURRENCY / 1024
+        await _burst(call, inflight, inflight)
+        kib[name] = (tracemalloc.get_traced_memory()[1] - before) / inflight / 1024
         tracemalloc.stop()
     for close in closers:
         await close()
     closers.clear()
-    return paired, memory
+    return paired, kib
 
 
 # -- streaming ----------------------------------------------------------------------------
@@ -312,8 +340,8 @@ def _report_profile(profiler: cProfile.Profile, calls: int, title: str) -> None:
     stats.sort_stats("tottime").print_stats(18)
 
 
-def profile(cases: Cases, name: str, calls: int = 2000) -> None:
-    """cProfile of ``calls`` sync calls and of ``calls`` async calls (64 in flight) of case ``name``."""
+def profile(cases: Cases, name: str, inflight: int, calls: int = 2000) -> None:
+    """cProfile of ``calls`` sync calls and of ``calls`` async calls (``inflight`` in flight) of case ``name``."""
     call = cases.sync[name]
     for _ in range(100):
         call()
@@ -325,14 +353,14 @@ def profile(cases: Cases, name: str, calls: int = 2000) -> None:
 
     async def run() -> None:
         acall = cases.asynchronous[name]()
-        await _burst(acall, 200)
+        await _burst(acall, 200, inflight)
         profiler.enable()
-        await _burst(acall, calls)
+        await _burst(acall, calls, inflight)
         profiler.disable()
 
     profiler = cProfile.Profile()
     asyncio.run(run())
-    _report_profile(profiler, calls, f"{name}, async with {CONCURRENCY} in flight")
+    _report_profile(profiler, calls, f"{name}, async with {inflight} in flight")
 
 
 # -- report -------------------------------------------------------------------------------
@@ -397,31 +425,55 @@ def _stream_goals(streams: StreamFigures, raw: str, kind: str, cases: tuple[str,
     return goals
 
 
-def report(
-    sync: Paired, asynchronous: Paired, memory: dict[str, float], streams: StreamFigures, astreams: StreamFigures
-) -> list[str]:
+AsyncTables = dict[int, tuple[Paired, dict[str, float]]]
+"""Per in-flight level: the paired requests/s, and KiB per in-flight call (the first level only)."""
+
+
+def _async_tables(tables: AsyncTables) -> list[str]:
+    """Print one async table per in-flight level; return the issue 34 item 3 goal lines."""
+    goals = []
+    for inflight, (paired, memory) in tables.items():
+        aiohttp = AIOHTTP in paired.figures
+        rows = [
+            (
+                n,
+                f"{paired.median(n):.0f}",
+                f"{paired.ratio(n):.2f}x",
+                f"{paired.ratio_to(n, AIOHTTP):.2f}x" if aiohttp else "-",
+                f"{memory[n]:.1f}" if n in memory else "-",
+            )
+            for n in paired.figures
+        ]
+        columns = ("requests/s", "vs httpx", "vs aiohttp", "KiB/in-flight")
+        _print_table(f"async, {inflight} in flight", columns, rows)
+        fastest = max(paired.figures, key=paired.median)
+        print(f"  fastest: {fastest} (raw aiohttp on top means the server is not the bottleneck)")
+        for name in AIOHTTP_GOAL_CASES if aiohttp else ():
+            if name in paired.figures:
+                ratio = paired.ratio_to(name, AIOHTTP)
+                met = "MET" if ratio >= AIOHTTP_GOAL else "MISSED"
+                goals.append(f"{name:<26} {inflight:>3} in flight {ratio:.2f}x raw aiohttp >= {AIOHTTP_GOAL}x: {met}")
+    return goals
+
+
+def report(sync: Paired, asynchronous: AsyncTables, streams: StreamFigures, astreams: StreamFigures) -> list[str]:
     """Print the tables; return the goal lines."""
     rows = [(n, f"{sync.median(n):.0f}", f"{sync.ratio(n):.2f}x") for n in sync.figures]
     rounds = len(sync.ratios[GOAL_CASES[0]]) if GOAL_CASES[0] in sync.ratios else 0
     _print_table(f"sync, one short call (medians; {rounds} pairs per case)", ("µs/call", "vs raw"), rows)
-    rows = [
-        (n, f"{asynchronous.median(n):.0f}", f"{asynchronous.ratio(n):.2f}x", f"{memory.get(n, 0):.1f}")
-        for n in asynchronous.figures
-    ]
-    _print_table(f"async, {CONCURRENCY} in flight", ("requests/s", "vs httpx", "KiB/in-flight"), rows)
+    aiohttp = _async_tables(asynchronous)
     columns = ("first µs", "vs raw", "µs/chunk", "vs raw")
     _print_table("streaming (vs raw httpx reading the same SSE)", columns, _stream_rows(streams, "raw httpx SSE ("))
     rows = _stream_rows(astreams, "raw httpx SSE (async ")
     _print_table("async streaming, one at a time (vs raw httpx.AsyncClient reading the same SSE)", columns, rows)
-    fastest = max(asynchronous.figures, key=asynchronous.median)
-    print(f"\nfastest async case: {fastest} (raw aiohttp on top means the server is not the bottleneck)")
+    first = asynchronous[min(asynchronous)][0]
     goals = []
     for name in GOAL_CASES:
         if name in sync.figures:
             ratio = sync.ratio(name)
             goals.append(f"{name:<20} sync {ratio:.2f}x <= {SYNC_GOAL}x: {'MET' if ratio <= SYNC_GOAL else 'MISSED'}")
-        if name in asynchronous.figures:
-            ratio = asynchronous.ratio(name)
+        if name in first.figures:
+            ratio = first.ratio(name)
             goals.append(
                 f"{name:<20} async {ratio:.2f}x >= {ASYNC_GOAL}x: {'MET' if ratio >= ASYNC_GOAL else 'MISSED'}"
             )
@@ -438,7 +490,8 @@ def report(
         lean += _stream_goals(figures, raw, kind, LEAN_GOAL_CASES, LEAN_CHUNK_GOAL)
     _print_goals("issue 26", streaming)
     _print_goals("issue 34: lean streams everywhere", lean)
-    return goals + item2_lines + streaming + lean
+    _print_goals("issue 34 item 3: async >= 0.5x raw aiohttp", aiohttp)
+    return goals + item2_lines + streaming + lean + aiohttp
 
 
 def _print_goals(title: str, lines: list[str]) -> None:
@@ -464,6 +517,10 @@ def main() -> int:
     parser.add_argument(
         "--no-freeze", action="store_true", help="leave the imported modules' objects to the cyclic GC (see README)"
     )
+    parser.add_argument(
+        "--inflight", metavar="N", type=int, nargs="+", default=list(INFLIGHT), help="calls in flight per async table"
+    )
+    parser.add_argument("--async-only", action="store_true", help="only the async tables (no sync, no streams)")
     args = parser.parse_args()
     settings = Settings(args.quick)
     server_cpu, pinning = _pin()
@@ -478,20 +535,32 @@ def main() -> int:
                 gc.collect()
                 gc.freeze()
             if args.profile:
-                profile(cases, args.profile)
+                profile(cases, args.profile, args.inflight[0])
                 return 0
             print(f"transport benchmark: {pinning}; heap frozen after imports: {frozen}; load {os.getloadavg()[0]:.2f}")
             observers = transport_cases.event_observers()
             print(f"llmplex event observers: {observers} (an active one makes every call build and deliver its events)")
-            sync = sync_rounds(cases.sync, settings)
-            asynchronous, memory = asyncio.run(async_rounds(cases.asynchronous, cases.aclosers, settings))
-            streams = stream_rounds(cases.streams, settings)
-            astreams = asyncio.run(astream_rounds(cases.astreams, cases.aclosers, settings))
+            sync = Paired.of([], SYNC_YARDSTICK) if args.async_only else sync_rounds(cases.sync, settings)
+            asynchronous = {
+                inflight: asyncio.run(
+                    async_rounds(
+                        cases.asynchronous, cases.aclosers, settings, inflight, memory=inflight == args.inflight[0]
+                    )
+                )
+                for inflight in args.inflight
+            }
+            streams: StreamFigures = {} if args.async_only else stream_rounds(cases.streams, settings)
+            astreams: StreamFigures = {}
+            if not args.async_only:
+                astreams = asyncio.run(astream_rounds(cases.astreams, cases.aclosers, settings))
             for close in cases.closers:
                 close()
     finally:
         server.stop()
-    report(sync, asynchronous, memory, streams, astreams)
+    if args.async_only:
+        _print_goals("issue 34 item 3: async >= 0.5x raw aiohttp", _async_tables(asynchronous))
+    else:
+        report(sync, asynchronous, streams, astreams)
     print(f"\n({time.perf_counter() - started:.0f} s; load {os.getloadavg()[0]:.2f})")
     return 0
 

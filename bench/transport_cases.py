@@ -428,6 +428,7 @@ def _gemini(root: str, cases: Cases) -> None:
     cases.astreams["google-genai SDK gemini"] = asdk
     model = f"localg:{MODEL}"
     cases.sync["llmplex gemini"] = lambda: llmplex.complete(model, PROMPT)
+    cases.asynchronous["llmplex gemini"] = lambda: lambda: llmplex.acomplete(model, PROMPT)
     cases.streams["llmplex gemini"] = lambda: (event for event in llmplex.stream(model, PROMPT) if event.type == "text")
     cases.astreams["llmplex gemini"] = lambda: lambda: _atext(llmplex.astream(model, PROMPT))
 
@@ -449,6 +450,7 @@ def _azure(root: str, cases: Cases) -> None:
     cases.sync["openai SDK azure"] = lambda: sdk.chat.completions.create(model=MODEL, messages=MESSAGES)  # type: ignore[arg-type]
     model = f"localaz:{MODEL}"
     cases.sync["llmplex azure"] = lambda: llmplex.complete(model, PROMPT)
+    cases.asynchronous["llmplex azure"] = lambda: lambda: llmplex.acomplete(model, PROMPT)
 
 
 def _frames(buffer: Any, chunk: bytes) -> Iterator[object]:
