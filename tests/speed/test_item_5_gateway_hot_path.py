@@ -6,7 +6,8 @@ throttle asks its storage only about addresses that failed within the window; a 
 settled; the access line skips the caller lookup. What must not change: every answered request has its spend
 row (whole, streamed, failed, refused), the door still counts failed authentications and holds back an address,
 every answer carries the overhead header, other methods and paths are answered as before, the metrics count
-every request, and the access line has its fields.
+every request, and the access line has its fields. A cached key changed or revoked through ``/admin`` is seen
+on the next request.
 """
 
 from __future__ import annotations
@@ -175,3 +176,18 @@ def test_item_5_the_access_line_keeps_its_fields(caplog: Any) -> None:
     assert line["request_id"] == answer.headers["x-request-id"] and line["status"] == 200
     assert line["key"] == "master" and line["model"] == "mock:echo" and line["stream"] is False
     assert line["latency_ms"] > 0 and lines[-1].levelno == logging.INFO and lines[-1].name == "llmplex.gateway"
+
+
+def test_item_5_a_cached_key_changed_or_revoked_through_admin_is_seen_on_the_next_request(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'gw.db'}"
+    config = gateway_config(gateway={"database": url, "models": ["mock:echo"], "key_cache_seconds": 3600})
+    with running_keyed(config) as gateway, httpx.Client(base_url=gateway.url, timeout=30) as http:
+        key = gateway.create_key("cached")
+        first = http.post("/v1/chat/completions", json=ECHO, headers=bearer(key))  # the key is cached for an hour
+        changed = http.patch("/admin/keys/cached", json={"models": ["mock:other"]}, headers=bearer(MASTER_KEY))
+        refused = http.post("/v1/chat/completions", json=ECHO, headers=bearer(key))
+        revoked = http.delete("/admin/keys/cached", headers=bearer(MASTER_KEY))
+        gone = http.post("/v1/chat/completions", json=ECHO, headers=bearer(key))
+    assert first.status_code == 200 and changed.status_code == 200 and revoked.status_code == 200
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "model_not_allowed"
+    assert gone.status_code == 401 and "revoked" in gone.json()["error"]["message"]
