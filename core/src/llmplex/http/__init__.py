@@ -10,12 +10,14 @@
         return classify_http_error(error)   # None for what is not an HTTP status error
 
 See ``llmplex.http.clients``, ``llmplex.http.aiohttp_clients`` (many requests in flight),
+``llmplex.http.direct`` (posting on those clients' aiohttp session without httpx's objects),
 ``llmplex.http.sse``, ``llmplex.http.statuses`` and ``llmplex.http.segments`` (names put into URLs).
 """
 
 from llmplex.http.aiohttp_clients import library_transport_replaced, sdk_async_client
 from llmplex.http.chat_parts import chat_content_part
 from llmplex.http.clients import async_client, honour_deadline, http_library, sync_client
+from llmplex.http.direct import DirectSender, Reply, direct_sender
 from llmplex.http.segments import check_name, path_segment
 from llmplex.http.sse import ServerSentEvent, SSEDecoder, aiter_sse, iter_sse
 from llmplex.http.statuses import (
@@ -28,7 +30,9 @@ from llmplex.http.statuses import (
 )
 
 __all__ = [
+    "DirectSender",
     "Override",
+    "Reply",
     "SSEDecoder",
     "ServerSentEvent",
     "aiter_sse",
@@ -38,6 +42,7 @@ __all__ = [
     "check_name",
     "classify_http_error",
     "default_error_class",
+    "direct_sender",
     "error_for_status",
     "error_from_response",
     "honour_deadline",

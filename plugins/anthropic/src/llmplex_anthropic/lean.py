@@ -38,7 +38,7 @@ from anthropic._constants import DEFAULT_TIMEOUT, MODEL_NONSTREAMING_TOKENS
 from anthropic.resources.messages import messages as sdk_messages
 from anthropic.resources.messages.messages import Messages
 
-from llmplex.http import ServerSentEvent, aiter_sse, iter_sse
+from llmplex.http import Reply, ServerSentEvent, aiter_sse, direct_sender, iter_sse
 
 __all__ = ["LeanMessages", "register", "sender"]
 
@@ -74,6 +74,8 @@ class LeanMessages:
     sdk: anthropic.Anthropic | anthropic.AsyncAnthropic
     http: httpx2.Client | httpx2.AsyncClient
     url: httpx2.URL
+    address: str
+    """``url`` as text (what ``llmplex.http.direct_sender`` posts to)."""
     headers: list[tuple[bytes, bytes]] = field(repr=False)
     """The headers the SDK's request gets from both clients (key, version, user agent, platform), in its order,
     with ``_TIMING`` values to fill per call; never shown in the repr."""
@@ -85,6 +87,13 @@ class LeanMessages:
 
         A ``timeout`` of ``None`` takes the SDK's default.
         """
+        headers, chosen = self._parts(payload, timeout, stream=stream)
+        return self._build(body, headers, chosen)
+
+    def _parts(
+        self, payload: dict[str, Any], timeout: float | None, *, stream: bool = False
+    ) -> tuple[list[tuple[bytes, bytes]], float | httpx2.Timeout]:
+        """The headers and the timeout of ``request``."""
         chosen: float | httpx2.Timeout
         if timeout is not None:
             chosen, read = timeout, str(timeout).encode()
@@ -92,15 +101,14 @@ class LeanMessages:
             chosen = DEFAULT_TIMEOUT
             read = str(DEFAULT_TIMEOUT.read).encode()
             timing = {b"x-stainless-timeout": _UNSET, b"x-stainless-read-timeout": read}
-            return self._build(body, [(name, timing.get(name, value)) for name, value in self.headers], chosen)
+            return [(name, timing.get(name, value)) for name, value in self.headers], chosen
         else:  # the SDK's own choice for a non-streamed call: 10 minutes, or "stream it" for long answers
             model = payload["model"]
             chosen = self.sdk._calculate_nonstreaming_timeout(
                 payload["max_tokens"], MODEL_NONSTREAMING_TOKENS.get(model, None)
             )
             read = str(chosen.read).encode()
-        headers = [(name, read if name in _TIMING else value) for name, value in self.headers]
-        return self._build(body, headers, chosen)
+        return [(name, read if name in _TIMING else value) for name, value in self.headers], chosen
 
     def _build(self, body: bytes, headers: list[tuple[bytes, bytes]], chosen: float | httpx2.Timeout) -> httpx2.Request:
         if self.http.cookies:  # cookies a server set: merged the client's way
@@ -119,16 +127,31 @@ class LeanMessages:
         return self._answer(response)
 
     async def asend(self, payload: dict[str, Any], body: bytes, timeout: float | None) -> Any:
-        """Async twin of ``send``."""
+        """Async twin of ``send``; straight on the aiohttp session of a client on the SDK's aiohttp transport
+        (``llmplex.http.direct_sender``), the same request without httpx's objects."""
         assert isinstance(self.http, httpx2.AsyncClient)
-        request = self.request(payload, body, timeout)
-        try:
-            response = await self.http.send(request)
-        except Exception as error:
-            raise _transport_error(error, request) from error
-        return self._answer(response)
+        direct = direct_sender(self.http)
+        if direct is None:
+            request = self.request(payload, body, timeout)
+            try:
+                response = await self.http.send(request)
+            except Exception as error:
+                raise _transport_error(error, request) from error
+            return self._answer(response)
+        headers, chosen = self._parts(payload, timeout)
 
-    def _answer(self, response: httpx2.Response) -> Any:
+        def request_built() -> httpx2.Request:
+            return self._build(body, headers, chosen)
+
+        try:
+            answer = await direct.post(self.address, headers, body, httpx2.Timeout(chosen).as_dict(), request_built)
+        except Exception as error:
+            raise _transport_error(error, request_built()) from error
+        return self._answer(answer)
+
+    def _answer(self, response: httpx2.Response | Reply) -> Any:
+        if isinstance(response, Reply):  # a 2xx answer
+            return orjson.loads(response.content)
         if not response.is_success:
             raise self.sdk._make_status_error_from_response(response) from None
         return orjson.loads(response.content)
@@ -222,7 +245,7 @@ def register(sdk: anthropic.Anthropic | anthropic.AsyncAnthropic, http: httpx2.C
     sdk_headers = {**per_call, **{name: value for name, value in sdk.default_headers.items() if isinstance(value, str)}}
     merged = httpx2.Headers(http.headers)  # what httpx2's build_request does with the SDK's headers
     merged.update(sdk_headers)
-    _SENDERS[sdk] = LeanMessages(sdk, http, url, merged.raw)
+    _SENDERS[sdk] = LeanMessages(sdk, http, url, str(url), merged.raw)
 
 
 def sender(

@@ -43,7 +43,7 @@ import orjson
 from openai import AsyncOpenAI, OpenAI
 from openai._models import FinalRequestOptions
 
-from llmplex.http import ServerSentEvent, aiter_sse, http_library, iter_sse
+from llmplex.http import Reply, ServerSentEvent, aiter_sse, direct_sender, http_library, iter_sse
 
 __all__ = ["apost", "astream", "post", "stream", "suits"]
 
@@ -60,6 +60,8 @@ class _Wire:
 
     library: ModuleType
     url: Any
+    address: str
+    """``url`` as text (what ``llmplex.http.direct_sender`` posts to)."""
     headers: tuple[tuple[bytes, bytes], ...]
     extensions: dict[str, Any]
     order: dict[str, int]
@@ -92,7 +94,7 @@ def _wire(client: OpenAI | AsyncOpenAI, path: str, method: Callable[..., Any]) -
         extensions = {k: v for k, v in template.extensions.items() if k != "timeout"}
         order = {name: i for i, name in enumerate(inspect.signature(method).parameters)}
         library = http_library(client._client)
-        wire = per_path[path] = _Wire(library, template.url, headers, extensions, order)
+        wire = per_path[path] = _Wire(library, template.url, str(template.url), headers, extensions, order)
     return wire
 
 
@@ -102,7 +104,14 @@ def suits(client: OpenAI | AsyncOpenAI) -> bool:
 
 
 def _decoded(client: OpenAI | AsyncOpenAI, response: Any) -> Any:
-    """The SDK's reading of an answer: its status error, the decoded JSON, or the text of a non-JSON body."""
+    """The SDK's reading of an answer: its status error, the decoded JSON, or the text of a non-JSON body.
+
+    ``response`` is an httpx ``Response``, or a ``Reply`` of ``llmplex.http.direct_sender`` (a 2xx answer).
+    """
+    if isinstance(response, Reply):
+        if (response.content_type or "*").split(";")[0].endswith("json"):
+            return json.loads(response.content)  # what httpx's ``Response.json`` does
+        response = response.response()
     if response.status_code >= 400:
         raise client._make_status_error_from_response(response) from None
     content_type = response.headers.get("content-type", "*").split(";")[0]
@@ -139,15 +148,18 @@ def _request(
 
 @contextlib.contextmanager
 def _sdk_errors(http: object, request: Any) -> Iterator[None]:
-    """Transport failures as the SDK reports them: ``APITimeoutError``, else ``APIConnectionError``."""
+    """Transport failures as the SDK reports them: ``APITimeoutError``, else ``APIConnectionError``.
+
+    ``request`` is the httpx ``Request``, or a function building it (called only on a failure).
+    """
     try:
         yield
     except http_library(http).TimeoutException as exc:
-        raise openai.APITimeoutError(request=request) from exc
+        raise openai.APITimeoutError(request=request() if callable(request) else request) from exc
     except openai.OpenAIError:
         raise
     except Exception as exc:
-        raise openai.APIConnectionError(request=request) from exc
+        raise openai.APIConnectionError(request=request() if callable(request) else request) from exc
 
 
 def post(client: OpenAI, path: str, method: Callable[..., Any], payload: dict[str, Any], timeout: float | None) -> Any:
@@ -162,11 +174,24 @@ def post(client: OpenAI, path: str, method: Callable[..., Any], payload: dict[st
 async def apost(
     client: AsyncOpenAI, path: str, method: Callable[..., Any], payload: dict[str, Any], timeout: float | None
 ) -> Any:
-    """Async ``post``."""
-    request = _request(client, path, method, payload, timeout)
-    with _sdk_errors(client._client, request):
-        response = await client._client.send(request)
-    return _decoded(client, response)
+    """Async ``post``; straight on the aiohttp session of an SDK client on its aiohttp transport
+    (``llmplex.http.direct_sender``), the same request without httpx's objects."""
+    http = client._client
+    wire = _wire(client, path, method)
+    sender = direct_sender(http) if not wire.extensions else None
+    if sender is None:
+        request = _request(client, path, method, payload, timeout)
+        with _sdk_errors(http, request):
+            response = await http.send(request)
+        return _decoded(client, response)
+    timeouts = wire.library.Timeout(client.timeout if timeout is None else timeout).as_dict()
+
+    def request_built() -> Any:
+        return _request(client, path, method, payload, timeout)
+
+    with _sdk_errors(http, request_built):
+        answer = await sender.post(wire.address, wire.headers_for(timeout), wire.body(payload), timeouts, request_built)
+    return _decoded(client, answer)
 
 
 def stream(

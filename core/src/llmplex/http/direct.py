@@ -1,0 +1,295 @@
+"""POST prepared bytes straight through the aiohttp session under an SDK's aiohttp-backed httpx client.
+
+``sdk_async_client`` gives the SDK's httpx ``AsyncClient`` on aiohttp. Each request through it still
+builds httpx's ``Request`` and ``Response``, runs the client's auth, redirect and event-hook machinery and
+reads the body through three stream wrappers: with many requests in flight that costs more CPU than
+aiohttp itself. ``direct_sender(http)`` returns a ``DirectSender`` for such a client, or ``None`` when
+something needs httpx (another transport, proxies, auth, event hooks other than ``honour_deadline``'s,
+cookies, httpx's request log). Its ``post`` sends the request httpx would send on the same aiohttp
+session — the same headers in the same order, the same timeouts capped at the llmplex deadline, the
+transport's own exception table — and reads the body under the deadline::
+
+    sender = direct_sender(sdk_client._client)
+    if sender is not None:
+        answer = await sender.post(url, headers, body, timeouts, build_request)
+
+A 2xx answer without cookies or a content encoding comes back as a ``Reply`` (status, headers, bytes);
+anything else (an error status, a redirect, a cookie, a compressed body) as the read ``Response`` httpx
+would have returned, built from the same aiohttp response with the client's cookie jar, response hooks
+and redirect rules. Failures are the library's exceptions (``ConnectTimeout`` before the request when
+the deadline has passed, ``ReadTimeout`` when the body is still arriving at the deadline), carrying the
+request ``build_request`` makes, so a caller maps them as it maps httpx's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from llmplex.http.clients import _LATE, _PHASES, _found_flavour, _hooks
+from llmplex.reliability.deadline import Deadline, current_deadline
+
+__all__ = ["DirectSender", "Reply", "direct_sender"]
+
+_LENGTH = frozenset({"content-length", "transfer-encoding"})
+"""Headers httpx's ``Request`` weighs against the body: given by the caller, httpx builds the headers."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A 2xx answer read whole: its status, its headers (aiohttp's), its body and its ``content-type``
+    as httpx reads it (repeated headers joined with ``", "``; ``""`` when absent)."""
+
+    status: int
+    headers: Any
+    content: bytes
+    content_type: str
+    response: Callable[[], Any]
+    """The equivalent httpx ``Response`` (built on demand), for readings beyond the JSON body."""
+
+
+_senders: weakref.WeakKeyDictionary[Any, DirectSender | None] = weakref.WeakKeyDictionary()
+
+
+def direct_sender(http: Any) -> DirectSender | None:
+    """The ``DirectSender`` of ``http`` (an httpx or httpx2 ``AsyncClient``) when it may send directly now."""
+    try:
+        sender = _senders[http]
+    except KeyError:
+        sender = _senders[http] = _sender_for(http)
+    except TypeError:  # not weakly referenceable: not a client of ours
+        return None
+    return sender if sender is not None and sender.usable() else None
+
+
+def _sender_for(http: Any) -> DirectSender | None:
+    found = _found_flavour(http)
+    transport = getattr(http, "_transport", None)
+    module = sys.modules.get(type(transport).__module__)
+    if found is None or not found[1] or module is None:
+        return None
+    if not isinstance(transport, getattr(module, "AiohttpTransport", ())) or not hasattr(
+        module, "map_aiohttp_exceptions"
+    ):
+        return None
+    return DirectSender(http, found[0], transport, module)
+
+
+@dataclass(frozen=True)
+class _Target:
+    """A URL as aiohttp takes it, and the ``Host`` header httpx would give it."""
+
+    url: Any
+    host: str
+
+
+class DirectSender:
+    """Sends on the aiohttp session of one httpx ``AsyncClient`` whose transport is the SDKs' ``AiohttpTransport``."""
+
+    def __init__(self, http: Any, library: ModuleType, transport: Any, module: ModuleType) -> None:
+        import aiohttp
+        import yarl
+
+        self._http = http
+        self._library = library
+        self._transport = transport
+        self._module = module
+        self._timeout = aiohttp.ClientTimeout
+        self._session = aiohttp.ClientSession
+        self._url = yarl.URL
+        hooks = _hooks(library)
+        self._request_hooks, self._response_hooks = [hooks.aclamp], [hooks.awrap]
+        self._logger = logging.getLogger(library.__name__)
+        self._targets: dict[str, _Target] = {}
+
+    def usable(self) -> bool:
+        """Whether a request sent directly now is the one the client would send: nothing on the client asks
+        for httpx's own handling."""
+        http = self._http
+        hooks = http._event_hooks
+        return (
+            not http.is_closed
+            and not http._mounts
+            and http._auth is None
+            and self._transport.proxy is None
+            and hooks["request"] == self._request_hooks
+            and hooks["response"] == self._response_hooks
+            and not http.cookies
+            and not self._logger.isEnabledFor(logging.INFO)
+        )
+
+    async def post(
+        self,
+        url: str,
+        headers: Sequence[tuple[bytes, bytes]],
+        body: bytes,
+        timeout: Mapping[str, float | None],
+        request: Callable[[], Any],
+    ) -> Reply | Any:
+        """``POST body`` to ``url`` with ``headers`` (as given to httpx's ``Request``) and ``timeout`` (httpx's
+        ``Timeout.as_dict()``); ``request`` builds the httpx ``Request`` this stands for (for errors and for
+        answers read through httpx)."""
+        deadline = current_deadline()
+        library = self._library
+        if deadline is not None:
+            remaining = deadline.remaining()
+            if remaining <= 0:
+                raise library.ConnectTimeout(
+                    "the call's deadline passed before the request was sent", request=request()
+                )
+            timeout = {
+                phase: remaining if timeout.get(phase) is None else min(timeout[phase], remaining)  # type: ignore[type-var]
+                for phase in _PHASES
+            }
+        target = self._target(url)
+        items = self._items(target, headers, body)
+        if items is None:  # headers httpx weighs itself: let it build them
+            items = list(request().headers.items())
+        transport = self._transport
+        session = transport.client
+        if not isinstance(session, self._session):
+            session = transport.client = transport.get_client()
+        try:
+            response = await session.request(
+                "POST",
+                target.url,
+                headers=items,
+                data=body,
+                allow_redirects=False,
+                auto_decompress=False,
+                compress=False,
+                timeout=self._timeout(
+                    sock_connect=timeout.get("connect"), sock_read=timeout.get("read"), connect=timeout.get("pool")
+                ),
+            )
+        except Exception as error:
+            mapped = self._mapped(error, request)
+            if mapped is error:
+                raise
+            raise mapped from error
+        try:
+            answer = response.headers
+            if 200 <= response.status < 300 and "Content-Encoding" not in answer and "Set-Cookie" not in answer:
+                content = await self._read(response, deadline, request)
+                response.release()
+                content_type = ", ".join(answer.getall("Content-Type", ()))
+                status = response.status
+                return Reply(status, answer, content, content_type, lambda: self._response(response, content, request))
+        except BaseException:
+            response.close()
+            raise
+        return await self._through_httpx(response, request)
+
+    def _target(self, url: str) -> _Target:
+        target = self._targets.get(url)
+        if target is None:
+            if len(self._targets) > 64:
+                self._targets.clear()
+            host = self._library.URL(url).netloc.decode("ascii")
+            target = self._targets[url] = _Target(self._url(url), host)
+        return target
+
+    @staticmethod
+    def _items(target: _Target, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> list[tuple[str, str]] | None:
+        """What httpx's ``Request(content=body, headers=headers)`` hands aiohttp: ``Host`` first unless given, the
+        headers by lowercase name (repeats joined with ``", "``), ``Content-Length`` last; ``None`` when a header is
+        not ASCII or sets the body's length, or the body is empty (httpx's own rules then)."""
+        if not body:
+            return None
+        merged: dict[str, str] = {}
+        for key, value in headers:
+            if not (key.isascii() and value.isascii()):
+                return None
+            name = key.decode().lower()
+            if name in _LENGTH:
+                return None
+            text = value.decode()
+            merged[name] = f"{merged[name]}, {text}" if name in merged else text
+        if "host" not in merged:
+            merged = {"host": target.host, **merged}
+        merged["content-length"] = str(len(body))
+        return list(merged.items())
+
+    def _mapped(self, error: Exception, request: Callable[[], Any]) -> Exception:
+        """``error`` as the transport reports it (its exception table), the request attached as httpx does."""
+        try:
+            with self._module.map_aiohttp_exceptions():
+                raise error
+        except Exception as mapped:
+            if isinstance(mapped, self._library.RequestError):
+                mapped.request = request()
+            return mapped
+
+    async def _read(self, response: Any, deadline: Deadline | None, request: Callable[[], Any]) -> bytes:
+        """The whole body; ``ReadTimeout`` when it is still arriving at the deadline."""
+        try:
+            if deadline is None:
+                content: bytes = await response.read()
+                return content
+            scope = asyncio.timeout(deadline.remaining())
+            try:
+                async with scope:
+                    content = await response.read()
+                    return content
+            except TimeoutError:
+                if scope.expired():
+                    raise self._library.ReadTimeout(_LATE, request=request()) from None
+                raise
+        except Exception as error:
+            mapped = self._mapped(error, request)
+            if mapped is error:
+                raise
+            raise mapped from error
+
+    def _response(self, response: Any, content: bytes, request: Callable[[], Any]) -> Any:
+        """The read httpx ``Response`` of a direct answer."""
+        library = self._library
+        built = library.Response(
+            response.status,
+            headers=response.raw_headers,
+            stream=library.ByteStream(content),
+            request=request(),
+            extensions=_extensions(response),
+        )
+        built.default_encoding = self._http._default_encoding
+        built.read()
+        return built
+
+    async def _through_httpx(self, response: Any, request: Callable[[], Any]) -> Any:
+        """The rest of httpx's ``send`` for an answer the direct path does not read itself: the transport's
+        ``Response``, the cookie jar, the response hooks, redirects followed as the client follows them, the
+        body read."""
+        http = self._http
+        sent = request()
+        built = self._library.Response(
+            response.status,
+            headers=response.raw_headers,
+            stream=self._module.AiohttpResponseStream(response),
+            request=sent,
+            extensions=_extensions(response),
+        )
+        built.default_encoding = http._default_encoding
+        try:
+            http.cookies.extract_cookies(built)
+            for hook in http._event_hooks["response"]:
+                await hook(built)
+            await built.aread()
+        except BaseException:
+            await built.aclose()
+            raise
+        if built.has_redirect_location and http.follow_redirects:
+            return await http.send(http._build_redirect_request(sent, built))
+        return built
+
+
+def _extensions(response: Any) -> dict[str, Any]:
+    extensions: dict[str, Any] = {"http_version": b"HTTP/1.1"}
+    if response.reason:
+        extensions["reason_phrase"] = response.reason.encode()
+    return extensions
