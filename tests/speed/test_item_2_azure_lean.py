@@ -177,3 +177,16 @@ def test_item_2_azure_entra_tokens_and_streams_stay_on_the_sdk(wire: respx.MockR
     stream = transport.send(keyed, "chat", {**CHAT_PAYLOAD, "stream": True}, None)
     assert isinstance(stream, openai.Stream)
     stream.close()
+
+
+def test_item_2_azure_lean_templates_are_bounded_per_client(
+    wire: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each deployment's request template is kept; past the bound, further deployments go through the SDK."""
+    _capture(wire, CHAT_ANSWER)
+    monkeypatch.setattr(transport, "MAX_LEAN_PATHS", 3)
+    client = create_client(AzureSettings(endpoint=ENDPOINT, api_key=KEY))
+    answers = [transport.send(client, "chat", {**CHAT_PAYLOAD, "model": f"dep-{i}"}, None) for i in range(5)]
+    assert [type(answer) is dict for answer in answers] == [True, True, True, False, False]
+    assert isinstance(answers[4], openai.BaseModel)
+    assert type(transport.send(client, "chat", {**CHAT_PAYLOAD, "model": "dep-0"}, None)) is dict  # kept: still lean

@@ -28,6 +28,8 @@ __all__ = ["asend", "deployment", "send"]
 
 _NOT_BODY = frozenset({"self", "extra_headers", "extra_query", "extra_body", "timeout"})
 _RESPONSES: tuple[str, Callable[..., Any]] = ("/responses", Responses.create)
+MAX_LEAN_PATHS = 64
+"""The most paths (one per deployment) whose request template one client keeps for the lean path."""
 
 
 @functools.cache
@@ -54,8 +56,12 @@ def _kwargs(method: Callable[..., Any], payload: dict[str, Any], timeout: float 
 
 def _lean(client: AzureOpenAI, path: str, method: Callable[..., Any]) -> bool:
     """Whether ``client`` sends a fixed key (no Entra ID token, which the SDK fetches per request) that the SDK's
-    own request template carries (an older SDK adds ``api-key`` only per request: it goes through the SDK)."""
+    own request template carries (an older SDK adds ``api-key`` only per request: it goes through the SDK). The
+    template of each path is kept: past ``MAX_LEAN_PATHS`` deployments, a new one goes through the SDK."""
     if client._azure_ad_token_provider is not None or client._azure_ad_token is not None or not lean.suits(client):
+        return False
+    kept = lean._wires.get(client)
+    if kept is not None and path not in kept and len(kept) >= MAX_LEAN_PATHS:
         return False
     key = client.api_key.encode()
     return any(k.lower() == b"api-key" and v == key for k, v in lean._wire(client, path, method).headers)
