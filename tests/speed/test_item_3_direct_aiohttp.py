@@ -57,6 +57,11 @@ INSTANCES: dict[str, tuple[Callable[[str], dict[str, Any]], str, bytes]] = {
         RESPONSES_PATH,
         success_body(RESPONSES_PATH, {"model": "m"}, "Hello! How can I help?", fx.TokenUsage()),
     ),
+    "azure chat": (
+        lambda root: {"plugin": "azure", "endpoint": root, "api_key": KEY},
+        "/openai/deployments/m/chat/completions?api-version=2024-10-21",
+        success_body(CHAT_PATH, {"model": "m"}, "Hello! How can I help?", fx.TokenUsage()),
+    ),
     "anthropic": (
         lambda root: {"plugin": "anthropic", "base_url": root, "api_key": KEY},
         "/v1/messages",

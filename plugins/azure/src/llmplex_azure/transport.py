@@ -54,7 +54,7 @@ def _kwargs(method: Callable[..., Any], payload: dict[str, Any], timeout: float 
     return kwargs
 
 
-def _lean(client: AzureOpenAI, path: str, method: Callable[..., Any]) -> bool:
+def _lean(client: AzureOpenAI | AsyncAzureOpenAI, path: str, method: Callable[..., Any]) -> bool:
     """Whether ``client`` sends a fixed key (no Entra ID token, which the SDK fetches per request) that the SDK's
     own request template carries (an older SDK adds ``api-key`` only per request: it goes through the SDK). The
     template of each path is kept: past ``MAX_LEAN_PATHS`` deployments, a new one goes through the SDK."""
@@ -67,7 +67,7 @@ def _lean(client: AzureOpenAI, path: str, method: Callable[..., Any]) -> bool:
     return any(k.lower() == b"api-key" and v == key for k, v in lean._wire(client, path, method).headers)
 
 
-def _chat_path(client: AzureOpenAI, name: str) -> str:
+def _chat_path(client: AzureOpenAI | AsyncAzureOpenAI, name: str) -> str:
     """The path the SDK posts a chat completion of deployment ``name`` to (``BaseAzureClient._build_request``)."""
     if "/deployments" in str(client.base_url.path):  # a base URL naming its deployment already
         return "/chat/completions"
@@ -89,8 +89,12 @@ def send(client: AzureOpenAI, api: str, payload: dict[str, Any], timeout: float 
 
 
 async def asend(client: AsyncAzureOpenAI, api: str, payload: dict[str, Any], timeout: float | None) -> Any:
-    """Async ``send``, through the SDK's methods."""
+    """Async ``send``: a whole answer lean as ``send``'s (``llmplex_openai.lean.apost``)."""
     if api == "chat":
         payload = {**payload, "model": deployment(payload["model"])}
+    if not payload.get("stream"):
+        path, method = (_chat_path(client, payload["model"]), Completions.create) if api == "chat" else _RESPONSES
+        if _lean(client, path, method):
+            return await lean.apost(client, path, method, payload, timeout)
     create: Callable[..., Any] = client.chat.completions.create if api == "chat" else client.responses.create
     return await create(**_kwargs(create, payload, timeout))
