@@ -33,11 +33,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import cProfile
 import gc
 import os
-import pstats
-import re
 import statistics
 import subprocess
 import sys
@@ -53,7 +50,8 @@ sys.path.insert(0, str(HERE))
 
 import transport_cases  # noqa: E402
 from smoke import SMOKE, scaled  # noqa: E402
-from transport_cases import Async, AsyncStream, Cases, Stream, Sync  # noqa: E402
+from transport_cases import Async, AsyncStream, Stream, Sync  # noqa: E402
+from transport_profile import burst, profile  # noqa: E402
 
 INFLIGHT = (scaled(64, 8), scaled(256, 16))  # calls in flight in the async measures (a smoke run: 8, 16)
 SYNC_GOAL, ASYNC_GOAL = 1.5, 1.5
@@ -180,21 +178,11 @@ def sync_rounds(cases: dict[str, Sync], settings: Settings) -> Paired:
 # -- async --------------------------------------------------------------------------------
 
 
-async def _burst(call: Async, total: int, inflight: int) -> None:
-    remaining = iter(range(total))
-
-    async def worker() -> None:
-        for _ in remaining:
-            await call()
-
-    await asyncio.gather(*(worker() for _ in range(inflight)))
-
-
 async def _async_figure(call: Async, seconds: float, inflight: int) -> float:
     done = 0
     started = time.perf_counter()
     while (elapsed := time.perf_counter() - started) < seconds:
-        await _burst(call, inflight, inflight)
+        await burst(call, inflight, inflight)
         done += inflight
     return done / elapsed
 
@@ -211,7 +199,7 @@ async def async_rounds(
     with ``memory``, KiB per in-flight call (tracemalloc peak of one burst / ``inflight``)."""
     calls = {name: factory() for name, factory in factories.items()}
     for call in calls.values():  # warm-up: a connection per worker
-        await _burst(call, inflight, inflight)
+        await burst(call, inflight, inflight)
     paired = Paired.of(list(calls), ASYNC_YARDSTICK)
     for name, pair in paired.pairs(ASYNC_YARDSTICK, settings.async_rounds):
         figures = {n: await _async_figure(calls[n], settings.async_seconds, inflight) for n in pair}
@@ -220,7 +208,7 @@ async def async_rounds(
     for name, call in calls.items() if memory else ():
         tracemalloc.start()
         before = tracemalloc.get_traced_memory()[0]
-        await _burst(call, inflight, inflight)
+        await burst(call, inflight, inflight)
         kib[name] = (tracemalloc.get_traced_memory()[1] - before) / inflight / 1024
         tracemalloc.stop()
     for close in closers:
@@ -287,80 +275,6 @@ async def astream_rounds(
         await close()
     closers.clear()
     return figures
-
-
-# -- profile ------------------------------------------------------------------------------
-
-_GROUPS = (
-    *((marker, "core: deadline guard") for marker in ("/llmplex/reliability/guard", "/llmplex/engine/bridge")),
-    ("/llmplex/types/", "core: types (Request, Response)"),
-    ("/llmplex/", "core: the rest"),
-    ("/httpx_aiohttp/", "httpx-aiohttp (the SDKs' aiohttp transport)"),
-    *((marker, "aiohttp, multidict, yarl") for marker in ("/aiohttp/", "/multidict/", "/yarl/")),
-    ("/anthropic/", "anthropic SDK"),
-    ("/google/genai/", "google-genai SDK"),
-    ("/openai/", "openai SDK"),
-    ("/pydantic", "pydantic"),
-    ("/pluggy/", "pluggy"),
-    ("/httpx2/", "httpx2"),
-    ("/httpx/", "httpx"),
-    ("/httpcore", "httpcore"),
-    ("/h11/", "h11"),
-    ("/json/", "json"),
-    ("/asyncio/", "asyncio"),
-    *((marker, "threads (worker hand-off)") for marker in ("/threading.py", "/concurrent/")),
-    ("/orjson", "orjson"),
-)
-
-
-_WAITS = ("recv", "poll", "select", "acquire", "sleep")
-"""Built-ins that wait (on the socket, a lock, the event loop's selector): time not spent computing."""
-
-
-def _group(filename: str, function: str) -> str:
-    if filename == "~" and any(wait in function for wait in _WAITS):
-        return "waiting (socket, selector, locks)"
-    if plugin := re.search(r"/(llmplex_\w+)/", filename):
-        return f"plugin {plugin[1]}"
-    return next((group for marker, group in _GROUPS if marker in filename), "other (stdlib, C, ...)")
-
-
-def _report_profile(profiler: cProfile.Profile, calls: int, title: str) -> None:
-    stats = pstats.Stats(profiler)
-    groups: dict[str, float] = {}
-    for (filename, _, function), (_, _, own, _, _) in stats.stats.items():  # type: ignore[attr-defined]
-        group = _group(filename, function)
-        groups[group] = groups.get(group, 0.0) + own
-    waiting = groups.pop("waiting (socket, selector, locks)", 0.0)
-    working = sum(groups.values())
-    print(f"\n{title}: own time per package, µs/call under cProfile ({calls} calls)")
-    print(f"  {'waiting (socket, selector, locks)':<34} {waiting / calls * 1e6:8.1f}  (left out of the shares)")
-    for name, own in sorted(groups.items(), key=lambda item: -item[1]):
-        print(f"  {name:<34} {own / calls * 1e6:8.1f}  ({own / working:5.1%})")
-    stats.sort_stats("tottime").print_stats(18)
-
-
-def profile(cases: Cases, name: str, inflight: int, calls: int = 2000) -> None:
-    """cProfile of ``calls`` sync calls and of ``calls`` async calls (``inflight`` in flight) of case ``name``."""
-    call = cases.sync[name]
-    for _ in range(100):
-        call()
-    profiler = cProfile.Profile()
-    profiler.runcall(lambda: [call() for _ in range(calls)])
-    _report_profile(profiler, calls, f"{name}, sync")
-    if name not in cases.asynchronous:
-        return
-
-    async def run() -> None:
-        acall = cases.asynchronous[name]()
-        await _burst(acall, 200, inflight)
-        profiler.enable()
-        await _burst(acall, calls, inflight)
-        profiler.disable()
-
-    profiler = cProfile.Profile()
-    asyncio.run(run())
-    _report_profile(profiler, calls, f"{name}, async with {inflight} in flight")
 
 
 # -- report -------------------------------------------------------------------------------

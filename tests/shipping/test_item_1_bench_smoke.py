@@ -42,7 +42,7 @@ def test_item_1_each_benchmark_runs_as_a_smoke(script: str, arguments: list[str]
 
 def test_item_1_every_benchmark_script_has_a_smoke_run() -> None:
     helpers = {"smoke.py", "transport_cases.py", "gateway_servers.py", "openai_stub_server.py", "gc_census.py"}
-    helpers.add("routing_fakes.py")
+    helpers |= {"routing_fakes.py", "transport_profile.py"}
     covered = {script for script, _, _ in SCRIPTS} | {"gateway.py", "routing.py"}  # tests/groups/test_item_6_*
     scripts = {path.name for path in (ROOT / "bench").glob("*.py")} - helpers
     assert scripts <= covered, f"benchmarks without a smoke run here: {sorted(scripts - covered)}"
