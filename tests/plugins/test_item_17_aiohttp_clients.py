@@ -12,7 +12,6 @@ import contextlib
 import gc
 import logging
 import socket
-import threading
 import traceback
 from collections.abc import Callable, Iterator
 from types import MappingProxyType
@@ -34,6 +33,7 @@ from llmplex.http import library_transport_replaced, sdk_async_client
 from llmplex.masking.values import REDACTED, redact
 from tests.support.fault_server import Fault, FaultServer
 from tests.support.late import Late
+from tests.support.socket_server import SocketServer
 
 KEY = "sk-aiohttp-test-5f1e2d3c4b5a69788796"
 T, OVERRUN = 0.6, 0.05
@@ -158,39 +158,9 @@ def test_item_17_aiohttp_path_ends_slow_answers_at_the_deadline(instance: str, f
     assert seconds < OVERRUN, late.describe(seconds)
 
 
-class _RawServer:
-    """Answers every connection with ``reply(request bytes)`` — raw bytes, HTTP or not — then closes it."""
-
-    def __init__(self, reply: Callable[[bytes], bytes]) -> None:
-        self.reply = reply
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.listener.settimeout(0.2)
-        self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.listener.getsockname()[1]}/v1"
-
-    def __enter__(self) -> _RawServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stopping.set()
-        self.thread.join()
-        self.listener.close()
-
-    def _serve(self) -> None:
-        while not self.stopping.is_set():
-            try:
-                connection, _ = self.listener.accept()
-            except TimeoutError:
-                continue
-            with connection:
-                connection.settimeout(2)
-                request = connection.recv(65536)
-                connection.sendall(self.reply(request))
+def _raw_server(reply: Callable[[bytes], bytes]) -> SocketServer:
+    """Answers every connection with ``reply(request bytes)`` (raw bytes, HTTP or not), then closes it."""
+    return SocketServer(lambda connection, _: connection.sendall(reply(connection.recv(65536))))
 
 
 def _authorization(request: bytes) -> bytes:
@@ -219,8 +189,8 @@ def test_item_17_a_server_that_does_not_speak_http_is_a_connection_error_without
 ) -> None:
     """aiohttp's parser errors carry the request's headers (``RequestInfo``, read-only ``CIMultiDictProxy``);
     a hostile server can echo the key into the error's message too. Neither reaches the caller."""
-    with _RawServer(NOT_HTTP[answer]) as server, pytest.raises(LLMError) as caught:
-        asyncio.run(_llm(instance, server.url).acomplete("p:m", "hi"))
+    with _raw_server(NOT_HTTP[answer]) as server, pytest.raises(LLMError) as caught:
+        asyncio.run(_llm(instance, f"{server.root}/v1").acomplete("p:m", "hi"))
     error = caught.value
     assert type(error) is LLMConnectionError, repr(error)
     shown = "".join(traceback.format_exception(error))
@@ -261,8 +231,8 @@ def test_item_17_an_answer_that_is_not_json_is_a_server_error(instance: str, ans
         "stream": lambda llm: list(llm.stream("p:m", "hi")),
         "astream": lambda llm: asyncio.run(drain(llm)),
     }
-    with _RawServer(_http_answer(*NOT_JSON[answer])) as server:
-        llm = _llm(instance, server.url)
+    with _raw_server(_http_answer(*NOT_JSON[answer])) as server:
+        llm = _llm(instance, f"{server.root}/v1")
         with pytest.raises(LLMError) as caught:
             calls[mode](llm)
     assert type(caught.value) is LLMServerError, repr(caught.value)

@@ -30,6 +30,7 @@ from tests.contract import fixtures_openai as fx
 from tests.support.fault_server import Fault, FaultServer
 from tests.support.late import Late
 from tests.support.openai_wire import CHAT_PATH, RESPONSES_PATH, success_body
+from tests.support.socket_server import SocketServer
 from tests.support.stream_server import Reply, StreamServer
 
 KEY = "sk-direct-test-0a1b2c3d4e5f60718293"
@@ -243,41 +244,12 @@ def test_item_3_each_fault_ends_alike_both_ways(instance: str, fault: str, monke
 # -- deadlines, cancellation, many in flight ----------------------------------------------------------------------
 
 
-class _HugeBody:
-    """Answers every request with a 200 announcing a 16 GiB body, then sends it in 16 KiB pieces 5 ms apart."""
-
-    def __init__(self) -> None:
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.listener.settimeout(0.05)
-        self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-
-    @property
-    def root(self) -> str:
-        return f"http://127.0.0.1:{self.listener.getsockname()[1]}"
-
-    def __enter__(self) -> _HugeBody:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stopping.set()
-        self.thread.join()
-        self.listener.close()
-
-    def _serve(self) -> None:
-        while not self.stopping.is_set():
-            try:
-                connection, _ = self.listener.accept()
-            except TimeoutError:
-                continue
-            with connection, contextlib.suppress(OSError):
-                connection.recv(65536)
-                connection.sendall(
-                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % 2**34
-                )
-                while not self.stopping.wait(0.005):
-                    connection.sendall(b'{"a":"' + b"x" * 16378)
+def _huge_body(connection: socket.socket, stopping: threading.Event) -> None:
+    """A 200 announcing a 16 GiB body, then sent in 16 KiB pieces 5 ms apart until the server stops."""
+    connection.recv(65536)
+    connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % 2**34)
+    while not stopping.wait(0.005):
+        connection.sendall(b'{"a":"' + b"x" * 16378)
 
 
 @pytest.mark.parametrize("instance", list(INSTANCES))
@@ -291,7 +263,7 @@ def test_item_3_direct_post_ends_at_the_deadline(instance: str, fault: str, monk
     }
     with contextlib.ExitStack() as stack:
         if fault == "huge body":
-            root = stack.enter_context(_HugeBody()).root
+            root = stack.enter_context(SocketServer(_huge_body)).root
         else:
             root = stack.enter_context(FaultServer(faults[fault], any_path=True)).url.removesuffix("/v1")
         llm = _llm(instance, root)
