@@ -55,20 +55,25 @@ def test_item_3_codexs_first_turn_goes_through_with_its_namespace_and_web_search
     assert [m["role"] for m in sent["messages"]][:2] == ["system", "system"]  # its developer messages
 
 
+def _codex_to(gateway: Gateway, fault_server: FaultServer, model: str) -> tuple[httpx.Response, dict[str, Any]]:
+    """Codex's first turn sent to ``model`` on the fault server: the gateway's answer, and the body it sent on."""
+    fault_server.enqueue(Fault.ok(text="hello"))
+    answer = _post(gateway, {**CODEX, "model": model})
+    assert answer.status_code == 200, answer.text
+    return answer, fault_server.requests[-1].body
+
+
 def test_item_3_web_search_goes_to_openais_responses_api_which_runs_it(
     gateway: Gateway, fault_server: FaultServer
 ) -> None:
-    fault_server.enqueue(Fault.ok(text="hello"))
-    answer = _post(gateway, {**CODEX, "model": "faultyresp:gpt-5.1-codex"})
-    assert answer.status_code == 200, answer.text
+    answer, body = _codex_to(gateway, fault_server, "faultyresp:gpt-5.1-codex")
     assert "web_search" not in answer.headers.get("x-llmplex-dropped", "")
-    sent = fault_server.requests[-1].body["tools"]
+    sent = body["tools"]
     assert sent[-1] == CODEX["tools"][8] and [t["type"] for t in sent].count("web_search") == 1  # as Codex sent it
     assert {"exec_command", "close_agent"} <= {t.get("name") for t in sent}  # beside the function tools
-    fault_server.enqueue(Fault.ok(text="hello"))
-    on_chat = _post(gateway, {**CODEX, "model": "faulty:gpt-4o-mini"})
+    on_chat, body = _codex_to(gateway, fault_server, "faulty:gpt-4o-mini")
     assert "tools.8 (web_search: run only by OpenAI's Responses API)" in on_chat.headers["x-llmplex-dropped"]
-    assert all(t.get("type") == "function" for t in fault_server.requests[-1].body["tools"])
+    assert all(t.get("type") == "function" for t in body["tools"])
 
 
 def test_item_3_codexs_stream_has_every_event_it_waits_for_in_order(gateway: Gateway) -> None:
@@ -90,10 +95,7 @@ def test_item_3_codexs_stream_has_every_event_it_waits_for_in_order(gateway: Gat
 def test_item_3_store_false_and_the_reasoning_include_are_carried_to_openai(
     gateway: Gateway, fault_server: FaultServer
 ) -> None:
-    fault_server.enqueue(Fault.ok(text="hello"))
-    answer = _post(gateway, {**CODEX, "model": "faultyresp:gpt-5.1-codex"})
-    assert answer.status_code == 200, answer.text
-    sent = fault_server.requests[-1].body
+    answer, sent = _codex_to(gateway, fault_server, "faultyresp:gpt-5.1-codex")
     assert (sent["store"], sent["include"]) == (False, ["reasoning.encrypted_content"])
     assert (sent["prompt_cache_key"], sent["parallel_tool_calls"]) == (CODEX["prompt_cache_key"], True)
     assert "prompt_cache_key" not in answer.headers.get("x-llmplex-dropped", "")
