@@ -77,6 +77,15 @@ def wait_gone(token: str, seconds: float = 5.0) -> list[int]:
     return left
 
 
+def wait_seen(token: str, count: int = 1, seconds: float = 5.0) -> list[int]:
+    """Poll until ``count`` processes carry ``token`` (a new process's environment shows only once its exec is
+    done, a moment after ``Popen`` returns)."""
+    end = time.monotonic() + seconds
+    while len(found := processes_with(token)) < count and time.monotonic() < end:
+        time.sleep(0.01)
+    return found
+
+
 @pytest.fixture
 def token() -> str:
     """This test's process marker."""

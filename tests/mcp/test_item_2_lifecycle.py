@@ -18,7 +18,7 @@ import pytest
 import llmplex
 from llmplex import LLMConfigurationError, LLMDeadlineExceededError, LLMToolSourceError
 from llmplex.mcp import MCPServer
-from tests.mcp.conftest import BROKEN, TOOLBOX, call, processes_with, wait_gone
+from tests.mcp.conftest import BROKEN, TOOLBOX, call, processes_with, wait_gone, wait_seen
 
 
 def broken(mode: str, token: str, **kwargs: Any) -> MCPServer:
@@ -51,7 +51,8 @@ def test_item_2_the_process_and_its_children_end_with_the_client(
         backend.push("spawned")
         client.complete("mock:m", "spawn a child", tools=[toolbox])
         child = int(next(m for m in backend.calls[-1]["messages"] if m["role"] == "tool")["content"])
-        assert child in processes_with(token) and len(processes_with(token)) == 2
+        seen = wait_seen(token, count=2)
+        assert child in seen and len(seen) == 2
     assert wait_gone(token) == [], "the server or its child outlived the client"
     assert not toolbox.running
     del mock_backend

@@ -19,7 +19,7 @@ import llmplex
 from llmplex import LLMDeadlineExceededError, ToolInvoked, hookimpl
 from llmplex.mcp import MCPServer
 from tests.live.conftest import LOCAL_MODEL, live_client, local_server  # noqa: F401 - the live fixtures
-from tests.mcp.conftest import call, children, everything_server, processes_with
+from tests.mcp.conftest import call, children, everything_server, processes_with, wait_seen
 
 SECRET = "sk-echoed-3c9a1e7f5b2d8c4a6e0f"
 
@@ -146,7 +146,8 @@ def test_item_5_the_leak_check_sees_a_process_left_behind(token: str) -> None:
     """The autouse check of tests/mcp/conftest.py finds a leftover by its marker and as a child of this process."""
     leftover = subprocess.Popen(["sleep", "30"], env={"MCP_TEST_TOKEN": token, "PATH": os.environ["PATH"]})
     try:
-        assert processes_with(token) == [leftover.pid]
+        # Popen returns once exec has begun; the kernel fills /proc/PID/environ a moment later, so wait for it.
+        assert wait_seen(token) == [leftover.pid]
         assert leftover.pid in children()
     finally:
         leftover.kill()
