@@ -11,7 +11,7 @@ from llmplex.errors import LLMError
 from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo
 from llmplex.types import Embeddings, ModelInfo, Request, Response, StreamEvent, StreamState, Tool
-from llmplex_gemini import embeddings, thoughts
+from llmplex_gemini import embeddings, generate, plain, thoughts
 from llmplex_gemini.clients import close_client, create_async_client, create_client, timeout_millis
 from llmplex_gemini.counting import count_tokens
 from llmplex_gemini.errors import classify_error
@@ -73,16 +73,24 @@ def _with_timeout(payload: dict[str, Any], timeout: float | None, settings: Gemi
 
 @hookimpl
 def llmplex_call(payload: dict[str, Any], settings: GeminiSettings, client: genai.Client, timeout: float | None) -> Any:
-    """One ``generate_content`` call."""
-    return client.models.generate_content(**_with_timeout(payload, timeout, settings))
+    """One ``generate_content`` call: lean (plain data) when the client and the payload allow it."""
+    arguments = _with_timeout(payload, timeout, settings)
+    lean = generate.prepare(client, arguments, is_async=False)
+    if lean is not None:
+        return lean.send()
+    return client.models.generate_content(**arguments)
 
 
 @hookimpl
 async def llmplex_acall(
     payload: dict[str, Any], settings: GeminiSettings, client: genai.Client, timeout: float | None
 ) -> Any:
-    """One async ``generate_content`` call."""
-    return await client.aio.models.generate_content(**_with_timeout(payload, timeout, settings))
+    """Async twin of ``llmplex_call``."""
+    arguments = _with_timeout(payload, timeout, settings)
+    lean = generate.prepare(client, arguments, is_async=True)
+    if lean is not None:
+        return await lean.asend()
+    return await client.aio.models.generate_content(**arguments)
 
 
 @hookimpl
@@ -111,7 +119,9 @@ async def llmplex_astream(
 
 @hookimpl
 def llmplex_parse(raw: Any, request: Request) -> Response:
-    """The core response for a ``GenerateContentResponse``."""
+    """The core response for a ``GenerateContentResponse`` (or the lean call's plain answer)."""
+    if type(raw) is dict:
+        return plain.parse_response(raw, request)
     return parse_response(raw, request)
 
 

@@ -1,7 +1,8 @@
 """The parser's reading of a chunk the lean stream hands on as plain data (``chunks.is_plain`` vouched for it).
 
 The same readings as ``llmplex_gemini.response`` makes of the SDK's models, on the wire's field names; such a
-chunk has no prompt feedback and no safety ratings (those chunks come as the SDK's models).
+chunk has no prompt feedback and no safety ratings (those chunks come as the SDK's models). ``parse_response`` is
+``response.parse_response`` of a whole answer the lean ``generateContent`` hands on as plain data.
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ import json
 from typing import Any
 
 from llmplex.errors import LLMRefusalError
-from llmplex.types import Usage
-from llmplex_gemini.response import REFUSED, Candidate
+from llmplex.types import FinishReason, Request, Response, ToolCall, Usage
+from llmplex_gemini.response import REFUSED, Candidate, call_id, finish_reason
+from llmplex_gemini.thoughts import reasoning_of
 
-__all__ = ["check_blocked", "read_candidate", "usage_from"]
+__all__ = ["check_blocked", "parse_response", "read_candidate", "usage_from"]
 
 
 def check_blocked(chunk: dict[str, Any], model: str | None) -> None:
@@ -62,3 +64,31 @@ def read_candidate(candidate: dict[str, Any] | None) -> Candidate:
         elif part.get("text") and not part.get("thought"):
             texts.append(part["text"])
     return Candidate(tuple(texts), tuple(calls))
+
+
+def parse_response(raw: dict[str, Any], request: Request) -> Response:
+    """``response.parse_response`` of a plain answer."""
+    model = raw.get("modelVersion") or request.model
+    check_blocked(raw, model)
+    candidates = raw.get("candidates")
+    candidate = candidates[0] if candidates else None
+    said = read_candidate(candidate)
+    calls = tuple(
+        ToolCall(id=call_id(cid, i), name=name, arguments=args) for i, (cid, name, args) in enumerate(said.calls)
+    )
+    reason: FinishReason = "other"
+    if candidate is not None:
+        reason = finish_reason(candidate.get("finishReason"), bool(calls))
+    content = candidate.get("content") if candidate is not None else None
+    reasoning = reasoning_of((content.get("parts") if content is not None else None) or ())
+    metadata = raw.get("usageMetadata")
+    return Response(
+        text="".join(said.texts),
+        tool_calls=calls,
+        finish_reason=reason,
+        usage=Usage.unreported() if metadata is None else usage_from(metadata),
+        model=model,
+        response_id=raw.get("responseId"),
+        reasoning=() if reasoning is None else (reasoning,),
+        raw=raw,
+    )

@@ -1,0 +1,84 @@
+"""Where and with which headers google-genai sends a model's ``generateContent``, per SDK client of ours.
+
+The SDK's ``BaseApiClient._build_request`` joins the base URL, the API version and
+the path, copies the client's headers (``x-goog-api-key``, ``user-agent``,
+``x-goog-api-client``, ``Content-Type``) and adds ``X-Server-Timeout`` (whole
+seconds, rounded up) when the call has a timeout. ``endpoint`` asks it once per
+model for the URL (at most ``MAX_MODELS`` kept per client) and builds the headers
+per call as it does; the lean calls hand both, with the body, to the SDK client's
+own ``httpx2`` client exactly as ``_request_once``/``_async_request_once`` do.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx2
+from google.genai import _transformers
+
+from llmplex_gemini.clients import lean_capable
+
+__all__ = ["MAX_MODELS", "Endpoint", "endpoint"]
+
+MAX_MODELS = 64
+"""URLs kept per client; past that the table starts again (a gateway may forward many model names)."""
+
+_ENDPOINTS: weakref.WeakKeyDictionary[Any, Endpoint] = weakref.WeakKeyDictionary()
+
+
+@dataclass
+class Endpoint:
+    """One SDK client's requests: its API client and ``httpx2`` client, its headers and default timeout."""
+
+    api: Any
+    http: httpx2.Client | httpx2.AsyncClient
+    is_async: bool
+    headers: dict[str, str] = field(repr=False)  # they hold the API key
+    timeout: float | int | None
+    """The client's ``HttpOptions.timeout`` (milliseconds)."""
+    urls: dict[tuple[str, bool], str] = field(default_factory=dict)
+
+    def url(self, model: str, *, stream: bool) -> str | None:
+        """The URL of ``model``'s ``generateContent`` (``streamGenerateContent?alt=sse``); ``None`` for a model name
+        the SDK refuses (it then raises its own error)."""
+        key = (model, stream)
+        url = self.urls.get(key)
+        if url is None:
+            try:
+                name = _transformers.t_model(self.api, model)
+            except ValueError:
+                return None
+            path = f"{name}:streamGenerateContent?alt=sse" if stream else f"{name}:generateContent"
+            built = self.api._build_request("post", path, {}, None).url
+            if len(self.urls) >= MAX_MODELS:
+                self.urls.clear()
+            url = self.urls[key] = self.api._httpx_url(built, is_async=self.is_async)
+        return url
+
+    def request(self, url: str, body: bytes, timeout: int | None) -> httpx2.Request:
+        """The request the SDK builds for ``body`` with a per-call ``timeout`` (milliseconds; ``None``: the
+        client's)."""
+        chosen = self.timeout if timeout is None else timeout
+        seconds = chosen / 1000.0 if chosen else None
+        headers = dict(self.headers)
+        if seconds and "X-Server-Timeout" not in headers:
+            headers["X-Server-Timeout"] = str(math.ceil(seconds))
+        return self.http.build_request(method="post", url=url, content=body, headers=headers, timeout=seconds)
+
+
+def endpoint(client: Any, *, is_async: bool) -> Endpoint | None:
+    """The ``Endpoint`` of ``client`` when it is one of ours (``clients.lean_capable``); else ``None``."""
+    if not lean_capable(client, is_async=is_async):
+        return None
+    found = _ENDPOINTS.get(client)
+    if found is None:
+        api = client._api_client
+        options = api._http_options
+        if options.headers is None or options.extra_body or (api.api_key or "").startswith("auth_tokens/"):
+            return None
+        http = api._async_httpx_client if is_async else api._httpx_client
+        found = _ENDPOINTS[client] = Endpoint(api, http, is_async, dict(options.headers), options.timeout)
+    return found

@@ -1,0 +1,263 @@
+"""The JSON body google-genai sends for ``generate_content(**payload)``, built without its pydantic models.
+
+The SDK validates the payload into ``types._GenerateContentParameters``, runs its
+Gemini API converter (``models._GenerateContentParameters_to_mldev``: camelCase
+names in the converter's order, nested models it passes through dumped with
+``model_dump(exclude_none=True)``, so snake_case in their fields' order), base64s
+bytes (``_common.encode_unserializable_types``: URL-safe) and writes
+``json.dumps`` of the result. ``body`` writes the same bytes for the payloads
+llmplex builds (``request.format_request``): text, inline data, file data,
+function calls and responses, thoughts and signatures, a system instruction,
+function declarations, tool config, safety settings, JSON mode with a JSON
+Schema, thinking config and the sampling options. Anything else, or a value
+pydantic would coerce or refuse (a ``bool`` for a number, a ``None``, an enum
+name in another case, a field it does not know), gives ``None``: the SDK's own
+models then build the request. ``tests/speed/test_item_2_gemini_lean.py``
+compares the bytes with what the SDK sends.
+"""
+
+from __future__ import annotations
+
+import base64
+import enum
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pydantic
+from google.genai import types
+
+__all__ = ["body", "lean_config"]
+
+
+class _NotLeanError(Exception):
+    """The payload holds something only the SDK's models build the same way."""
+
+
+_Convert = Callable[[Any], Any]
+_Field = tuple[str, tuple[str, ...], _Convert]
+"""``(wire key, accepted input names, converter)``."""
+
+
+def _fail() -> Any:
+    raise _NotLeanError
+
+
+def _string(value: Any) -> Any:
+    return value if type(value) is str else _fail()
+
+
+def _flag(value: Any) -> Any:
+    return value if type(value) is bool else _fail()
+
+
+def _whole(value: Any) -> Any:
+    return value if type(value) is int else _fail()
+
+
+def _number(value: Any) -> Any:
+    """pydantic's ``float``: an int becomes a float (``1`` is written ``1.0``)."""
+    return float(value) if type(value) in (int, float) else _fail()
+
+
+def _mapping(value: Any) -> Any:
+    return value if type(value) is dict else _fail()
+
+
+def _json(value: Any) -> Any:
+    return value
+
+
+def _strings(value: Any) -> Any:
+    return value if type(value) is list and all(type(v) is str for v in value) else _fail()
+
+
+def _enum(values: type[enum.Enum]) -> _Convert:
+    names = frozenset(value.value for value in values)
+    return lambda value: value if type(value) is str and value in names else _fail()
+
+
+def _bytes(value: Any) -> Any:
+    return base64.urlsafe_b64encode(value).decode("ascii") if type(value) is bytes else _fail()
+
+
+def _signature(value: Any) -> Any:
+    """A thought signature as the SDK's ``Part`` reads it (``bytes``), written URL-safe base64."""
+    if type(value) is str:
+        value = types.Part.model_validate({"thought_signature": value}).thought_signature
+    return _bytes(value)
+
+
+def _names(name: str) -> tuple[str, ...]:
+    """A field's snake_case name and its camelCase alias: the SDK's models take either."""
+    head, *rest = name.split("_")
+    alias = head + "".join(word.title() for word in rest)
+    return (name,) if alias == name else (name, alias)
+
+
+def _object(fields: Sequence[tuple[str, str, _Convert]]) -> _Convert:
+    """An object of only ``(wire key, field name, converter)`` fields, written in that order."""
+    table: list[_Field] = [(key, _names(name), convert) for key, name, convert in fields]
+    known = frozenset(name for _, names, _ in table for name in names)
+
+    def convert(value: Any) -> dict[str, Any]:
+        if type(value) is not dict or not known.issuperset(value):
+            raise _NotLeanError
+        written: dict[str, Any] = {}
+        for key, names, field in table:
+            given = [value[name] for name in names if name in value]
+            if len(given) > 1 or (given and given[0] is None):
+                raise _NotLeanError
+            if given:
+                written[key] = field(given[0])
+        return written
+
+    return convert
+
+
+def _list(item: _Convert, *, empty: bool = True) -> _Convert:
+    def convert(value: Any) -> list[Any]:
+        if type(value) is not list or not (empty or value):
+            raise _NotLeanError
+        return [item(v) for v in value]
+
+    return convert
+
+
+def _dumped(model: type[pydantic.BaseModel], converters: dict[str, _Convert]) -> _Convert:
+    """A model the converter passes through whole: ``model_dump`` order and snake_case names."""
+    return _object([(name, name, converters[name]) for name in model.model_fields if name in converters])
+
+
+_FUNCTION_CALL = _object([("id", "id", _string), ("args", "args", _mapping), ("name", "name", _string)])
+_PART = _object(
+    [
+        ("fileData", "file_data", _dumped(types.FileData, {"file_uri": _string, "mime_type": _string})),
+        ("functionCall", "function_call", _FUNCTION_CALL),
+        (
+            "functionResponse",
+            "function_response",
+            _dumped(types.FunctionResponse, {"id": _string, "name": _string, "response": _mapping}),
+        ),
+        ("inlineData", "inline_data", _dumped(types.Blob, {"data": _bytes, "mime_type": _string})),
+        ("text", "text", _string),
+        ("thought", "thought", _flag),
+        ("thoughtSignature", "thought_signature", _signature),
+    ]
+)
+
+
+def _part(value: Any) -> Any:
+    return _PART(value) if value else _fail()
+
+
+_CONTENT = _object([("parts", "parts", _list(_part, empty=False)), ("role", "role", _string)])
+_TOOL = _object(
+    [
+        (
+            "functionDeclarations",
+            "function_declarations",
+            _list(
+                _dumped(
+                    types.FunctionDeclaration,
+                    {"description": _string, "name": _string, "parameters_json_schema": _json},
+                )
+            ),
+        )
+    ]
+)
+_TOOL_CONFIG = _object(
+    [
+        (
+            "functionCallingConfig",
+            "function_calling_config",
+            _object(
+                [
+                    ("allowedFunctionNames", "allowed_function_names", _strings),
+                    ("mode", "mode", _enum(types.FunctionCallingConfigMode)),
+                ]
+            ),
+        )
+    ]
+)
+_SAFETY = _object(
+    [
+        ("category", "category", _enum(types.HarmCategory)),
+        ("threshold", "threshold", _enum(types.HarmBlockThreshold)),
+    ]
+)
+_THINKING = _dumped(
+    types.ThinkingConfig,
+    {"include_thoughts": _flag, "thinking_budget": _whole, "thinking_level": _enum(types.ThinkingLevel)},
+)
+
+
+def _instruction(value: Any) -> Any:
+    """A system instruction given as text: the SDK's ``t_content`` makes it one user turn of one part."""
+    return {"parts": [{"text": value}], "role": "user"} if type(value) is str and value else _fail()
+
+
+_TOP_LEVEL = _object(
+    [
+        ("systemInstruction", "system_instruction", _instruction),
+        ("safetySettings", "safety_settings", _list(_SAFETY)),
+        ("tools", "tools", _list(_TOOL)),
+        ("toolConfig", "tool_config", _TOOL_CONFIG),
+    ]
+)
+_GENERATION = _object(
+    [
+        ("temperature", "temperature", _number),
+        ("topP", "top_p", _number),
+        ("topK", "top_k", _number),
+        ("candidateCount", "candidate_count", _whole),
+        ("maxOutputTokens", "max_output_tokens", _whole),
+        ("stopSequences", "stop_sequences", _strings),
+        ("presencePenalty", "presence_penalty", _number),
+        ("frequencyPenalty", "frequency_penalty", _number),
+        ("seed", "seed", _whole),
+        ("responseMimeType", "response_mime_type", _string),
+        ("responseJsonSchema", "response_json_schema", _json),
+        ("thinkingConfig", "thinking_config", _THINKING),
+    ]
+)
+_REQUEST_ONLY = {"automatic_function_calling", "http_options"}
+"""Config fields that shape the call, not the body; ``lean_config`` vouches for their values."""
+_BODY_FIELDS = frozenset(
+    name for field in ("system_instruction", "safety_settings", "tools", "tool_config") for name in _names(field)
+)
+
+
+def lean_config(config: Any) -> tuple[bool, int | None]:
+    """Whether ``config`` asks for nothing beyond one plain request (automatic function calling off or unset,
+    HTTP options holding at most a timeout in whole milliseconds), and that per-call timeout (``None``: the
+    client's)."""
+    if config is None:
+        return True, None
+    if type(config) is not dict:
+        return False, None
+    options = config.get("http_options", {})
+    if config.get("automatic_function_calling", {"disable": True}) != {"disable": True} or type(options) is not dict:
+        return False, None
+    if not options:
+        return True, None
+    timeout = options.get("timeout")
+    return set(options) == {"timeout"} and type(timeout) is int and timeout >= 0, timeout
+
+
+def body(payload: dict[str, Any]) -> bytes | None:
+    """The body bytes the SDK sends for ``payload`` (``{"model", "contents", "config"}``), or ``None``."""
+    if not {"model", "contents", "config"}.issuperset(payload):
+        return None
+    config = payload.get("config")
+    try:
+        written: dict[str, Any] = {"contents": _list(_CONTENT, empty=False)(payload.get("contents"))}
+        if config is not None and type(config) is not dict:
+            return None
+        if config:  # an empty config is none to the SDK (no ``generationConfig``)
+            rest = {key: value for key, value in config.items() if key not in _REQUEST_ONLY}
+            written.update(_TOP_LEVEL({key: value for key, value in rest.items() if key in _BODY_FIELDS}))
+            written["generationConfig"] = _GENERATION({k: v for k, v in rest.items() if k not in _BODY_FIELDS})
+    except _NotLeanError:
+        return None
+    return json.dumps(written).encode()

@@ -1,0 +1,447 @@
+"""Issue 34 item 2: llmplex-gemini's lean ``generateContent`` sends the SDK's request and reads its answer alike.
+
+The request: for representative payloads (text, a system instruction, tools and tool config, generation options,
+safety settings, inline and file data, thoughts and signatures, thinking config, JSON mode with a JSON Schema) the
+lean request's method, URL, headers (in order), body bytes and timeouts equal what google-genai itself hands its
+``httpx2`` client, captured at the transport (``httpx2.MockTransport``), sync and async; payloads the lean path
+cannot write byte for byte go through the SDK. The answer: through ``llmplex.Client`` against a local server,
+each answer and each error reads the same through the SDK and lean. Answers are shaped as
+https://ai.google.dev/api/generate-content documents them (``tests/plugins/gemini/wire.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx2
+import pytest
+from google import genai
+from google.genai import types
+from llmplex_gemini import generate as gemini_generate
+from llmplex_gemini import hooks as gemini_hooks
+from llmplex_gemini import plain as gemini_plain
+from llmplex_gemini.clients import close_client, create_async_client, create_client
+from llmplex_gemini.request import format_request
+from llmplex_gemini.settings import GeminiSettings
+
+import llmplex
+from llmplex import LLMError
+from llmplex.types import Document, Image, Message, OutputSchema, Request, Tool, ToolCall
+from tests.plugins.gemini.wire import MODEL, error_body, function_call_part, response, text_part, usage
+from tests.support.stream_server import Reply, StreamServer
+
+KEY = "AIzaSyLEANCALL_0123456789abcdefghijklm"
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+SIGNATURE = base64.b64encode(b"signed+thought/with?odd=bytes\xff\xfe").decode()
+WEATHER = Tool(
+    name="get_weather",
+    description="Weather of a city",
+    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
+SETTINGS = GeminiSettings(api_key=KEY)
+
+
+def _formatted(**fields: Any) -> dict[str, Any]:
+    prompt = fields.pop("prompt", "Say hi é ☃")
+    messages = prompt if isinstance(prompt, list) else [Message.user(prompt)]
+    return format_request(Request(model=fields.pop("model", MODEL), messages=tuple(messages), **fields), SETTINGS)
+
+
+def _config(**options: Any) -> dict[str, Any]:
+    return {"automatic_function_calling": {"disable": True}, **options}
+
+
+TURN = [{"role": "user", "parts": [{"text": "hi"}]}]
+LEAN_PAYLOADS: dict[str, Callable[[], dict[str, Any]]] = {
+    "text": _formatted,
+    "system instruction and options": lambda: _formatted(
+        prompt=[Message.system("Be brief."), Message.system("Really."), Message.user("hi")],
+        config={"temperature": 1, "top_p": 0.5, "max_tokens": 64, "stop": ["END"], "seed": 7},
+    ),
+    "penalties": lambda: _formatted(config={"presence_penalty": 0, "frequency_penalty": 0.25}),
+    "tools and a forced choice": lambda: _formatted(tools=(WEATHER,), tool_choice="get_weather"),
+    "tools, none chosen": lambda: _formatted(tools=(WEATHER,), tool_choice="none"),
+    "structured output": lambda: _formatted(
+        output=OutputSchema(
+            name="a", json_schema={"type": "object", "properties": {"n": {"type": ["integer", "null"]}}}
+        ),
+    ),
+    "images, documents and a tool round trip": lambda: _formatted(
+        model="gemini-3-pro-preview",
+        prompt=[
+            Message.user(["What is this?", Image.from_bytes(PNG), Image.from_url("https://example.com/a.png")]),
+            Message.user([Document.from_bytes(b"%PDF-1.4 x", media_type="application/pdf")]),
+            Message.assistant("Checking.", (ToolCall(id="c1", name="get_weather", arguments='{"city": "Paris"}'),)),
+            Message.tool("c1", '{"forecast": "sunny"}'),
+            Message.tool("c1", "not json"),
+        ],
+        tools=(WEATHER,),
+    ),
+    "reasoning effort (budget)": lambda: _formatted(config={"reasoning_effort": "low"}),
+    "reasoning effort (level)": lambda: _formatted(model="gemini-3-flash-preview", config={"reasoning_effort": "high"}),
+    "safety settings and thinking config": lambda: _formatted(
+        provider_options={
+            "safety_settings": [
+                {"category": "HARM_CATEGORY_HATE_SPEECH", "threshold": "BLOCK_NONE"},
+                {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "threshold": "BLOCK_ONLY_HIGH"},
+            ],
+            "thinking_config": {"thinking_budget": 512, "include_thoughts": True},
+            "top_k": 40,
+            "candidate_count": 1,
+        }
+    ),
+    "replayed thoughts and signatures (wire names)": lambda: {
+        "model": MODEL,
+        "contents": [
+            *TURN,
+            {
+                "role": "model",
+                "parts": [
+                    {"text": "Let me think.", "thought": True},
+                    {"functionCall": {"name": "f", "args": {"a": [1, 2.5, None]}}, "thoughtSignature": SIGNATURE},
+                ],
+            },
+            {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {"output": "ok"}}}]},
+        ],
+        "config": _config(),
+    },
+    "signature as bytes": lambda: {
+        "model": MODEL,
+        "contents": [{"role": "model", "parts": [{"text": "x", "thought_signature": b"\x00\xfa\xfb"}]}, *TURN],
+        "config": _config(),
+    },
+    "no config": lambda: {"model": MODEL, "contents": TURN},
+    "an empty config": lambda: {"model": MODEL, "contents": TURN, "config": {}},
+    "a tuned model": lambda: {"model": "tunedModels/my-model-42", "contents": TURN, "config": _config()},
+    "a per-call timeout": lambda: {"model": MODEL, "contents": TURN, "config": _config(http_options={"timeout": 1500})},
+    "a one-millisecond timeout": lambda: {
+        "model": MODEL,
+        "contents": TURN,
+        "config": _config(http_options={"timeout": 1}),
+    },
+}
+SDK_PAYLOADS: dict[str, dict[str, Any]] = {
+    "a response schema (the SDK's Schema)": {
+        "model": MODEL,
+        "contents": TURN,
+        "config": {"response_schema": {"type": "OBJECT"}},
+    },
+    "cached content": {"model": MODEL, "contents": TURN, "config": {"cached_content": "cachedContents/abc"}},
+    "a search tool": {"model": MODEL, "contents": TURN, "config": {"tools": [{"google_search": {}}]}},
+    "contents as text": {"model": MODEL, "contents": "hi", "config": {}},
+    "a bool temperature": {"model": MODEL, "contents": TURN, "config": {"temperature": True}},
+    "a None option": {"model": MODEL, "contents": TURN, "config": {"temperature": None}},
+    "an enum in lower case": {
+        "model": MODEL,
+        "contents": TURN,
+        "config": {"tool_config": {"function_calling_config": {"mode": "any"}}},
+    },
+    "automatic function calling on": {"model": MODEL, "contents": TURN, "config": {"automatic_function_calling": {}}},
+    "per-call headers": {"model": MODEL, "contents": TURN, "config": {"http_options": {"headers": {"x-a": "b"}}}},
+    "a part the lean path does not write": {
+        "model": MODEL,
+        "contents": [{"role": "user", "parts": [{"executable_code": {"code": "1", "language": "PYTHON"}}]}],
+    },
+    "a function call with a partial field": {
+        "model": MODEL,
+        "contents": [{"role": "model", "parts": [{"function_call": {"name": "f", "will_continue": True}}]}],
+    },
+}
+ANSWER = response([text_part("Hello!")], usage_metadata=usage(5, 2))
+
+
+def _captured(is_async: bool, send: Callable[[genai.Client], Any], settings: GeminiSettings) -> list[httpx2.Request]:
+    """The requests ``send`` makes through a client of ours, captured at its ``httpx2`` transport."""
+    seen: list[httpx2.Request] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        request.read()
+        seen.append(request)
+        return httpx2.Response(200, json=ANSWER)
+
+    if is_async:
+
+        async def run() -> None:
+            client = create_async_client(settings)
+            client._api_client._async_httpx_client._transport = httpx2.MockTransport(handler)
+            await send(client)
+            await close_client(client)  # type: ignore[misc]
+
+        asyncio.run(run())
+    else:
+        client = create_client(settings)
+        client._api_client._httpx_client._transport = httpx2.MockTransport(handler)
+        send(client)
+        close_client(client)
+    return seen
+
+
+def _sdk_and_lean(payload: dict[str, Any], is_async: bool, settings: GeminiSettings = SETTINGS) -> list[httpx2.Request]:
+    """The SDK's request for ``payload``, then the lean one."""
+    if is_async:
+
+        async def both(client: genai.Client) -> None:
+            await client.aio.models.generate_content(**payload)
+            lean = gemini_generate.prepare(client, payload, is_async=True)
+            assert lean is not None
+            await lean.asend()
+
+        return _captured(True, both, settings)
+
+    def sync_both(client: genai.Client) -> None:
+        client.models.generate_content(**payload)
+        lean = gemini_generate.prepare(client, payload, is_async=False)
+        assert lean is not None
+        lean.send()
+
+    return _captured(False, sync_both, settings)
+
+
+def _same_request(sdk: httpx2.Request, lean: httpx2.Request) -> None:
+    assert lean.method == sdk.method
+    assert str(lean.url) == str(sdk.url)
+    assert lean.headers.raw == sdk.headers.raw
+    assert lean.content == sdk.content
+    assert lean.extensions == sdk.extensions
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("name", list(LEAN_PAYLOADS))
+def test_item_2_gemini_lean_request_is_the_sdks_byte_for_byte(name: str, is_async: bool) -> None:
+    payload = LEAN_PAYLOADS[name]()
+    sdk, lean = _sdk_and_lean(payload, is_async)
+    _same_request(sdk, lean)
+    assert b"x-goog-api-key" in [key.lower() for key, _ in lean.headers.raw]
+
+
+@pytest.mark.parametrize("timeout", [None, 0.0015, 2.5, 600.0])
+def test_item_2_gemini_lean_request_keeps_the_clients_timeout(timeout: float | None) -> None:
+    """The configured timeout (``HttpOptions.timeout``) gives the same ``X-Server-Timeout`` and socket timeouts."""
+    settings = GeminiSettings(api_key=KEY, timeout=timeout, base_url="http://127.0.0.1:9/gemini/")
+    payload = {"model": MODEL, "contents": TURN, "config": _config()}
+    for is_async in (False, True):
+        _same_request(*_sdk_and_lean(payload, is_async, settings))
+
+
+def test_item_2_gemini_lean_request_streamed_url() -> None:
+    """A stream's request (``streamGenerateContent?alt=sse``) is the SDK's too."""
+
+    def both(client: genai.Client) -> None:
+        payload = LEAN_PAYLOADS["tools and a forced choice"]()
+        list(client.models.generate_content_stream(**payload))
+        lean = gemini_generate.prepare(client, payload, is_async=False, stream=True)
+        assert lean is not None
+        client._api_client._httpx_client.send(lean.endpoint.request(lean.url, lean.body, lean.timeout))
+
+    sdk, lean = _captured(False, both, SETTINGS)
+    assert str(sdk.url).endswith(":streamGenerateContent?alt=sse")
+    _same_request(sdk, lean)
+
+
+@pytest.mark.parametrize("name", list(SDK_PAYLOADS))
+def test_item_2_gemini_what_the_lean_path_cannot_write_goes_through_the_sdk(name: str) -> None:
+    client = create_client(SETTINGS)
+    try:
+        assert gemini_generate.prepare(client, SDK_PAYLOADS[name], is_async=False) is None
+    finally:
+        close_client(client)
+
+
+def test_item_2_gemini_clients_not_ours_go_through_the_sdk() -> None:
+    payload = LEAN_PAYLOADS["text"]()
+    foreign = genai.Client(api_key=KEY)
+    vertex = genai.Client(vertexai=True, project="p", location="us-central1")
+    assert gemini_generate.prepare(foreign, payload, is_async=False) is None
+    assert gemini_generate.prepare(vertex, payload, is_async=False) is None
+    assert gemini_generate.prepare(object(), payload, is_async=False) is None
+    ours = create_client(SETTINGS)
+    try:
+        assert gemini_generate.prepare(ours, payload, is_async=True) is None  # the sync client on the async path
+        assert gemini_generate.prepare(ours, {**payload, "model": "a/../b"}, is_async=False) is None
+    finally:
+        close_client(ours)
+
+
+# -- answers, through llmplex.Client against a local server -----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[StreamServer]:
+    with StreamServer() as running:
+        yield running
+
+
+@pytest.fixture
+def via(monkeypatch: pytest.MonkeyPatch) -> Callable[[bool], list[type]]:
+    """Choose the SDK (``True``) or the lean path; the types the parser was handed are recorded."""
+    prepare = gemini_generate.prepare
+    handed: list[type] = []
+    for module in (gemini_hooks, gemini_plain):  # the SDK model's parser, the plain answer's
+        parse = module.parse_response
+        monkeypatch.setattr(module, "parse_response", _recording(parse, handed))
+
+    def choose(sdk: bool) -> list[type]:
+        monkeypatch.setattr(gemini_generate, "prepare", (lambda *a, **k: None) if sdk else prepare)
+        return handed
+
+    return choose
+
+
+def _recording(parse: Callable[[Any, Any], Any], handed: list[type]) -> Callable[[Any, Any], Any]:
+    def recorded(raw: Any, request: Any) -> Any:
+        handed.append(type(raw))
+        return parse(raw, request)
+
+    return recorded
+
+
+def _outcome(call: Callable[[], Any]) -> tuple[Any, ...]:
+    try:
+        answer = call()
+    except LLMError as error:
+        wait = (getattr(error, "status_code", None), getattr(error, "retry_after", None))
+        return type(error), str(error), wait
+    return (
+        answer.text,
+        answer.tool_calls,
+        answer.finish_reason,
+        answer.usage,
+        answer.model,
+        answer.response_id,
+        answer.reasoning,
+    )
+
+
+def _both(server: StreamServer, via: Callable[[bool], list[type]], reply: Reply, **kwargs: Any) -> list[Any]:
+    """The outcome through the SDK, then lean, sync then async; the types the parser got."""
+    config = {"providers": {"g": {"plugin": "gemini", "base_url": server.url, "api_key": KEY}}}
+    client = llmplex.Client(config, throttle={"max_attempts": 1})
+    outcomes: list[Any] = []
+    try:
+        for sdk in (True, False):
+            via(sdk)
+            server.script(reply)
+            outcomes.append(_outcome(lambda: client.complete(f"g:{MODEL}", "hi", **kwargs)))
+
+        async def run() -> None:
+            for sdk in (True, False):
+                via(sdk)
+                server.script(reply)
+                try:
+                    outcomes.append((await client.acomplete(f"g:{MODEL}", "hi", **kwargs),))
+                except LLMError as error:
+                    outcomes.append((error,))
+
+        asyncio.run(run())
+    finally:
+        client.close()
+    for index in (2, 3):
+        outcomes[index] = _outcome(lambda i=index: _raise_or_return(outcomes[i][0]))
+    return outcomes
+
+
+def _raise_or_return(value: Any) -> Any:
+    if isinstance(value, BaseException):
+        raise value
+    return value
+
+
+ANSWERS: dict[str, dict[str, Any]] = {
+    "text": response([text_part("Hello!")], usage_metadata=usage(5, 2, thoughts=3, cached=4)),
+    "tool calls": response(
+        [
+            text_part("Checking."),
+            function_call_part("get_weather", {"city": "Paris"}, "call_1"),
+            function_call_part("f", {}),
+        ],
+        usage_metadata=usage(9, 4),
+    ),
+    "thoughts and a signature (the SDK's model)": response(
+        [text_part("Let me think.", thought=True), {"text": "42", "thoughtSignature": SIGNATURE}],
+        usage_metadata=usage(5, 1, thoughts=3),
+    ),
+    "max tokens, audio usage": response(
+        [text_part("Hi")],
+        finish_reason="MAX_TOKENS",
+        usage_metadata={
+            **usage(7, 2, cached=4),
+            "promptTokensDetails": [{"modality": "AUDIO", "tokenCount": 7}],
+            "cacheTokensDetails": [{"modality": "AUDIO", "tokenCount": 4}],
+        },
+    ),
+    "safety ratings (the SDK's model)": response(
+        [text_part("Hi")], safety_ratings=[{"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"}]
+    ),
+    "withheld": response([], finish_reason="SAFETY"),
+    "prompt blocked (the SDK's model)": {"promptFeedback": {"blockReason": "SAFETY"}, "usageMetadata": usage(3, 0)},
+    "no candidates": {"usageMetadata": usage(3, 0)},
+    "empty": {},
+}
+
+
+@pytest.mark.parametrize("name", list(ANSWERS))
+def test_item_2_gemini_plain_answer_parses_as_the_sdks(
+    name: str, server: StreamServer, via: Callable[[bool], list[type]]
+) -> None:
+    handed = via(True)
+    sdk, lean, asdk, alean = _both(server, via, Reply.json(200, json.dumps(ANSWERS[name]).encode()))
+    assert sdk == lean and asdk == alean and sdk == asdk
+    plain = "(the SDK's model)" not in name
+    sdk_types, lean_types = handed[0::2], handed[1::2]  # each call's SDK run, then its lean run
+    if sdk_types:
+        assert set(sdk_types) == {types.GenerateContentResponse}
+        assert set(lean_types) == ({dict} if plain else {types.GenerateContentResponse})
+
+
+ERRORS: dict[str, Reply] = {
+    "400": Reply.json(400, json.dumps(error_body(400, "INVALID_ARGUMENT", "bad")).encode()),
+    "bad key": Reply.json(
+        400,
+        json.dumps(
+            error_body(
+                400,
+                "INVALID_ARGUMENT",
+                "API key not valid.",
+                [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}],
+            )
+        ).encode(),
+    ),
+    "429 with a retry delay": Reply.json(
+        429,
+        json.dumps(
+            error_body(
+                429,
+                "RESOURCE_EXHAUSTED",
+                "quota",
+                [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "37s"}],
+            )
+        ).encode(),
+    ),
+    "503": Reply.json(503, json.dumps(error_body(503, "UNAVAILABLE", "overloaded")).encode(), {"Retry-After": "3"}),
+    "500 not JSON": Reply.json(500, b"<html>oops</html>"),
+    "200 not JSON": Reply.json(200, b"not json"),
+}
+
+
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_item_2_gemini_lean_errors_are_the_sdks(
+    name: str, server: StreamServer, via: Callable[[bool], list[type]]
+) -> None:
+    sdk, lean, asdk, alean = _both(server, via, ERRORS[name])
+    assert sdk == lean and asdk == alean
+    assert isinstance(sdk[0], type) and issubclass(sdk[0], LLMError)
+
+
+def test_item_2_gemini_answers_through_llmplex_go_lean(server: StreamServer, via: Callable[[bool], list[type]]) -> None:
+    """Without any switch, an llmplex call on a client of ours takes the lean path (its answer a plain dict)."""
+    handed = via(False)
+    server.requests.clear()
+    _both(server, via, Reply.json(200, json.dumps(ANSWERS["text"]).encode()))
+    assert handed[1] is dict and handed[3] is dict
+    assert server.requests[0] == server.requests[1]
