@@ -34,6 +34,7 @@ class SlowServer:
         self.received = 0
         self.answered = 0
         self.cancelled = 0
+        self.arrivals: list[float] = []  # time.monotonic() of each request's arrival
         self.hung_up = threading.Event()
         self.arrived = threading.Event()
         self.stopping = threading.Event()
@@ -60,6 +61,7 @@ class SlowServer:
         """Forget what was received, answered and cancelled so far."""
         with self.lock:
             self.received = self.answered = self.cancelled = 0
+            self.arrivals.clear()
         self.hung_up.clear()
         self.arrived.clear()
 
@@ -93,6 +95,7 @@ class _Handler(BaseHTTPRequestHandler):
         body: Any = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
         with owner.lock:
             owner.received += 1
+            owner.arrivals.append(time.monotonic())
             delay = owner.delays.popleft() if owner.delays else 0.0
             failing, owner.failures = owner.failures > 0, max(0, owner.failures - 1)
         owner.arrived.set()

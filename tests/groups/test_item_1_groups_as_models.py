@@ -132,6 +132,9 @@ def test_item_1_aliases_and_fallbacks_name_groups() -> None:
         ({"chat": {"deployments": [{"model": "mock:a"}, {"model": "mock:a"}]}}, {}, "listed twice"),
         ({"chat": {"hedge": "soon", "deployments": [{"model": "mock:a"}]}}, {}, "duration"),
         ({"chat": {"hedge": 0, "deployments": [{"model": "mock:a"}]}}, {}, "positive duration"),
+        ({"chat": {"hedge_reserve": 1, "deployments": [{"model": "mock:a"}]}}, {}, "groups.chat.hedge_reserve"),
+        ({"chat": {"hedge_reserve": -0.5, "deployments": [{"model": "mock:a"}]}}, {}, "groups.chat.hedge_reserve"),
+        ({"chat": {"hedge_reserve": "half", "deployments": [{"model": "mock:a"}]}}, {}, "groups.chat.hedge_reserve"),
         ({"chat": {"deployments": [{"model": "bare"}]}}, {}, "no provider prefix"),
     ],
 )

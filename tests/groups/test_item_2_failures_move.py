@@ -207,3 +207,35 @@ def test_item_2_the_group_policy_is_throttle_providers_of_the_group_name_and_a_c
     assert caught.value.attempts == 1 and caught.value.context["gave_up"].startswith("max_attempts (1)")
     client.provider_client("mock").push_error(LLMServerError("503"))
     assert client.complete("chat", "hi", throttle={"max_attempts": 2}).provider == "backup"
+
+
+def test_item_2_first_attempts_leave_the_hedge_reserve_and_retries_use_it() -> None:
+    with servers("east", "west") as fakes:
+        settings = config(fakes, {"hedge_reserve": 0.5})
+        settings["groups"]["chat"]["deployments"][0].update(rpm=4, weight=100)  # east first while it has room
+        client = llmplex.Client(settings, clock=FakeTime(draw=0.0).clock())
+        assert [client.complete("chat", "hi").provider for _ in range(4)] == ["east", "east", "west", "west"]
+        assert counts(fakes) == {"east": 2, "west": 2}  # east's last 2 of 4: its reserve, skipped by first attempts
+        fakes["west"].enqueue(Fault.server_error(503))
+        assert client.complete("chat", "hi").provider == "east"  # the retry of west's failure takes the reserve
+        assert counts(fakes) == {"east": 3, "west": 3}
+        assert client.complete("chat", "hi").provider == "west"
+
+
+def test_item_2_a_first_attempt_with_nowhere_else_to_go_uses_the_reserve() -> None:
+    client = llmplex.Client(groups={"chat": {"hedge_reserve": 0.5, "deployments": [{"model": "mock:a", "rpm": 2}]}})
+    assert [client.complete("chat", "hi").provider for _ in range(2)] == ["mock", "mock"]
+    with pytest.raises(LLMGroupUnavailableError) as caught:
+        client.complete("chat", "hi")  # the whole window spent: at its rpm, as without a reserve
+    assert caught.value.retry_after is not None and 0 < caught.value.retry_after <= 60
+
+
+def test_item_2_the_reserve_is_a_fifth_by_default_with_hedge_and_none_without() -> None:
+    def first_attempts(group: dict[str, object]) -> int:
+        deployments = [{"model": "mock:a", "rpm": 10, "weight": 100}, {"model": "mock:b"}]
+        client = llmplex.Client(groups={"chat": {**group, "deployments": deployments}}, clock=FakeTime(0.0).clock())
+        return [client.complete("chat", "hi").model for _ in range(12)].count("a")
+
+    assert first_attempts({}) == 10
+    assert first_attempts({"hedge": "20s"}) == 8  # 2 of 10 kept for hedges and retries
+    assert first_attempts({"hedge": "20s", "hedge_reserve": 0}) == 10

@@ -33,12 +33,14 @@ def slow_servers(*names: str) -> Iterator[dict[str, SlowServer]]:
         yield {name: stack.enter_context(SlowServer()) for name in names or ("east", "west")}
 
 
-def _client(fakes: dict[str, SlowServer], hedge: str = "100ms", **extra: Any) -> tuple[llmplex.Client, Recorder]:
+def _client(
+    fakes: dict[str, SlowServer], hedge: str = "100ms", group_extra: dict[str, Any] | None = None, **extra: Any
+) -> tuple[llmplex.Client, Recorder]:
     providers = {
         name: {"plugin": "openai", "base_url": server.url, "api": "chat", "api_key": API_KEY}
         for name, server in fakes.items()
     }
-    group = {"hedge": hedge, "deployments": [{"model": f"{name}:gpt-4o-mini"} for name in fakes]}
+    group = {"hedge": hedge, "deployments": [{"model": f"{name}:gpt-4o-mini"} for name in fakes], **(group_extra or {})}
     recorder = Recorder()
     client = llmplex.Client(
         {"providers": providers, "groups": {"chat": group}, **extra}, plugins=[recorder], clock=EAST_FIRST
@@ -164,3 +166,76 @@ def test_item_4_a_failed_hedge_is_replaced_by_another_while_the_first_is_still_s
         assert answer.provider == "north" and fakes["east"].hung_up.wait(10)
         assert (fakes["west"].received, fakes["north"].answered) == (1, 1)
         assert recorder.of(Hedged)[-1].hedge == "north:gpt-4o-mini"
+
+
+def _cool(group: Any, deployment: Any, times: int = 3) -> float:
+    """``deployment`` failed ``times`` in a row (the default allowed_fails): it cools now; the time it began to."""
+    for _ in range(times):
+        group.started(deployment)
+        group.ended(deployment, "failed", None, None)
+    return time.monotonic()
+
+
+def test_item_4_a_hedge_starts_once_a_cooling_deployment_comes_back() -> None:
+    with slow_servers() as fakes:
+        client, recorder = _client(fakes, hedge="50ms", group_extra={"cooldown": "1s"})
+        group = client.router.group("chat")
+        fakes["east"].delay(30)
+        cooled = _cool(group, group.deployments[1])  # west sits out 1 s: nothing to hedge to at 50 ms
+        answer = client.complete("chat", "hi", timeout=15)
+        assert (answer.provider, fakes["west"].received) == ("west", 1)  # hedged once west came back
+        assert fakes["west"].arrivals[0] - cooled >= 0.95  # not before its cooldown ended
+        assert fakes["east"].hung_up.wait(10) and fakes["east"].answered == 0  # the loser cancelled, as ever
+        [hedged] = recorder.of(Hedged)
+        assert (hedged.hedge, hedged.won) == ("west:gpt-4o-mini", True)
+
+
+class _Window:
+    """A deployment's rpm window, scripted: full at the first look, with room from the second on."""
+
+    limited = True
+
+    def __init__(self) -> None:
+        self.looks: list[float] = []
+
+    def take(self, tokens: int, reserve: float = 0.0) -> float | None:
+        self.looks.append(reserve)
+        return 0.2 if len(self.looks) == 1 else None
+
+
+def test_item_4_a_hedge_starts_once_a_window_frees() -> None:
+    with slow_servers() as fakes:
+        client, recorder = _client(fakes, hedge="50ms")
+        west = client.router.group("chat").deployments[1]
+        west.windows = window = _Window()  # type: ignore[assignment]
+        fakes["east"].delay(30)
+        answer = client.complete("chat", "hi", timeout=15)
+        assert answer.provider == "west" and len(window.looks) == 2  # full at the hedge, taken when it freed
+        assert window.looks == [0.0, 0.0]  # a hedge may use the window's reserve
+        assert fakes["east"].hung_up.wait(10) and recorder.of(Hedged)[0].won
+
+
+def test_item_4_a_watching_race_never_hedges_past_the_deadline_nor_to_a_cooling_one() -> None:
+    with slow_servers() as fakes:
+        client, recorder = _client(fakes, hedge="50ms", group_extra={"cooldown": "30s"})
+        group = client.router.group("chat")
+        fakes["east"].delay(30)
+        _cool(group, group.deployments[1])
+        started = time.monotonic()
+        with pytest.raises(LLMDeadlineExceededError):
+            client.complete("chat", "hi", timeout=1.0)
+        assert time.monotonic() - started < 10 and fakes["east"].hung_up.wait(10)
+        assert fakes["west"].received == 0 and recorder.of(Hedged) == []
+
+
+def test_item_4_a_hedge_uses_the_reserve_first_attempts_leave() -> None:
+    with slow_servers() as fakes:
+        deployments = [{"model": "east:gpt-4o-mini"}, {"model": "west:gpt-4o-mini", "rpm": 2}]
+        client, recorder = _client(fakes, hedge="50ms", group_extra={"hedge_reserve": 0.5, "deployments": deployments})
+        west = client.router.group("chat").deployments[1]
+        assert west.windows.take(1, 0.5) is None  # a first attempt took west's 1 of 2 outside the reserve
+        assert west.windows.take(1, 0.5) is not None  # the next first attempt skips it: the other is the reserve
+        fakes["east"].delay(30)
+        assert client.complete("chat", "hi", timeout=15).provider == "west"  # the hedge took the reserve
+        assert west.windows.take(1) is not None  # the window is full now
+        assert fakes["east"].hung_up.wait(10) and recorder.of(Hedged)[0].won

@@ -4,7 +4,9 @@ A group names its deployments (model strings, aliases or other groups), how a
 call picks among them (``strategy``), when a failing one sits out
 (``allowed_fails`` retryable failures in a row cool it for ``cooldown``), and
 optionally ``hedge``: how long a request may go without a first byte before
-the same request also goes to another deployment.
+the same request also goes to another deployment, and ``hedge_reserve``: the
+share of each rpm/tpm window a call's first attempt leaves for hedges and
+retries (``HEDGE_RESERVE`` by default when ``hedge`` is set, else none).
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["STRATEGIES", "DeploymentConfig", "GroupConfig", "group_problems", "seconds"]
+__all__ = ["HEDGE_RESERVE", "STRATEGIES", "DeploymentConfig", "GroupConfig", "group_problems", "seconds"]
 
 STRATEGIES = ("weighted", "least-busy", "latency", "headroom")
+HEDGE_RESERVE = 0.2
+"""The share of each rpm/tpm window kept for hedges and retries when a group hedges and sets no ``hedge_reserve``."""
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?|\.\d+)\s*(ms|s|m|min|h)?\s*$")
 _UNIT = {"ms": 0.001, "s": 1.0, None: 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
 
@@ -64,7 +68,22 @@ class GroupConfig(BaseModel):
     hedge: float | None = Field(
         default=None, description='No first byte after this long ("300ms"): also send to another deployment.'
     )
+    hedge_reserve: float | None = Field(
+        default=None,
+        ge=0,
+        lt=1,
+        strict=True,
+        description="Share of each deployment's rpm/tpm window first attempts leave for hedges and retries "
+        f"(0 to under 1; default {HEDGE_RESERVE} with hedge, else 0).",
+    )
     deployments: tuple[DeploymentConfig, ...] = Field(min_length=1)
+
+    @property
+    def reserve(self) -> float:
+        """The share of each rpm/tpm window a first attempt leaves for hedges and retries."""
+        if self.hedge_reserve is not None:
+            return self.hedge_reserve
+        return HEDGE_RESERVE if self.hedge is not None else 0.0
 
     @field_validator("cooldown", "hedge", mode="before")
     @classmethod

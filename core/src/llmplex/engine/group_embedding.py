@@ -69,7 +69,9 @@ class GroupEmbedRun:
         self.waited = 0.0
 
     def _pick(self) -> Deployment:
-        return self.group.pick(self.request, list(self.tried), self.plan.deadline, self.plan.clock.random)
+        """The next deployment (a first attempt leaves the group's ``hedge_reserve`` for retries)."""
+        first = not self.tried
+        return self.group.pick(self.request, list(self.tried), self.plan.deadline, self.plan.clock.random, first=first)
 
     def _start(self, deployment: Deployment) -> tuple[EmbedRun, float]:
         """The deployment's one-attempt run (its provider's own limits apply), counting on from this call's."""

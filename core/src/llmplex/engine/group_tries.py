@@ -63,16 +63,16 @@ class GroupTries:
 
     def pick(self) -> Pipeline:
         """The pipeline of the next attempt, on the deployment the group picks now."""
-        deployment = self.group.pick(self.request, self.tried, self.plan.deadline, self.plan.clock.random)
-        return self._opened(deployment)
+        deadline, draw, first = self.plan.deadline, self.plan.clock.random, self.attempts == 0
+        return self._opened(self.group.pick(self.request, self.tried, deadline, draw, first=first))
 
     async def apick(self, fresh_only: bool = False) -> Pipeline:
         """Async ``pick``: a look at a shared (Redis) board runs on a worker thread, not on the loop.
         ``fresh_only``: a deployment this call has not tried (a hedge), else ``LLMGroupUnavailableError``."""
-        tried, deadline, draw = list(self.tried), self.plan.deadline, self.plan.clock.random
+        tried, deadline, draw, first = list(self.tried), self.plan.deadline, self.plan.clock.random, self.attempts == 0
 
         def pick() -> Deployment:
-            return self.group.pick(self.request, tried, deadline, draw, fresh_only=fresh_only)
+            return self.group.pick(self.request, tried, deadline, draw, fresh_only=fresh_only, first=first)
 
         return self._opened(await in_worker(pick) if self.group.does_io else pick())
 

@@ -5,7 +5,9 @@ the others are cancelled: their tasks are cancelled, which closes their
 connections and abandons their streams, and their pipelines are closed, so
 their budget reservations are given back. A hedge starts only while another
 deployment this call has not tried is usable (``Group.pick`` with
-``fresh_only``), and never after the call's deadline. An attempt that fails
+``fresh_only``), and never after the call's deadline; when none is, the race
+keeps watching and hedges as soon as one comes back (a cooldown ends, an
+rpm/tpm window frees), still only before the deadline. An attempt that fails
 while another is still running is counted and the race goes on; when every
 one has failed, the last error goes on to the call's usual retry (another
 deployment) or fallback. A hedge that fails while the first request still
@@ -36,6 +38,9 @@ __all__ = ["first_event", "on_bridge", "race"]
 
 T = TypeVar("T")
 
+LOOK_AGAIN = 0.01
+"""The shortest wait before a race that found no deployment to hedge to looks again."""
+
 
 async def race(
     tries: GroupTries,
@@ -50,17 +55,22 @@ async def race(
     hedge = tries.hedge
     assert hedge is not None
     deadline = tries.plan.deadline
+    loop = asyncio.get_running_loop()
     tasks: dict[asyncio.Future[T], Pipeline] = {asyncio.ensure_future(run(first)): first}
     hedged: Pipeline | None = None
+    due: float | None = loop.time() + hedge  # when to look for a hedge (None: none wanted)
     try:
-        wait = hedge if deadline is None else min(hedge, deadline.remaining())
-        done, _ = await asyncio.wait(tasks, timeout=wait)
-        if not done and (deadline is None or not deadline.expired):
-            hedged = await _hedge(tries)
-            if hedged is not None:
-                tasks[asyncio.ensure_future(run(hedged))] = hedged
         while True:
-            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            wait = None if due is None else max(0.0, due - loop.time())
+            if wait is not None and deadline is not None:
+                wait = min(wait, deadline.remaining())
+            done, _ = await asyncio.wait(tasks, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+            if not done:
+                due = None
+                if deadline is None or not deadline.expired:
+                    found, due = await _hedge(tries, run, tasks, loop.time())
+                    hedged = found or hedged
+                continue
             for task in done:
                 pipeline = tasks.pop(task)
                 error = task.exception()
@@ -72,10 +82,8 @@ async def race(
                 if isinstance(error, LLMError):
                     failed(pipeline, error, last)
                     if not last and _may_hedge_again(tries, error):  # keep a second request in flight
-                        again = await _hedge(tries)
-                        if again is not None:
-                            hedged = again
-                            tasks[asyncio.ensure_future(run(again))] = again
+                        found, due = await _hedge(tries, run, tasks, loop.time())
+                        hedged = found or hedged
                 if last:
                     _settled(tries, telemetry, pipeline, hedged, first, hedge, tasks)
                     raise error
@@ -99,12 +107,22 @@ def _may_hedge_again(tries: GroupTries, error: LLMError) -> bool:
     return error.retryable and in_time and tries.attempts < tries.policy.max_attempts
 
 
-async def _hedge(tries: GroupTries) -> Pipeline | None:
-    """The pipeline of the hedge, or ``None`` when no other deployment is usable now."""
+async def _hedge(
+    tries: GroupTries,
+    run: Callable[[Pipeline], Awaitable[T]],
+    tasks: dict[asyncio.Future[T], Pipeline],
+    now: float,
+) -> tuple[Pipeline | None, float | None]:
+    """The hedge started (its task added to ``tasks``), no further look due; or, when no other deployment is
+    usable now, no hedge and when to look again: as the first one not tried comes back (its cooldown ends, its
+    window frees), or never (``None``) when none is left."""
     try:
-        return await tries.apick(fresh_only=True)
-    except LLMGroupUnavailableError:
-        return None
+        pipeline = await tries.apick(fresh_only=True)
+    except LLMGroupUnavailableError as error:
+        back = error.retry_after or 0.0
+        return None, (now + max(back, LOOK_AGAIN) if back > 0 else None)
+    tasks[asyncio.ensure_future(run(pipeline))] = pipeline
+    return pipeline, None
 
 
 def _settled(

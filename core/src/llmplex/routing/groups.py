@@ -4,7 +4,9 @@ The engine asks ``Group.pick`` for a deployment before each attempt (and each
 hedge), tells ``started`` and ``ended`` how it went, and runs the attempt
 itself: retries, deadlines and budgets stay in the engine. ``pick`` skips a
 deployment that is cooling down, and one whose rpm or tpm window has no room,
-and prefers those this call has not tried yet; when none is left it raises
+and prefers those this call has not tried yet (a call's first attempt also
+skips one whose window is down to the group's ``hedge_reserve``, kept for
+hedges and retries, while another has room); when none is left it raises
 ``LLMGroupUnavailableError`` at once, saying when the first comes back.
 
 A deployment naming another group stands for that group's deployments, its
@@ -98,25 +100,35 @@ class Group:
         deadline: Deadline | None,
         draw: Callable[[], float],
         fresh_only: bool = False,
+        first: bool = False,
     ) -> Deployment:
         """The deployment the next attempt goes to, its rpm/tpm counted; ``tried`` are this call's earlier ones,
-        tried again only when no other is usable (never with ``fresh_only``, as for a hedge).
+        tried again only when no other is usable (never with ``fresh_only``, as for a hedge). A ``first``
+        attempt leaves each window's ``hedge_reserve`` for hedges and retries, unless no deployment has room
+        outside its reserve.
 
-        Raises ``LLMGroupUnavailableError`` when each one is cooling down or at its limit."""
+        Raises ``LLMGroupUnavailableError`` when each one is cooling down or at its limit (with ``fresh_only``,
+        each one not tried; its ``retry_after`` is then 0 when none is left to come back)."""
         wait = None if deadline is None else deadline.remaining()
         states = self.board.read([d.key for d in self.deployments], wait)
         usable = [(d, s) for d, s in zip(self.deployments, states, strict=True) if s.cooling <= 0]
         fresh = [(d, s) for d, s in usable if d not in tried]
+        candidates = ordered(self.config.strategy, fresh if fresh or fresh_only else usable, draw)
+        back: list[tuple[float, Deployment]] = [
+            (s.cooling, d) for d, s in zip(self.deployments, states, strict=True) if not fresh_only or d not in tried
+        ]
         tokens = 0
-        back: list[tuple[float, Deployment]] = [(s.cooling, d) for d, s in zip(self.deployments, states, strict=True)]
-        for deployment in ordered(self.config.strategy, fresh if fresh or fresh_only else usable, draw):
-            if deployment.windows.limited and not tokens:
-                estimate = estimate_request(request)
-                tokens = estimate.input_tokens + (estimate.output_tokens or 0)
-            wait_for = deployment.windows.take(tokens)
-            if wait_for is None:
-                return deployment
-            back.append((wait_for, deployment))
+        reserve = self.config.reserve if first else 0.0
+        for keep in (reserve, 0.0) if reserve > 0 else (0.0,):
+            for deployment in candidates:
+                if deployment.windows.limited and not tokens:
+                    estimate = estimate_request(request)
+                    tokens = estimate.input_tokens + (estimate.output_tokens or 0)
+                wait_for = deployment.windows.take(tokens, keep)
+                if wait_for is None:
+                    return deployment
+                if not keep:
+                    back.append((wait_for, deployment))
         raise self._unavailable(back)
 
     def _unavailable(self, back: list[tuple[float, Deployment]]) -> LLMGroupUnavailableError:

@@ -3,13 +3,16 @@
 Unlike a provider instance's limits, which wait for room, a deployment at its
 limit is skipped: the group sends the request to another one. A request costs
 one request and its estimated tokens (prompt characters / 4 plus
-``max_tokens``). The windows live in the ``[limits] storage`` (Redis: shared by
+``max_tokens``). A first attempt may leave a reserve of each window (the
+group's ``hedge_reserve``) for hedges and retries: it skips a deployment whose
+room is down to the reserve. The windows live in the ``[limits] storage`` (Redis: shared by
 every process) or, for ``memory://`` and while Redis does not answer in time
 (``llmplex.routing.reach``), in this client's own memory storage.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -52,12 +55,12 @@ class Windows:
         """Whether this deployment has an rpm or tpm."""
         return bool(self._items)
 
-    def take(self, tokens: int) -> float | None:
+    def take(self, tokens: int, reserve: float = 0.0) -> float | None:
         """Count one request of ``tokens`` in every window (``None``), or the seconds until one has room for it
-        (nothing counted)."""
+        (nothing counted); ``reserve``: the share of each window that must stay free after it."""
         if not self._items:
             return None
-        taken: float | None = self._run(lambda storage: self._take(storage, tokens))
+        taken: float | None = self._run(lambda storage: self._take(storage, tokens, reserve))
         return taken
 
     def headroom(self) -> float:
@@ -67,11 +70,12 @@ class Windows:
         share: float = self._run(self._headroom)
         return share
 
-    def _take(self, storage: Any, tokens: int) -> float | None:
+    def _take(self, storage: Any, tokens: int, reserve: float) -> float | None:
         limiter = moving_window(storage)
         plan = [(item, 1 if cost is None else max(1, tokens)) for item, cost, _ in self._items]
         for item, amount in plan:
-            if amount > item.amount or not limiter.test(item, "llmplex-group", self.key, cost=amount):
+            kept = math.floor(reserve * item.amount)
+            if amount > item.amount or not limiter.test(item, "llmplex-group", self.key, cost=amount + kept):
                 return self._reset(limiter, item, amount)
         for item, amount in plan:
             if not limiter.hit(item, "llmplex-group", self.key, cost=amount):
