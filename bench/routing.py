@@ -1,10 +1,11 @@
 """Model groups (issue 33) beside litellm's Router, on the same three local fake deployments in one run.
 
-Run: ``python bench/routing.py`` (``--requests``, ``--concurrency``, ``--no-litellm``). The deployments
-(bench/routing_fakes.py, a process of their own) are one that fails 30 % of requests, one whose first byte
-takes 5 s on 20 % of requests, and one that answers 429 past its rpm (300 a minute, which both routers are
-told). Each router runs ``--requests`` chat calls at ``--concurrency`` in flight, once per strategy,
-llmplex with and without a 300 ms hedge; the deployments' counts are reset before each run.
+Run: ``python bench/routing.py`` (``--requests``, ``--concurrency``, ``--no-litellm``, ``--hedge-reserve``).
+The deployments (bench/routing_fakes.py, a process of their own) are one that fails 30 % of requests, one
+whose first byte takes 5 s on 20 % of requests, and one that answers 429 past its rpm (300 a minute, which
+both routers are told). Each router runs ``--requests`` chat calls at ``--concurrency`` in flight, once per
+strategy, llmplex with and without a 300 ms hedge (its group's default ``hedge_reserve``; each
+``--hedge-reserve`` share adds a hedged run with it); the deployments' counts are reset before each run.
 
 Prints a markdown table: success rate, p50/p99 latency, requests per second, CPU (this process: the
 router's own work) per request, and the requests each deployment received.
@@ -129,7 +130,9 @@ async def drive(call: Callable[[], Awaitable[Any]], requests: int, concurrency: 
     return latencies, failures, time.perf_counter() - began, time.process_time() - cpu
 
 
-def llmplex_run(fakes: Fakes, strategy: str, hedge: str | None, requests: int, concurrency: int) -> Run:
+def llmplex_run(
+    fakes: Fakes, strategy: str, hedge: str | None, requests: int, concurrency: int, reserve: float | None = None
+) -> Run:
     import llmplex
 
     providers = {
@@ -141,6 +144,8 @@ def llmplex_run(fakes: Fakes, strategy: str, hedge: str | None, requests: int, c
     group: dict[str, Any] = {"strategy": strategy, "cooldown": "5s", "allowed_fails": 3, "deployments": deployments}
     if hedge:
         group["hedge"] = hedge
+    if reserve is not None:
+        group["hedge_reserve"] = reserve
     client = llmplex.Client(providers=providers, groups={"chat": group}, timeout=30, throttle={"max_attempts": 3})
 
     async def run() -> Measured:
@@ -154,7 +159,8 @@ def llmplex_run(fakes: Fakes, strategy: str, hedge: str | None, requests: int, c
             await client.aclose()
 
     latencies, failures, seconds, cpu = asyncio.run(run())
-    return Run("llmplex", strategy, hedge or "-", latencies, failures, seconds, cpu, fakes.received())
+    label = (hedge or "-") if reserve is None else f"{hedge}, reserve {reserve:g}"
+    return Run("llmplex", strategy, label, latencies, failures, seconds, cpu, fakes.received())
 
 
 def litellm_run(fakes: Fakes, strategy: str, requests: int, concurrency: int) -> Run:
@@ -199,14 +205,17 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=scaled(64, 4))
     parser.add_argument("--no-litellm", action="store_true", help="only llmplex (litellm imports in seconds)")
     parser.add_argument("--strategies", default=",".join(STRATEGIES) if not SMOKE else "weighted")
+    parser.add_argument(
+        "--hedge-reserve", type=float, nargs="*", default=[], help="also a hedged run with each hedge_reserve"
+    )
     args = parser.parse_args()
     strategies = [s for s in args.strategies.split(",") if s]
     fakes = Fakes()
     runs: list[Run] = []
     try:
         for strategy in strategies:
-            for hedge in (None, HEDGE):
-                runs.append(llmplex_run(fakes, strategy, hedge, args.requests, args.concurrency))
+            for hedge, reserve in [(None, None), (HEDGE, None), *((HEDGE, r) for r in args.hedge_reserve)]:
+                runs.append(llmplex_run(fakes, strategy, hedge, args.requests, args.concurrency, reserve))
                 print(runs[-1].row(), file=sys.stderr, flush=True)
         if not args.no_litellm:
             for strategy in strategies:
