@@ -13,6 +13,7 @@ from tests.contract import fixtures_openai as fx
 from tests.groups.helpers import Recorder, config, counts, servers
 from tests.reliability.fakes import FakeTime
 from tests.support.fault_server import Fault
+from tests.support.redis_server import RedisServer
 
 
 def test_item_2_a_retryable_failure_is_retried_on_the_other_deployment_at_once() -> None:
@@ -239,3 +240,15 @@ def test_item_2_the_reserve_is_a_fifth_by_default_with_hedge_and_none_without() 
     assert first_attempts({}) == 10
     assert first_attempts({"hedge": "20s"}) == 8  # 2 of 10 kept for hedges and retries
     assert first_attempts({"hedge": "20s", "hedge_reserve": 0}) == 10
+
+
+def test_item_2_the_reserve_is_kept_in_the_shared_windows(redis_server: RedisServer) -> None:
+    with servers("east", "west") as fakes:
+        settings = config(fakes, {"hedge_reserve": 0.5}, limits={"storage": redis_server.url})
+        settings["groups"]["chat"]["deployments"][0].update(rpm=4, weight=100)
+        first, second = (llmplex.Client(settings, clock=FakeTime(draw=0.0).clock()) for _ in range(2))
+        assert [first.complete("chat", "hi").provider for _ in range(2)] == ["east", "east"]
+        assert second.complete("chat", "hi").provider == "west"  # east's other 2 are the reserve, for both
+        fakes["west"].enqueue(Fault.server_error(503))
+        assert second.complete("chat", "hi").provider == "east"  # a retry takes the shared reserve
+        assert counts(fakes) == {"east": 3, "west": 2}

@@ -12,6 +12,7 @@ import pytest
 
 import llmplex
 from llmplex import Clock, Hedged, LLMDeadlineExceededError
+from llmplex.routing.strategies import ordered
 from tests.groups.helpers import API_KEY, Recorder
 from tests.groups.slow_server import SlowServer
 
@@ -239,3 +240,23 @@ def test_item_4_a_hedge_uses_the_reserve_first_attempts_leave() -> None:
         assert client.complete("chat", "hi", timeout=15).provider == "west"  # the hedge took the reserve
         assert west.windows.take(1) is not None  # the window is full now
         assert fakes["east"].hung_up.wait(10) and recorder.of(Hedged)[0].won
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["memory", "redis"])
+def test_item_4_a_deployment_that_lost_a_race_reads_slow_to_the_latency_strategy(
+    shared: bool, request: pytest.FixtureRequest
+) -> None:
+    extra = {"limits": {"storage": request.getfixturevalue("redis_server").url}} if shared else {}
+    with slow_servers() as fakes:
+        client, _ = _client(fakes, group_extra={"strategy": "latency"}, **extra)
+        group = client.router.group("chat")
+        keys = [d.key for d in group.deployments]
+        fakes["east"].delay(30)
+        assert client.complete("chat", "hi").provider == "west"  # hedged after 100 ms; east cancelled
+        assert fakes["east"].hung_up.wait(10)
+        east, west = group.board.read(keys, None)
+        assert east.latency is not None and east.latency >= 0.1  # its 100+ ms without an answer counted
+        assert west.latency is not None and west.latency < east.latency
+        by_weight_east_first = lambda: 0.2  # noqa: E731  (and past the strategy's exploring share)
+        candidates = list(zip(group.deployments, group.board.read(keys, None), strict=True))
+        assert ordered("latency", candidates, by_weight_east_first)[0] is group.deployments[1]  # west first now

@@ -8,7 +8,9 @@ back to a deployment already tried waits as the policy says. Every attempt's
 end is told to the group's health board: a success clears the deployment's
 failures in a row, a retryable failure counts one (and may cool it: a
 ``DeploymentCooled`` event says so), anything else (a refusal, a bad request,
-a cancelled call, a lost hedge) counts for neither.
+a cancelled call, a lost hedge) counts for neither. A success's time feeds the
+deployment's recent latency; so does a lost hedge race's, when longer (the
+``latency`` strategy then sees the slowness a hedge hides).
 """
 
 from __future__ import annotations
@@ -89,14 +91,17 @@ class GroupTries:
         found = self.running.get(pipeline)
         return found[0].spec if found is not None else pipeline.route.spec
 
-    def end(self, outcome: Outcome, error: LLMError | None = None, pipeline: Pipeline | None = None) -> None:
-        """An attempt (``pipeline``, by default the latest) ended (no-op when it was told already)."""
+    def end(
+        self, outcome: Outcome, error: LLMError | None = None, pipeline: Pipeline | None = None, lost_race: bool = False
+    ) -> None:
+        """An attempt (``pipeline``, by default the latest) ended (no-op when it was told already); ``lost_race``: it
+        lost a hedge race, and the time it ran is a lower bound of its latency."""
         pipeline = pipeline or self.current
         found = self.running.pop(pipeline, None) if pipeline is not None else None
         if pipeline is None or found is None:
             return
         deployment, began = found
-        latency = self.plan.clock.monotonic() - began if outcome == "ok" else None
+        latency = self.plan.clock.monotonic() - began if outcome == "ok" or lost_race else None
         asked = getattr(error, "retry_after", None) if error is not None else None
         cooled = self.group.ended(deployment, outcome, latency, asked)
         if cooled > 0:

@@ -96,7 +96,7 @@ async def race(
                 if closing is not None:  # a losing stream that had begun to answer: abandoned here
                     await closing()
             pipeline.close()
-            tries.end("neutral", pipeline=pipeline)
+            tries.end("neutral", pipeline=pipeline, lost_race=True)
 
 
 def _may_hedge_again(tries: GroupTries, error: LLMError) -> bool:

@@ -52,7 +52,8 @@ class Board(Protocol):
         ...
 
     def ended(self, key: str, outcome: Outcome, latency: float | None, rule: CoolRule, asked: float | None) -> float:
-        """A call to ``key`` ended; returns the seconds it now cools for (0: it does not)."""
+        """A call to ``key`` ended (``latency``: its time; for an attempt that lost a hedge race, a lower bound);
+        returns the seconds it now cools for (0: it does not)."""
         ...
 
 
@@ -96,14 +97,15 @@ class MemoryBoard:
 
     def ended(self, key: str, outcome: Outcome, latency: float | None, rule: CoolRule, asked: float | None) -> float:
         """One call fewer in flight; a success clears the failures in a row, a retryable failure counts one and
-        cools the deployment when they reach ``rule.allowed_fails``."""
+        cools the deployment when they reach ``rule.allowed_fails``. ``latency`` moves the average on a success,
+        and otherwise (a lost hedge race: the time it ran without answering) only when it is longer."""
         with self._lock:
             entry = self._entry(key)
             entry.busy = max(0, entry.busy - 1)
+            if latency is not None and (outcome == "ok" or entry.latency is None or latency > entry.latency):
+                entry.latency = latency if entry.latency is None else _averaged(entry.latency, latency)
             if outcome == "ok":
                 entry.fails = 0
-                if latency is not None:
-                    entry.latency = latency if entry.latency is None else _averaged(entry.latency, latency)
                 return 0.0
             if outcome != "failed":
                 return 0.0

@@ -37,14 +37,16 @@ _ENDED = """
 local busy = redis.call('DECR', KEYS[1])
 if busy < 0 then redis.call('SET', KEYS[1], 0) end
 redis.call('EXPIRE', KEYS[1], 600)
-if ARGV[1] == 'ok' then
-  redis.call('DEL', KEYS[2])
-  if ARGV[2] ~= '' then
-    local new = tonumber(ARGV[2])
-    local old = tonumber(redis.call('GET', KEYS[4]))
+if ARGV[2] ~= '' then
+  local new = tonumber(ARGV[2])
+  local old = tonumber(redis.call('GET', KEYS[4]))
+  if ARGV[1] == 'ok' or not old or new > old then
     if old then new = old + tonumber(ARGV[5]) * (new - old) end
     redis.call('SET', KEYS[4], tostring(new), 'EX', 3600)
   end
+end
+if ARGV[1] == 'ok' then
+  redis.call('DEL', KEYS[2])
   return 0
 end
 if ARGV[1] ~= 'failed' then return 0 end
