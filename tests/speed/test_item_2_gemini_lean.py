@@ -237,7 +237,7 @@ def test_item_2_gemini_lean_request_streamed_url() -> None:
         list(client.models.generate_content_stream(**payload))
         lean = gemini_generate.prepare(client, payload, is_async=False, stream=True)
         assert lean is not None
-        client._api_client._httpx_client.send(lean.endpoint.request(lean.url, lean.body, lean.timeout))
+        client._api_client._httpx_client.send(lean.request())
 
     sdk, lean = _captured(False, both, SETTINGS)
     assert str(sdk.url).endswith(":streamGenerateContent?alt=sse")

@@ -1,9 +1,18 @@
-"""Build and close the SDK clients of one provider instance: httpx2 on both paths, retries off, the deadline held."""
+"""Build and close the SDK clients of one provider instance: httpx2 on both paths, retries off, the deadline held.
+
+The async client's ``httpx2.AsyncClient`` sends through aiohttp (httpx-aiohttp's ``httpx2`` transport, built by
+``llmplex.http.sdk_async_client`` as the openai and anthropic plugins' are): with many requests in flight httpx2's
+own connection pool spends most of a call scanning its connections. It is still an ``httpx2`` client (its
+requests, responses and exceptions), and the lean calls post straight on its aiohttp session
+(``llmplex.http.direct_sender``).
+"""
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Awaitable
+from types import SimpleNamespace
 from typing import Any
 
 import httpx2
@@ -11,7 +20,7 @@ from google import genai
 from google.genai import types
 
 from llmplex.errors import LLMConfigurationError
-from llmplex.http import async_client, sync_client
+from llmplex.http import sdk_async_client, sync_client
 from llmplex_gemini.settings import GeminiSettings
 
 __all__ = [
@@ -62,9 +71,31 @@ def create_client(settings: GeminiSettings) -> genai.Client:
     return client
 
 
+class _AsyncHttpxClient(httpx2.AsyncClient):
+    """httpx2's own async client, following redirects as the SDK's does."""
+
+    def __init__(self) -> None:
+        super().__init__(follow_redirects=True)
+
+
+@functools.cache
+def _clients() -> SimpleNamespace:
+    """What ``sdk_async_client`` builds from, as it builds a Stainless SDK's clients (aiohttp imported on first use)."""
+    from httpx_aiohttp.httpx2 import Httpx2AiohttpClient
+
+    class AioHttpClient(Httpx2AiohttpClient):
+        """``_AsyncHttpxClient`` on httpx-aiohttp's transport."""
+
+        def __init__(self) -> None:
+            super().__init__(follow_redirects=True)
+
+    return SimpleNamespace(DefaultAsyncHttpxClient=_AsyncHttpxClient, DefaultAioHttpClient=AioHttpClient)
+
+
 def create_async_client(settings: GeminiSettings) -> genai.Client:
-    """The client whose ``.aio`` serves async calls (one per event loop), pinned to httpx2 rather than aiohttp."""
-    http = async_client(httpx2, follow_redirects=True)
+    """The client whose ``.aio`` serves async calls (one per event loop): the SDK on an ``httpx2`` client sending
+    through aiohttp (httpx2's own transport when a test double stands in for it), not the SDK's own aiohttp path."""
+    http = sdk_async_client(_clients())  # type: ignore[arg-type]
     client = _client(settings, httpx_async_client=http)
     _http_clients[client] = http
     return client

@@ -40,6 +40,7 @@ class Endpoint:
     timeout: float | int | None
     """The client's ``HttpOptions.timeout`` (milliseconds)."""
     urls: dict[tuple[str, bool], str] = field(default_factory=dict)
+    merged: dict[float | None, list[tuple[bytes, bytes]]] = field(default_factory=dict, repr=False)
 
     def url(self, model: str, *, stream: bool) -> str | None:
         """The URL of ``model``'s ``generateContent`` (``streamGenerateContent?alt=sse``); ``None`` for a model name
@@ -61,12 +62,32 @@ class Endpoint:
     def request(self, url: str, body: bytes, timeout: int | None) -> httpx2.Request:
         """The request the SDK builds for ``body`` with a per-call ``timeout`` (milliseconds; ``None``: the
         client's)."""
+        seconds = self._seconds(timeout)
+        headers = self._headers(seconds)
+        return self.http.build_request(method="post", url=url, content=body, headers=headers, timeout=seconds)
+
+    def sent(self, timeout: int | None) -> tuple[list[tuple[bytes, bytes]], dict[str, float | None]]:
+        """The headers of ``request`` as its ``httpx2.Request`` holds them (merged with the client's, in its
+        order) and its timeouts (``Timeout.as_dict()``), for ``llmplex.http.direct_sender``."""
+        seconds = self._seconds(timeout)
+        merged = self.merged.get(seconds)
+        if merged is None:
+            headers = httpx2.Headers(self.http.headers)  # what ``build_request`` does with the SDK's headers
+            headers.update(self._headers(seconds))
+            if len(self.merged) >= MAX_MODELS:
+                self.merged.clear()
+            merged = self.merged[seconds] = headers.raw
+        return merged, httpx2.Timeout(seconds).as_dict()
+
+    def _seconds(self, timeout: int | None) -> float | None:
         chosen = self.timeout if timeout is None else timeout
-        seconds = chosen / 1000.0 if chosen else None
+        return chosen / 1000.0 if chosen else None
+
+    def _headers(self, seconds: float | None) -> dict[str, str]:
         headers = dict(self.headers)
         if seconds and "X-Server-Timeout" not in headers:
             headers["X-Server-Timeout"] = str(math.ceil(seconds))
-        return self.http.build_request(method="post", url=url, content=body, headers=headers, timeout=seconds)
+        return headers
 
 
 def endpoint(client: Any, *, is_async: bool) -> Endpoint | None:

@@ -4,7 +4,10 @@ For the clients this plugin builds (``endpoint.endpoint``) and a payload
 ``wire.body`` writes byte for byte as the SDK would, ``prepare`` returns a
 ``LeanCall`` that sends the SDK's request (``Endpoint.request``: URL, headers,
 timeout, body) through the SDK client's own deadline-bound ``httpx2`` client,
-as ``BaseApiClient._request_once``/``_async_request_once`` send it. The answer
+as ``BaseApiClient._request_once``/``_async_request_once`` send it; async, when
+that client's aiohttp transport allows it, straight on its aiohttp session
+(``llmplex.http.direct_sender``: the same headers, timeouts capped at the
+deadline, the transport's exceptions). The answer
 is checked by the SDK's ``APIError.raise_for_response``/``raise_for_async_response``
 (its ``ClientError``/``ServerError``), decoded with orjson (the stdlib's
 ``json.loads`` of the text when orjson refuses it, which raises what the SDK's
@@ -19,6 +22,7 @@ as the SDK lets them through. Everything else goes through the SDK.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +31,7 @@ import orjson
 from google import genai
 from google.genai import _extra_utils, errors, types
 
+from llmplex.http import Reply, direct_sender
 from llmplex_gemini import wire
 from llmplex_gemini.chunks import is_plain, sdk_chunk
 from llmplex_gemini.endpoint import Endpoint, endpoint
@@ -52,10 +57,8 @@ class LeanCall:
         assert isinstance(http, httpx2.Client)
         response = http.send(self.endpoint.request(self.url, self.body, self.timeout))
         errors.APIError.raise_for_response(response)
-        answer = self._read(response)
-        if type(answer) is dict:
-            return answer
-        token = _extra_utils.should_continue_generation(answer)
+        answer = self._answer(response.content, lambda: response)
+        token = None if type(answer) is dict else _extra_utils.should_continue_generation(answer)
         if token is None:
             return answer
         config = self._config()
@@ -68,15 +71,23 @@ class LeanCall:
         return _extra_utils.merge_continuation_responses(responses, config=config)
 
     async def asend(self) -> Any:
-        """Async twin of ``send``."""
+        """Async twin of ``send``; straight on the aiohttp session of the client's transport
+        (``llmplex.http.direct_sender``) when it allows it, the same request without httpx2's objects."""
         http = self.endpoint.http
         assert isinstance(http, httpx2.AsyncClient)
-        response = await http.send(self.endpoint.request(self.url, self.body, self.timeout))
-        await errors.APIError.raise_for_async_response(response)
-        answer = self._read(response)
-        if type(answer) is dict:
-            return answer
-        token = _extra_utils.should_continue_generation(answer)
+        direct = direct_sender(http)
+        sent: httpx2.Response | Reply
+        if direct is None:
+            sent = await http.send(self.endpoint.request(self.url, self.body, self.timeout))
+        else:
+            headers, timeouts = self.endpoint.sent(self.timeout)
+            sent = await direct.post(self.url, headers, self.body, timeouts, self.request)
+        if isinstance(sent, Reply):  # a 2xx answer, read whole
+            answer = self._answer(sent.content, sent.response)
+        else:
+            await errors.APIError.raise_for_async_response(sent)
+            answer = self._answer(sent.content, lambda: sent)
+        token = None if type(answer) is dict else _extra_utils.should_continue_generation(answer)
         if token is None:
             return answer
         config = self._config()
@@ -88,16 +99,20 @@ class LeanCall:
             token = _extra_utils.should_continue_generation(answer)
         return _extra_utils.merge_continuation_responses(responses, config=config)
 
-    def _read(self, response: httpx2.Response) -> Any:
-        """The answer as ``Models._generate_content`` reads it: plain data the parser reads, else its model."""
-        content = response.content
+    def request(self) -> httpx2.Request:
+        """The ``httpx2.Request`` of this call, as the SDK builds it."""
+        return self.endpoint.request(self.url, self.body, self.timeout)
+
+    def _answer(self, content: bytes, response: Callable[[], httpx2.Response]) -> Any:
+        """The answer as ``Models._generate_content`` reads it: plain data the parser reads, else its model
+        (``response`` gives the ``httpx2.Response``, read, for what only it has)."""
         try:
             answer = orjson.loads(content) if content else {}
         except orjson.JSONDecodeError:
-            answer = json.loads(response.text)  # the SDK's reading: takes NaN, else raises its error
+            answer = json.loads(response().text)  # the SDK's reading: takes NaN, else raises its error
         if is_plain(answer):
             return answer
-        return sdk_chunk(answer, self._parameters(), response.headers)
+        return sdk_chunk(answer, self._parameters(), response().headers)
 
     def _config(self) -> types.GenerateContentConfig | None:
         config = self.arguments.get("config")
