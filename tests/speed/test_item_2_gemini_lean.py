@@ -445,3 +445,41 @@ def test_item_2_gemini_answers_through_llmplex_go_lean(server: StreamServer, via
     _both(server, via, Reply.json(200, json.dumps(ANSWERS["text"]).encode()))
     assert handed[1] is dict and handed[3] is dict
     assert server.requests[0] == server.requests[1]
+
+
+def _resumable(text: str, token: bytes) -> dict[str, Any]:
+    """An answer that ends resumable: ``CONTINUATION`` with a ``continuationToken`` on its candidate."""
+    body = response([text_part(text)], finish_reason="CONTINUATION", usage_metadata=usage(5, 2))
+    body["candidates"][0]["continuationToken"] = base64.b64encode(token).decode()
+    types.GenerateContentResponse.model_validate(body)
+    return body
+
+
+@pytest.mark.parametrize("turned_off", [False, True], ids=["followed", "turned off"])
+def test_item_2_gemini_continued_answer_is_followed_as_the_sdk_follows_it(
+    turned_off: bool, server: StreamServer, via: Callable[[bool], list[type]]
+) -> None:
+    """A first answer ending resumable is followed by the SDK's own requests (the token sent back) and merged as
+    ``generate_content`` merges them, unless ``automatic_continuation`` is off; the lean first request is the
+    SDK's."""
+    replies = (
+        Reply.json(200, json.dumps(_resumable("Hel", b"hop-1")).encode()),
+        Reply.json(200, json.dumps(response([text_part("lo!")], usage_metadata=usage(6, 3))).encode()),
+    )
+    options = {"provider_options": {"automatic_continuation": False}} if turned_off else {}
+    config = {"providers": {"g": {"plugin": "gemini", "base_url": server.url, "api_key": KEY}}}
+    client = llmplex.Client(config, throttle={"max_attempts": 1})
+    outcomes, sent = [], []
+    try:
+        for sdk in (True, False):
+            via(sdk)
+            server.script(*replies)
+            server.requests.clear()
+            outcomes.append(_outcome(lambda: client.complete(f"g:{MODEL}", "hi", **options)))
+            sent.append([(r.path, r.body) for r in server.requests])
+    finally:
+        client.close()
+    assert outcomes[0] == outcomes[1]
+    assert sent[0] == sent[1] and len(sent[0]) == (1 if turned_off else 2)
+    if not turned_off:
+        assert json.loads(sent[1][1][1])["continuationToken"] == base64.b64encode(b"hop-1").decode()

@@ -58,7 +58,7 @@ class LeanCall:
         response = http.send(self.endpoint.request(self.url, self.body, self.timeout))
         errors.APIError.raise_for_response(response)
         answer = self._answer(response.content, lambda: response)
-        token = None if type(answer) is dict else _extra_utils.should_continue_generation(answer)
+        token = self._token(answer)
         if token is None:
             return answer
         config = self._config()
@@ -87,7 +87,7 @@ class LeanCall:
         else:
             await errors.APIError.raise_for_async_response(sent)
             answer = self._answer(sent.content, lambda: sent)
-        token = None if type(answer) is dict else _extra_utils.should_continue_generation(answer)
+        token = self._token(answer)
         if token is None:
             return answer
         config = self._config()
@@ -98,6 +98,17 @@ class LeanCall:
             responses.append(answer)
             token = _extra_utils.should_continue_generation(answer)
         return _extra_utils.merge_continuation_responses(responses, config=config)
+
+    @property
+    def continues(self) -> bool:
+        """Whether the SDK follows continuation tokens for this call (unless the config turns it off)."""
+        return (self.arguments.get("config") or {}).get("automatic_continuation") is not False
+
+    def _token(self, answer: Any) -> bytes | None:
+        """The continuation token the SDK would send the next request with (a plain answer has none)."""
+        if type(answer) is dict or not self.continues:
+            return None
+        return _extra_utils.should_continue_generation(answer)
 
     def request(self) -> httpx2.Request:
         """The ``httpx2.Request`` of this call, as the SDK builds it."""

@@ -221,7 +221,7 @@ _GENERATION = _object(
         ("thinkingConfig", "thinking_config", _THINKING),
     ]
 )
-_REQUEST_ONLY = {"automatic_function_calling", "http_options"}
+_REQUEST_ONLY = {"automatic_function_calling", "automatic_continuation", "http_options"}
 """Config fields that shape the call, not the body; ``lean_config`` vouches for their values."""
 _BODY_FIELDS = frozenset(
     name for field in ("system_instruction", "safety_settings", "tools", "tool_config") for name in _names(field)
@@ -229,12 +229,12 @@ _BODY_FIELDS = frozenset(
 
 
 def lean_config(config: Any) -> tuple[bool, int | None]:
-    """Whether ``config`` asks for nothing beyond one plain request (automatic function calling off or unset,
-    HTTP options holding at most a timeout in whole milliseconds), and that per-call timeout (``None``: the
-    client's)."""
+    """Whether ``config`` asks for nothing beyond plain requests (automatic function calling off or unset,
+    automatic continuation a ``bool`` or unset, HTTP options holding at most a timeout in whole milliseconds), and
+    that per-call timeout (``None``: the client's)."""
     if config is None:
         return True, None
-    if type(config) is not dict:
+    if type(config) is not dict or type(config.get("automatic_continuation", True)) is not bool:
         return False, None
     options = config.get("http_options", {})
     if config.get("automatic_function_calling", {"disable": True}) != {"disable": True} or type(options) is not dict:

@@ -1,0 +1,133 @@
+"""Issue 34 item 4: llmplex-gemini's lean stream writes its request without the SDK's pydantic models.
+
+``streamGenerateContent?alt=sse`` is sent with ``generate.prepare(..., stream=True)``'s request: for every payload of
+``tests/speed/test_item_2_gemini_lean.py`` its method, URL, headers, body bytes and timeouts equal what the SDK's
+``generate_content_stream`` hands its ``httpx2`` client, sync and async; a plain stream builds no SDK request model
+at all. How the stream is read, its errors, faults and deadlines: ``tests/speed/test_item_4_gemini_lean_stream.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx2
+import pytest
+from google import genai
+from google.genai import models, types
+from llmplex_gemini import lean as gemini_lean
+from llmplex_gemini.clients import close_client, create_async_client, create_client
+
+from tests.plugins.gemini.wire import MODEL, response, stream_body, text_part, usage
+from tests.speed.test_item_2_gemini_lean import LEAN_PAYLOADS, SETTINGS, TURN
+
+STREAM = stream_body(
+    [
+        response([text_part("Hel")], finish_reason=None, usage_metadata=usage(5, 1)),
+        response([text_part("lo!")], usage_metadata=usage(5, 2)),
+    ]
+)
+
+
+def _handler(seen: list[httpx2.Request]) -> httpx2.MockTransport:
+    def handle(request: httpx2.Request) -> httpx2.Response:
+        request.read()
+        seen.append(request)
+        return httpx2.Response(200, content=STREAM, headers={"content-type": "text/event-stream"})
+
+    return httpx2.MockTransport(handle)
+
+
+def _sync(payload: dict[str, Any]) -> tuple[list[httpx2.Request], list[Any]]:
+    seen: list[httpx2.Request] = []
+    client = create_client(SETTINGS)
+    client._api_client._httpx_client._transport = _handler(seen)
+    try:
+        list(client.models.generate_content_stream(**payload))
+        lean = gemini_lean.prepare(client, payload, is_async=False)
+        assert lean is not None
+        chunks = list(lean.open())
+    finally:
+        close_client(client)
+    return seen, chunks
+
+
+def _async(payload: dict[str, Any]) -> tuple[list[httpx2.Request], list[Any]]:
+    seen: list[httpx2.Request] = []
+
+    async def run() -> list[Any]:
+        client = create_async_client(SETTINGS)
+        client._api_client._async_httpx_client._transport = _handler(seen)
+        try:
+            async for _ in await client.aio.models.generate_content_stream(**payload):
+                pass
+            lean = gemini_lean.prepare(client, payload, is_async=True)
+            assert lean is not None
+            return [chunk async for chunk in await lean.aopen()]
+        finally:
+            await close_client(client)  # type: ignore[misc]
+
+    chunks = asyncio.run(run())
+    return seen, chunks
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("name", list(LEAN_PAYLOADS))
+def test_item_4_gemini_stream_request_is_the_sdks_byte_for_byte(name: str, is_async: bool) -> None:
+    (sdk, lean), chunks = (_async if is_async else _sync)(LEAN_PAYLOADS[name]())
+    assert str(sdk.url).endswith(":streamGenerateContent?alt=sse")
+    assert (lean.method, str(lean.url), lean.headers.raw, lean.content, lean.extensions) == (
+        sdk.method,
+        str(sdk.url),
+        sdk.headers.raw,
+        sdk.content,
+        sdk.extensions,
+    )
+    assert [type(chunk) for chunk in chunks] == [dict, dict]
+
+
+@pytest.fixture
+def sdk_models_built(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Each SDK request model or converter run, by name."""
+    built: list[str] = []
+    for owner, name in (
+        (types, "_GenerateContentParameters"),
+        (types.GenerateContentConfig, "model_validate"),
+        (models, "_GenerateContentParameters_to_mldev"),
+    ):
+        original = getattr(owner, name)
+        monkeypatch.setattr(owner, name, lambda *a, _o=original, _n=name, **k: (built.append(_n), _o(*a, **k))[1])
+    return built
+
+
+def test_item_4_gemini_plain_stream_builds_no_sdk_request_model(sdk_models_built: list[str]) -> None:
+    payload = LEAN_PAYLOADS["tools and a forced choice"]()
+    seen: list[httpx2.Request] = []
+    client = create_client(SETTINGS)
+    client._api_client._httpx_client._transport = _handler(seen)
+    try:
+        lean = gemini_lean.prepare(client, payload, is_async=False)
+        assert lean is not None
+        chunks = list(lean.open())
+    finally:
+        close_client(client)
+    assert [type(chunk) for chunk in chunks] == [dict, dict] and len(seen) == 1
+    assert sdk_models_built == []
+
+
+@pytest.mark.parametrize(
+    ("config", "lean"),
+    [
+        ({"automatic_continuation": False}, True),
+        ({"automatic_continuation": "no"}, False),
+        ({"tools": [{"function_declarations": [{"name": "f"}]}], "automatic_function_calling": {}}, False),
+        ({"response_schema": {"type": "OBJECT"}}, False),
+    ],
+)
+def test_item_4_gemini_stream_lean_or_sdk(config: dict[str, Any], lean: bool) -> None:
+    client: genai.Client = create_client(SETTINGS)
+    try:
+        prepared = gemini_lean.prepare(client, {"model": MODEL, "contents": TURN, "config": config}, is_async=False)
+        assert (prepared is not None) is lean
+    finally:
+        close_client(client)
