@@ -29,3 +29,11 @@ def test_item_7_the_benchmark_table_puts_llmplex_beside_the_router() -> None:
     rows = [line for line in PAGE.read_text(encoding="utf-8").splitlines() if line.startswith("| ")]
     assert any(row.startswith("| litellm Router") for row in rows)
     assert any(row.startswith("| llmplex") for row in rows)
+
+
+def test_item_7_every_group_setting_is_documented() -> None:
+    from llmplex.config.groups import GroupConfig
+
+    text = PAGE.read_text(encoding="utf-8")
+    for field in GroupConfig.model_fields:
+        assert f"{field} =" in text or f"`{field}`" in text, f"docs/concepts/groups.md does not describe {field!r}"
