@@ -252,3 +252,15 @@ def test_item_2_the_reserve_is_kept_in_the_shared_windows(redis_server: RedisSer
         fakes["west"].enqueue(Fault.server_error(503))
         assert second.complete("chat", "hi").provider == "east"  # a retry takes the shared reserve
         assert counts(fakes) == {"east": 3, "west": 2}
+
+
+def test_item_2_embed_first_attempts_leave_the_reserve_too() -> None:
+    deployments = [{"model": "mock:embed", "rpm": 2, "weight": 100}, {"model": "backup:embed"}]
+    client = llmplex.Client(
+        providers={"backup": {"plugin": "mock"}},
+        groups={"chat": {"hedge_reserve": 0.5, "deployments": deployments}},
+        clock=FakeTime(draw=0.0).clock(),
+    )
+    assert [client.embed("chat", ["a"]).provider for _ in range(2)] == ["mock", "backup"]
+    client.provider_client("backup").push_error(LLMServerError("503"))
+    assert client.embed("chat", ["b"]).provider == "mock"  # the retry takes mock's reserve
