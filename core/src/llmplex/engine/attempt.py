@@ -164,6 +164,8 @@ class Attempt:
             self._require("stream")
             return aiterate_in_thread(blocking)
 
+        if deadline is None:  # nothing to hold it to: opened now, read without a layer in between
+            return await opening()
         return aiterate_before(opening, deadline, expired)
 
     def _require(self, hook: str) -> None:

@@ -65,16 +65,12 @@ def iter_contained(source: Iterable[T], provider: str) -> Iterator[T]:
     Closing this closes ``source`` (the plugin's stream object) too."""
     items = iter(source)
     try:
-        while True:
-            try:
-                item = next(items)
-            except StopIteration:
-                return
-            except (Exception, *PASSING):
-                raise
-            except BaseException as exc:
-                raise plugin_aborted(exc, provider) from exc
-            yield item
+        for item in items:  # noqa: UP028 (``yield from`` would hand ``close``/``throw`` to the plugin's iterator)
+            yield item  # only ``close`` throws in here (``GeneratorExit``)
+    except (Exception, GeneratorExit, *PASSING):
+        raise
+    except BaseException as exc:
+        raise plugin_aborted(exc, provider) from exc
     finally:
         close = getattr(source, "close", None) or getattr(items, "close", None)
         if close is not None:
@@ -85,16 +81,12 @@ async def aiter_contained(source: AsyncIterable[T], provider: str) -> AsyncItera
     """Async ``iter_contained``."""
     items = aiter(source)
     try:
-        while True:
-            try:
-                item = await anext(items)
-            except StopAsyncIteration:
-                return
-            except (Exception, *PASSING):
-                raise
-            except BaseException as exc:
-                raise plugin_aborted(exc, provider) from exc
+        async for item in items:  # only ``aclose`` throws in at the ``yield`` (``GeneratorExit``)
             yield item
+    except (Exception, GeneratorExit, *PASSING):
+        raise
+    except BaseException as exc:
+        raise plugin_aborted(exc, provider) from exc
     finally:
         close = (
             getattr(source, "aclose", None)

@@ -15,6 +15,7 @@ from llmplex.errors import LLMServerError, LLMUsageError
 from llmplex.events import Dropped, PromptExecuted, PromptRendered
 from llmplex.masking.errors import scrub_error
 from llmplex.masking.values import redact
+from llmplex.plugins.hooks import ProviderHooks
 from llmplex.routing import Route
 from llmplex.types import Request, Response, StreamEvent, StreamState, Usage
 from llmplex.types.pricing import priced_model
@@ -153,20 +154,6 @@ class Pipeline:
 
     # -- stream --------------------------------------------------------------------
 
-    def _events(
-        self, parse: Callable[..., Any], raw_event: Any, state: StreamState, assembler: StreamAssembler
-    ) -> list[StreamEvent]:
-        try:  # ``contained`` written out: this runs once per raw event
-            parsed = parse(raw_event=raw_event, state=state)
-        except (Exception, *PASSING):
-            raise
-        except BaseException as exc:
-            raise plugin_aborted(exc, self.runner.name) from exc
-        events = parsed if type(parsed) is list else list(parsed or ())
-        for event in events:
-            assembler.add(event)
-        return events
-
     def _final(self, assembler: StreamAssembler, yielded: bool) -> StreamEvent:
         if not yielded:
             raise LLMServerError(
@@ -214,10 +201,19 @@ class Pipeline:
             yielded = False
             try:
                 state.request = self._sent_request
-                parse = self.runner.hooks.parse_event  # bound once per attempt: no wait comes between events
-                for raw_event in self._raw_events():
+                parse, add, provider = _event_parser(self.runner.hooks), assembler.add, self.runner.name
+                for raw_event in self._raw_events():  # this loop runs for every chunk: its steps are written out
                     assembler.answering = True
-                    for event in self._events(parse, raw_event, state, assembler):
+                    try:  # ``contained`` written out
+                        parsed = parse(raw_event, state)
+                    except (Exception, *PASSING):
+                        raise
+                    except BaseException as exc:
+                        raise plugin_aborted(exc, provider) from exc
+                    events = parsed if type(parsed) is list else list(parsed or ())
+                    for event in events:  # the answer so far holds all of them before the first is handed on
+                        add(event)
+                    for event in events:
                         yielded = True
                         yield event
                 yield self._final(assembler, yielded)
@@ -249,10 +245,19 @@ class Pipeline:
             yielded = False
             try:
                 state.request = self._sent_request
-                parse = self.runner.hooks.parse_event  # bound once per attempt: no wait comes between events
-                async for raw_event in await self._araw_events():
+                parse, add, provider = _event_parser(self.runner.hooks), assembler.add, self.runner.name
+                async for raw_event in await self._araw_events():  # as in ``stream``
                     assembler.answering = True
-                    for event in self._events(parse, raw_event, state, assembler):
+                    try:
+                        parsed = parse(raw_event, state)
+                    except (Exception, *PASSING):
+                        raise
+                    except BaseException as exc:
+                        raise plugin_aborted(exc, provider) from exc
+                    events = parsed if type(parsed) is list else list(parsed or ())
+                    for event in events:
+                        add(event)
+                    for event in events:
                         yielded = True
                         yield event
                 yield self._final(assembler, yielded)
@@ -269,6 +274,20 @@ class Pipeline:
             if delay is None:
                 raise error
             await self.plan.clock.asleep(delay)
+
+
+def _event_parser(hooks: ProviderHooks) -> Callable[[Any, StreamState], Any]:
+    """The provider's ``parse_event`` hook as a function of ``(raw_event, state)``, bound once per attempt (no
+    wait comes between events): its one plain implementation itself when it takes exactly those arguments,
+    else the hook caller."""
+    caller = hooks.parse_event
+    impls = caller.get_hookimpls()
+    if len(impls) == 1 and not (impls[0].wrapper or impls[0].hookwrapper) and impls[0].argnames == _EVENT_ARGS:
+        return impls[0].function  # type: ignore[no-any-return]
+    return lambda raw_event, state: caller(raw_event=raw_event, state=state)
+
+
+_EVENT_ARGS = ("raw_event", "state")
 
 
 def _as_events(response: Response) -> list[StreamEvent]:

@@ -32,6 +32,8 @@ __all__ = ["MAX_EVENT_BYTES", "SSEDecoder", "ServerSentEvent", "aiter_sse", "ite
 MAX_EVENT_BYTES = 64 * 1024 * 1024
 """The default bound on one event's size: its ``data`` lines and the line being read, in bytes."""
 
+_tuple_new = tuple.__new__
+"""Makes a ``ServerSentEvent`` from its four fields without the named tuple's ``__new__`` (a Python function)."""
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _BOM = "\ufeff"
 
@@ -114,26 +116,23 @@ class SSEDecoder:
                 lines[0] = "".join(self._line) + lines[0]
             last = lines.pop()
             self._line = [last] if last else []
-            for line in lines:  # fields parsed in line, not in a method: this loop runs for every line
-                if line:
-                    name, colon, value = line.partition(":")
-                    if colon and value.startswith(" "):
-                        value = value[1:]
-                    if name == "data":
-                        self._data.append(value)
-                        self._data_size += len(value) + 1
-                    elif name == "event":
-                        self._event = value
+            for line in lines:  # runs for every line: the common ones parsed here, the rest by ``_field``
+                if not line:
+                    if data := self._data:
+                        self._data, self._data_size = [], 0
+                        event, self._event = self._event, ""
+                        joined = data[0] if len(data) == 1 else "\n".join(data)
+                        yield _tuple_new(ServerSentEvent, (joined, event or "message", self._id, self._retry))
                     else:
-                        self._field(name, value)
-                elif self._data:
-                    data = self._data
-                    self._data, self._data_size = [], 0
-                    event, self._event = self._event, ""
-                    joined = data[0] if len(data) == 1 else "\n".join(data)
-                    yield ServerSentEvent(joined, event or "message", self._id, self._retry)
+                        self._event = ""  # a block without data is not an event
+                elif line.startswith("data: "):
+                    value = line[6:]
+                    self._data.append(value)
+                    self._data_size += len(value) + 1
+                elif line.startswith("event: "):
+                    self._event = line[7:]
                 else:
-                    self._event = ""  # a block without data is not an event
+                    self._field(line)
             self._held = self._data_size + len(last)
             if self._held > self.max_event_bytes:
                 raise self._too_large()
@@ -145,10 +144,18 @@ class SSEDecoder:
             "(no blank line): the server is broken, or raise max_event_bytes if its events are that large"
         )
 
-    def _field(self, name: str, value: str) -> None:
-        """A field other than ``data`` and ``event``: ``id`` and ``retry`` are kept; a comment (empty name) or an
-        unknown field is ignored."""
-        if name == "id":
+    def _field(self, line: str) -> None:
+        """Any other line: a field (``id`` and ``retry`` are kept, ``data`` and ``event`` written without their
+        space), or a comment (empty name) or an unknown field, ignored."""
+        name, colon, value = line.partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+            self._data_size += len(value) + 1
+        elif name == "event":
+            self._event = value
+        elif name == "id":
             if "\0" not in value:
                 self._id = value
         elif name == "retry" and value.isascii() and value.isdigit():

@@ -41,6 +41,36 @@ class StreamEvent(BaseModel):
     reasoning: ReasoningPart | None = None
     response: Response | None = None
 
+    @classmethod
+    def text_delta(cls, text: str, response_id: str | None = None, model: str | None = None) -> StreamEvent:
+        """``StreamEvent(type="text", text=text, response_id=response_id, model=model)``, the event of nearly every
+        streamed chunk: built without validation when the values already have their fields' types (a ``str``
+        text, ``str`` or ``None`` ids), validated as usual otherwise. Equal to the validated event in every way
+        (fields, fields set, ``==``, hash, dump)."""
+        if (
+            type(text) is str
+            and (response_id is None or type(response_id) is str)
+            and (model is None or type(model) is str)
+        ):
+            event = _new(cls)
+            values = _TEXT_DEFAULTS.copy()
+            values["text"], values["response_id"], values["model"] = text, response_id, model
+            _set(event, "__dict__", values)
+            _set(event, "__pydantic_fields_set__", {"type", "text", "response_id", "model"})
+            _set(event, "__pydantic_extra__", None)
+            _set(event, "__pydantic_private__", None)
+            return event
+        return cls(type="text", text=text, response_id=response_id, model=model)
+
+
+_new = object.__new__
+_set = object.__setattr__
+_TEXT_DEFAULTS: dict[str, Any] = {
+    name: "text" if field.is_required() else field.default for name, field in StreamEvent.model_fields.items()
+}
+"""Every field of a text event, in the fields' order (as validation puts them): ``type`` (the one required field)
+``"text"``, the rest their defaults."""
+
 
 @dataclass
 class StreamState:

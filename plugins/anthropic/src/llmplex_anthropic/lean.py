@@ -190,18 +190,20 @@ class LeanMessages:
 
     def _events(self, response: httpx2.Response) -> Iterator[Any]:
         try:
-            for sse in iter_sse(response.iter_bytes()):
-                event = self._event(sse, response)
-                if event is not None:
+            for sse in iter_sse(response.iter_bytes()):  # this loop runs for every chunk: ``_event``'s common case
+                if sse.event in _DATA_EVENTS and sse.data:  # inline
+                    yield orjson.loads(sse.data)
+                elif (event := self._event(sse, response)) is not None:
                     yield event
         finally:
             response.close()
 
     async def _aevents(self, response: httpx2.Response) -> AsyncIterator[Any]:
         try:
-            async for sse in aiter_sse(response.aiter_bytes()):
-                event = self._event(sse, response)
-                if event is not None:
+            async for sse in aiter_sse(response.aiter_bytes()):  # as in ``_events``
+                if sse.event in _DATA_EVENTS and sse.data:
+                    yield orjson.loads(sse.data)
+                elif (event := self._event(sse, response)) is not None:
                     yield event
         finally:
             await response.aclose()
@@ -222,6 +224,11 @@ class LeanMessages:
         return orjson.loads(sse.data)
 
 
+_DATA_EVENTS = frozenset(
+    {"message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta"}
+)
+"""The events of every answer, decoded as they are (``_event``'s common case; ``message_stop`` and the rest go
+through ``_event``)."""
 _SKIPPED = frozenset({"ping", "message"})
 """Events the SDK's ``Stream`` skips: pings and events without a name (``iter_sse`` calls those ``message``)."""
 

@@ -54,6 +54,11 @@ def _merge_usage(progress: _Progress, usage: Any) -> None:
 def parse_stream_event(event: Any, state: StreamState) -> list[StreamEvent]:
     """The core events for one raw SDK stream event (``ping`` and block stops give none)."""
     progress = _progress(state)
+    if type(event) is dict and event.get("type") == "content_block_delta":  # nearly every chunk: a text delta
+        delta = event.get("delta")
+        if type(delta) is dict and delta.get("type") == "text_delta":
+            text = delta.get("text")
+            return [StreamEvent.text_delta(text, progress.response_id)] if text else []
     kind = field(event, "type")
     if kind == "message_start":
         message = field(event, "message")
@@ -111,7 +116,7 @@ def _block_delta(index: int, delta: Any, progress: _Progress) -> list[StreamEven
     kind = field(delta, "type")
     if kind == "text_delta":
         text = field(delta, "text")
-        return [StreamEvent(type="text", text=text, response_id=rid)] if text else []
+        return [StreamEvent.text_delta(text, rid)] if text else []
     thinking = progress.thinking_blocks.get(index)
     if thinking is not None and kind == "thinking_delta":
         piece = field(delta, "thinking") or ""

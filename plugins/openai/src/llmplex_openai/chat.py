@@ -161,7 +161,7 @@ def parse_chat_event(chunk: Any, state: StreamState) -> list[StreamEvent]:
         delta = choice.get("delta") or _EMPTY
         content = delta.get("content")
         if content:
-            events.append(StreamEvent(type="text", text=content, response_id=rid, model=model))
+            events.append(StreamEvent.text_delta(content, rid, model))
             if state.request.output is not None:
                 state.data.setdefault("text", []).append(content)
         refusal = delta.get("refusal")

@@ -43,7 +43,7 @@ import orjson
 from openai import AsyncOpenAI, OpenAI
 from openai._models import FinalRequestOptions
 
-from llmplex.http import Reply, ServerSentEvent, aiter_sse, direct_sender, http_library, iter_sse
+from llmplex.http import Reply, aiter_sse, direct_sender, http_library, iter_sse
 
 __all__ = ["apost", "astream", "post", "stream", "suits"]
 
@@ -231,11 +231,16 @@ async def astream(
 def _events(response: Any) -> Iterator[Any]:
     done = False
     try:
-        for sse in iter_sse(response.iter_bytes()):
-            if done or sse.data.startswith("[DONE]"):
+        for sse in iter_sse(response.iter_bytes()):  # this loop runs for every chunk: ``_event``'s common case inline
+            data = sse.data
+            if done or data.startswith("[DONE]"):
                 done = True  # what follows is skipped, as the SDK skips it; the body is read to its end
                 continue
-            yield _event(sse, response)
+            event = orjson.loads(data)
+            if type(event) is dict and not event.get("error"):
+                yield event
+            else:
+                yield _event(event, response)
     finally:
         response.close()
 
@@ -243,18 +248,22 @@ def _events(response: Any) -> Iterator[Any]:
 async def _aevents(response: Any) -> AsyncIterator[Any]:
     done = False
     try:
-        async for sse in aiter_sse(response.aiter_bytes()):
-            if done or sse.data.startswith("[DONE]"):
-                done = True  # what follows is skipped, as the SDK skips it; the body is read to its end
+        async for sse in aiter_sse(response.aiter_bytes()):  # as in ``_events``
+            data = sse.data
+            if done or data.startswith("[DONE]"):
+                done = True
                 continue
-            yield _event(sse, response)
+            event = orjson.loads(data)
+            if type(event) is dict and not event.get("error"):
+                yield event
+            else:
+                yield _event(event, response)
     finally:
         await response.aclose()
 
 
-def _event(sse: ServerSentEvent, response: Any) -> Any:
-    """The decoded data of one event, or the SDK's ``APIError`` for an error event (``openai.Stream.__stream__``)."""
-    data = orjson.loads(sse.data)
+def _event(data: Any, response: Any) -> Any:
+    """One event's decoded data, or the SDK's ``APIError`` for an error event (``openai.Stream.__stream__``)."""
     if isinstance(data, dict) and data.get("error"):
         error = data["error"]
         message = error.get("message") if isinstance(error, dict) else None

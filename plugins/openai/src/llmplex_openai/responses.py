@@ -217,7 +217,7 @@ def parse_responses_event(event: Any, state: StreamState) -> list[StreamEvent]:
         delta = data.get("delta") or ""
         if state.request.output is not None:
             state.data.setdefault("text", []).append(delta)
-        return [StreamEvent(type="text", text=delta, response_id=rid, model=state.data.get("model"))]
+        return [StreamEvent.text_delta(delta, rid, state.data.get("model"))]
     if kind == "response.function_call_arguments.delta":
         index = state.data.setdefault("calls", {}).get(data.get("output_index"), 0)
         delta = data.get("delta") or ""
