@@ -68,7 +68,6 @@ class SSEDecoder:
             raise LLMConfigurationError(f"max_event_bytes must be a whole number >= 1, got {max_event_bytes!r}")
         self.max_event_bytes = max_event_bytes
         self._held = 0  # bytes (at most) of the unfinished line and the event's data so far
-        self._data_size = 0
         self._text = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._started = False
         self._after_cr = False
@@ -119,7 +118,7 @@ class SSEDecoder:
             for line in lines:  # runs for every line: the common ones parsed here, the rest by ``_field``
                 if not line:
                     if data := self._data:
-                        self._data, self._data_size = [], 0
+                        self._data = []
                         event, self._event = self._event, ""
                         joined = data[0] if len(data) == 1 else "\n".join(data)
                         yield _tuple_new(ServerSentEvent, (joined, event or "message", self._id, self._retry))
@@ -128,17 +127,16 @@ class SSEDecoder:
                 elif line.startswith("data: "):
                     value = line[6:]
                     self._data.append(value)
-                    self._data_size += len(value) + 1
                 elif line.startswith("event: "):
                     self._event = line[7:]
                 else:
                     self._field(line)
-            self._held = self._data_size + len(last)
+            self._held = len(last) + (sum(map(len, self._data)) + len(self._data) if self._data else 0)
             if self._held > self.max_event_bytes:
                 raise self._too_large()
 
     def _too_large(self) -> LLMServerError:
-        self._line, self._data, self._held, self._data_size = [], [], 0, 0
+        self._line, self._data, self._held = [], [], 0
         return LLMServerError(
             f"the event stream sent an event longer than {self.max_event_bytes} bytes without ending it "
             "(no blank line): the server is broken, or raise max_event_bytes if its events are that large"
@@ -152,7 +150,6 @@ class SSEDecoder:
             value = value[1:]
         if name == "data":
             self._data.append(value)
-            self._data_size += len(value) + 1
         elif name == "event":
             self._event = value
         elif name == "id":

@@ -55,16 +55,20 @@ class StreamEvent(BaseModel):
             event = _new(cls)
             values = _TEXT_DEFAULTS.copy()
             values["text"], values["response_id"], values["model"] = text, response_id, model
-            _set(event, "__dict__", values)
-            _set(event, "__pydantic_fields_set__", {"type", "text", "response_id", "model"})
-            _set(event, "__pydantic_extra__", None)
-            _set(event, "__pydantic_private__", None)
+            _set_dict(event, values)
+            _set_fields_set(event, {"type", "text", "response_id", "model"})
+            _set_extra(event, None)
+            _set_private(event, None)
             return event
         return cls(type="text", text=text, response_id=response_id, model=model)
 
 
 _new = object.__new__
-_set = object.__setattr__
+_set_dict, _set_fields_set, _set_extra, _set_private = (
+    BaseModel.__dict__[name].__set__
+    for name in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+)
+"""The setters of the four slots a pydantic model's instance holds (what ``model_construct`` sets)."""
 _TEXT_DEFAULTS: dict[str, Any] = {
     name: "text" if field.is_required() else field.default for name, field in StreamEvent.model_fields.items()
 }

@@ -90,6 +90,8 @@ def format_request(request: Request, settings: CompatibleSettings) -> dict[str, 
 
 
 def _field(item: Any, name: str) -> Any:
+    if type(item) is dict:  # the lean stream's decoded JSON, several times per chunk: no ABC check
+        return item.get(name)
     if isinstance(item, Mapping):
         return item.get(name)
     value = getattr(item, name, None)
