@@ -15,10 +15,11 @@ import httpx2
 import pytest
 from google import genai
 from google.genai import models, types
+from llmplex_gemini import chunks
 from llmplex_gemini import lean as gemini_lean
 from llmplex_gemini.clients import close_client, create_async_client, create_client
 
-from tests.plugins.gemini.wire import MODEL, response, stream_body, text_part, usage
+from tests.plugins.gemini.wire import MODEL, function_call_part, response, stream_body, text_part, usage
 from tests.speed.test_item_2_gemini_lean import LEAN_PAYLOADS, SETTINGS, TURN
 
 STREAM = stream_body(
@@ -131,3 +132,46 @@ def test_item_4_gemini_stream_lean_or_sdk(config: dict[str, Any], lean: bool) ->
         assert (prepared is not None) is lean
     finally:
         close_client(client)
+
+
+def _variants() -> list[Any]:
+    """Chunks near the common one: each field missing, null, of another JSON type, or unknown."""
+    base = response([text_part("Hi"), text_part("hm", thought=True)], usage_metadata=usage(5, 2, thoughts=1))
+    found: list[Any] = [base, {}, [], None, "x", response([function_call_part("f", {"a": 1}, "c")])]
+    found.append(
+        {**base, "usageMetadata": {**usage(5, 2), "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 5}]}}
+    )
+    others = (None, True, 1, 1.0, "x", "STOP", [], {}, [{}], [None])
+    candidate = base["candidates"][0]
+    for key in (*base, "promptFeedback"):
+        found.extend({**base, key: value} for value in others)
+    for key in (*candidate, "safetyRatings", "continuationToken"):
+        found.extend({**base, "candidates": [{**candidate, key: value}]} for value in others)
+    for key in ("role", "parts", "extra"):
+        found.extend(
+            {**base, "candidates": [{**candidate, "content": {**candidate["content"], key: value}}]} for value in others
+        )
+    for key in ("text", "thought", "functionCall", "thoughtSignature"):
+        found.extend(
+            {**base, "candidates": [{**candidate, "content": {"role": "model", "parts": [{"text": "a", key: value}]}}]}
+            for value in others
+        )
+    for key in ("promptTokenCount", "trafficType", "cacheTokensDetails"):
+        found.extend({**base, "usageMetadata": {**base["usageMetadata"], key: value}} for value in others)
+    for key in ("modality", "tokenCount", "extra"):
+        detail = {"modality": "AUDIO", "tokenCount": 3}
+        found.extend(
+            {**base, "usageMetadata": {**base["usageMetadata"], "promptTokensDetails": [{**detail, key: value}]}}
+            for value in others
+        )
+    return found
+
+
+def test_item_4_gemini_fast_plain_check_agrees_with_the_full_one() -> None:
+    """The one-pass check of the common chunk says plain only where the full field-by-field check does, and
+    ``is_plain`` is the full check's answer on every variant."""
+    variants = _variants()
+    assert sum(chunks._text_chunk(v) for v in variants) > 20
+    for variant in variants:
+        assert chunks.is_plain(variant) is chunks._CHUNK(variant), variant
+        assert not chunks._text_chunk(variant) or chunks._CHUNK(variant), variant

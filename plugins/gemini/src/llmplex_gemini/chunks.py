@@ -100,10 +100,98 @@ _CHUNK = _object(
 )
 
 
+_CHUNK_KEYS = frozenset({"candidates", "usageMetadata", "modelVersion", "responseId"})
+_CANDIDATE_KEYS = frozenset({"content", "finishReason", "index", "finishMessage"})
+_CONTENT_KEYS = frozenset({"role", "parts"})
+_TEXT_KEYS = frozenset({"text", "thought"})
+_COUNT_KEYS = frozenset(
+    {
+        "promptTokenCount",
+        "candidatesTokenCount",
+        "totalTokenCount",
+        "cachedContentTokenCount",
+        "thoughtsTokenCount",
+        "toolUsePromptTokenCount",
+    }
+)
+_DETAIL_KEYS = frozenset(
+    {"promptTokensDetails", "cacheTokensDetails", "candidatesTokensDetails", "toolUsePromptTokensDetails"}
+)
+_MODALITY_KEYS = frozenset({"modality", "tokenCount"})
+_MODALITIES = frozenset(modality.value for modality in types.MediaModality)
+_REASONS = frozenset(reason.value for reason in types.FinishReason)
+
+
+def _null_or(value: Any, kind: type) -> bool:
+    return value is None or type(value) is kind
+
+
+def _text_chunk(chunk: Any) -> bool:
+    """The common chunk, checked in one pass: text and thought parts, flat token counts. ``True`` only where
+    ``_CHUNK`` says ``True`` too; anything else is left to it."""
+    if type(chunk) is not dict or not _CHUNK_KEYS.issuperset(chunk):
+        return False
+    if not (_null_or(chunk.get("modelVersion"), str) and _null_or(chunk.get("responseId"), str)):
+        return False
+    usage = chunk.get("usageMetadata")
+    if usage is not None and not _usage(usage):
+        return False
+    candidates = chunk.get("candidates")
+    if candidates is None:
+        return True
+    if type(candidates) is not list:
+        return False
+    for candidate in candidates:
+        if type(candidate) is not dict or not _CANDIDATE_KEYS.issuperset(candidate):
+            return False
+        reason = candidate.get("finishReason")
+        if not (reason is None or (type(reason) is str and reason in _REASONS)):
+            return False
+        if not (_null_or(candidate.get("index"), int) and _null_or(candidate.get("finishMessage"), str)):
+            return False
+        content = candidate.get("content")
+        if content is None:
+            continue
+        if type(content) is not dict or not _CONTENT_KEYS.issuperset(content) or not _null_or(content.get("role"), str):
+            return False
+        parts = content.get("parts")
+        if parts is None:
+            continue
+        if type(parts) is not list:
+            return False
+        for part in parts:
+            if type(part) is not dict or not _TEXT_KEYS.issuperset(part):
+                return False
+            if not (_null_or(part.get("text"), str) and _null_or(part.get("thought"), bool)):
+                return False
+    return True
+
+
+def _usage(usage: Any) -> bool:
+    if type(usage) is not dict:
+        return False
+    for key, value in usage.items():
+        if key in _COUNT_KEYS:
+            if not _null_or(value, int):
+                return False
+        elif key not in _DETAIL_KEYS or not (value is None or (type(value) is list and all(map(_detail, value)))):
+            return False
+    return True
+
+
+def _detail(detail: Any) -> bool:
+    if type(detail) is not dict or not _MODALITY_KEYS.issuperset(detail):
+        return False
+    modality = detail.get("modality")
+    return _null_or(detail.get("tokenCount"), int) and (
+        modality is None or (type(modality) is str and modality in _MODALITIES)
+    )
+
+
 def is_plain(chunk: Any) -> bool:
     """Whether the parser may read ``chunk`` (decoded JSON) as it is: what it reads is what the SDK's model
     would hold."""
-    return _CHUNK(chunk)
+    return _text_chunk(chunk) or _CHUNK(chunk)
 
 
 def sdk_chunk(chunk: Any, parameters: Any, headers: Mapping[str, str]) -> types.GenerateContentResponse:
