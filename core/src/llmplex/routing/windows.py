@@ -5,9 +5,10 @@ limit is skipped: the group sends the request to another one. A request costs
 one request and its estimated tokens (prompt characters / 4 plus
 ``max_tokens``). A first attempt may leave a reserve of each window (the
 group's ``hedge_reserve``) for hedges and retries: it skips a deployment whose
-room is down to the reserve. The windows live in the ``[limits] storage`` (Redis: shared by
-every process) or, for ``memory://`` and while Redis does not answer in time
-(``llmplex.routing.reach``), in this client's own memory storage.
+room is down to the reserve. The windows live in the ``[limits] storage``
+(Redis: shared by every process) or, for ``memory://`` and while Redis does
+not answer in time (``llmplex.routing.reach``), in this client's own memory
+storage.
 """
 
 from __future__ import annotations
