@@ -35,8 +35,12 @@ class _NotLeanError(Exception):
 
 
 _Convert = Callable[[Any], Any]
-_Field = tuple[str, tuple[str, ...], _Convert]
-"""``(wire key, accepted input names, converter)``."""
+_Field = tuple[int, str, _Convert]
+"""``(position in the written object, wire key, converter)``."""
+
+
+def _position(found: tuple[_Field, Any]) -> int:
+    return found[0][0]
 
 
 def _fail() -> Any:
@@ -97,20 +101,26 @@ def _names(name: str) -> tuple[str, ...]:
 
 def _object(fields: Sequence[tuple[str, str, _Convert]]) -> _Convert:
     """An object of only ``(wire key, field name, converter)`` fields, written in that order."""
-    table: list[_Field] = [(key, _names(name), convert) for key, name, convert in fields]
-    known = frozenset(name for _, names, _ in table for name in names)
+    table: dict[str, _Field] = {
+        name: (position, key, convert)
+        for position, (key, field, convert) in enumerate(fields)
+        for name in _names(field)
+    }
 
     def convert(value: Any) -> dict[str, Any]:
-        if type(value) is not dict or not known.issuperset(value):
+        if type(value) is not dict:
             raise _NotLeanError
-        written: dict[str, Any] = {}
-        for key, names, field in table:
-            given = [value[name] for name in names if name in value]
-            if len(given) > 1 or (given and given[0] is None):
+        found: list[tuple[_Field, Any]] = []
+        for name, given in value.items():
+            field = table.get(name)
+            if field is None or given is None:
                 raise _NotLeanError
-            if given:
-                written[key] = field(given[0])
-        return written
+            found.append((field, given))
+        if len(found) > 1:
+            found.sort(key=_position)
+            if len({field[0] for field, _ in found}) < len(found):
+                raise _NotLeanError  # a field given by both its names
+        return {key: write(given) for (_, key, write), given in found}
 
     return convert
 
