@@ -376,10 +376,7 @@ def report(sync: Paired, asynchronous: AsyncTables, streams: StreamFigures, astr
     rounds = len(sync.ratios[GOAL_CASES[0]]) if GOAL_CASES[0] in sync.ratios else 0
     _print_table(f"sync, one short call (medians; {rounds} pairs per case)", ("µs/call", "vs raw"), rows)
     aiohttp = _async_tables(asynchronous)
-    columns = ("first µs", "vs raw", "µs/chunk", "vs raw")
-    _print_table("streaming (vs raw httpx reading the same SSE)", columns, _stream_rows(streams, "raw httpx SSE ("))
-    rows = _stream_rows(astreams, "raw httpx SSE (async ")
-    _print_table("async streaming, one at a time (vs raw httpx.AsyncClient reading the same SSE)", columns, rows)
+    _stream_tables(streams, astreams)
     first = asynchronous[min(asynchronous)][0]
     goals = []
     for name in GOAL_CASES:
@@ -397,6 +394,20 @@ def report(sync: Paired, asynchronous: AsyncTables, streams: StreamFigures, astr
         f"{n:<26} sync {r:.2f}x <= {ITEM_2_GOAL}x: {'MET' if r <= ITEM_2_GOAL else 'MISSED'}" for n, r in item2
     ]
     _print_goals("issue 34 item 2: sync on every plugin path, vs raw httpx on its API", item2_lines)
+    streaming = _stream_report_goals(streams, astreams)
+    _print_goals("issue 34 item 3: async >= 0.5x raw aiohttp", aiohttp)
+    return goals + item2_lines + streaming + aiohttp
+
+
+def _stream_tables(streams: StreamFigures, astreams: StreamFigures) -> None:
+    columns = ("first µs", "vs raw", "µs/chunk", "vs raw")
+    _print_table("streaming (vs raw httpx reading the same SSE)", columns, _stream_rows(streams, "raw httpx SSE ("))
+    rows = _stream_rows(astreams, "raw httpx SSE (async ")
+    _print_table("async streaming, one at a time (vs raw httpx.AsyncClient reading the same SSE)", columns, rows)
+
+
+def _stream_report_goals(streams: StreamFigures, astreams: StreamFigures) -> list[str]:
+    """Print the stream goals of issues 26 and 34; return their lines."""
     streaming: list[str] = []
     lean: list[str] = []
     for figures, raw, kind in ((streams, "raw httpx SSE (", "stream"), (astreams, "raw httpx SSE (async ", "astream")):
@@ -404,8 +415,7 @@ def report(sync: Paired, asynchronous: AsyncTables, streams: StreamFigures, astr
         lean += _stream_goals(figures, raw, kind, LEAN_GOAL_CASES, LEAN_CHUNK_GOAL)
     _print_goals("issue 26", streaming)
     _print_goals("issue 34: lean streams everywhere", lean)
-    _print_goals("issue 34 item 3: async >= 0.5x raw aiohttp", aiohttp)
-    return goals + item2_lines + streaming + lean + aiohttp
+    return streaming + lean
 
 
 def _print_goals(title: str, lines: list[str]) -> None:
@@ -435,6 +445,7 @@ def main() -> int:
         "--inflight", metavar="N", type=int, nargs="+", default=list(INFLIGHT), help="calls in flight per async table"
     )
     parser.add_argument("--async-only", action="store_true", help="only the async tables (no sync, no streams)")
+    parser.add_argument("--streams-only", action="store_true", help="only the stream tables (sync and async)")
     args = parser.parse_args()
     settings = Settings(args.quick)
     server_cpu, pinning = _pin()
@@ -454,14 +465,15 @@ def main() -> int:
             print(f"transport benchmark: {pinning}; heap frozen after imports: {frozen}; load {os.getloadavg()[0]:.2f}")
             observers = transport_cases.event_observers()
             print(f"llmplex event observers: {observers} (an active one makes every call build and deliver its events)")
-            sync = Paired.of([], SYNC_YARDSTICK) if args.async_only else sync_rounds(cases.sync, settings)
+            skip_sync = args.async_only or args.streams_only
+            sync = Paired.of([], SYNC_YARDSTICK) if skip_sync else sync_rounds(cases.sync, settings)
             asynchronous = {
                 inflight: asyncio.run(
                     async_rounds(
                         cases.asynchronous, cases.aclosers, settings, inflight, memory=inflight == args.inflight[0]
                     )
                 )
-                for inflight in args.inflight
+                for inflight in ([] if args.streams_only else args.inflight)
             }
             streams: StreamFigures = {} if args.async_only else stream_rounds(cases.streams, settings)
             astreams: StreamFigures = {}
@@ -473,6 +485,9 @@ def main() -> int:
         server.stop()
     if args.async_only:
         _print_goals("issue 34 item 3: async >= 0.5x raw aiohttp", _async_tables(asynchronous))
+    elif args.streams_only:
+        _stream_tables(streams, astreams)
+        _stream_report_goals(streams, astreams)
     else:
         report(sync, asynchronous, streams, astreams)
     print(f"\n({time.perf_counter() - started:.0f} s; load {os.getloadavg()[0]:.2f})")
