@@ -483,3 +483,27 @@ def test_item_2_gemini_continued_answer_is_followed_as_the_sdk_follows_it(
     assert sent[0] == sent[1] and len(sent[0]) == (1 if turned_off else 2)
     if not turned_off:
         assert json.loads(sent[1][1][1])["continuationToken"] == base64.b64encode(b"hop-1").decode()
+
+
+def test_item_2_gemini_lean_request_carries_the_clients_cookies_as_the_sdks() -> None:
+    """A cookie a server set is sent back on the lean request as on the SDK's (``build_request`` merges it)."""
+    seen: list[httpx2.Request] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        request.read()
+        seen.append(request)
+        return httpx2.Response(200, json=ANSWER, headers={"set-cookie": "session=abc; Path=/"})
+
+    client = create_client(SETTINGS)
+    client._api_client._httpx_client._transport = httpx2.MockTransport(handler)
+    payload = LEAN_PAYLOADS["text"]()
+    try:
+        client.models.generate_content(**payload)  # sets the cookie
+        client.models.generate_content(**payload)
+        lean = gemini_generate.prepare(client, payload, is_async=False)
+        assert lean is not None
+        lean.send()
+    finally:
+        close_client(client)
+    _same_request(seen[1], seen[2])
+    assert seen[2].headers["cookie"] == "session=abc"

@@ -41,6 +41,7 @@ class Endpoint:
     """The client's ``HttpOptions.timeout`` (milliseconds)."""
     urls: dict[tuple[str, bool], str] = field(default_factory=dict)
     merged: dict[float | None, list[tuple[bytes, bytes]]] = field(default_factory=dict, repr=False)
+    targets: dict[str, httpx2.URL] = field(default_factory=dict)
 
     def url(self, model: str, *, stream: bool) -> str | None:
         """The URL of ``model``'s ``generateContent`` (``streamGenerateContent?alt=sse``); ``None`` for a model name
@@ -61,10 +62,18 @@ class Endpoint:
 
     def request(self, url: str, body: bytes, timeout: int | None) -> httpx2.Request:
         """The request the SDK builds for ``body`` with a per-call ``timeout`` (milliseconds; ``None``: the
-        client's)."""
+        client's): what ``build_request`` makes of it (the client's cookies, when it has some, merged by it)."""
         seconds = self._seconds(timeout)
-        headers = self._headers(seconds)
-        return self.http.build_request(method="post", url=url, content=body, headers=headers, timeout=seconds)
+        if self.http.cookies:
+            headers = self._headers(seconds)
+            return self.http.build_request(method="post", url=url, content=body, headers=headers, timeout=seconds)
+        target = self.targets.get(url)
+        if target is None:
+            if len(self.targets) >= MAX_MODELS:
+                self.targets.clear()
+            target = self.targets[url] = httpx2.URL(url)
+        merged, timeouts = self.sent(timeout)
+        return httpx2.Request("POST", target, content=body, headers=merged, extensions={"timeout": timeouts})
 
     def sent(self, timeout: int | None) -> tuple[list[tuple[bytes, bytes]], dict[str, float | None]]:
         """The headers of ``request`` as its ``httpx2.Request`` holds them (merged with the client's, in its
