@@ -5,15 +5,18 @@ when the client goes away.
 call that fails at once (a 429, an unknown model) still gets its own status and
 error body. Past the first event (or past a keep-alive interval of silence, when
 the headers go out with a comment), a failure ends the stream with the API's
-error event. A producer task reads the upstream stream into a small queue: a
-client reading slowly fills the queue and the producer waits, so nothing piles
-up in memory; a client that disconnects cancels the producer, which closes the
-upstream call.
+error event. A producer task reads the upstream stream into a small queue; each
+chunk goes out as soon as the sender is free (before the producer reads the next
+one, even when the upstream handed over many at once): a client reading slowly
+fills the queue, whose chunks then go out joined, and the producer waits, so
+nothing piles up in memory; a client that disconnects cancels the producer,
+which closes the upstream call.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -47,31 +50,37 @@ class _Failed:
         self.error = error
 
 
-async def _produce(chunks: AsyncIterator[bytes], queue: asyncio.Queue[object]) -> None:
-    try:
-        async for chunk in chunks:
-            if chunk:
-                await queue.put(chunk)
-    except GatewayError as exc:
-        await queue.put(_Failed(exc))
-    finally:
-        await queue.put(_END)
+class _Channel:
+    """The producer's items on their way to the sender, at most ``_QUEUE_SIZE`` waiting.
 
+    An item given to a sender that waits for one is sent before the producer reads on: ``put`` wakes the
+    sender's own future (its task runs next) and yields to it. Items queue up (and are sent joined) only while
+    the sender is busy or the client reads slowly, so a stream's first chunk does not wait for the chunks the
+    upstream sent with it.
+    """
 
-async def _disconnected(receive: Receive) -> None:
-    while True:
-        message = await receive()
-        if message.get("type") == "http.disconnect":
-            return
-
-
-class _Reader:
-    """Takes the producer's items off the queue; chunks already queued are joined (one send instead of many)."""
-
-    def __init__(self, queue: asyncio.Queue[object], gone: asyncio.Future[None]) -> None:
-        self.queue = queue
+    def __init__(self, gone: asyncio.Future[None]) -> None:
+        self.items: collections.deque[object] = collections.deque()
         self.gone = gone
         self.held: object | None = None  # an item taken while joining chunks, given next
+        self._sender: asyncio.Future[None] | None = None  # the sender waiting for an item
+        self._room: asyncio.Future[None] | None = None  # the producer waiting for room
+        gone.add_done_callback(self._wake)
+
+    def _wake(self, _: object = None) -> None:
+        waiter, self._sender = self._sender, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def put(self, item: object) -> None:
+        """Queue ``item`` (waiting while the queue is full); a waiting sender sends it before this returns."""
+        while len(self.items) >= _QUEUE_SIZE:
+            self._room = asyncio.get_running_loop().create_future()
+            await self._room
+        self.items.append(item)
+        if self._sender is not None:
+            self._wake()
+            await asyncio.sleep(0)  # the sender's task was woken first: it runs now
 
     async def next(self, wait: float) -> object | None:
         """The next item, ``None`` after ``wait`` seconds of silence; ``ConnectionError`` once the client left."""
@@ -80,28 +89,55 @@ class _Reader:
         if self.held is not None:
             item, self.held = self.held, None
             return item
-        if not self.queue.empty():
-            return self._join(self.queue.get_nowait())
-        getter = asyncio.ensure_future(self.queue.get())
-        done, _ = await asyncio.wait((getter, self.gone), timeout=wait, return_when=asyncio.FIRST_COMPLETED)
-        if getter in done:
-            return self._join(getter.result())
-        getter.cancel()
-        if self.gone in done:
-            raise ConnectionError("the client disconnected")
-        return None
+        if not self.items:
+            loop = asyncio.get_running_loop()
+            waiter = self._sender = loop.create_future()
+            timer = loop.call_later(wait, self._wake)
+            try:
+                await waiter
+            finally:
+                timer.cancel()
+                self._sender = None
+            if self.gone.done():
+                raise ConnectionError("the client disconnected")
+            if not self.items:
+                return None
+        return self._join()
 
-    def _join(self, first: object) -> object:
-        if not isinstance(first, bytes):
-            return first
-        parts = [first]
-        while not self.queue.empty() and len(parts) < _QUEUE_SIZE:
-            item = self.queue.get_nowait()
-            if not isinstance(item, bytes):
-                self.held = item
-                break
-            parts.append(item)
-        return b"".join(parts) if len(parts) > 1 else first
+    def _join(self) -> object:
+        """The first queued item; chunks queued behind a chunk are joined to it (one send instead of many)."""
+        first = self.items.popleft()
+        if isinstance(first, bytes) and self.items:
+            parts = [first]
+            while self.items and len(parts) < _QUEUE_SIZE:
+                item = self.items.popleft()
+                if not isinstance(item, bytes):
+                    self.held = item
+                    break
+                parts.append(item)
+            first = b"".join(parts) if len(parts) > 1 else first
+        room, self._room = self._room, None
+        if room is not None and not room.done():
+            room.set_result(None)
+        return first
+
+
+async def _produce(chunks: AsyncIterator[bytes], channel: _Channel) -> None:
+    try:
+        async for chunk in chunks:
+            if chunk:
+                await channel.put(chunk)
+    except GatewayError as exc:
+        await channel.put(_Failed(exc))
+    finally:
+        await channel.put(_END)
+
+
+async def _disconnected(receive: Receive) -> None:
+    while True:
+        message = await receive()
+        if message.get("type") == "http.disconnect":
+            return
 
 
 async def stream_response(
@@ -115,11 +151,10 @@ async def stream_response(
 ) -> StreamOutcome:
     """Send ``chunks`` (SSE bytes) as a ``text/event-stream``; returns how the stream ended."""
     outcome = StreamOutcome()
-    queue: asyncio.Queue[object] = asyncio.Queue(_QUEUE_SIZE)
-    producer = asyncio.ensure_future(_produce(chunks, queue))
     gone = asyncio.ensure_future(_disconnected(receive))
+    reader = _Channel(gone)
+    producer = asyncio.ensure_future(_produce(chunks, reader))
     started = False
-    reader = _Reader(queue, gone)
     try:
         while True:
             item = await reader.next(keepalive)
