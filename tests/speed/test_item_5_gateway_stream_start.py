@@ -2,9 +2,10 @@
 
 The upstream often hands over several events at once (in one TCP read, or a test stub's whole answer). The
 producer task used to read them all into the queue (up to 16) before the sender ran, so the first chunk went out
-with the 16th, after their parsing and translation. Now a chunk given to a waiting sender is sent before the
-producer reads on; chunks still queue up (and go out joined, at most ``_QUEUE_SIZE`` waiting) while the client
-reads slowly. Event-ordered: each test logs what the upstream was asked for and what was sent, no timing.
+with the 16th, after their parsing and translation. Now the stream's first ``_EAGER`` chunks are each sent
+before the producer reads on; the rest of a burst goes out joined, and chunks still queue up (at most
+``_QUEUE_SIZE``) while the client reads slowly. Event-ordered: each test logs what the upstream was asked for
+and what was sent, no timing.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from llmplex.gateway.errors import GatewayError
-from llmplex.gateway.streaming import _QUEUE_SIZE, stream_response
+from llmplex.gateway.streaming import _EAGER, _QUEUE_SIZE, stream_response
 
 HEADERS = [(b"content-type", b"text/event-stream; charset=utf-8")]
 
@@ -76,16 +77,48 @@ def test_item_5_the_first_chunk_is_sent_before_the_upstream_is_asked_for_the_sec
     assert wire.bodies[-1] == b""  # then the end of the body
 
 
-def test_item_5_a_sender_waiting_gets_every_chunk_as_it_comes() -> None:
-    """A client keeping up (each send returns at once) gets each chunk on its own, before the next is read."""
+def test_item_5_the_head_of_a_burst_goes_out_chunk_by_chunk_and_the_rest_joined() -> None:
+    """The first ``_EAGER`` chunks (OpenAI's role chunk, then the first with text) each go out before the next is
+    read; the rest of a burst goes out in fewer sends than chunks."""
     wire = _Wire()
-    asyncio.run(_stream(wire, wire.upstream(5)))
+    asyncio.run(_stream(wire, wire.upstream(20)))
     expected = ["pull 0", "sent start"]
-    for number in range(5):
+    for number in range(_EAGER):
         if number:
             expected.append(f"pull {number}")
         expected.append(f"sent {_chunk(number)!r}")
     assert wire.log[: len(expected)] == expected
+    rest = wire.bodies[_EAGER:-1]
+    assert b"".join(rest) == b"".join(_chunk(n) for n in range(_EAGER, 20))
+    assert len(rest) < 20 - _EAGER
+
+
+def test_item_5_a_trickling_upstream_gets_each_chunk_sent_as_it_comes() -> None:
+    """Past the head too: a chunk that arrives while the sender waits is sent before the next one arrives."""
+
+    async def scenario() -> _Wire:
+        wire = _Wire()
+        arrived = asyncio.Event()
+
+        async def send(message: dict[str, Any]) -> None:
+            await _Wire.send(wire, message)
+            if message["type"] == "http.response.body":
+                arrived.set()
+
+        wire.send = send  # type: ignore[method-assign]
+
+        async def upstream() -> AsyncIterator[bytes]:
+            for number in range(6):
+                arrived.clear()
+                wire.log.append(f"pull {number}")
+                yield _chunk(number)
+                await arrived.wait()  # the next chunk comes only once this one was sent
+
+        await _stream(wire, upstream())
+        return wire
+
+    wire = asyncio.run(scenario())
+    assert wire.bodies[:-1] == [_chunk(n) for n in range(6)]
 
 
 def test_item_5_chunks_still_queue_and_go_out_joined_while_the_client_reads_slowly() -> None:
