@@ -47,7 +47,7 @@ def parse_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
     common = {"response_id": response_id, "model": model}
     if parts:
         state.data.setdefault(_PARTS, []).extend(parts)
-    events = [StreamEvent(type="text", text=text, **common) for text in said.texts]
+    events = [StreamEvent.text_delta(text, response_id, model) for text in said.texts]
     for given_id, name, arguments in said.calls:
         index = state.data[_CALLS] = state.data.get(_CALLS, -1) + 1
         events.append(
