@@ -175,3 +175,25 @@ def test_item_4_gemini_fast_plain_check_agrees_with_the_full_one() -> None:
     for variant in variants:
         assert chunks.is_plain(variant) is chunks._CHUNK(variant), variant
         assert not chunks._text_chunk(variant) or chunks._CHUNK(variant), variant
+
+
+def test_item_4_gemini_chunk_events_equal_the_validated_ones() -> None:
+    """The text and usage events of a plain chunk (built without validating again) equal ``StreamEvent(...)`` in
+    every way: fields, fields set, ``==``, hash, dump."""
+    from llmplex_gemini.streaming import parse_chunk
+
+    from llmplex.types import Message, Request, StreamEvent, StreamState
+
+    chunk = response([text_part("Hel")], finish_reason=None, usage_metadata=usage(5, 1))
+    state = StreamState(request=Request(model=MODEL, messages=(Message.user("hi"),)))
+    text, used = parse_chunk(chunk, state)
+    common = {"response_id": chunk["responseId"], "model": chunk["modelVersion"]}
+    expected = [
+        StreamEvent(type="text", text="Hel", **common),
+        StreamEvent(type="usage", usage=used.usage, **common),
+    ]
+    for event, validated in zip((text, used), expected, strict=True):
+        assert event == validated and hash(event) == hash(validated)
+        assert event.model_fields_set == validated.model_fields_set
+        assert event.model_dump() == validated.model_dump()
+    assert used.usage is not None and (used.usage.input_tokens, used.usage.output_tokens) == (5, 1)
