@@ -64,12 +64,19 @@ def iter_contained(source: Iterable[T], provider: str) -> Iterator[T]:
     """The items of a plugin's stream; a ``BaseException`` raised while reading it becomes the ``LLMError``.
     Closing this closes ``source`` (the plugin's stream object) too."""
     items = iter(source)
+    thrown = False  # what is thrown in at the ``yield`` (``close``'s ``GeneratorExit``) passes untouched
     try:
-        for item in items:  # noqa: UP028 (``yield from`` would hand ``close``/``throw`` to the plugin's iterator)
-            yield item  # only ``close`` throws in here (``GeneratorExit``)
-    except (Exception, GeneratorExit, *PASSING):
+        for item in items:
+            try:
+                yield item
+            except BaseException:
+                thrown = True
+                raise
+    except (Exception, *PASSING):
         raise
     except BaseException as exc:
+        if thrown:
+            raise
         raise plugin_aborted(exc, provider) from exc
     finally:
         close = getattr(source, "close", None) or getattr(items, "close", None)
@@ -80,12 +87,19 @@ def iter_contained(source: Iterable[T], provider: str) -> Iterator[T]:
 async def aiter_contained(source: AsyncIterable[T], provider: str) -> AsyncIterator[T]:
     """Async ``iter_contained``."""
     items = aiter(source)
+    thrown = False
     try:
-        async for item in items:  # only ``aclose`` throws in at the ``yield`` (``GeneratorExit``)
-            yield item
-    except (Exception, GeneratorExit, *PASSING):
+        async for item in items:
+            try:
+                yield item
+            except BaseException:
+                thrown = True
+                raise
+    except (Exception, *PASSING):
         raise
     except BaseException as exc:
+        if thrown:
+            raise
         raise plugin_aborted(exc, provider) from exc
     finally:
         close = (
