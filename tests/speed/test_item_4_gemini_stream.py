@@ -178,8 +178,8 @@ def test_item_4_gemini_fast_plain_check_agrees_with_the_full_one() -> None:
 
 
 def test_item_4_gemini_chunk_events_equal_the_validated_ones() -> None:
-    """The text and usage events of a plain chunk (built without validating again) equal ``StreamEvent(...)`` in
-    every way: fields, fields set, ``==``, hash, dump."""
+    """The text and usage events of a plain chunk (the text one built by ``StreamEvent.text_delta``) equal
+    ``StreamEvent(...)`` in every way: fields, fields set, ``==``, hash, dump."""
     from llmplex_gemini.streaming import parse_chunk
 
     from llmplex.types import Message, Request, StreamEvent, StreamState

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llmplex.types import StreamEvent, StreamState, Usage
+from llmplex.types import StreamEvent, StreamState
 from llmplex_gemini import plain
 from llmplex_gemini.response import call_id, check_blocked, finish_reason, read_candidate, usage_from
 from llmplex_gemini.thoughts import reasoning_of
@@ -20,14 +20,6 @@ __all__ = ["parse_chunk"]
 
 _CALLS = "gemini_calls"
 _PARTS = "gemini_parts"
-
-
-def _usage_event(usage: Usage, response_id: Any, model: Any) -> StreamEvent:
-    """``StreamEvent(type="usage", usage=usage, ...)``; ``usage`` was validated when built, so the event is put
-    together without validating it a second time (equal to the validated event) when the ids are ``str``/``None``."""
-    if (response_id is None or type(response_id) is str) and (model is None or type(model) is str):
-        return StreamEvent.model_construct(type="usage", usage=usage, response_id=response_id, model=model)
-    return StreamEvent(type="usage", usage=usage, response_id=response_id, model=model)
 
 
 def parse_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
@@ -69,7 +61,7 @@ def parse_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
             )
         )
     if usage is not None:
-        events.append(_usage_event(usage, response_id, model))
+        events.append(StreamEvent(type="usage", usage=usage, **common))
     if reason is not None:
         reasoning = reasoning_of(state.data.pop(_PARTS, ()))
         if reasoning is not None:
