@@ -20,7 +20,7 @@ from llmplex_gemini import lean as gemini_lean
 from llmplex_gemini.clients import close_client, create_async_client, create_client
 
 from tests.plugins.gemini.wire import MODEL, function_call_part, response, stream_body, text_part, usage
-from tests.speed.test_item_2_gemini_lean import LEAN_PAYLOADS, SETTINGS, TURN
+from tests.speed.gemini_payloads import LEAN_PAYLOADS, SETTINGS, TURN
 
 STREAM = stream_body(
     [
