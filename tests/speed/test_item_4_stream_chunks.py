@@ -22,7 +22,7 @@ from llmplex_openai import lean as openai_lean
 import llmplex
 from llmplex import Deadline, LLMDeadlineExceededError, LLMError
 from llmplex.http import ServerSentEvent, iter_sse
-from llmplex.types import StreamEvent, Usage
+from llmplex.types import Request, StreamEvent, StreamState, Usage
 from tests.support.fault_server import Fault, FaultServer
 
 KEY = "sk-item4-chunks-0123456789abcdef"
@@ -378,3 +378,26 @@ def test_item_4_closing_a_stream_early_closes_its_response(
             assert len(responses) == 1 and responses[0].is_closed
         finally:
             client.close()
+
+
+def test_item_4_preset_chunks_with_and_without_thinking_give_the_same_events_as_before() -> None:
+    """The presets' reasoning quirk reads a plain chunk at once; thinking deltas are still reasoning events and
+    the whole thinking is one part when the choice finishes."""
+    from llmplex_openai_compatible import plugin as preset
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {"id": "c1", "model": "m1", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    state = StreamState(Request(model="m1", messages=[]))
+    chunks = [
+        chunk({"reasoning_content": "think "}),
+        chunk({"reasoning": "more"}),
+        chunk({"content": "Hi", "reasoning_content": None}),
+        chunk({"content": "!"}),
+        chunk({}, "stop"),
+    ]
+    events = [(e.type, e.text) for c in chunks for e in preset.llmplex_parse_event(c, state) if e.reasoning is None]
+    assert events == [("reasoning", "think "), ("reasoning", "more"), ("text", "Hi"), ("text", "!"), ("finish", "")]
+    state = StreamState(Request(model="m1", messages=[]))
+    parts = [e.reasoning for c in chunks for e in preset.llmplex_parse_event(c, state) if e.reasoning is not None]
+    assert [part.text for part in parts] == ["think more"]

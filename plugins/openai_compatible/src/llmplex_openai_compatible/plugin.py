@@ -104,7 +104,9 @@ def llmplex_parse(raw: Any, request: Request) -> Response:
 @hookimpl
 def llmplex_parse_event(raw_event: Any, state: StreamState) -> list[StreamEvent]:
     """One chunk as core stream events, thinking deltas as ``reasoning`` events."""
-    return quirks.reasoning_events(raw_event, state) + chat.parse_chat_event(raw_event, state)
+    reasoning = quirks.reasoning_events(raw_event, state)
+    events = chat.parse_chat_event(raw_event, state)
+    return reasoning + events if reasoning else events
 
 
 @hookimpl

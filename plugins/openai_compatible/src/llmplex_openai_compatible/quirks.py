@@ -125,6 +125,13 @@ def reasoning_events(chunk: Any, state: StreamState) -> list[StreamEvent]:
     if not choices:
         return []
     choice = choices[0]
+    delta = choice.get("delta") if type(choice) is dict and choice.get("finish_reason") is None else None
+    if type(delta) is dict:  # the lean path's common chunk, read at once: no thinking in it, nothing to end
+        for name in REASONING_FIELDS:
+            if delta.get(name):
+                break
+        else:
+            return []
     events: list[StreamEvent] = []
     found = _thinking(_field(choice, "delta") or {})
     if found is not None:
