@@ -11,7 +11,6 @@ import json
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pydantic
@@ -24,6 +23,7 @@ from llmplex import Deadline, LLMDeadlineExceededError, LLMError
 from llmplex.http import ServerSentEvent, iter_sse
 from llmplex.types import Request, StreamEvent, StreamState, Usage
 from tests.support.fault_server import Fault, FaultServer
+from tests.support.stream_server import Reply, StreamServer
 
 KEY = "sk-item4-chunks-0123456789abcdef"
 WORDS = [f"w{i} " for i in range(400)]
@@ -152,42 +152,8 @@ def _anthropic_body() -> str:
     return "".join(_sse(event, event["type"]) for event in events) + "event: ping\ndata: {}\n\n"
 
 
-class Streams:
-    """A local server answering every POST with the SSE body of its path's API."""
-
-    def __init__(self) -> None:
-        self.bodies = {"/v1/chat/completions": _chat_body(), "/v1/responses": _responses_body()}
-        self.bodies["/v1/messages"] = _anthropic_body()
-
-    def __enter__(self) -> Streams:
-        bodies = self.bodies
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                content = bodies[self.path].encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Content-Length", str(len(content)))
-                self.end_headers()
-                self.wfile.write(content)
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-    @property
-    def root(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+BODIES = {"chat": _chat_body, "responses": _responses_body, "anthropic": _anthropic_body, "preset": _chat_body}
+"""Each API's long SSE body (the preset speaks chat)."""
 
 
 def _config(root: str) -> dict[str, Any]:
@@ -219,8 +185,9 @@ PATHS = {"chat": "chat:m1", "responses": "resp:m1", "anthropic": "ant:m1", "pres
 @pytest.mark.parametrize("mode", ["stream", "astream"])
 @pytest.mark.parametrize("path", list(PATHS))
 def test_item_4_long_stream_assembles_text_tool_call_and_usage(path: str, mode: str, deadline: bool) -> None:
-    with Streams() as server:
-        client = llmplex.Client(_config(server.root))
+    with StreamServer() as server:
+        server.script(Reply.events(BODIES[path]().encode()))
+        client = llmplex.Client(_config(server.url))
         try:
             kwargs = {"deadline": Deadline.after(60)} if deadline else {}
             events = _events(client, mode, PATHS[path], **kwargs)
@@ -359,8 +326,9 @@ def test_item_4_closing_a_stream_early_closes_its_response(
     monkeypatch.setattr(openai_lean, "_events", watched)
     monkeypatch.setattr(openai_lean, "_aevents", awatched)
     kwargs: dict[str, Any] = {"deadline": Deadline.after(60)} if deadline else {}
-    with Streams() as server:
-        client = llmplex.Client(_config(server.root))
+    with StreamServer() as server:
+        server.script(Reply.events(_chat_body().encode()))
+        client = llmplex.Client(_config(server.url))
         try:
             if mode == "stream":
                 stream = client.stream("chat:m1", "hi", **kwargs)
