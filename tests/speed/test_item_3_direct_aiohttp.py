@@ -252,9 +252,14 @@ def _huge_body(connection: socket.socket, stopping: threading.Event) -> None:
         connection.sendall(b'{"a":"' + b"x" * 16378)
 
 
-@pytest.mark.parametrize("instance", list(INSTANCES))
-@pytest.mark.parametrize("fault", ["trickled body", "trickled headers", "stall mid-body", "silence", "huge body"])
-def test_item_3_direct_post_ends_at_the_deadline(instance: str, fault: str, monkeypatch: pytest.MonkeyPatch) -> None:
+DEADLINE_FAULTS = ["trickled body", "trickled headers", "stall mid-body", "silence", "huge body"]
+
+
+def direct_post_ends_at_the_deadline(
+    fault: str, monkeypatch: pytest.MonkeyPatch, make_client: Callable[[str], llmplex.Client], model: str
+) -> None:
+    """``model`` on the client ``make_client(root)`` builds, against a server with ``fault``: the direct POST
+    ends with ``LLMDeadlineExceededError`` within ``OVERRUN`` of the deadline."""
     faults = {
         "trickled body": Fault.trickle(0.1),
         "trickled headers": Fault.trickle_headers(0.1),
@@ -266,18 +271,24 @@ def test_item_3_direct_post_ends_at_the_deadline(instance: str, fault: str, monk
             root = stack.enter_context(SocketServer(_huge_body)).root
         else:
             root = stack.enter_context(FaultServer(faults[fault], any_path=True)).url.removesuffix("/v1")
-        llm = _llm(instance, root)
+        llm = make_client(root)
         deadline = Deadline.after(T)
         late = Late(deadline)
 
         async def call() -> object:
             late.on_loop()
-            return await llm.acomplete("p:m", "hi", deadline=deadline)
+            return await llm.acomplete(model, "hi", deadline=deadline)
 
         with _way(monkeypatch, "direct") as posts, pytest.raises(LLMDeadlineExceededError):
             asyncio.run(call())
         seconds = late.seconds()
     assert posts and seconds < OVERRUN, late.describe(seconds)
+
+
+@pytest.mark.parametrize("instance", list(INSTANCES))
+@pytest.mark.parametrize("fault", DEADLINE_FAULTS)
+def test_item_3_direct_post_ends_at_the_deadline(instance: str, fault: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    direct_post_ends_at_the_deadline(fault, monkeypatch, lambda root: _llm(instance, root), "p:m")
 
 
 @pytest.mark.parametrize("instance", list(INSTANCES))

@@ -12,7 +12,6 @@ shaped as https://ai.google.dev/api/generate-content documents them (``tests/plu
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from typing import Any
 
@@ -24,23 +23,19 @@ from llmplex_gemini.clients import create_async_client
 from llmplex_gemini.settings import GeminiSettings
 
 import llmplex
-from llmplex import Deadline, LLMDeadlineExceededError
 from tests.plugins.gemini.wire import MODEL, response, text_part, usage
 from tests.speed.test_item_3_direct_aiohttp import (
+    DEADLINE_FAULTS,
     FAULTS,
-    OVERRUN,
     WAYS,
-    T,
     _both,
-    _huge_body,
     _KeepAliveServer,
     _outcome,
     _timings_hidden,
     _way,
+    direct_post_ends_at_the_deadline,
 )
 from tests.support.fault_server import Fault, FaultServer
-from tests.support.late import Late
-from tests.support.socket_server import SocketServer
 from tests.support.stream_server import Reply, StreamServer
 
 KEY = "AIzaSyDIRECT_0123456789abcdefghijklmnop"
@@ -127,31 +122,9 @@ def test_item_3_gemini_each_fault_ends_alike_both_ways(fault: str, monkeypatch: 
     assert KEY not in repr(direct)
 
 
-@pytest.mark.parametrize("fault", ["trickled body", "trickled headers", "stall mid-body", "silence", "huge body"])
+@pytest.mark.parametrize("fault", DEADLINE_FAULTS)
 def test_item_3_gemini_direct_post_ends_at_the_deadline(fault: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    faults = {
-        "trickled body": Fault.trickle(0.1),
-        "trickled headers": Fault.trickle_headers(0.1),
-        "stall mid-body": Fault.stream_stall(after_events=0, seconds=30),
-        "silence": Fault.hang(30),
-    }
-    with contextlib.ExitStack() as stack:
-        if fault == "huge body":
-            root = stack.enter_context(SocketServer(_huge_body)).root
-        else:
-            root = stack.enter_context(FaultServer(faults[fault], any_path=True)).url.removesuffix("/v1")
-        llm = _llm(root)
-        deadline = Deadline.after(T)
-        late = Late(deadline)
-
-        async def call() -> object:
-            late.on_loop()
-            return await llm.acomplete(f"g:{MODEL}", "hi", deadline=deadline)
-
-        with _way(monkeypatch, "direct") as posts, pytest.raises(LLMDeadlineExceededError):
-            asyncio.run(call())
-        seconds = late.seconds()
-    assert posts and seconds < OVERRUN, late.describe(seconds)
+    direct_post_ends_at_the_deadline(fault, monkeypatch, _llm, f"g:{MODEL}")
 
 
 def test_item_3_gemini_cancelled_mid_read_leaves_no_connection_or_task(monkeypatch: pytest.MonkeyPatch) -> None:
