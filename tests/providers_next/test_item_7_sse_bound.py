@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 
 import pytest
 
 from llmplex.errors import LLMConfigurationError, LLMServerError
 from llmplex.http import SSEDecoder, aiter_sse, iter_sse
+from llmplex.http import sse as sse_module
 from llmplex.http.sse import MAX_EVENT_BYTES
 
 
@@ -40,6 +41,39 @@ def test_item_7_many_data_lines_without_a_blank_line_fail_at_the_bound() -> None
     with pytest.raises(LLMServerError, match="without ending it"):
         decoder.feed(line)
     assert decoder._data == [] and decoder._line == []  # what it held is dropped
+
+
+def test_item_7_an_event_of_many_lines_in_many_chunks_is_sized_in_linear_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hostile server sending one ``data:`` line per network chunk: each line is sized once, not once per chunk
+    for every line before it (which made 80,000 such chunks cost 40 s of CPU)."""
+    sized = 0
+
+    def counting_sum(values: Iterable[int]) -> int:
+        nonlocal sized
+        items = list(values)
+        sized += len(items)
+        return sum(items)
+
+    monkeypatch.setattr(sse_module, "sum", counting_sum, raising=False)
+    decoder = SSEDecoder(max_event_bytes=10_000_000)
+    for _ in range(5000):
+        assert decoder.feed(b"data: x\n") == []
+    assert sized == 5000
+    (event,) = decoder.feed(b"\n")
+    assert event.data == "\n".join(["x"] * 5000)
+
+
+def test_item_7_the_next_event_is_sized_from_zero() -> None:
+    decoder = SSEDecoder(max_event_bytes=1010)
+    line = b"data: " + b"y" * 100 + b"\n"
+    for _ in range(3):
+        for _ in range(10):  # 10 lines of 101 bytes: 1010, at the bound
+            assert decoder.feed(line) == []
+        assert [len(e.data) for e in decoder.feed(b"\n")] == [10 * 100 + 9]
+    for _ in range(10):
+        decoder.feed(line)
+    with pytest.raises(LLMServerError, match="without ending it"):
+        decoder.feed(line)
 
 
 def test_item_7_multibyte_text_counts_in_bytes_and_one_chunk_holding_it_all_fails_too() -> None:

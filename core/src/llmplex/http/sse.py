@@ -73,6 +73,7 @@ class SSEDecoder:
         self._after_cr = False
         self._line: list[str] = []
         self._data: list[str] = []
+        self._measured: tuple[list[str], int, int] = (self._data, 0, 0)  # a data list, its lines sized, their bytes
         self._event = ""
         self._id = ""
         self._retry: int | None = None
@@ -131,9 +132,21 @@ class SSEDecoder:
                     self._event = line[7:]
                 else:
                     self._field(line)
-            self._held = len(last) + (sum(map(len, self._data)) + len(self._data) if self._data else 0)
+            self._held = len(last) + (self._data_size() if self._data else 0)
             if self._held > self.max_event_bytes:
                 raise self._too_large()
+
+    def _data_size(self) -> int:
+        """The size of the event's data lines so far: only the lines added since the last look are measured (an
+        event of many lines sent in many chunks costs linear time, not quadratic)."""
+        data = self._data
+        measured, counted, size = self._measured
+        if measured is not data:  # an event ended since: a new list
+            counted = size = 0
+        if counted < len(data):
+            size += sum(map(len, data[counted:])) + len(data) - counted
+            self._measured = (data, len(data), size)
+        return size
 
     def _too_large(self) -> LLMServerError:
         self._line, self._data, self._held = [], [], 0
