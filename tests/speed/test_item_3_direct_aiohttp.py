@@ -291,10 +291,14 @@ def test_item_3_direct_post_ends_at_the_deadline(instance: str, fault: str, monk
     direct_post_ends_at_the_deadline(fault, monkeypatch, lambda root: _llm(instance, root), "p:m")
 
 
-@pytest.mark.parametrize("instance", list(INSTANCES))
-def test_item_3_cancelled_mid_read_leaves_no_connection_or_task(instance: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A call cancelled while the body is arriving closes its connection (none acquired, none pooled) and leaves
-    no task behind."""
+def cancelled_mid_read_leaves_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+    make_client: Callable[[str], llmplex.Client],
+    model: str,
+    connector_of: Callable[[llmplex.Client], aiohttp.BaseConnector],
+) -> None:
+    """``model`` on the client ``make_client(root)`` builds, cancelled while a trickled body is arriving: its
+    connection is closed (none acquired in ``connector_of(client)``, none pooled) and no task is left behind."""
     reading = asyncio.Event()
     read = aiohttp.ClientResponse.read
 
@@ -305,20 +309,30 @@ def test_item_3_cancelled_mid_read_leaves_no_connection_or_task(instance: str, m
     monkeypatch.setattr(aiohttp.ClientResponse, "read", spied_read)
 
     async def cancel(llm: llmplex.Client) -> tuple[int, int, set[asyncio.Task[Any]]]:
-        task = asyncio.create_task(llm.acomplete("p:m", "hi"))
+        task = asyncio.create_task(llm.acomplete(model, "hi"))
         await reading.wait()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        connector = _sdk_client(llm)._client._transport.client.connector
+        connector: Any = connector_of(llm)
         acquired, pooled = len(connector._acquired), sum(len(c) for c in connector._conns.values())
         left = {t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()}
         await llm.aclose()
         return acquired, pooled, left
 
     with FaultServer(Fault.trickle(0.05), any_path=True) as server, _way(monkeypatch, "direct") as posts:
-        acquired, pooled, left = asyncio.run(cancel(_llm(instance, server.url.removesuffix("/v1"))))
+        acquired, pooled, left = asyncio.run(cancel(make_client(server.url.removesuffix("/v1"))))
     assert posts and (acquired, pooled, left) == (0, 0, set())
+
+
+@pytest.mark.parametrize("instance", list(INSTANCES))
+def test_item_3_cancelled_mid_read_leaves_no_connection_or_task(instance: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    cancelled_mid_read_leaves_nothing(
+        monkeypatch,
+        lambda root: _llm(instance, root),
+        "p:m",
+        lambda llm: _sdk_client(llm)._client._transport.client.connector,
+    )
 
 
 class _KeepAliveServer:

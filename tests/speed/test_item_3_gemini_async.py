@@ -15,7 +15,6 @@ import asyncio
 import json
 from typing import Any
 
-import aiohttp
 import httpx2
 import pytest
 from llmplex_gemini import generate as gemini_generate
@@ -33,9 +32,10 @@ from tests.speed.test_item_3_direct_aiohttp import (
     _outcome,
     _timings_hidden,
     _way,
+    cancelled_mid_read_leaves_nothing,
     direct_post_ends_at_the_deadline,
 )
-from tests.support.fault_server import Fault, FaultServer
+from tests.support.fault_server import FaultServer
 from tests.support.stream_server import Reply, StreamServer
 
 KEY = "AIzaSyDIRECT_0123456789abcdefghijklmnop"
@@ -128,32 +128,12 @@ def test_item_3_gemini_direct_post_ends_at_the_deadline(fault: str, monkeypatch:
 
 
 def test_item_3_gemini_cancelled_mid_read_leaves_no_connection_or_task(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A call cancelled while the body is arriving closes its connection (none acquired, none pooled) and leaves
-    no task behind."""
-    reading = asyncio.Event()
-    read = aiohttp.ClientResponse.read
-
-    async def spied_read(self: aiohttp.ClientResponse) -> bytes:
-        reading.set()
-        return await read(self)
-
-    monkeypatch.setattr(aiohttp.ClientResponse, "read", spied_read)
-
-    async def cancel(llm: llmplex.Client) -> tuple[int, int, set[asyncio.Task[Any]]]:
-        task = asyncio.create_task(llm.acomplete(f"g:{MODEL}", "hi"))
-        await reading.wait()
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        connector = _sdk_client(llm)._api_client._async_httpx_client._transport.client.connector
-        acquired, pooled = len(connector._acquired), sum(len(c) for c in connector._conns.values())
-        left = {t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()}
-        await llm.aclose()
-        return acquired, pooled, left
-
-    with FaultServer(Fault.trickle(0.05), any_path=True) as server, _way(monkeypatch, "direct") as posts:
-        acquired, pooled, left = asyncio.run(cancel(_llm(server.url.removesuffix("/v1"))))
-    assert posts and (acquired, pooled, left) == (0, 0, set())
+    cancelled_mid_read_leaves_nothing(
+        monkeypatch,
+        _llm,
+        f"g:{MODEL}",
+        lambda llm: _sdk_client(llm)._api_client._async_httpx_client._transport.client.connector,
+    )
 
 
 def test_item_3_gemini_256_calls_in_flight_all_answer(monkeypatch: pytest.MonkeyPatch) -> None:
