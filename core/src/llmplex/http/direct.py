@@ -35,7 +35,7 @@ from typing import Any
 from llmplex.http.clients import _LATE, _PHASES, _found_flavour, _hooks
 from llmplex.reliability.deadline import Deadline, current_deadline
 
-__all__ = ["DirectSender", "Reply", "direct_sender"]
+__all__ = ["DirectSender", "Reply", "direct_sender", "vouch_for_redirect_hooks"]
 
 _LENGTH = frozenset({"content-length", "transfer-encoding"})
 """Headers httpx's ``Request`` weighs against the body: given by the caller, httpx builds the headers."""
@@ -59,13 +59,27 @@ _senders: weakref.WeakKeyDictionary[Any, DirectSender | None] = weakref.WeakKeyD
 
 def direct_sender(http: Any) -> DirectSender | None:
     """The ``DirectSender`` of ``http`` (an httpx or httpx2 ``AsyncClient``) when it may send directly now."""
+    sender = _sender(http)
+    return sender if sender is not None and sender.usable() else None
+
+
+def vouch_for_redirect_hooks(http: Any, hooks: Sequence[Callable[[Any], Any]]) -> None:
+    """Let ``http`` send directly with ``hooks`` after ``honour_deadline``'s request hook: its owner vouches they
+    change nothing on a request it posts (such as one dropping a key from a request redirected to another
+    origin). They still run on every redirect: httpx follows those (``DirectSender.post``)."""
+    sender = _sender(http)
+    if sender is not None:
+        sender.vouched = [*sender.vouched[:1], *hooks]
+
+
+def _sender(http: Any) -> DirectSender | None:
     try:
-        sender = _senders[http]
+        return _senders[http]
     except KeyError:
         sender = _senders[http] = _sender_for(http)
+        return sender
     except TypeError:  # not weakly referenceable: not a client of ours
         return None
-    return sender if sender is not None and sender.usable() else None
 
 
 def _sender_for(http: Any) -> DirectSender | None:
@@ -105,12 +119,14 @@ class DirectSender:
         self._url = yarl.URL
         hooks = _hooks(library)
         self._request_hooks, self._response_hooks = [hooks.aclamp], [hooks.awrap]
+        self.vouched: list[Callable[[Any], Any]] = [hooks.aclamp]
+        """The request hooks it may send directly with besides the deadline's alone (``vouch_for_redirect_hooks``)."""
         self._logger = logging.getLogger(library.__name__)
         self._targets: dict[str, _Target] = {}
 
     def usable(self) -> bool:
         """Whether a request sent directly now is the one the client would send: nothing on the client asks
-        for httpx's own handling."""
+        for httpx's own handling (request hooks: the deadline's, then those vouched for)."""
         http = self._http
         hooks = http._event_hooks
         return (
@@ -118,7 +134,7 @@ class DirectSender:
             and not http._mounts
             and http._auth is None
             and self._transport.proxy is None
-            and hooks["request"] == self._request_hooks
+            and (hooks["request"] == self._request_hooks or hooks["request"] == self.vouched)
             and hooks["response"] == self._response_hooks
             and not http.cookies
             and not self._logger.isEnabledFor(logging.INFO)

@@ -5,9 +5,11 @@ The deployment's name is percent-encoded first (``path_segment``), as it goes in
 ``api-key`` takes the openai plugin's lean path (``llmplex_openai.lean.post``): the SDK's own request, built
 once per client and path by the SDK client itself (the deployment's URL as ``AzureOpenAI`` rewrites it, the
 ``api-version`` query, the ``api-key`` and ``X-Stainless-*`` headers), the body serialized as the SDK
-serializes it, the answer decoded to a ``dict``, failures the SDK's own exceptions. A client with an Entra ID
-token (fetched per request) and every stream go through the SDK's methods, keys they do not name travelling in
-``extra_body``.
+serializes it, the answer decoded to a ``dict``, failures the SDK's own exceptions; async, it is posted straight on
+the aiohttp session (``llmplex.http.direct_sender``; the client's ``strip_key_on_redirect`` runs on every redirect
+httpx follows, each request carrying the origin its key was meant for). A client with an
+Entra ID token (fetched per request) and every stream go through the SDK's methods, keys they do not name
+travelling in ``extra_body``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from openai import AsyncAzureOpenAI, AzureOpenAI
 from openai.resources.chat.completions.completions import Completions
 from openai.resources.responses.responses import Responses
 
-from llmplex.http import path_segment
+from llmplex.http import direct_sender, path_segment
+from llmplex_azure.clients import AUTH_ORIGIN, origin
 
 __all__ = ["asend", "deployment", "send"]
 
@@ -95,6 +98,31 @@ async def asend(client: AsyncAzureOpenAI, api: str, payload: dict[str, Any], tim
     if not payload.get("stream"):
         path, method = (_chat_path(client, payload["model"]), Completions.create) if api == "chat" else _RESPONSES
         if _lean(client, path, method):
-            return await lean.apost(client, path, method, payload, timeout)
+            return await _apost(client, path, method, payload, timeout)
     create: Callable[..., Any] = client.chat.completions.create if api == "chat" else client.responses.create
     return await create(**_kwargs(create, payload, timeout))
+
+
+async def _apost(
+    client: AsyncAzureOpenAI, path: str, method: Callable[..., Any], payload: dict[str, Any], timeout: float | None
+) -> Any:
+    """``lean.apost`` with every request naming the origin its key is meant for (also one carrying the client's
+    cookies), straight on the aiohttp session whenever ``direct_sender`` allows it."""
+    http = client._client
+    wire = lean._wire(client, path, method)
+
+    def request_built() -> Any:
+        request = lean._request(client, path, method, payload, timeout)
+        request.extensions.setdefault(AUTH_ORIGIN, origin(request.url))
+        return request
+
+    sender = direct_sender(http)
+    if sender is None:
+        request = request_built()
+        with lean._sdk_errors(http, request):
+            response = await http.send(request)
+        return lean._decoded(client, response)
+    timeouts = wire.library.Timeout(client.timeout if timeout is None else timeout).as_dict()
+    with lean._sdk_errors(http, request_built):
+        answer = await sender.post(wire.address, wire.headers_for(timeout), wire.body(payload), timeouts, request_built)
+    return lean._decoded(client, answer)
