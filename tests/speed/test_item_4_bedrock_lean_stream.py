@@ -23,12 +23,13 @@ from botocore.eventstream import EventStreamBuffer
 from botocore.exceptions import ClientError, EventStreamError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from llmplex_bedrock import direct as bedrock_direct
 from llmplex_bedrock import frames as bedrock_frames
 from llmplex_bedrock import hooks as bedrock_hooks
 from llmplex_bedrock import lean as bedrock_lean
 
 import llmplex
-from llmplex import Deadline, LLMDeadlineExceededError, LLMError
+from llmplex import Deadline, LLMConnectionError, LLMDeadlineExceededError, LLMError
 from llmplex.testing import Reply
 from llmplex.types import ToolCall, Usage
 from tests.plugins.bedrock.conftest import _no_aws_environment  # noqa: F401 (autouse: no real AWS chain)
@@ -111,7 +112,8 @@ read_lean: list[bool] = []
 
 @pytest.fixture
 def via(monkeypatch: pytest.MonkeyPatch) -> Callable[[bool], None]:
-    """Choose boto3's ``EventStream`` (``True``) or the lean reader; each lean read is recorded in ``read_lean``."""
+    """Choose boto3 whole (``True``: its request, its ``EventStream``) or the lean request and reader; each lean
+    read is recorded in ``read_lean``."""
     read_lean.clear()
 
     def counted(stream: Any) -> Any:
@@ -119,8 +121,18 @@ def via(monkeypatch: pytest.MonkeyPatch) -> Callable[[bool], None]:
         read_lean.append(events is not None)
         return events
 
+    def acounted(*args: Any) -> Any:
+        events = bedrock_lean.aread_events(*args)
+        read_lean.append(events is not None)
+        return events
+
     def choose(sdk: bool) -> None:
         monkeypatch.setattr(bedrock_hooks, "lean_events", (lambda stream: None) if sdk else counted)
+        monkeypatch.setattr(bedrock_hooks, "aread_events", acounted)
+        # boto3's way is boto3's request too (the lean request is tests/speed/test_item_4_bedrock_lean_request.py's)
+        monkeypatch.setattr(
+            bedrock_hooks, "lean_request", (lambda client: None) if sdk else bedrock_direct.lean_request
+        )
 
     return choose
 
@@ -168,6 +180,10 @@ def _both(via: Callable[[bool], None], server: Server, mode: str, **kwargs: Any)
     for sdk in (True, False):
         via(sdk)
         outcomes.append(_run(server.url, mode, **kwargs))
+    if mode == "astream" and outcomes[1][:2] == ("error", LLMConnectionError):
+        # aiohttp words a broken connection its own way (the lean async stream is on aiohttp, boto3 on httpx's h11)
+        assert (outcomes[0][:2], outcomes[0][3]) == (outcomes[1][:2], outcomes[1][3])
+        return outcomes[1]
     assert outcomes[0] == outcomes[1]
     return outcomes[1]
 

@@ -13,7 +13,7 @@ from llmplex.errors import LLMConfigurationError
 from llmplex_bedrock.settings import BedrockSettings
 from llmplex_bedrock.transport import HttpxSender
 
-__all__ = ["DEFAULT_READ_TIMEOUT", "close_client", "create_client"]
+__all__ = ["DEFAULT_READ_TIMEOUT", "close_client", "create_client", "sender_of"]
 
 DEFAULT_READ_TIMEOUT = 60.0
 """Seconds one connect or read may wait when neither the call nor the instance sets a timeout (core's deadline
@@ -57,8 +57,17 @@ def _client(settings: BedrockSettings) -> Any:
     return client
 
 
+def sender_of(client: Any) -> HttpxSender | None:
+    """The ``HttpxSender`` that ``create_client`` registered on ``client`` (``None``: a client built elsewhere)."""
+    try:
+        return _senders.get(client)
+    except TypeError:  # not weakly referenceable: not a boto3 client
+        return None
+
+
 def close_client(client: Any) -> None:
-    """Close the boto3 client and the httpx client under it (``ProviderInfo.close_client``)."""
+    """Close the boto3 client and the httpx clients under it, the async ones on their loops
+    (``ProviderInfo.close_client``)."""
     sender = _senders.pop(client, None)
     if sender is not None:
         sender.close()

@@ -1,14 +1,17 @@
 """The ``bedrock`` provider: hook implementations on boto3's ``bedrock-runtime`` Converse API.
 
-boto3 has no async client, so core runs the calls and streams on its worker
-threads for async callers, held to the deadline like any other call.
+boto3 has no async client, so core runs the calls on its worker threads for
+async callers, held to the deadline like any other call. Streams send boto3's
+own request without its per-call pipeline (``llmplex_bedrock.direct``), on the
+plugin's httpx client or, async, on aiohttp (``llmplex_bedrock.aio``), where
+that request is exactly boto3's; anything else goes through boto3.
 """
 
 from __future__ import annotations
 
 import asyncio
 import struct
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
 from botocore.eventstream import ParserError as EventStreamParserError
@@ -17,9 +20,11 @@ from llmplex.errors import LLMError
 from llmplex.hookspecs import hookimpl
 from llmplex.provider import Capabilities, ProviderInfo
 from llmplex.types import Request, Response, StreamEvent, StreamState, Tool
-from llmplex_bedrock.clients import close_client, create_client
+from llmplex_bedrock.aio import aopen, athreaded
+from llmplex_bedrock.clients import close_client, create_client, sender_of
+from llmplex_bedrock.direct import LeanRequest, lean_request, raise_for_status
 from llmplex_bedrock.errors import classify_error
-from llmplex_bedrock.lean import lean_events
+from llmplex_bedrock.lean import aread_events, lean_events
 from llmplex_bedrock.request import SAMPLING_OPTIONS, format_request, tool_spec
 from llmplex_bedrock.response import parse_response
 from llmplex_bedrock.settings import BedrockSettings
@@ -68,11 +73,49 @@ def llmplex_call(payload: dict[str, Any], settings: BedrockSettings, client: Any
 def llmplex_stream(
     payload: dict[str, Any], settings: BedrockSettings, client: Any, timeout: float | None
 ) -> Iterator[Any]:
-    """The events of one ``converse_stream`` call; the event stream is closed however the reading ends."""
-    seconds = _timeout(timeout, settings)
-    with call_timeout(seconds):
-        stream = client.converse_stream(**payload)["stream"]
+    """The events of one ConverseStream call; the event stream is closed however the reading ends."""
+    with call_timeout(_timeout(timeout, settings)):
+        lean = _lean(client)
+        stream = client.converse_stream(**payload)["stream"] if lean is None else _open(lean, payload)
     return _events(stream)
+
+
+def _lean(client: Any) -> LeanRequest | None:
+    """The lean request of a client ``create_client`` built, while it is exactly boto3's."""
+    return lean_request(client) if sender_of(client) is not None else None
+
+
+def _open(lean: LeanRequest, payload: dict[str, Any]) -> Any:
+    """Send the lean request through the client's ``HttpxSender``: the open ``EventStream``, or boto3's error."""
+    sender = sender_of(lean.client)
+    assert sender is not None
+    response = sender(lean.build(payload))
+    try:
+        raise_for_status(lean.client, lean.operation, response)
+    except BaseException:
+        response.raw.close()
+        raise
+    return lean.events_of(response.raw)
+
+
+@hookimpl
+async def llmplex_astream(
+    payload: dict[str, Any], settings: BedrockSettings, client: Any, timeout: float | None
+) -> AsyncIterator[Any]:
+    """Async twin of ``llmplex_stream``: the lean request sent on aiohttp and read in the loop, else boto3's
+    stream on worker threads."""
+    lean = _lean(client)
+    if lean is None:
+        return await athreaded(lambda: llmplex_stream(payload, settings, client, timeout))
+    sender = sender_of(client)
+    assert sender is not None
+    seconds = _timeout(timeout, settings) or sender.default_timeout
+    opened = await aopen(lean, sender.async_http(), payload, seconds)
+    events = aread_events(opened.chunks, lean.stream_parser, lean.stream_shape, lean.operation.name)
+    if events is None:  # not reached for the parser botocore builds; closed rather than read another way
+        await opened.aclose()
+        raise EventStreamParserError("the event stream's parser is not botocore's own")
+    return _aevents(events, opened.aclose)
 
 
 def _events(stream: Any) -> Iterator[Any]:
@@ -86,10 +129,24 @@ def _events(stream: Any) -> Iterator[Any]:
     try:
         lean = lean_events(stream)
         yield from stream if lean is None else lean
-    except (UnicodeDecodeError, struct.error, KeyError) as error:
+    except _MALFORMED as error:
         raise EventStreamParserError(f"a malformed event-stream header block: {type(error).__name__}") from error
     finally:
         stream.close()
+
+
+_MALFORMED = (UnicodeDecodeError, struct.error, KeyError)
+
+
+async def _aevents(events: AsyncIterator[Any], close: Callable[[], Any]) -> AsyncIterator[Any]:
+    """Async twin of ``_events`` over the lean reading of an aiohttp answer."""
+    try:
+        async for event in events:
+            yield event
+    except _MALFORMED as error:
+        raise EventStreamParserError(f"a malformed event-stream header block: {type(error).__name__}") from error
+    finally:
+        await close()
 
 
 def _timeout(timeout: float | None, settings: BedrockSettings) -> float | None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +34,7 @@ from botocore.parsers import EventStreamJSONParser
 
 from llmplex_bedrock.frames import FrameReader
 
-__all__ = ["lean_events"]
+__all__ = ["aread_events", "lean_events"]
 
 Convert = Callable[[Any], Any]
 
@@ -198,6 +198,22 @@ def lean_events(stream: Any) -> Iterator[Any] | None:
 def _read(raw: Any, decoder: _Decoder) -> Iterator[Any]:
     frames = FrameReader()
     for chunk in raw.stream():
+        for headers, payload in frames.feed(chunk):
+            event = decoder.decode(headers, payload)
+            if event:
+                yield event
+
+
+def aread_events(chunks: AsyncIterable[bytes], parser: Any, shape: Any, operation: str) -> AsyncIterator[Any] | None:
+    """The events of an event-stream body arriving as ``chunks``, read the lean way as ``lean_events`` reads them
+    (``None`` where that would not give ``parser``'s events exactly)."""
+    decoder = _decoder(parser, shape, operation)
+    return None if decoder is None else _aread(chunks, decoder)
+
+
+async def _aread(chunks: AsyncIterable[bytes], decoder: _Decoder) -> AsyncIterator[Any]:
+    frames = FrameReader()
+    async for chunk in chunks:
         for headers, payload in frames.feed(chunk):
             event = decoder.decode(headers, payload)
             if event:

@@ -5,7 +5,9 @@ signed request to ``HttpxSender``, which sends it with a client from
 ``llmplex.http`` (connect, write and every read bounded by the call's deadline,
 and by the per-call ``timeout`` core passes to the hooks) and gives botocore the
 answer to parse, event streams included. botocore's own urllib3 pool, whose
-timeouts are fixed when the client is built, is never used.
+timeouts are fixed when the client is built, is never used. Async streams send
+on ``HttpxSender.async_http()``: an httpx ``AsyncClient`` on aiohttp per event
+loop (``llmplex_bedrock.aio``), closed on its loop.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import httpx
 from botocore.awsrequest import AWSResponse
 
 from llmplex.http import sync_client
+from llmplex.reliability.per_loop import PerLoop
 
 __all__ = ["HttpxSender", "call_timeout"]
 
@@ -55,11 +58,13 @@ class HttpxSender:
     """A ``before-send`` handler: sends botocore's signed request with httpx and returns the answer."""
 
     def __init__(self, default_timeout: float) -> None:
-        self._default_timeout = default_timeout
+        self.default_timeout = default_timeout
+        """Seconds per connect/read/write when the call sets none."""
         self.http = sync_client(httpx)
+        self._async: PerLoop[httpx.AsyncClient] | None = None
 
     def __call__(self, request: Any, **_: Any) -> AWSResponse:
-        seconds = _timeout.get() or self._default_timeout
+        seconds = _timeout.get() or self.default_timeout
         body = request.body
         if hasattr(body, "read"):
             body = body.read()
@@ -79,9 +84,19 @@ class HttpxSender:
         headers: Any = dict(response.headers.items())  # AWSResponse wraps any mapping in its own HeadersDict
         return AWSResponse(request.url, response.status_code, headers, _Body(response))
 
+    def async_http(self) -> httpx.AsyncClient:
+        """The running event loop's httpx ``AsyncClient`` on aiohttp (built on first use there)."""
+        if self._async is None:
+            from llmplex_bedrock.aio import aclose_http, async_http
+
+            self._async = PerLoop(async_http, aclose_http)
+        return self._async.get()
+
     def close(self) -> None:
-        """Close the httpx client."""
+        """Close the httpx client, and each async one on its loop."""
         self.http.close()
+        if self._async is not None:
+            self._async.close()
 
 
 def _text(value: Any) -> str:

@@ -1,0 +1,250 @@
+"""ConverseStream's request without botocore's per-call pipeline: boto3's exact request, signed per call.
+
+``client.converse_stream(**payload)`` runs about twenty event handlers, the
+endpoint ruleset, the retry machinery and the response parser's setup on every
+call. For a client this plugin built (``clients.create_client``) whose event
+handlers are still botocore's defaults, ``lean_request(client)`` gives a
+``LeanRequest`` prepared once: the operation model, the endpoint the ruleset
+resolves (Bedrock's rules read only the region, FIPS, dual-stack and
+``endpoint_url``, never the call's parameters), the signing name and region,
+and the signer botocore would choose. Each call then runs what the pipeline
+would run on the same objects, in its order: the client's own validating
+REST-JSON serializer, ``prepare_request_dict`` with the endpoint and the
+User-Agent, the Lambda recursion-detection header, an ``AWSRequest`` signed
+by ``SigV4Auth`` with the credentials frozen now, the User-Agent rebuilt as
+botocore rebuilds it after signing, ``amz-sdk-invocation-id`` (a uuid4) and
+``amz-sdk-request`` (``attempt=1; max=1``), then ``AWSRequest.prepare``:
+the bytes and headers boto3 would hand the transport.
+
+An error status before the stream is parsed by botocore's parser as its
+endpoint parses it (with the modelled error fields) and raised as the
+client's modelled ``ClientError`` subclass with the same response dict.
+Whatever this cannot reproduce is left to boto3 (``lean_request`` or
+``LeanRequest.usable`` say ``None``/``False``): a client built elsewhere, a
+handler a user registered or unregistered, another signer (a bearer token),
+retries other than one attempt, an operation needing host prefixes, checksums
+or idempotency tokens, credentials missing or due for a refresh.
+"""
+
+from __future__ import annotations
+
+import uuid
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSPreparedRequest, AWSResponse, create_request_object, prepare_request_dict
+from botocore.context import start_as_current_context
+from botocore.endpoint import convert_to_response_dict
+from botocore.handlers import add_recursion_detection_header
+
+__all__ = ["OPERATION", "LeanRequest", "lean_request", "raise_for_status"]
+
+OPERATION = "ConverseStream"
+
+_DEFAULT_HANDLERS: Mapping[str, tuple[str, ...]] = {
+    "provide-client-params": (),
+    "before-parameter-build": ("generate_idempotent_uuid", "_handle_request_validation_mode_member"),
+    "before-endpoint-resolution": (),
+    "before-call": ("add_recursion_detection_header", "inject_api_version_header_if_needed"),
+    "request-created": (
+        "RequestSigner.handler",
+        "MaxAttemptsSeeder.seed_max_attempts",
+        "UserAgentString.rebuild_and_replace_user_agent_handler",
+        "add_retry_headers",
+    ),
+    "before-sign": (),
+    "before-send": ("HttpxSender",),
+    "before-parse": (),
+    "needs-retry": ("RetryHandler.needs_retry",),
+    "after-call": ("RetryQuotaChecker.release_retry_quota",),
+    "after-call-error": (),
+    "choose-signer": ("set_operation_specific_signer", "_set_auth_scheme_preference_signer"),
+}
+"""The handlers botocore registers on a ``bedrock-runtime`` client for ConverseStream (and llmplex's sender): what
+the lean request does in their place. Any other set (a user's hook, another botocore) leaves the call to boto3."""
+
+_RETRY_HEADER = "attempt=1; max=1"
+"""``amz-sdk-request`` of the only attempt (retries are core's: ``total_max_attempts=1``)."""
+
+
+def _name(handler: Any) -> str:
+    target = getattr(handler, "__func__", handler)
+    return str(getattr(target, "__qualname__", None) or type(target).__qualname__)
+
+
+def _handlers(emitter: Any, event: str) -> tuple[str, ...]:
+    inner = getattr(emitter, "_emitter", None)
+    if inner is None or not hasattr(inner, "_handlers"):
+        raise LookupError("not botocore's event emitter")
+    name = emitter._alias_event_name(f"{event}.bedrock-runtime.{OPERATION}")
+    return tuple(_name(handler) for handler in inner._handlers.prefix_search(name))
+
+
+@dataclass(frozen=True)
+class LeanRequest:
+    """ConverseStream of one boto3 client, prepared once (see the module's docstring)."""
+
+    client: Any
+    operation: Any
+    endpoint_url: str
+    endpoint_headers: Mapping[str, str]
+    endpoint_properties: Mapping[str, Any]
+    signing: Mapping[str, Any]
+    signing_name: str
+    region: str
+    lookups: dict[str, Any]
+    """The emitter's lookup cache when prepared: botocore replaces it whenever a handler is (un)registered."""
+    stream_shape: Any
+    stream_parser: Any
+
+    def usable(self) -> bool:
+        """Whether the lean request is still boto3's: no handler (un)registered since, credentials fresh."""
+        client = self.client
+        if client.meta.events._emitter._lookup_cache is not self.lookups:
+            return False
+        credentials = client._request_signer._credentials
+        if credentials is None:
+            return False
+        refresh_needed: Callable[[], bool] | None = getattr(credentials, "refresh_needed", None)
+        return refresh_needed is None or not refresh_needed()
+
+    def build(self, params: Mapping[str, Any]) -> AWSPreparedRequest:
+        """The signed request ``converse_stream(**params)`` would send now (``ParamValidationError`` as boto3's)."""
+        client = self.client
+        with start_as_current_context():
+            request_dict = client._serializer.serialize_to_request(params, self.operation)
+            if not client._client_config.inject_host_prefix:
+                request_dict.pop("host_prefix", None)
+            request_dict["headers"].update(self.endpoint_headers)
+            context = {
+                "client_region": client.meta.region_name,
+                "client_config": client.meta.config,
+                "has_streaming_input": False,
+                "auth_type": None,
+                "unsigned_payload": None,
+                "auth_options": None,
+                "endpoint_properties": dict(self.endpoint_properties),
+                "signing": dict(self.signing),
+                "retries": {"attempt": 1, "invocation-id": str(uuid.uuid4()), "max": 1},
+            }
+            user_agent = client._user_agent_creator
+            prepare_request_dict(request_dict, self.endpoint_url, context=context, user_agent=user_agent.to_string())
+            add_recursion_detection_header(request_dict)
+            request = create_request_object(request_dict)
+            request.stream_output = True
+            credentials = client._request_signer._credentials.get_frozen_credentials()
+            SigV4Auth(credentials, self.signing_name, self.region).add_auth(request)
+            headers = request.headers
+            if headers.get("User-Agent"):
+                headers.replace_header("User-Agent", user_agent.to_string())
+            headers["amz-sdk-invocation-id"] = context["retries"]["invocation-id"]
+            headers["amz-sdk-request"] = _RETRY_HEADER
+            for key, value in headers.items():  # the endpoint's _encode_headers
+                if isinstance(value, str):
+                    headers[key] = value.encode("utf-8")
+            prepared: AWSPreparedRequest = request.prepare()
+            return prepared
+
+    def events_of(self, raw: Any) -> Any:
+        """botocore's ``EventStream`` over ``raw`` (a body with ``stream()``), as the parser would build it."""
+        from botocore.eventstream import EventStream
+
+        return EventStream(raw, self.stream_shape, self.stream_parser, OPERATION)
+
+
+def raise_for_status(client: Any, operation: Any, response: AWSResponse) -> None:
+    """Raise the error boto3 raises for an answer of status 300 or more (its body read here); else nothing."""
+    if response.status_code < 300:
+        return
+    response_dict = convert_to_response_dict(response, operation)
+    parser = client._endpoint._response_parser_factory.create_parser(operation.service_model.resolved_protocol)
+    parsed = parser.parse(response_dict, operation.output_shape)
+    client._endpoint._add_modeled_error_fields(response_dict, parsed, operation, parser)
+    client.meta.events.emit(  # the retry handler: one attempt, so none, but it marks the metadata as boto3's
+        f"needs-retry.bedrock-runtime.{OPERATION}",
+        response=(response, parsed),
+        endpoint=client._endpoint,
+        operation=operation,
+        attempts=1,
+        caught_exception=None,
+        request_dict={"context": {"retries": {"attempt": 1, "max": 1}}},
+    )
+    parsed["ResponseMetadata"]["RetryAttempts"] = 0
+    code = parsed.get("Error", {}).get("Code")
+    raise client.exceptions.from_code(code)(parsed, OPERATION)
+
+
+_PREPARED: weakref.WeakKeyDictionary[Any, LeanRequest | None] = weakref.WeakKeyDictionary()
+
+
+def lean_request(client: Any) -> LeanRequest | None:
+    """The lean ConverseStream of ``client`` when it sends what boto3 would send now, else ``None``."""
+    try:
+        prepared = _PREPARED[client]
+    except KeyError:
+        prepared = _PREPARED[client] = _prepare(client)
+    except TypeError:  # not weakly referenceable: not a boto3 client
+        return None
+    return prepared if prepared is not None and prepared.usable() else None
+
+
+def _prepare(client: Any) -> LeanRequest | None:
+    try:
+        return _prepared(client)
+    except (AttributeError, LookupError, TypeError, ValueError):  # not a client as this botocore builds them
+        return None
+
+
+def _prepared(client: Any) -> LeanRequest | None:
+    meta = client.meta
+    if meta.service_model.service_name != "bedrock-runtime" or meta.service_model.resolved_protocol != "rest-json":
+        return None
+    emitter = meta.events
+    if any(_handlers(emitter, event) != expected for event, expected in _DEFAULT_HANDLERS.items()):
+        return None
+    config = meta.config
+    if (
+        config.retries.get("total_max_attempts") != 1
+        or config.auth_scheme_preference
+        or config.signature_version not in (None, "v4")
+    ):
+        return None
+    operation = meta.service_model.operation_model(OPERATION)
+    if (
+        operation.auth
+        or operation.resolved_auth_type
+        or operation.http_checksum
+        or operation.http_checksum_required
+        or operation.request_compression
+        or operation.idempotent_members
+        or (operation.endpoint or {}).get("hostPrefix")
+        or operation.context_parameters
+        or operation.static_context_parameters
+        or operation.is_endpoint_discovery_operation
+    ):
+        return None
+    signer = client._request_signer
+    context: dict[str, Any] = {"client_region": meta.region_name, "client_config": config, "auth_type": None}
+    url, headers, properties = client._resolve_endpoint_ruleset(operation, {}, context)
+    if signer._choose_signer(OPERATION, "standard", context) != "v4" or context.get("auth_type") not in (None, "v4"):
+        return None
+    signing = context.get("signing", {})
+    if set(signing) - {"region", "signing_name", "disableDoubleEncoding"}:
+        return None
+    shape = operation.output_shape.members["stream"]
+    return LeanRequest(
+        client=client,
+        operation=operation,
+        endpoint_url=url,
+        endpoint_headers=dict(headers),
+        endpoint_properties=dict(properties),
+        signing=dict(signing),
+        signing_name=signing.get("signing_name") or signer._signing_name,
+        region=signing.get("region") or signer._region_name,
+        lookups=emitter._emitter._lookup_cache,
+        stream_shape=shape,
+        stream_parser=client._response_parser._event_stream_parser,
+    )
