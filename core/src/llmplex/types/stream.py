@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from llmplex.types.reasoning import ReasoningPart
 from llmplex.types.request import Request
 from llmplex.types.response import FinishReason, Response
-from llmplex.types.usage import Usage
+from llmplex.types.usage import Usage, settled
 
 __all__ = ["StreamEvent", "StreamState"]
 
@@ -62,6 +62,28 @@ class StreamEvent(BaseModel):
             return event
         return cls(type="text", text=text, response_id=response_id, model=model)
 
+    @classmethod
+    def usage_event(cls, usage: Usage, response_id: str | None = None, model: str | None = None) -> StreamEvent:
+        """``StreamEvent(type="usage", usage=usage, response_id=response_id, model=model)``, built without
+        validation when ``usage`` is a ``Usage`` that validating again would leave as it is (``settled``) and the
+        ids are ``str`` or ``None``; validated as usual otherwise. Equal to the validated event in every way, and
+        holding the same ``usage`` object, as validation does."""
+        if (
+            type(usage) is Usage
+            and (response_id is None or type(response_id) is str)
+            and (model is None or type(model) is str)
+            and settled(usage)
+        ):
+            event = _new(cls)
+            values = _USAGE_DEFAULTS.copy()
+            values["usage"], values["response_id"], values["model"] = usage, response_id, model
+            _set_dict(event, values)
+            _set_fields_set(event, {"type", "usage", "response_id", "model"})
+            _set_extra(event, None)
+            _set_private(event, None)
+            return event
+        return cls(type="usage", usage=usage, response_id=response_id, model=model)
+
 
 _new = object.__new__
 _set_dict, _set_fields_set, _set_extra, _set_private = (
@@ -74,6 +96,8 @@ _TEXT_DEFAULTS: dict[str, Any] = {
 }
 """Every field of a text event, in the fields' order (as validation puts them): ``type`` (the one required field)
 ``"text"``, the rest their defaults."""
+_USAGE_DEFAULTS: dict[str, Any] = {**_TEXT_DEFAULTS, "type": "usage"}
+"""Every field of a usage event, in the fields' order: ``type`` ``"usage"``, the rest their defaults."""
 
 
 @dataclass

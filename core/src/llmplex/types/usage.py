@@ -53,11 +53,22 @@ _UNPRICED: Final = (
 )
 
 
-def _broken_part(counts: dict[str, Any]) -> tuple[str, str] | None:
-    """The first ``(part, holder)`` of ``_PARTS`` whose part exceeds its holder in ``counts`` (a usage's fields)."""
+def _contradiction(counts: dict[str, Any]) -> str | None:
+    """What makes ``counts`` (a usage's fields, ``total_tokens`` filled in) contradict each other; ``None`` when
+    they fit."""
+    inputs, outputs = counts["input_tokens"], counts["output_tokens"]
+    if counts["cached_tokens"] + counts["cache_write_tokens"] > inputs:
+        return (
+            f"cached_tokens ({counts['cached_tokens']}) + cache_write_tokens ({counts['cache_write_tokens']}) exceed "
+            f"input_tokens ({inputs}), which counts them"
+        )
+    if counts["reasoning_tokens"] > outputs:
+        return f"reasoning_tokens ({counts['reasoning_tokens']}) exceed output_tokens ({outputs})"
     for part, whole in _PARTS:
         if counts[part] > counts[whole]:
-            return part, whole
+            return f"{part} ({counts[part]}) exceed {whole} ({counts[whole]}), which counts them"
+    if counts["total_tokens"] != inputs + outputs:
+        return f"total_tokens ({counts['total_tokens']}) is not input_tokens ({inputs}) + output_tokens ({outputs})"
     return None
 
 
@@ -117,27 +128,34 @@ class Usage(BaseModel):
     def _parts_fit(self) -> Usage:
         if not self.total_tokens and (self.input_tokens or self.output_tokens):
             object.__setattr__(self, "total_tokens", self.input_tokens + self.output_tokens)
-        problem = None
-        if self.cached_tokens + self.cache_write_tokens > self.input_tokens:
-            problem = (
-                f"cached_tokens ({self.cached_tokens}) + cache_write_tokens ({self.cache_write_tokens}) exceed "
-                f"input_tokens ({self.input_tokens}), which counts them"
-            )
-        elif self.reasoning_tokens > self.output_tokens:
-            problem = f"reasoning_tokens ({self.reasoning_tokens}) exceed output_tokens ({self.output_tokens})"
-        elif broken := _broken_part(self.__dict__):
-            part, whole = broken
-            problem = f"{part} ({getattr(self, part)}) exceed {whole} ({getattr(self, whole)}), which counts them"
-        elif self.total_tokens != self.input_tokens + self.output_tokens:
-            problem = (
-                f"total_tokens ({self.total_tokens}) is not input_tokens ({self.input_tokens}) + output_tokens "
-                f"({self.output_tokens})"
-            )
+        problem = _contradiction(self.__dict__)
         if problem is not None:
             raise LLMUsageError(
                 f"contradictory usage: {problem}; the provider's answer was not used (it can be sent again)"
             )
         return self
+
+    @classmethod
+    def of(cls, counts: dict[str, Any]) -> Usage:
+        """``Usage(**counts)``, built without pydantic's validation when every value is an ``int`` count (not a
+        ``bool``) from 0 to ``MAX_TOKENS`` and the counts fit together; validated as usual otherwise (raising
+        what ``Usage(**counts)`` raises). Equal to the validated usage in every way (fields, fields set, ``==``,
+        hash, dump, price)."""
+        values = _FRESH.copy()
+        for name, value in counts.items():
+            if type(value) is not int or not 0 <= value <= MAX_TOKENS or name not in _COUNT_SET:
+                return cls(**counts)
+            values[name] = value
+        if not values["total_tokens"]:
+            values["total_tokens"] = values["input_tokens"] + values["output_tokens"]
+        if _contradiction(values) is not None:
+            return cls(**counts)
+        usage = _new(cls)
+        _set_dict(usage, values)
+        _set_fields_set(usage, set(counts))
+        _set_extra(usage, None)
+        _set_private(usage, {"_priced_as": None, "_batch": False, "_parts": ()})
+        return usage
 
     @classmethod
     def unreported(cls) -> Usage:
@@ -236,3 +254,25 @@ class Usage(BaseModel):
             u for u in (self, other) if u._parts or u._priced_as is not None or u.total_tokens or not u.reported
         )
         return total
+
+
+def settled(usage: Usage) -> bool:
+    """Whether validating ``usage`` again (as a model field of its type does: ``Usage``'s after-validator runs on
+    the instance) leaves it as it is and raises nothing: so for every usage built by validation or by
+    ``Usage.of``; not for one made with ``model_construct`` whose counts contradict each other or whose
+    ``total_tokens`` is still to be filled in."""
+    counts = usage.__dict__
+    if not counts["total_tokens"] and (counts["input_tokens"] or counts["output_tokens"]):
+        return False
+    return _contradiction(counts) is None
+
+
+_COUNT_SET: Final = frozenset(_COUNTS)
+_FRESH: Final[dict[str, Any]] = {name: field.default for name, field in Usage.model_fields.items()}
+"""Every field of a usage, in the fields' order (as validation puts them), at its default."""
+_new = object.__new__
+_set_dict, _set_fields_set, _set_extra, _set_private = (
+    BaseModel.__dict__[name].__set__
+    for name in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+)
+"""The setters of the four slots a pydantic model's instance holds (what ``model_construct`` sets)."""

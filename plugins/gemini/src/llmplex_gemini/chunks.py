@@ -122,21 +122,20 @@ _MODALITIES = frozenset(modality.value for modality in types.MediaModality)
 _REASONS = frozenset(reason.value for reason in types.FinishReason)
 
 
-def _null_or(value: Any, kind: type) -> bool:
-    return value is None or type(value) is kind
-
-
 def _text_chunk(chunk: Any) -> bool:
     """The common chunk, checked in one pass: text and thought parts, flat token counts. ``True`` only where
-    ``_CHUNK`` says ``True`` too; anything else is left to it."""
+    ``_CHUNK`` says ``True`` too; anything else is left to it. (Each "null or of a type" test is written out: this
+    runs on every chunk.)"""
     if type(chunk) is not dict or not _CHUNK_KEYS.issuperset(chunk):
         return False
-    if not (_null_or(chunk.get("modelVersion"), str) and _null_or(chunk.get("responseId"), str)):
+    get = chunk.get
+    model, response_id = get("modelVersion"), get("responseId")
+    if (model is not None and type(model) is not str) or (response_id is not None and type(response_id) is not str):
         return False
-    usage = chunk.get("usageMetadata")
+    usage = get("usageMetadata")
     if usage is not None and not _usage(usage):
         return False
-    candidates = chunk.get("candidates")
+    candidates = get("candidates")
     if candidates is None:
         return True
     if type(candidates) is not list:
@@ -144,17 +143,22 @@ def _text_chunk(chunk: Any) -> bool:
     for candidate in candidates:
         if type(candidate) is not dict or not _CANDIDATE_KEYS.issuperset(candidate):
             return False
-        reason = candidate.get("finishReason")
-        if not (reason is None or (type(reason) is str and reason in _REASONS)):
+        get = candidate.get
+        reason, index, message = get("finishReason"), get("index"), get("finishMessage")
+        if (
+            (reason is not None and (type(reason) is not str or reason not in _REASONS))
+            or (index is not None and type(index) is not int)
+            or (message is not None and type(message) is not str)
+        ):
             return False
-        if not (_null_or(candidate.get("index"), int) and _null_or(candidate.get("finishMessage"), str)):
-            return False
-        content = candidate.get("content")
+        content = get("content")
         if content is None:
             continue
-        if type(content) is not dict or not _CONTENT_KEYS.issuperset(content) or not _null_or(content.get("role"), str):
+        if type(content) is not dict or not _CONTENT_KEYS.issuperset(content):
             return False
-        parts = content.get("parts")
+        role, parts = content.get("role"), content.get("parts")
+        if role is not None and type(role) is not str:
+            return False
         if parts is None:
             continue
         if type(parts) is not list:
@@ -162,7 +166,8 @@ def _text_chunk(chunk: Any) -> bool:
         for part in parts:
             if type(part) is not dict or not _TEXT_KEYS.issuperset(part):
                 return False
-            if not (_null_or(part.get("text"), str) and _null_or(part.get("thought"), bool)):
+            text, thought = part.get("text"), part.get("thought")
+            if (text is not None and type(text) is not str) or (thought is not None and type(thought) is not bool):
                 return False
     return True
 
@@ -172,7 +177,7 @@ def _usage(usage: Any) -> bool:
         return False
     for key, value in usage.items():
         if key in _COUNT_KEYS:
-            if not _null_or(value, int):
+            if value is not None and type(value) is not int:
                 return False
         elif key not in _DETAIL_KEYS or not (value is None or (type(value) is list and all(map(_detail, value)))):
             return False
@@ -182,8 +187,8 @@ def _usage(usage: Any) -> bool:
 def _detail(detail: Any) -> bool:
     if type(detail) is not dict or not _MODALITY_KEYS.issuperset(detail):
         return False
-    modality = detail.get("modality")
-    return _null_or(detail.get("tokenCount"), int) and (
+    modality, count = detail.get("modality"), detail.get("tokenCount")
+    return (count is None or type(count) is int) and (
         modality is None or (type(modality) is str and modality in _MODALITIES)
     )
 

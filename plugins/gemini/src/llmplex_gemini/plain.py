@@ -33,24 +33,28 @@ def _audio(details: Any) -> int:
 
 
 def usage_from(metadata: dict[str, Any]) -> Usage:
-    """``response.usage_from`` of a ``usageMetadata`` object; only the counts that are not 0 are given to
-    ``Usage`` (the rest are its defaults), so a chunk's usage is validated at a third of the cost."""
-    thoughts = metadata.get("thoughtsTokenCount") or 0
-    tool_prompt = metadata.get("toolUsePromptTokenCount") or 0
-    audio_in = _audio(metadata.get("promptTokensDetails"))
-    cached = metadata.get("cachedContentTokenCount") or 0
+    """``response.usage_from`` of a ``usageMetadata`` object: ``Usage.of`` the counts that are not 0 (the rest are
+    its defaults), the same usage as ``Usage(**...)`` without pydantic's validation of counts already checked."""
+    get = metadata.get
+    thoughts = get("thoughtsTokenCount") or 0
+    tool_prompt = get("toolUsePromptTokenCount") or 0
+    details = get("promptTokensDetails")
+    audio_in = _audio(details) if details else 0
+    cached = get("cachedContentTokenCount") or 0
+    details = get("cacheTokensDetails")
+    details_out = get("candidatesTokensDetails")
     counts = {
-        "input_tokens": (metadata.get("promptTokenCount") or 0) + tool_prompt,
-        "output_tokens": (metadata.get("candidatesTokenCount") or 0) + thoughts,
-        "total_tokens": metadata.get("totalTokenCount") or 0,
+        "input_tokens": (get("promptTokenCount") or 0) + tool_prompt,
+        "output_tokens": (get("candidatesTokenCount") or 0) + thoughts,
+        "total_tokens": get("totalTokenCount") or 0,
         "cached_tokens": cached,
         "reasoning_tokens": thoughts,
         "tool_prompt_tokens": tool_prompt,
         "input_audio_tokens": audio_in,
-        "cached_audio_tokens": min(_audio(metadata.get("cacheTokensDetails")), audio_in, cached),
-        "output_audio_tokens": _audio(metadata.get("candidatesTokensDetails")),
+        "cached_audio_tokens": min(_audio(details) if details else 0, audio_in, cached),
+        "output_audio_tokens": _audio(details_out) if details_out else 0,
     }
-    return Usage(**{name: count for name, count in counts.items() if count != 0})
+    return Usage.of({name: count for name, count in counts.items() if count != 0})
 
 
 def read_candidate(candidate: dict[str, Any] | None) -> Candidate:

@@ -26,16 +26,20 @@ def parse_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
     """The core events of one chunk (the SDK's model, or the lean stream's plain ``dict``); a policy block
     raises ``LLMRefusalError``."""
     if type(chunk) is dict:
-        model, response_id = chunk.get("modelVersion"), chunk.get("responseId")
-        plain.check_blocked(chunk, model or state.request.model)
-        candidates = chunk.get("candidates")
+        get = chunk.get
+        model, response_id, candidates = get("modelVersion"), get("responseId"), get("candidates")
         candidate = candidates[0] if candidates else None
+        reason: Any = None
+        parts: Any = None
+        if candidate is not None:
+            reason = candidate.get("finishReason")
+            if reason is not None:  # only a finish reason can be a block
+                plain.check_blocked(chunk, model or state.request.model)
+            content = candidate.get("content")
+            parts = content.get("parts") if content is not None else None
         said = plain.read_candidate(candidate)
-        content = candidate.get("content") if candidate is not None else None
-        parts = content.get("parts") if content is not None else None
-        metadata = chunk.get("usageMetadata")
+        metadata = get("usageMetadata")
         usage = None if metadata is None else plain.usage_from(metadata)
-        reason = candidate.get("finishReason") if candidate is not None else None
     else:
         model, response_id = chunk.model_version, chunk.response_id
         check_blocked(chunk, model or state.request.model)
@@ -44,7 +48,6 @@ def parse_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
         parts = candidate.content.parts if candidate is not None and candidate.content is not None else None
         usage = None if chunk.usage_metadata is None else usage_from(chunk.usage_metadata)
         reason = candidate.finish_reason if candidate is not None else None
-    common = {"response_id": response_id, "model": model}
     if parts:
         state.data.setdefault(_PARTS, []).extend(parts)
     events = [StreamEvent.text_delta(text, response_id, model) for text in said.texts]
@@ -57,14 +60,16 @@ def parse_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
                 tool_call_id=call_id(given_id, index),
                 tool_name=name,
                 arguments_delta=arguments,
-                **common,
+                response_id=response_id,
+                model=model,
             )
         )
     if usage is not None:
-        events.append(StreamEvent(type="usage", usage=usage, **common))
+        events.append(StreamEvent.usage_event(usage, response_id, model))
     if reason is not None:
         reasoning = reasoning_of(state.data.pop(_PARTS, ()))
         if reasoning is not None:
-            events.append(StreamEvent(type="reasoning", reasoning=reasoning, **common))
-        events.append(StreamEvent(type="finish", finish_reason=finish_reason(reason, _CALLS in state.data), **common))
+            events.append(StreamEvent(type="reasoning", reasoning=reasoning, response_id=response_id, model=model))
+        finish = finish_reason(reason, _CALLS in state.data)
+        events.append(StreamEvent(type="finish", finish_reason=finish, response_id=response_id, model=model))
     return events
