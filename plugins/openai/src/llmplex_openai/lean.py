@@ -21,7 +21,9 @@ back to the pool instead of being closed), an event whose data holds an ``"error
 ``APIError``, an error status is the SDK's status error, and a failure while
 reading (a cut or reset connection, the read timeout) propagates as it does
 from the SDK's stream. The response is closed on every exit, the consumer's
-``close`` included.
+``close`` included. An async stream on the SDK's aiohttp transport is opened
+and read straight on its aiohttp session (``llmplex.http.direct_stream``), as
+``apost`` posts a whole answer.
 
 Clients whose requests the SDK rewrites per call (a provider runtime, an API
 key provider) do not suit it: ``suits`` says so, and they go through the SDK.
@@ -44,6 +46,7 @@ from openai import AsyncOpenAI, OpenAI
 from openai._models import FinalRequestOptions
 
 from llmplex.http import Reply, aiter_sse, direct_sender, http_library, iter_sse
+from llmplex.http.direct_stream import open_stream
 
 __all__ = ["apost", "astream", "post", "stream", "suits"]
 
@@ -214,11 +217,26 @@ def stream(
 async def astream(
     client: AsyncOpenAI, path: str, method: Callable[..., Any], payload: dict[str, Any], timeout: float | None
 ) -> AsyncIterator[Any]:
-    """Async ``stream``."""
-    request = _request(client, path, method, payload, timeout)
+    """Async ``stream``; straight on the aiohttp session of an SDK client on its aiohttp transport
+    (``llmplex.http.direct_stream``), as ``apost``."""
     http = client._client
-    with _sdk_errors(http, request):
-        response = await http.send(request, stream=True)
+    wire = _wire(client, path, method)
+    sender = direct_sender(http) if not wire.extensions else None
+    response: Any
+    if sender is None:
+        request = _request(client, path, method, payload, timeout)
+        with _sdk_errors(http, request):
+            response = await http.send(request, stream=True)
+    else:
+        timeouts = wire.library.Timeout(client.timeout if timeout is None else timeout).as_dict()
+
+        def request_built() -> Any:
+            return _request(client, path, method, payload, timeout)
+
+        with _sdk_errors(http, request_built):
+            response = await open_stream(
+                sender, wire.address, wire.headers_for(timeout), wire.body(payload), timeouts, request_built
+            )
     if response.status_code >= 400:
         try:
             await response.aread()

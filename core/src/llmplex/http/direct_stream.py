@@ -1,0 +1,172 @@
+"""Open a streamed answer straight on the aiohttp session under an SDK's aiohttp-backed httpx client.
+
+The twin of ``DirectSender.post`` (``llmplex.http.direct``) for a stream: the same request (headers in httpx's
+order, timeouts capped at the llmplex deadline, the transport's exception table), without httpx's ``Request``,
+``send``, ``Response`` and its three stream wrappers::
+
+    sender = direct_sender(sdk_client._client)
+    if sender is not None:
+        response = await open_stream(sender, url, headers, body, timeouts, build_request)
+        async for chunk in response.aiter_bytes():
+            ...
+        await response.aclose()
+
+A 2xx answer without cookies or a content encoding is a ``DirectStream``: its bytes as they arrive, each read
+bounded by the deadline (``ReadTimeout`` when the body is still arriving at it, as ``honour_deadline`` bounds
+httpx's reading), failures the library's exceptions. Anything else (an error status, a redirect, a cookie, a
+compressed body) is the unread streaming ``Response`` httpx would have returned, built from the same aiohttp
+response with the client's cookie jar, response hooks and redirect rules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from llmplex.http.clients import _LATE, _PHASES
+from llmplex.http.direct import DirectSender, _extensions
+from llmplex.reliability.deadline import Deadline, current_deadline
+
+__all__ = ["DirectStream", "open_stream"]
+
+
+class DirectStream:
+    """A 2xx streamed answer read straight from aiohttp: ``aiter_bytes``, ``aclose``, ``is_closed`` and ``request``
+    (the httpx ``Request`` it stands for, built on demand), as a caller reads httpx's streaming ``Response``."""
+
+    __slots__ = ("_deadline", "_request", "_response", "_sender", "headers", "status_code")
+
+    def __init__(
+        self, sender: DirectSender, response: Any, deadline: Deadline | None, request: Callable[[], Any]
+    ) -> None:
+        self._sender = sender
+        self._response = response
+        self._deadline = deadline
+        self._request = request
+        self.status_code: int = response.status
+        self.headers: Any = response.headers
+
+    @property
+    def request(self) -> Any:
+        """The httpx ``Request`` of this stream (for the SDK's errors)."""
+        return self._request()
+
+    @property
+    def is_closed(self) -> bool:
+        """Whether the answer is closed (read to its end, or closed)."""
+        return bool(self._response.closed)
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        """The body's bytes as they arrive; the connection goes back to the pool once the body ended."""
+        read = self._response.content.readany
+        while chunk := await self._read(read):
+            yield chunk
+        self._response.release()
+
+    async def _read(self, read: Callable[[], Awaitable[bytes]]) -> bytes:
+        """The next bytes (``b""`` at the end), within the deadline; failures as the library reports them."""
+        deadline = self._deadline
+        scope = None
+        try:
+            if deadline is None:
+                return await read()
+            scope = asyncio.timeout(deadline.remaining())
+            async with scope:
+                return await read()
+        except Exception as error:
+            if scope is not None and scope.expired():
+                raise self._sender._library.ReadTimeout(_LATE, request=self._request()) from None
+            mapped = self._sender._mapped(error, self._request)
+            if mapped is error:
+                raise
+            raise mapped from error
+
+    async def aclose(self) -> None:
+        """Close the answer: a body read to its end left its connection to the pool already; one cut short
+        (a consumer that stopped, a failure, a cancellation) closes its connection."""
+        response = self._response
+        if not response.closed:
+            response.close()
+
+
+async def open_stream(
+    sender: DirectSender,
+    url: str,
+    headers: Sequence[tuple[bytes, bytes]],
+    body: bytes,
+    timeout: Mapping[str, float | None],
+    request: Callable[[], Any],
+) -> DirectStream | Any:
+    """``POST body`` to ``url`` on ``sender``'s session and return the answer unread (see the module); arguments
+    as for ``DirectSender.post``."""
+    deadline = current_deadline()
+    library = sender._library
+    if deadline is not None:
+        remaining = deadline.remaining()
+        if remaining <= 0:
+            raise library.ConnectTimeout("the call's deadline passed before the request was sent", request=request())
+        timeout = {
+            phase: remaining if timeout.get(phase) is None else min(timeout[phase], remaining)  # type: ignore[type-var]
+            for phase in _PHASES
+        }
+    target = sender._target(url)
+    items = sender._items(target, headers, body)
+    if items is None:  # headers httpx weighs itself: let it build them
+        items = list(request().headers.items())
+    transport = sender._transport
+    session = transport.client
+    if not isinstance(session, sender._session):
+        session = transport.client = transport.get_client()
+    try:
+        response = await session.request(
+            "POST",
+            target.url,
+            headers=items,
+            data=body,
+            allow_redirects=False,
+            auto_decompress=False,
+            compress=False,
+            timeout=sender._timeout(
+                sock_connect=timeout.get("connect"), sock_read=timeout.get("read"), connect=timeout.get("pool")
+            ),
+        )
+    except Exception as error:
+        mapped = sender._mapped(error, request)
+        if mapped is error:
+            raise
+        raise mapped from error
+    answer = response.headers
+    if 200 <= response.status < 300 and "Content-Encoding" not in answer and "Set-Cookie" not in answer:
+        return DirectStream(sender, response, deadline, request)
+    return await _through_httpx(sender, response, request)
+
+
+async def _through_httpx(sender: DirectSender, response: Any, request: Callable[[], Any]) -> Any:
+    """The rest of httpx's ``send(stream=True)`` for an answer the direct path does not read itself: the
+    transport's ``Response`` (unread), the cookie jar, the response hooks, redirects followed as the client
+    follows them."""
+    http = sender._http
+    sent = request()
+    built = sender._library.Response(
+        response.status,
+        headers=response.raw_headers,
+        stream=sender._module.AiohttpResponseStream(response),
+        request=sent,
+        extensions=_extensions(response),
+    )
+    built.default_encoding = http._default_encoding
+    try:
+        http.cookies.extract_cookies(built)
+        for hook in http._event_hooks["response"]:
+            await hook(built)
+        redirect = built.has_redirect_location and http.follow_redirects
+        if redirect:
+            await built.aread()
+    except BaseException:
+        await built.aclose()
+        raise
+    if not redirect:
+        return built
+    await built.aclose()
+    return await http.send(http._build_redirect_request(sent, built), stream=True)

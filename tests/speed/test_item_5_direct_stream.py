@@ -1,0 +1,317 @@
+"""Issue 34 item 5: an async lean stream of llmplex-openai (so the openai-compatible presets and the gateway's
+streams) is opened and read straight on the aiohttp session under the SDK's aiohttp-backed client
+(``llmplex.http.direct_stream``), skipping httpx2's request, ``send``, response and stream wrappers, as whole
+answers already do (``direct_sender``), and keeps every promise of the httpx path.
+
+Each behaviour runs both ways: ``direct`` (the default) and ``httpx`` (``DirectSender.usable`` forced false); a spy
+on ``lean.open_stream`` says which way a stream went. Every stream goes over a real socket to a local server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gzip
+import json
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from llmplex_openai import lean
+
+import llmplex
+from llmplex import Deadline, LLMDeadlineExceededError, LLMError
+from llmplex.http.direct import DirectSender
+from tests.support.fault_server import Fault, FaultServer
+from tests.support.late import Late
+from tests.support.lean_streams import STREAM_FAULTS
+from tests.support.socket_server import SocketServer
+from tests.support.stream_server import Reply, StreamServer
+
+KEY = "sk-direct-stream-0a1b2c3d4e5f6071"
+T, OVERRUN = 0.6, 0.05
+"""The deadline of the deadline tests, and the slack past it on a loaded 2-core machine."""
+WAYS = ("direct", "httpx")
+
+
+def _chunk(text: str | None, finish: str | None = None) -> bytes:
+    delta = {} if text is None else {"content": text}
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    event = {"id": "c1", "object": "chat.completion.chunk", "model": "m", "choices": [choice]}
+    return b"data: " + json.dumps(event).encode() + b"\n\n"
+
+
+BODY = _chunk("Hello") + _chunk(" there") + _chunk(None, "stop") + b"data: [DONE]\n\n"
+
+
+def _llm(root: str, api: str = "chat") -> llmplex.Client:
+    provider = {"plugin": "openai", "base_url": f"{root}/v1", "api": api, "api_key": KEY}
+    return llmplex.Client(providers={"p": provider}, throttle={"max_attempts": 1})
+
+
+@contextlib.contextmanager
+def _way(monkeypatch: pytest.MonkeyPatch, way: str) -> Iterator[list[object]]:
+    """Stream ``way``; the list fills with one entry per stream opened directly."""
+    opened: list[object] = []
+    open_stream = lean.open_stream
+
+    async def spy(*args: Any, **kwargs: Any) -> Any:
+        opened.append(args[1])
+        return await open_stream(*args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(lean, "open_stream", spy)
+        if way == "httpx":
+            patch.setattr(DirectSender, "usable", lambda self: False)
+        yield opened
+
+
+def _ending(llm: llmplex.Client, **kwargs: Any) -> tuple[object, ...]:
+    """The texts a stream delivered, and how it ended: ``"ok"`` or its error's type, text and status."""
+    texts: list[str] = []
+
+    async def read() -> None:
+        try:
+            async for event in llm.astream("p:m", "hi", **kwargs):
+                if event.type == "text":
+                    texts.append(event.text or "")
+        finally:
+            await llm.aclose()
+
+    try:
+        asyncio.run(read())
+    except LLMError as error:
+        return tuple(texts), type(error), str(error), error.context.get("status_code")
+    return tuple(texts), "ok"
+
+
+def _both(monkeypatch: pytest.MonkeyPatch, run: Callable[[], tuple[object, ...]]) -> list[tuple[object, ...]]:
+    outcomes = []
+    for way in WAYS:
+        with _way(monkeypatch, way) as opened:
+            outcomes.append(run())
+        assert bool(opened) is (way == "direct"), way
+    return outcomes
+
+
+def _timings_hidden(headers: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((name, "T" if "timeout" in name else value) for name, value in headers)
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_item_5_direct_stream_sends_the_same_request_and_yields_the_same_events(
+    api: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    body = BODY
+    if api == "responses":
+        events = [
+            {"type": "response.created", "response": {"id": "r1", "model": "m", "output": [], "status": "x"}},
+            {"type": "response.output_text.delta", "delta": "Hello", "output_index": 0, "content_index": 0},
+            {"type": "response.completed", "response": {"id": "r1", "model": "m", "status": "completed"}},
+        ]
+        body = b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+    with StreamServer() as server:
+        server.script(Reply.events(body))
+        direct, through_httpx = _both(monkeypatch, lambda: _ending(_llm(server.url, api)))
+        first, second = server.requests
+    assert direct == through_httpx and direct[-1] == "ok" and direct[0]
+    assert (first.path, first.body) == (second.path, second.body)
+    assert _timings_hidden(first.headers) == _timings_hidden(second.headers)
+
+
+ANSWERS: dict[str, Callable[[], list[Reply]]] = {
+    "a 429 with Retry-After": lambda: [Reply.json(429, b'{"error":{"message":"slow"}}', {"Retry-After": "7"})],
+    "a 400 context error": lambda: [
+        Reply.json(400, b'{"error":{"message":"too long","code":"context_length_exceeded"}}')
+    ],
+    "a 500 in JSON": lambda: [Reply.json(500, b'{"error":{"message":"boom","type":"server_error"}}')],
+    "a 404 in HTML": lambda: [Reply(404, (b"<html>no</html>",), "text/html")],
+    "an error event": lambda: [
+        Reply.events(_chunk("Hi") + b'data: {"error":{"message":"overloaded","code":"overloaded"}}\n\n')
+    ],
+    "malformed JSON": lambda: [Reply.events(_chunk("Hi") + b"data: {not json\n\n")],
+    "a gzip-encoded stream": lambda: [
+        Reply(200, (gzip.compress(BODY),), "text/event-stream", (("Content-Encoding", "gzip"),))
+    ],
+    "a cookie set": lambda: [Reply(200, (BODY,), "text/event-stream", (("Set-Cookie", "seen=1; Path=/"),))],
+    "a 307 redirect": lambda: [
+        Reply(307, (b"",), "text/plain", (("Location", "/v1/chat/completions"),)),
+        Reply.events(BODY),
+    ],
+    "cut mid-stream": lambda: [Reply.events(_chunk("Hi") + b"data: {", ending="cut")],
+}
+
+
+@pytest.mark.parametrize("answer", list(ANSWERS))
+def test_item_5_direct_stream_errors_are_the_sdks_exceptions_as_through_httpx(
+    answer: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error status, an error event, a body that is not JSON, a cut, an encoded body, a cookie, a redirect:
+    the caller sees what it saw through httpx (the SDK's typed error, classified the same)."""
+    with StreamServer() as server:
+
+        def run() -> tuple[object, ...]:
+            server.script(*ANSWERS[answer]())
+            return _ending(_llm(server.url))
+
+        direct, through_httpx = _both(monkeypatch, run)
+    assert direct == through_httpx
+    assert direct[1] is not LLMError and KEY not in repr(direct)
+
+
+@pytest.mark.parametrize("fault", list(STREAM_FAULTS))
+def test_item_5_direct_stream_faults_end_alike_both_ways(fault: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    with FaultServer() as server:
+
+        def run() -> tuple[object, ...]:
+            server.enqueue(STREAM_FAULTS[fault]())
+            return _ending(_llm(server.url.removesuffix("/v1")))
+
+        direct, through_httpx = _both(monkeypatch, run)
+    assert direct == through_httpx and direct[-1] != "ok"
+
+
+DEADLINE_FAULTS = {
+    "trickle": lambda: Fault.trickle(0.05),
+    "trickled headers": lambda: Fault.trickle_headers(0.1),
+    "stall after two events": lambda: Fault.stream_stall(after_events=2, seconds=30),
+    "silence": lambda: Fault.hang(30),
+}
+
+
+@pytest.mark.parametrize("fault", list(DEADLINE_FAULTS))
+def test_item_5_direct_stream_ends_at_the_deadline(fault: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    with FaultServer(DEADLINE_FAULTS[fault](), any_path=True) as server:
+        llm = _llm(server.url.removesuffix("/v1"))
+        llm.provider_client("p")
+        deadline = Deadline.after(T)
+        late = Late(deadline)
+
+        async def read() -> None:
+            late.on_loop()
+            async for _ in llm.astream("p:m", "hi", deadline=deadline):
+                pass
+
+        with _way(monkeypatch, "direct") as opened, pytest.raises(LLMDeadlineExceededError):
+            asyncio.run(read())
+        seconds = late.seconds()
+    assert opened and seconds < OVERRUN, late.describe(seconds)
+
+
+def _connections(llm: llmplex.Client) -> tuple[int, int]:
+    (route,) = llm.router.instances()
+    connector: Any = route.clients.get(asynchronous=True)._client._transport.client.connector
+    return len(connector._acquired), sum(len(c) for c in connector._conns.values())
+
+
+def test_item_5_direct_stream_cancelled_mid_read_closes_the_upstream(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stream cancelled while it waits for the upstream's next bytes (the gateway's client left): its
+    connection is closed (none acquired, none pooled), the server sees it closed, no task is left behind."""
+    closed = threading.Event()
+
+    def answer(connection: socket.socket, stopping: threading.Event) -> None:
+        connection.recv(65536)
+        connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n" + _chunk("Hi"))
+        connection.settimeout(30)
+        if connection.recv(1) == b"":  # the client closed the connection
+            closed.set()
+
+    async def cancel(llm: llmplex.Client) -> tuple[int, int, set[asyncio.Task[Any]]]:
+        first = asyncio.Event()
+
+        async def read() -> None:
+            async for event in llm.astream("p:m", "hi"):
+                if event.type == "text":
+                    first.set()
+
+        task = asyncio.create_task(read())
+        await first.wait()
+        await asyncio.sleep(0.05)  # the reader waits for more bytes
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        acquired, pooled = _connections(llm)
+        left = {t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()}
+        await llm.aclose()
+        return acquired, pooled, left
+
+    with SocketServer(answer) as server, _way(monkeypatch, "direct") as opened:
+        outcome = asyncio.run(cancel(_llm(server.root)))
+        assert closed.wait(10)
+    assert opened and outcome == (0, 0, set())
+
+
+def test_item_5_direct_stream_stopped_early_closes_its_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A consumer that stops reading (``aclose`` after the first text) closes the kept-alive connection of an
+    unfinished body instead of pooling it."""
+    closed = threading.Event()
+
+    def answer(connection: socket.socket, stopping: threading.Event) -> None:
+        connection.recv(65536)
+        body = _chunk("Hello") * 200
+        head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+        connection.sendall(head + b"%x\r\n%s\r\n" % (len(body), body))
+        connection.settimeout(30)
+        if connection.recv(1) == b"":
+            closed.set()
+
+    async def early(llm: llmplex.Client) -> tuple[int, int]:
+        stream = llm.astream("p:m", "hi")
+        async for event in stream:
+            if event.type == "text":
+                break
+        await stream.aclose()
+        assert await asyncio.to_thread(closed.wait, 10)  # the server saw the connection closed
+        seen = _connections(llm)
+        await llm.aclose()
+        return seen
+
+    with SocketServer(answer) as server, _way(monkeypatch, "direct") as opened:
+        assert asyncio.run(early(_llm(server.root))) == (0, 0)
+    assert opened
+
+
+def test_item_5_the_first_chunk_is_handed_on_before_the_upstream_sends_its_second(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The upstream sends its first event and waits for the caller to have it before it sends the rest: a
+    reader that waited for more bytes (a fixed read size, a buffer to fill) would make it wait out its bound."""
+    seen_first = threading.Event()
+    waited: list[bool] = []
+
+    def answer(connection: socket.socket, stopping: threading.Event) -> None:
+        connection.recv(65536)
+        connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n")
+        connection.sendall(_chunk("first"))
+        waited.append(seen_first.wait(30))
+        connection.sendall(_chunk("second") + _chunk(None, "stop") + b"data: [DONE]\n\n")
+
+    async def read(llm: llmplex.Client) -> list[str]:
+        texts = []
+        async for event in llm.astream("p:m", "hi"):
+            if event.type == "text":
+                texts.append(event.text or "")
+                seen_first.set()
+        await llm.aclose()
+        return texts
+
+    with SocketServer(answer) as server, _way(monkeypatch, "direct") as opened:
+        assert asyncio.run(read(_llm(server.root))) == ["first", "second"]
+    assert opened and waited == [True]
+
+
+def test_item_5_many_direct_streams_in_flight_all_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def many(llm: llmplex.Client) -> list[str]:
+        async def one() -> str:
+            return "".join([e.text or "" async for e in llm.astream("p:m", "hi") if e.type == "text"])
+
+        texts = await asyncio.gather(*(one() for _ in range(64)))
+        await llm.aclose()
+        return texts
+
+    with StreamServer() as server, _way(monkeypatch, "direct") as opened:
+        server.script(*[Reply.events(BODY)] * 64)
+        assert asyncio.run(many(_llm(server.url))) == ["Hello there"] * 64
+    assert len(opened) == 64
