@@ -26,23 +26,44 @@ _PROC = Path("/proc")
 
 
 def marked(session: str) -> list[int]:
-    """The live (not zombie) processes whose environment has ``MARKER=session``."""
+    """The live (not zombie) processes whose environment has ``MARKER=session``, and their children whose
+    environment reads empty: a child in the middle of ``exec`` (its new environment is set a moment after the
+    old one is dropped) or one started with an empty environment."""
     if not _PROC.is_dir():
         return []
     needle = f"{MARKER}={session}".encode()
-    found = []
+    found: set[int] = set()
+    bare: dict[int, int] = {}  # pid -> parent pid, for live processes with an empty environment
     for entry in _PROC.iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            if needle not in (entry / "environ").read_bytes().split(b"\0"):
+            environment = (entry / "environ").read_bytes()
+            if environment and needle not in environment.split(b"\0"):
                 continue
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            state, parent = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:2]
         except OSError:  # gone, or not ours to read
             continue
-        if state != "Z":
-            found.append(int(entry.name))
-    return found
+        if state == "Z":
+            continue
+        if environment:
+            found.add(int(entry.name))
+        else:
+            bare[int(entry.name)] = int(parent)
+    return sorted(found | _descendants_of(found, bare))
+
+
+def _descendants_of(roots: set[int], parents: dict[int, int]) -> set[int]:
+    """The pids of ``parents`` (pid -> parent pid) descending from ``roots`` through one another."""
+    taken: set[int] = set()
+    grew = True
+    while grew:
+        grew = False
+        for pid, parent in parents.items():
+            if pid not in taken and (parent in roots or parent in taken):
+                taken.add(pid)
+                grew = True
+    return taken
 
 
 async def reap(session: str, grace: float = 1.0) -> None:
