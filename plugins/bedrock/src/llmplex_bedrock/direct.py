@@ -23,7 +23,9 @@ Whatever this cannot reproduce is left to boto3 (``lean_request`` or
 ``LeanRequest.usable`` say ``None``/``False``): a client built elsewhere, a
 handler a user registered or unregistered, another signer (a bearer token),
 retries other than one attempt, an operation needing host prefixes, checksums
-or idempotency tokens, credentials missing or due for a refresh.
+or idempotency tokens, credentials missing or due for a refresh, a bearer
+token in the environment (``AWS_BEARER_TOKEN_BEDROCK``: boto3 then signs
+with it).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from botocore.awsrequest import AWSPreparedRequest, AWSResponse, create_request_
 from botocore.context import start_as_current_context
 from botocore.endpoint import convert_to_response_dict
 from botocore.handlers import add_recursion_detection_header
+from botocore.utils import get_token_from_environment
 
 __all__ = ["OPERATION", "LeanRequest", "lean_request", "raise_for_status"]
 
@@ -106,7 +109,7 @@ class LeanRequest:
         if client.meta.events._emitter._lookup_cache is not self.lookups:
             return False
         credentials = client._request_signer._credentials
-        if credentials is None:
+        if credentials is None or get_token_from_environment(self.signing_name) is not None:  # bearer auth: boto3's
             return False
         refresh_needed: Callable[[], bool] | None = getattr(credentials, "refresh_needed", None)
         return refresh_needed is None or not refresh_needed()
@@ -119,17 +122,10 @@ class LeanRequest:
             if not client._client_config.inject_host_prefix:
                 request_dict.pop("host_prefix", None)
             request_dict["headers"].update(self.endpoint_headers)
-            context = {
-                "client_region": client.meta.region_name,
-                "client_config": client.meta.config,
-                "has_streaming_input": False,
-                "auth_type": None,
-                "unsigned_payload": None,
-                "auth_options": None,
-                "endpoint_properties": dict(self.endpoint_properties),
-                "signing": dict(self.signing),
-                "retries": {"attempt": 1, "invocation-id": str(uuid.uuid4()), "max": 1},
-            }
+            context = _request_context(client, self.operation)
+            context["endpoint_properties"] = dict(self.endpoint_properties)
+            context["signing"] = dict(self.signing)
+            context["retries"] = {"attempt": 1, "invocation-id": str(uuid.uuid4()), "max": 1}
             user_agent = client._user_agent_creator
             prepare_request_dict(request_dict, self.endpoint_url, context=context, user_agent=user_agent.to_string())
             add_recursion_detection_header(request_dict)
@@ -191,6 +187,19 @@ def lean_request(client: Any) -> LeanRequest | None:
     return prepared if prepared is not None and prepared.usable() else None
 
 
+def _request_context(client: Any, operation: Any) -> dict[str, Any]:
+    """The request context ``BaseClient._make_api_call`` starts each call with."""
+    meta = client.meta
+    return {
+        "client_region": meta.region_name,
+        "client_config": meta.config,
+        "has_streaming_input": operation.has_streaming_input,
+        "auth_type": operation.resolved_auth_type,
+        "unsigned_payload": operation.unsigned_payload,
+        "auth_options": meta.service_model.metadata.get("auth"),
+    }
+
+
 def _prepare(client: Any) -> LeanRequest | None:
     try:
         return _prepared(client)
@@ -227,7 +236,7 @@ def _prepared(client: Any) -> LeanRequest | None:
     ):
         return None
     signer = client._request_signer
-    context: dict[str, Any] = {"client_region": meta.region_name, "client_config": config, "auth_type": None}
+    context = _request_context(client, operation)
     url, headers, properties = client._resolve_endpoint_ruleset(operation, {}, context)
     if signer._choose_signer(OPERATION, "standard", context) != "v4" or context.get("auth_type") not in (None, "v4"):
         return None

@@ -74,8 +74,14 @@ def llmplex_stream(
     payload: dict[str, Any], settings: BedrockSettings, client: Any, timeout: float | None
 ) -> Iterator[Any]:
     """The events of one ConverseStream call; the event stream is closed however the reading ends."""
+    return _stream(payload, settings, client, timeout, _lean(client))
+
+
+def _stream(
+    payload: dict[str, Any], settings: BedrockSettings, client: Any, timeout: float | None, lean: LeanRequest | None
+) -> Iterator[Any]:
+    """``llmplex_stream`` with the lean request decided: sent that way, or through boto3 (``None``)."""
     with call_timeout(_timeout(timeout, settings)):
-        lean = _lean(client)
         stream = client.converse_stream(**payload)["stream"] if lean is None else _open(lean, payload)
     return _events(stream)
 
@@ -106,7 +112,7 @@ async def llmplex_astream(
     stream on worker threads."""
     lean = _lean(client)
     if lean is None:
-        return await athreaded(lambda: llmplex_stream(payload, settings, client, timeout))
+        return await athreaded(lambda: _stream(payload, settings, client, timeout, None))
     sender = sender_of(client)
     assert sender is not None
     seconds = _timeout(timeout, settings) or sender.default_timeout
