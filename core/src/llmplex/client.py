@@ -15,7 +15,7 @@ from llmplex.engine.embedding import EmbedRun, embedding_route, embedding_texts
 from llmplex.engine.fallback import Call, CallPlanner
 from llmplex.engine.group_embedding import GroupEmbedRun, embedding_run
 from llmplex.engine.models import ModelCatalog
-from llmplex.engine.request_builder import PromptInput, ToolInput, build_request, build_tools
+from llmplex.engine.request_builder import PromptInput, ToolInput, build_request, build_tools, prompt_request
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMConfigurationError, LLMDeadlineExceededError
 from llmplex.masking.logs import install_log_redaction
@@ -471,7 +471,7 @@ def _check_cache_args(args: CallArgs, stream: bool, caches: bool) -> None:
 def _build_request(model: str, prompt: PromptInput, stream: bool, args: CallArgs) -> Request:
     """The validated Request of one call (a call without keyword arguments, the commonest, skips reading them)."""
     if not args:
-        return build_request(model, prompt, stream=stream)
+        return prompt_request(model, prompt, stream)
     return build_request(
         model,
         prompt,

@@ -65,7 +65,8 @@ def adapt(request: Request, name: str, capabilities: Capabilities, drop_unsuppor
 
 def _options(request: Request, capabilities: Capabilities, found: _Findings) -> None:
     allowed = capabilities.sampling_options
-    if allowed is None or request.config == _NO_OPTIONS:
+    config = request.config
+    if allowed is None or config is _NO_OPTIONS or config == _NO_OPTIONS:
         return
     given = request.config.set_options()
     unsupported = [option for option in given if option not in allowed]
@@ -78,7 +79,8 @@ def _options(request: Request, capabilities: Capabilities, found: _Findings) -> 
     found.changes["config"] = LLMConfig(**{k: v for k, v in given.items() if k not in unsupported})
 
 
-_NO_OPTIONS = LLMConfig()
+_NO_OPTIONS: LLMConfig = Request.model_fields["config"].default
+"""The ``Request``'s default options (none), which most requests hold: found by identity before equality."""
 
 
 def _features(request: Request, capabilities: Capabilities, found: _Findings) -> None:

@@ -122,6 +122,8 @@ class Attempt:
         self, payload: dict[str, Any], request: Request, deadline: Deadline | None, expired: Expired
     ) -> Any:
         """Send asynchronously; a sync-only provider runs on a worker thread."""
+        if deadline is None:  # nothing to hold it to: no layer in between
+            return await self._asending(payload, request, None)
         return await await_before(partial(self._asending, payload, request, deadline), deadline, expired)
 
     async def _asending(self, payload: dict[str, Any], request: Request, deadline: Deadline | None) -> Any:

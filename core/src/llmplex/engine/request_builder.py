@@ -12,15 +12,25 @@ from pydantic import ValidationError
 from llmplex.errors import LLMBadRequestError, LLMConfigurationError
 from llmplex.types import LLMConfig, Message, OutputSchema, Request, Tool
 from llmplex.types.parts import ContentPart, MediaPart
+from llmplex.types.request import plain_request
 
-__all__ = ["PromptInput", "ToolInput", "build_messages", "build_options", "build_request", "build_tools"]
+__all__ = [
+    "PromptInput",
+    "ToolInput",
+    "build_messages",
+    "build_options",
+    "build_request",
+    "build_tools",
+    "prompt_request",
+]
 
 PromptInput = str | Message | Mapping[str, Any] | Sequence[Message | Mapping[str, Any]] | Sequence[ContentPart]
 """Text, one message, a list of messages, or a list mixing text with images, documents and audio (one user turn)."""
 ToolInput = Tool | Mapping[str, Any] | Callable[..., Any]
 _OPTION_NAMES = tuple(LLMConfig.model_fields)
 _MESSAGE_KEYS = frozenset(Message.model_fields)
-_NO_OPTIONS = LLMConfig()
+_NO_OPTIONS: LLMConfig = Request.model_fields["config"].default
+"""No sampling options: the ``Request``'s default (one instance, so a check can compare identities)."""
 
 
 def _problems(error: ValidationError) -> str:
@@ -226,6 +236,15 @@ def build_request(
         cache=_cache_flag(cache),
         cache_key=_cache_key(cache_key),
     )
+
+
+def prompt_request(model: str, prompt: PromptInput, stream: bool) -> Request:
+    """``build_request(model, prompt, stream=stream)``: a call without keyword arguments. A prompt string, the
+    commonest, is checked and goes into a request built without validating it all again."""
+    if type(prompt) is not str or type(model) is not str:
+        return build_request(model, prompt, stream=stream)
+    _check_text(prompt, "the prompt", "user")
+    return plain_request(model, prompt, stream)
 
 
 def _cache_flag(cache: object) -> bool | None:

@@ -82,7 +82,13 @@ def is_blocking_client(client: object) -> bool:
 
 
 def _found_flavour(client: object) -> tuple[ModuleType, bool] | None:
-    for cls in (client if isinstance(client, type) else type(client)).__mro__:
+    return _class_flavour(client if isinstance(client, type) else type(client))
+
+
+@functools.lru_cache(maxsize=256)
+def _class_flavour(kind: type) -> tuple[ModuleType, bool] | None:
+    """Worked out once per class (asked on every call): a class's library is imported while the class exists."""
+    for cls in kind.__mro__:
         module = sys.modules.get(cls.__module__.partition(".")[0])
         if cls.__name__ in ("Client", "AsyncClient") and getattr(module, cls.__name__, None) is cls:
             assert module is not None

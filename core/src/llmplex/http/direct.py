@@ -54,6 +54,10 @@ class Reply:
     """The equivalent httpx ``Response`` (built on demand), for readings beyond the JSON body."""
 
 
+_UNSEEN: Any = object()
+_MERGED_KEPT = 64
+"""The most header lists one sender keeps worked out (a timeout announced in a header makes each call's its own)."""
+
 _senders: weakref.WeakKeyDictionary[Any, DirectSender | None] = weakref.WeakKeyDictionary()
 
 
@@ -123,6 +127,8 @@ class DirectSender:
         """The request hooks it may send directly with besides the deadline's alone (``vouch_for_redirect_hooks``)."""
         self._logger = logging.getLogger(library.__name__)
         self._targets: dict[str, _Target] = {}
+        self._timeouts: dict[tuple[float | None, float | None, float | None], Any] = {}
+        self._merged: dict[tuple[str, tuple[tuple[bytes, bytes], ...]], tuple[tuple[str, str], ...] | None] = {}
 
     def usable(self) -> bool:
         """Whether a request sent directly now is the one the client would send: nothing on the client asks
@@ -180,9 +186,7 @@ class DirectSender:
                 allow_redirects=False,
                 auto_decompress=False,
                 compress=False,
-                timeout=self._timeout(
-                    sock_connect=timeout.get("connect"), sock_read=timeout.get("read"), connect=timeout.get("pool")
-                ),
+                timeout=self._client_timeout(timeout.get("connect"), timeout.get("read"), timeout.get("pool")),
             )
         except Exception as error:
             mapped = self._mapped(error, request)
@@ -202,6 +206,16 @@ class DirectSender:
             raise
         return await self._through_httpx(response, request)
 
+    def _client_timeout(self, connect: float | None, read: float | None, pool: float | None) -> Any:
+        """aiohttp's ``ClientTimeout`` of httpx's connect, read and pool timeouts (kept: a client's repeat)."""
+        key = (connect, read, pool)
+        found = self._timeouts.get(key)
+        if found is None:
+            if len(self._timeouts) >= _MERGED_KEPT:  # capped at a deadline's time left, each call's is its own
+                self._timeouts.clear()
+            found = self._timeouts[key] = self._timeout(sock_connect=connect, sock_read=read, connect=pool)
+        return found
+
     def _target(self, url: str) -> _Target:
         target = self._targets.get(url)
         if target is None:
@@ -211,26 +225,24 @@ class DirectSender:
             target = self._targets[url] = _Target(self._url(url), host)
         return target
 
-    @staticmethod
-    def _items(target: _Target, headers: Sequence[tuple[bytes, bytes]], body: bytes) -> list[tuple[str, str]] | None:
+    def _items(
+        self, target: _Target, headers: Sequence[tuple[bytes, bytes]], body: bytes
+    ) -> list[tuple[str, str]] | None:
         """What httpx's ``Request(content=body, headers=headers)`` hands aiohttp: ``Host`` first unless given, the
         headers by lowercase name (repeats joined with ``", "``), ``Content-Length`` last; ``None`` when a header is
-        not ASCII or sets the body's length, or the body is empty (httpx's own rules then)."""
+        not ASCII or sets the body's length, or the body is empty (httpx's own rules then). The headers are worked
+        out once per target and header list (a client's calls repeat theirs)."""
         if not body:
             return None
-        merged: dict[str, str] = {}
-        for key, value in headers:
-            if not (key.isascii() and value.isascii()):
-                return None
-            name = key.decode().lower()
-            if name in _LENGTH:
-                return None
-            text = value.decode()
-            merged[name] = f"{merged[name]}, {text}" if name in merged else text
-        if "host" not in merged:
-            merged = {"host": target.host, **merged}
-        merged["content-length"] = str(len(body))
-        return list(merged.items())
+        key = (target.host, tuple(headers))
+        merged = self._merged.get(key, _UNSEEN)
+        if merged is _UNSEEN:
+            if len(self._merged) >= _MERGED_KEPT:
+                self._merged.clear()
+            merged = self._merged[key] = _merged(target, headers)
+        if merged is None:
+            return None
+        return [*merged, ("content-length", str(len(body)))]
 
     def _mapped(self, error: Exception, request: Callable[[], Any]) -> Exception:
         """``error`` as the transport reports it (its exception table), the request attached as httpx does."""
@@ -302,6 +314,22 @@ class DirectSender:
         if built.has_redirect_location and http.follow_redirects:
             return await http.send(http._build_redirect_request(sent, built))
         return built
+
+
+def _merged(target: _Target, headers: Sequence[tuple[bytes, bytes]]) -> tuple[tuple[str, str], ...] | None:
+    """``DirectSender._items`` but for ``Content-Length``."""
+    merged: dict[str, str] = {}
+    for key, value in headers:
+        if not (key.isascii() and value.isascii()):
+            return None
+        name = key.decode().lower()
+        if name in _LENGTH:
+            return None
+        text = value.decode()
+        merged[name] = f"{merged[name]}, {text}" if name in merged else text
+    if "host" not in merged:
+        merged = {"host": target.host, **merged}
+    return tuple(merged.items())
 
 
 def _extensions(response: Any) -> dict[str, Any]:
