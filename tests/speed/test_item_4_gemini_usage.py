@@ -84,6 +84,9 @@ HOSTILE: list[dict[str, Any]] = [
     {"input_tokens": 3, "tool_prompt_tokens": 5},
     {"cache_write_tokens": 1, "input_tokens": 1, "cache_write_1h_tokens": 2},
     {"output_tokens": 1, "output_audio_tokens": 2},
+    {"input_tokens": 1, "input_audio_tokens": 2},
+    {"input_tokens": 9, "cached_tokens": 1, "input_audio_tokens": 5, "cached_audio_tokens": 2},
+    {"input_tokens": 9, "cached_tokens": 5, "input_audio_tokens": 1, "cached_audio_tokens": 2},
 ]
 
 

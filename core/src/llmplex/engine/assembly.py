@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
+
+from pydantic import BaseModel
 
 from llmplex.types import FinishReason, ReasoningPart, Response, StreamEvent, ToolCall, Usage
+from llmplex.types.usage import settled
 
 __all__ = ["StreamAssembler"]
 
@@ -61,15 +64,70 @@ class StreamAssembler:
             for i, c in sorted(self.calls.items())
         )
         finish = self.finish_reason or ("tool_calls" if calls else "stop")
+        text, usage, response_id = "".join(self.text), self.usage, self.response_id
+        if (  # a text answer whose values already have their fields' types: what validation would build
+            not calls
+            and not self.reasoning
+            and finish in _FINISH_REASONS
+            and type(usage) is Usage
+            and type(self.model) is str
+            and type(self.provider) is str
+            and (response_id is None or type(response_id) is str)
+            and type(attempts) is int
+            and type(latency) is float
+            and settled(usage)
+        ):
+            response = _new(Response)
+            values = _RESPONSE_DEFAULTS.copy()
+            values.update(
+                text=text,
+                finish_reason=finish,
+                usage=usage,
+                model=self.model,
+                provider=self.provider,
+                response_id=response_id,
+                attempts=attempts,
+                latency=latency,
+            )
+            _set_dict(response, values)
+            _set_fields_set(response, set(_ASSEMBLED))
+            _set_extra(response, None)
+            _set_private(response, None)
+            return response
         return Response(
-            text="".join(self.text),
+            text=text,
             tool_calls=calls,
             finish_reason=finish,
-            usage=self.usage,
+            usage=usage,
             model=self.model,
             provider=self.provider,
-            response_id=self.response_id,
+            response_id=response_id,
             attempts=attempts,
             latency=latency,
             reasoning=tuple(self.reasoning),
         )
+
+
+_FINISH_REASONS = frozenset(get_args(FinishReason))
+_ASSEMBLED = frozenset(
+    (
+        "text",
+        "tool_calls",
+        "finish_reason",
+        "usage",
+        "model",
+        "provider",
+        "response_id",
+        "attempts",
+        "latency",
+        "reasoning",
+    )
+)
+"""The fields ``response`` gives ``Response``: its fields set."""
+_RESPONSE_DEFAULTS: dict[str, Any] = {name: field.default for name, field in Response.model_fields.items()}
+"""Every field of a response at its default, in the fields' order (as validation puts them)."""
+_new = object.__new__
+_set_dict, _set_fields_set, _set_extra, _set_private = (
+    BaseModel.__dict__[name].__set__
+    for name in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+)

@@ -56,8 +56,21 @@ _UNPRICED: Final = (
 def _contradiction(counts: dict[str, Any]) -> str | None:
     """What makes ``counts`` (a usage's fields, ``total_tokens`` filled in) contradict each other; ``None`` when
     they fit."""
-    inputs, outputs = counts["input_tokens"], counts["output_tokens"]
-    if counts["cached_tokens"] + counts["cache_write_tokens"] > inputs:
+    inputs, outputs, writes = counts["input_tokens"], counts["output_tokens"], counts["cache_write_tokens"]
+    cached, audio_in = counts["cached_tokens"], counts["input_audio_tokens"]
+    if (  # every rule at once, for the usage that keeps them all (each part of the loop below, written out)
+        cached + writes <= inputs
+        and counts["reasoning_tokens"] <= outputs
+        and counts["cache_write_1h_tokens"] <= writes
+        and audio_in <= inputs
+        and counts["tool_prompt_tokens"] <= inputs
+        and counts["cached_audio_tokens"] <= cached
+        and counts["cached_audio_tokens"] <= audio_in
+        and counts["output_audio_tokens"] <= outputs
+        and counts["total_tokens"] == inputs + outputs
+    ):
+        return None
+    if cached + writes > inputs:
         return (
             f"cached_tokens ({counts['cached_tokens']}) + cache_write_tokens ({counts['cache_write_tokens']}) exceed "
             f"input_tokens ({inputs}), which counts them"

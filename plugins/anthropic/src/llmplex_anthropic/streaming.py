@@ -78,7 +78,7 @@ def parse_stream_event(event: Any, state: StreamState) -> list[StreamEvent]:
         usage = usage_counts(progress.usage, progress.details)
         reason = finish_reason(field(field(event, "delta"), "stop_reason"), bool(progress.tool_blocks))
         return [
-            StreamEvent(type="usage", usage=usage, response_id=progress.response_id, model=progress.model),
+            StreamEvent.usage_event(usage, progress.response_id, progress.model),
             StreamEvent(type="finish", finish_reason=reason, response_id=progress.response_id),
         ]
     return []

@@ -43,18 +43,25 @@ def usage_from(metadata: dict[str, Any]) -> Usage:
     cached = get("cachedContentTokenCount") or 0
     details = get("cacheTokensDetails")
     details_out = get("candidatesTokensDetails")
-    counts = {
-        "input_tokens": (get("promptTokenCount") or 0) + tool_prompt,
-        "output_tokens": (get("candidatesTokenCount") or 0) + thoughts,
-        "total_tokens": get("totalTokenCount") or 0,
-        "cached_tokens": cached,
-        "reasoning_tokens": thoughts,
-        "tool_prompt_tokens": tool_prompt,
-        "input_audio_tokens": audio_in,
-        "cached_audio_tokens": min(_audio(details) if details else 0, audio_in, cached),
-        "output_audio_tokens": _audio(details_out) if details_out else 0,
-    }
-    return Usage.of({name: count for name, count in counts.items() if count != 0})
+    inputs = (get("promptTokenCount") or 0) + tool_prompt
+    outputs = (get("candidatesTokenCount") or 0) + thoughts
+    counts: dict[str, Any] = {"input_tokens": inputs} if inputs != 0 else {}
+    if outputs != 0:
+        counts["output_tokens"] = outputs
+    total = get("totalTokenCount") or 0
+    if total != 0:
+        counts["total_tokens"] = total
+    if cached != 0 or thoughts != 0 or tool_prompt != 0 or audio_in != 0 or details or details_out:
+        rest = {
+            "cached_tokens": cached,
+            "reasoning_tokens": thoughts,
+            "tool_prompt_tokens": tool_prompt,
+            "input_audio_tokens": audio_in,
+            "cached_audio_tokens": min(_audio(details) if details else 0, audio_in, cached),
+            "output_audio_tokens": _audio(details_out) if details_out else 0,
+        }
+        counts.update((name, count) for name, count in rest.items() if count != 0)
+    return Usage.of(counts)
 
 
 def read_candidate(candidate: dict[str, Any] | None) -> Candidate:

@@ -187,7 +187,7 @@ def parse_chat_event(chunk: Any, state: StreamState) -> list[StreamEvent]:
             events.append(StreamEvent(type="finish", finish_reason=finish, response_id=rid))
     usage = data.get("usage")
     if usage is not None:
-        events.append(StreamEvent(type="usage", usage=core_usage(usage), response_id=rid, model=model))
+        events.append(StreamEvent.usage_event(core_usage(usage), rid, model))
     return events
 
 

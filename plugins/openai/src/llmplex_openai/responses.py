@@ -266,6 +266,6 @@ def _finished(data: Mapping[str, Any], state: StreamState) -> list[StreamEvent]:
     raise_for_outcome(state.request, finish, "".join(state.data.get("text", ())), refusal)
     rid, model = data.get("id"), data.get("model")
     return [
-        StreamEvent(type="usage", usage=core_usage(data.get("usage")), response_id=rid, model=model),
+        StreamEvent.usage_event(core_usage(data.get("usage")), rid, model),
         StreamEvent(type="finish", finish_reason=finish, response_id=rid, model=model),
     ]

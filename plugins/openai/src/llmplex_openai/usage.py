@@ -38,14 +38,16 @@ def core_usage(usage: Any) -> Usage:
         input_details, output_details = usage.get("input_tokens_details"), usage.get("output_tokens_details")
     if input_tokens is None and output_tokens is None:
         return Usage.unreported()
-    return Usage(
-        input_tokens=input_tokens or 0,
-        output_tokens=output_tokens or 0,
-        total_tokens=usage.get("total_tokens") or 0,
-        # DeepSeek reports its cache reads as prompt_cache_hit_tokens (inside prompt_tokens), not in the details
-        cached_tokens=_count(input_details, "cached_tokens") or _count(usage, "prompt_cache_hit_tokens"),
-        reasoning_tokens=_count(output_details, "reasoning_tokens"),
-        input_audio_tokens=_count(input_details, "audio_tokens"),
-        cached_audio_tokens=_count(_count_details(input_details), "audio_tokens"),
-        output_audio_tokens=_count(output_details, "audio_tokens"),
+    return Usage.of(  # Usage(**counts), unvalidated when the counts are plain ints that fit (else validated)
+        {
+            "input_tokens": input_tokens or 0,
+            "output_tokens": output_tokens or 0,
+            "total_tokens": usage.get("total_tokens") or 0,
+            # DeepSeek reports its cache reads as prompt_cache_hit_tokens (inside prompt_tokens), not in the details
+            "cached_tokens": _count(input_details, "cached_tokens") or _count(usage, "prompt_cache_hit_tokens"),
+            "reasoning_tokens": _count(output_details, "reasoning_tokens"),
+            "input_audio_tokens": _count(input_details, "audio_tokens"),
+            "cached_audio_tokens": _count(_count_details(input_details), "audio_tokens"),
+            "output_audio_tokens": _count(output_details, "audio_tokens"),
+        }
     )
