@@ -43,6 +43,8 @@ from botocore.endpoint import convert_to_response_dict
 from botocore.handlers import add_recursion_detection_header
 from botocore.utils import get_token_from_environment
 
+from llmplex_bedrock.lean import EventDecoder, stream_decoder
+
 __all__ = ["OPERATION", "LeanRequest", "lean_request", "raise_for_status"]
 
 OPERATION = "ConverseStream"
@@ -102,6 +104,8 @@ class LeanRequest:
     """The emitter's lookup cache when prepared: botocore replaces it whenever a handler is (un)registered."""
     stream_shape: Any
     stream_parser: Any
+    decoder: EventDecoder
+    """The lean reader's decoder of ``stream_parser``'s events (``llmplex_bedrock.lean``)."""
 
     def usable(self) -> bool:
         """Whether the lean request is still boto3's: no handler (un)registered since, credentials fresh."""
@@ -244,6 +248,10 @@ def _prepared(client: Any) -> LeanRequest | None:
     if set(signing) - {"region", "signing_name", "disableDoubleEncoding"}:
         return None
     shape = operation.output_shape.members["stream"]
+    parser = client._response_parser._event_stream_parser
+    decoder = stream_decoder(parser, shape, OPERATION)
+    if decoder is None:
+        return None
     return LeanRequest(
         client=client,
         operation=operation,
@@ -255,5 +263,6 @@ def _prepared(client: Any) -> LeanRequest | None:
         region=signing.get("region") or signer._region_name,
         lookups=emitter._emitter._lookup_cache,
         stream_shape=shape,
-        stream_parser=client._response_parser._event_stream_parser,
+        stream_parser=parser,
+        decoder=decoder,
     )

@@ -117,11 +117,7 @@ async def llmplex_astream(
     assert sender is not None
     seconds = _timeout(timeout, settings) or sender.default_timeout
     opened = await aopen(lean, sender.async_http(), payload, seconds)
-    events = aread_events(opened.chunks, lean.stream_parser, lean.stream_shape, lean.operation.name)
-    if events is None:  # not reached for the parser botocore builds; closed rather than read another way
-        await opened.aclose()
-        raise EventStreamParserError("the event stream's parser is not botocore's own")
-    return _aevents(events, opened.aclose)
+    return _aevents(aread_events(opened.chunks, lean.decoder), opened.aclose)
 
 
 def _events(stream: Any) -> Iterator[Any]:

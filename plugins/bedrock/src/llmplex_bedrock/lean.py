@@ -34,7 +34,7 @@ from botocore.parsers import EventStreamJSONParser
 
 from llmplex_bedrock.frames import FrameReader
 
-__all__ = ["aread_events", "lean_events"]
+__all__ = ["EventDecoder", "aread_events", "lean_events", "stream_decoder"]
 
 Convert = Callable[[Any], Any]
 
@@ -128,7 +128,7 @@ def _map(key: Convert, convert: Convert) -> Convert:
 
 
 @dataclass(frozen=True)
-class _Decoder:
+class EventDecoder:
     """The events of one event-stream shape, as its parser gives them."""
 
     parser: EventStreamJSONParser
@@ -155,10 +155,10 @@ class _Decoder:
         return parsed
 
 
-_DECODERS: weakref.WeakKeyDictionary[Any, _Decoder] = weakref.WeakKeyDictionary()
+_DECODERS: weakref.WeakKeyDictionary[Any, EventDecoder] = weakref.WeakKeyDictionary()
 
 
-def _decoder(parser: Any, shape: Any, operation: str) -> _Decoder | None:
+def _decoder(parser: Any, shape: Any, operation: str) -> EventDecoder | None:
     """The decoder of ``shape`` for ``parser`` (compiled once per parser), or ``None`` where it would not be exact."""
     known = _DECODERS.get(parser)
     if known is not None and known.shape is shape and known.operation == operation:
@@ -174,7 +174,7 @@ def _decoder(parser: Any, shape: Any, operation: str) -> _Decoder | None:
         )
         if plain:
             events[kind] = compiler.convert(event)
-    decoder = _Decoder(parser, shape, operation, events)
+    decoder = EventDecoder(parser, shape, operation, events)
     _DECODERS[parser] = decoder
     return decoder
 
@@ -195,7 +195,7 @@ def lean_events(stream: Any) -> Iterator[Any] | None:
     return None if decoder is None else _read(raw, decoder)
 
 
-def _read(raw: Any, decoder: _Decoder) -> Iterator[Any]:
+def _read(raw: Any, decoder: EventDecoder) -> Iterator[Any]:
     frames = FrameReader()
     for chunk in raw.stream():
         for headers, payload in frames.feed(chunk):
@@ -204,14 +204,14 @@ def _read(raw: Any, decoder: _Decoder) -> Iterator[Any]:
                 yield event
 
 
-def aread_events(chunks: AsyncIterable[bytes], parser: Any, shape: Any, operation: str) -> AsyncIterator[Any] | None:
-    """The events of an event-stream body arriving as ``chunks``, read the lean way as ``lean_events`` reads them
-    (``None`` where that would not give ``parser``'s events exactly)."""
-    decoder = _decoder(parser, shape, operation)
-    return None if decoder is None else _aread(chunks, decoder)
+def stream_decoder(parser: Any, shape: Any, operation: str) -> EventDecoder | None:
+    """The decoder of ``shape``'s events for ``parser`` (compiled once per parser), or ``None`` where it would not
+    give ``parser``'s events exactly."""
+    return _decoder(parser, shape, operation)
 
 
-async def _aread(chunks: AsyncIterable[bytes], decoder: _Decoder) -> AsyncIterator[Any]:
+async def aread_events(chunks: AsyncIterable[bytes], decoder: EventDecoder) -> AsyncIterator[Any]:
+    """The events of an event-stream body arriving as ``chunks``, read the lean way as ``lean_events`` reads them."""
     frames = FrameReader()
     async for chunk in chunks:
         for headers, payload in frames.feed(chunk):
