@@ -36,12 +36,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import botocore.utils
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse, create_request_object, prepare_request_dict
 from botocore.context import start_as_current_context
 from botocore.endpoint import convert_to_response_dict
 from botocore.handlers import add_recursion_detection_header
-from botocore.utils import get_token_from_environment
 
 from llmplex_bedrock.lean import EventDecoder, stream_decoder
 
@@ -113,7 +113,7 @@ class LeanRequest:
         if client.meta.events._emitter._lookup_cache is not self.lookups:
             return False
         credentials = client._request_signer._credentials
-        if credentials is None or get_token_from_environment(self.signing_name) is not None:  # bearer auth: boto3's
+        if credentials is None or _bearer_token(self.signing_name) is not None:  # bearer auth: boto3's
             return False
         refresh_needed: Callable[[], bool] | None = getattr(credentials, "refresh_needed", None)
         return refresh_needed is None or not refresh_needed()
@@ -191,6 +191,12 @@ def lean_request(client: Any) -> LeanRequest | None:
     return prepared if prepared is not None and prepared.usable() else None
 
 
+def _bearer_token(signing_name: str) -> Any:
+    """The bearer token boto3 would sign with instead (botocore 1.39 and later read it on every call)."""
+    lookup = getattr(botocore.utils, "get_token_from_environment", None)
+    return None if lookup is None else lookup(signing_name)
+
+
 def _request_context(client: Any, operation: Any) -> dict[str, Any]:
     """The request context ``BaseClient._make_api_call`` starts each call with."""
     meta = client.meta
@@ -221,13 +227,13 @@ def _prepared(client: Any) -> LeanRequest | None:
     config = meta.config
     if (
         config.retries.get("total_max_attempts") != 1
-        or config.auth_scheme_preference
+        or getattr(config, "auth_scheme_preference", None)
         or config.signature_version not in (None, "v4")
     ):
         return None
     operation = meta.service_model.operation_model(OPERATION)
     if (
-        operation.auth
+        getattr(operation, "auth", None)
         or operation.resolved_auth_type
         or operation.http_checksum
         or operation.http_checksum_required
