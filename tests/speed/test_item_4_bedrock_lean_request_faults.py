@@ -255,3 +255,26 @@ def test_item_4_bedrock_a_handler_registered_then_removed_still_leaves_boto3_in_
     client.meta.events.unregister("before-send.bedrock-runtime", hook)
     assert bedrock_direct.lean_request(client) is None
     close_client(client)
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_item_4_bedrock_lean_request_reads_a_huge_delta_whole(mode: str) -> None:
+    """A 4 MB text delta between two small ones arrives whole on the lean path, sync and async."""
+    huge = event_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "x" * 4_000_000}})
+    body = START + HI + huge + HI + event_frame("messageStop", {"stopReason": "end_turn"})
+    with StreamServer() as server:
+        server.script(Reply(200, (body[:1000], body[1000:]), EVENTSTREAM))
+        client = llmplex.Client(_config(server.url), throttle={"max_attempts": 1})
+
+        async def read() -> str:
+            return "".join([e.text or "" async for e in client.astream(f"bedrock:{HAIKU}", "hi")])
+
+        try:
+            if mode == "stream":
+                text = "".join(e.text or "" for e in client.stream(f"bedrock:{HAIKU}", "hi"))
+            else:
+                text = asyncio.run(read())
+        finally:
+            client.close()
+    assert text == "Hi" + "x" * 4_000_000 + "Hi"
+    assert opened == ["sync" if mode == "stream" else "async"]
