@@ -65,6 +65,14 @@ def test_item_4_assembled_text_answer_is_the_validated_response(
     assert priced.usage.cost_note == usage.priced("openai", "gpt-4o").cost_note and priced.text == "Hello"
 
 
+def test_item_4_unreported_usage_is_the_validated_one() -> None:
+    fast, validated = Usage.unreported(), Usage(reported=False)
+    _same(fast, validated)
+    assert fast.__pydantic_private__ == validated.__pydantic_private__ and fast.cost_note == validated.cost_note
+    assert fast is not Usage.unreported()  # a new object each time, as before
+    assert (fast + Usage(input_tokens=2)).reported is False
+
+
 def test_item_4_assembled_answer_with_calls_or_reasoning_or_odd_values_is_validated() -> None:
     """Tool calls, reasoning, a usage validation would change, or values of other types: ``Response(...)``."""
     assembler = StreamAssembler("local", "m")
@@ -155,10 +163,10 @@ class _Counting:
 
 def test_item_4_assembling_a_text_answer_validates_nothing_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """The end of a text stream: no ``Response`` validation, and its usage is not checked a second time."""
-    assembler = StreamAssembler("local", "m")
     responses, usages = _Counting(Response.__pydantic_validator__), _Counting(Usage.__pydantic_validator__)
     monkeypatch.setattr(Response, "__pydantic_validator__", responses)
     monkeypatch.setattr(Usage, "__pydantic_validator__", usages)
+    assembler = StreamAssembler("local", "m")  # its unknown usage to begin with: not validated either
     assembler.add(StreamEvent.text_delta("hi", "r", "m"))
     assembler.add(StreamEvent.usage_event(Usage.of({"input_tokens": 3, "output_tokens": 1}), "r", "m"))
     answer = assembler.response(1, 0.1)

@@ -172,8 +172,16 @@ class Usage(BaseModel):
 
     @classmethod
     def unreported(cls) -> Usage:
-        """The usage of an answer that reported none: unknown, not zero."""
-        return cls(reported=False)
+        """The usage of an answer that reported none: unknown, not zero (``Usage(reported=False)``, built without
+        validation: every stream starts with one)."""
+        if cls is not Usage:
+            return cls(reported=False)
+        usage = _new(cls)
+        _set_dict(usage, _UNKNOWN.copy())
+        _set_fields_set(usage, {"reported"})
+        _set_extra(usage, None)
+        _set_private(usage, {"_priced_as": None, "_batch": False, "_parts": ()})
+        return usage
 
     @computed_field(repr=False)  # type: ignore[prop-decorator]
     @property
@@ -283,6 +291,7 @@ def settled(usage: Usage) -> bool:
 _COUNT_SET: Final = frozenset(_COUNTS)
 _FRESH: Final[dict[str, Any]] = {name: field.default for name, field in Usage.model_fields.items()}
 """Every field of a usage, in the fields' order (as validation puts them), at its default."""
+_UNKNOWN: Final[dict[str, Any]] = {**_FRESH, "reported": False}
 _new = object.__new__
 _set_dict, _set_fields_set, _set_extra, _set_private = (
     BaseModel.__dict__[name].__set__
