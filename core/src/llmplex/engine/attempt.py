@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from functools import partial
 from typing import Any
 
@@ -123,14 +123,15 @@ class Attempt:
     ) -> Any:
         """Send asynchronously; a sync-only provider runs on a worker thread."""
         if deadline is None:  # nothing to hold it to: no layer in between
-            return await self._asending(payload, request, None)
-        return await await_before(partial(self._asending, payload, request, deadline), deadline, expired)
+            return await self._sending(payload, request, None)
+        return await await_before(partial(self._sending, payload, request, deadline), deadline, expired)
 
-    async def _asending(self, payload: dict[str, Any], request: Request, deadline: Deadline | None) -> Any:
+    def _sending(self, payload: dict[str, Any], request: Request, deadline: Deadline | None) -> Awaitable[Any]:
+        """What ``asend`` awaits (one coroutine frame fewer on every resumption of the call)."""
         if self.hooks.implements("acall"):
-            return await acontained(self._invoke, self.name, "acall", payload, deadline, request)
+            return acontained(self._invoke, self.name, "acall", payload, deadline, request)
         self._require("call")
-        return await in_worker(partial(contained, self._invoke, self.name, "call", payload, deadline, request))
+        return in_worker(partial(contained, self._invoke, self.name, "call", payload, deadline, request))
 
     def _invoke(self, hook: str, payload: dict[str, Any], deadline: Deadline | None, request: Request | None) -> Any:
         """The I/O hook ``hook`` (``call``, ``acall``, ``stream``, ``astream``) of the provider as bound now, called
