@@ -9,6 +9,7 @@ and signatures come whole, as a ``reasoning`` event, with the finish reason.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from llmplex.types import StreamEvent, StreamState
@@ -37,7 +38,14 @@ def parse_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
                 plain.check_blocked(chunk, model or state.request.model)
             content = candidate.get("content")
             parts = content.get("parts") if content is not None else None
-        said = plain.read_candidate(candidate)
+        events: list[StreamEvent] = []
+        calls: list[tuple[str | None, str, str]] = []
+        for part in parts or ():  # ``plain.read_candidate``, its texts made events as they are read
+            call = part.get("functionCall")
+            if call is not None:
+                calls.append((call.get("id"), call.get("name") or "", json.dumps(call.get("args") or {})))
+            elif part.get("text") and not part.get("thought"):
+                events.append(StreamEvent.text_delta(part["text"], response_id, model))
         metadata = get("usageMetadata")
         usage = None if metadata is None else plain.usage_from(metadata)
     else:
@@ -45,13 +53,14 @@ def parse_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
         check_blocked(chunk, model or state.request.model)
         candidate = chunk.candidates[0] if chunk.candidates else None
         said = read_candidate(candidate)
+        events = [StreamEvent.text_delta(text, response_id, model) for text in said.texts]
+        calls = list(said.calls)
         parts = candidate.content.parts if candidate is not None and candidate.content is not None else None
         usage = None if chunk.usage_metadata is None else usage_from(chunk.usage_metadata)
         reason = candidate.finish_reason if candidate is not None else None
     if parts:
         state.data.setdefault(_PARTS, []).extend(parts)
-    events = [StreamEvent.text_delta(text, response_id, model) for text in said.texts]
-    for given_id, name, arguments in said.calls:
+    for given_id, name, arguments in calls:
         index = state.data[_CALLS] = state.data.get(_CALLS, -1) + 1
         events.append(
             StreamEvent(
