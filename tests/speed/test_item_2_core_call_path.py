@@ -135,3 +135,36 @@ def test_item_2_a_call_copies_its_response_once_without_model_copy(monkeypatch: 
     assert response.provider == "mock"
     assert response.attempts == 1
     assert "copied once" in response.text
+
+
+@pytest.mark.parametrize(
+    ("module", "function", "good", "bad"),
+    [
+        ("llmplex_gemini.request", "url_model", "gemini-2.5-flash#x", "gem ini"),
+        ("llmplex_azure.transport", "deployment", "prod#4o", "../x"),
+    ],
+)
+def test_item_2_a_model_name_in_the_url_is_checked_once(
+    module: str, function: str, good: str, bad: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+
+    found = importlib.import_module(module)
+    encode = getattr(found, function)
+    encode.cache_clear()
+    checked: list[str] = []
+    path_segment = found.path_segment
+
+    def counted(value: str, what: str) -> str:
+        checked.append(value)
+        encoded: str = path_segment(value, what)
+        return encoded
+
+    monkeypatch.setattr(found, "path_segment", counted)
+    assert encode(good) == encode(good)
+    assert "%23" in encode(good)
+    assert len(checked) == 1
+    for _ in range(2):
+        with pytest.raises(LLMConfigurationError):
+            encode(bad)
+    assert len(checked) == 3

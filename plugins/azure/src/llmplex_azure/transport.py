@@ -40,9 +40,11 @@ def _params(method: Callable[..., Any]) -> frozenset[str]:
     return frozenset(inspect.signature(method).parameters) - _NOT_BODY
 
 
+@functools.lru_cache(maxsize=256)
 def deployment(name: str) -> str:
     """A deployment's name as it goes into ``/openai/deployments/{name}/...``: percent-encoded, or refused
-    (``LLMConfigurationError``) when it holds ``..``, whitespace or a control character."""
+    (``LLMConfigurationError``, every time: only names that pass are kept) when it holds ``..``, whitespace or a
+    control character."""
     return path_segment(name, "Azure deployment name")
 
 

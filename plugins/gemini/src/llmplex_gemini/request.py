@@ -7,6 +7,7 @@ The payload is ``{"model", "contents", "config"}`` in the SDK's own field names;
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -42,11 +43,12 @@ _MODEL_GENERATION = re.compile(r"^(?:models/)?gemini-(\d+)")
 _FIRST_SIGNED_GENERATION = 3
 
 
+@functools.lru_cache(maxsize=256)
 def url_model(model: str) -> str:
     """``model`` as google-genai puts it into the URL: the name percent-encoded as one path segment (after a
     ``models/``, ``tunedModels/`` or ``publishers/google/models/`` prefix), so ``#``, ``?``, ``/`` or ``@`` never
     steer the request; a name holding ``..``, whitespace or a control character is refused
-    (``LLMConfigurationError``)."""
+    (``LLMConfigurationError``, every time: only names that pass are kept)."""
     prefix = next((p for p in _URL_PREFIXES if model.startswith(p)), "")
     return prefix + path_segment(model[len(prefix) :], "Gemini model name")
 
