@@ -292,7 +292,8 @@ def test_item_1_a_trickling_or_stalled_stream_ends_at_the_deadline(
 
 @pytest.fixture
 def opened(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """The responses the lean path opened (``httpx`` ``send`` of either client, recorded)."""
+    """The responses the lean path opened (``httpx`` ``send`` of either client, and async streams opened on
+    aiohttp by ``llmplex.http.direct_stream.open_stream``, recorded)."""
     responses: list[Any] = []
     for cls in (httpx.Client, httpx.AsyncClient):
         original = cls.send
@@ -312,6 +313,14 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
                 return response
 
         monkeypatch.setattr(cls, "send", send)
+    direct = lean.open_stream
+
+    async def open_direct(*args: Any, **kwargs: Any) -> Any:  # async streams open straight on aiohttp
+        response = await direct(*args, **kwargs)
+        responses.append(response)
+        return response
+
+    monkeypatch.setattr(lean, "open_stream", open_direct)
     return responses
 
 
