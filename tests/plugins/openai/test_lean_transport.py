@@ -342,3 +342,23 @@ def test_item_17_lean_path_keeps_the_sdks_request_extensions() -> None:
         _lean_send(client, CHAT, CHAT_PAYLOADS[0], None)
     sdk, lean = seen
     assert lean.extensions == sdk.extensions and lean.extensions["sni_hostname"] == "llm-gateway"
+
+
+def test_item_17_lean_path_keeps_the_sdks_request_extensions_once_a_cookie_is_set() -> None:
+    """With a cookie to send, httpx builds the request (it adds the cookie); the SDK's extensions still go with it
+    (the SNI name here; openai 3.x's Azure client names the origin its key is for the same way)."""
+    seen: list[httpx.Request] = []
+    with respx.mock(assert_all_called=False) as router:
+        router.post("http://llm_gateway:8000/v1/chat/completions").mock(
+            side_effect=lambda request: (
+                seen.append(request)
+                or httpx.Response(200, json=_answer(CHAT), headers={"set-cookie": "route=b7; Path=/"})
+            )
+        )
+        client = make_client("http://llm_gateway:8000/v1", KEY)
+        _sdk_send(client, CHAT, CHAT_PAYLOADS[0], None)  # the server sets its cookie
+        _sdk_send(client, CHAT, CHAT_PAYLOADS[0], None)
+        _lean_send(client, CHAT, CHAT_PAYLOADS[0], None)
+    _, sdk, lean = seen
+    assert lean.headers["cookie"] == "route=b7"
+    assert lean.extensions == sdk.extensions and lean.extensions["sni_hostname"] == "llm-gateway"

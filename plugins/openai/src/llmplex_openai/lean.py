@@ -138,6 +138,7 @@ def _request(
             content=wire.body(payload),
             headers=wire.headers_for(timeout),
             timeout=client.timeout if timeout is None else timeout,
+            extensions={**wire.extensions},  # what the SDK's request carries (openai 3.x's Azure key origin)
         )
     timeouts = wire.library.Timeout(client.timeout if timeout is None else timeout).as_dict()
     return wire.library.Request(
