@@ -3,7 +3,8 @@
 ``streamGenerateContent?alt=sse`` is sent with ``generate.prepare(..., stream=True)``'s request: for every payload of
 ``tests/speed/test_item_2_gemini_lean.py`` its method, URL, headers, body bytes and timeouts equal what the SDK's
 ``generate_content_stream`` hands its ``httpx2`` client, sync and async; a plain stream builds no SDK request model
-at all. How the stream is read, its errors, faults and deadlines: ``tests/speed/test_item_4_gemini_lean_stream.py``.
+at all. How the stream is read, its errors, faults and deadlines: ``tests/speed/test_item_4_gemini_lean_stream.py`` and
+``test_item_4_gemini_lean_stream_faults.py``.
 """
 
 from __future__ import annotations
