@@ -115,7 +115,8 @@ class DirectSender:
         import yarl
 
         self._http = http
-        self._library = library
+        self.library = library
+        """The httpx flavour (``httpx`` or ``httpx2``) whose exceptions and ``Response`` it gives."""
         self._transport = transport
         self._module = module
         self._timeout = aiohttp.ClientTimeout
@@ -157,8 +158,32 @@ class DirectSender:
         """``POST body`` to ``url`` with ``headers`` (as given to httpx's ``Request``) and ``timeout`` (httpx's
         ``Timeout.as_dict()``); ``request`` builds the httpx ``Request`` this stands for (for errors and for
         answers read through httpx)."""
+        response, deadline = await self.open(url, headers, body, timeout, request)
+        try:
+            answer = response.headers
+            if 200 <= response.status < 300 and "Content-Encoding" not in answer and "Set-Cookie" not in answer:
+                content = await self._read(response, deadline, request)
+                response.release()
+                content_type = ", ".join(answer.getall("Content-Type", ()))
+                status = response.status
+                return Reply(status, answer, content, content_type, lambda: self._response(response, content, request))
+        except BaseException:
+            response.close()
+            raise
+        return await self.through_httpx(response, request)
+
+    async def open(
+        self,
+        url: str,
+        headers: Sequence[tuple[bytes, bytes]],
+        body: bytes,
+        timeout: Mapping[str, float | None],
+        request: Callable[[], Any],
+    ) -> tuple[Any, Deadline | None]:
+        """Send ``POST body`` (arguments as for ``post``) and return aiohttp's response, unread, with the call's
+        deadline; the timeouts are capped at the time the deadline leaves, failures are the transport's."""
         deadline = current_deadline()
-        library = self._library
+        library = self.library
         if deadline is not None:
             remaining = deadline.remaining()
             if remaining <= 0:
@@ -189,22 +214,11 @@ class DirectSender:
                 timeout=self._client_timeout(timeout.get("connect"), timeout.get("read"), timeout.get("pool")),
             )
         except Exception as error:
-            mapped = self._mapped(error, request)
+            mapped = self.mapped(error, request)
             if mapped is error:
                 raise
             raise mapped from error
-        try:
-            answer = response.headers
-            if 200 <= response.status < 300 and "Content-Encoding" not in answer and "Set-Cookie" not in answer:
-                content = await self._read(response, deadline, request)
-                response.release()
-                content_type = ", ".join(answer.getall("Content-Type", ()))
-                status = response.status
-                return Reply(status, answer, content, content_type, lambda: self._response(response, content, request))
-        except BaseException:
-            response.close()
-            raise
-        return await self._through_httpx(response, request)
+        return response, deadline
 
     def _client_timeout(self, connect: float | None, read: float | None, pool: float | None) -> Any:
         """aiohttp's ``ClientTimeout`` of httpx's connect, read and pool timeouts (kept: a client's repeat)."""
@@ -221,7 +235,7 @@ class DirectSender:
         if target is None:
             if len(self._targets) > 64:
                 self._targets.clear()
-            host = self._library.URL(url).netloc.decode("ascii")
+            host = self.library.URL(url).netloc.decode("ascii")
             target = self._targets[url] = _Target(self._url(url), host)
         return target
 
@@ -244,13 +258,13 @@ class DirectSender:
             return None
         return [*merged, ("content-length", str(len(body)))]
 
-    def _mapped(self, error: Exception, request: Callable[[], Any]) -> Exception:
+    def mapped(self, error: Exception, request: Callable[[], Any]) -> Exception:
         """``error`` as the transport reports it (its exception table), the request attached as httpx does."""
         try:
             with self._module.map_aiohttp_exceptions():
                 raise error
         except Exception as mapped:
-            if isinstance(mapped, self._library.RequestError):
+            if isinstance(mapped, self.library.RequestError):
                 mapped.request = request()
             return mapped
 
@@ -267,17 +281,17 @@ class DirectSender:
                     return content
             except TimeoutError:
                 if scope.expired():
-                    raise self._library.ReadTimeout(_LATE, request=request()) from None
+                    raise self.library.ReadTimeout(_LATE, request=request()) from None
                 raise
         except Exception as error:
-            mapped = self._mapped(error, request)
+            mapped = self.mapped(error, request)
             if mapped is error:
                 raise
             raise mapped from error
 
     def _response(self, response: Any, content: bytes, request: Callable[[], Any]) -> Any:
         """The read httpx ``Response`` of a direct answer."""
-        library = self._library
+        library = self.library
         built = library.Response(
             response.status,
             headers=response.raw_headers,
@@ -289,13 +303,13 @@ class DirectSender:
         built.read()
         return built
 
-    async def _through_httpx(self, response: Any, request: Callable[[], Any]) -> Any:
+    async def through_httpx(self, response: Any, request: Callable[[], Any], *, stream: bool = False) -> Any:
         """The rest of httpx's ``send`` for an answer the direct path does not read itself: the transport's
-        ``Response``, the cookie jar, the response hooks, redirects followed as the client follows them, the
-        body read."""
+        ``Response``, the cookie jar, the response hooks, redirects followed as the client follows them, and the
+        body read (``stream``: left unread, as ``send(stream=True)`` leaves it)."""
         http = self._http
         sent = request()
-        built = self._library.Response(
+        built = self.library.Response(
             response.status,
             headers=response.raw_headers,
             stream=self._module.AiohttpResponseStream(response),
@@ -307,13 +321,16 @@ class DirectSender:
             http.cookies.extract_cookies(built)
             for hook in http._event_hooks["response"]:
                 await hook(built)
-            await built.aread()
+            redirect = built.has_redirect_location and http.follow_redirects
+            if redirect or not stream:
+                await built.aread()
         except BaseException:
             await built.aclose()
             raise
-        if built.has_redirect_location and http.follow_redirects:
-            return await http.send(http._build_redirect_request(sent, built))
-        return built
+        if not redirect:
+            return built
+        await built.aclose()
+        return await http.send(http._build_redirect_request(sent, built), stream=stream)
 
 
 def _merged(target: _Target, headers: Sequence[tuple[bytes, bytes]]) -> tuple[tuple[str, str], ...] | None:

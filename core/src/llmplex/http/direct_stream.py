@@ -24,9 +24,9 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from llmplex.http.clients import _LATE, _PHASES
-from llmplex.http.direct import DirectSender, _extensions
-from llmplex.reliability.deadline import Deadline, current_deadline
+from llmplex.http.clients import _LATE
+from llmplex.http.direct import DirectSender
+from llmplex.reliability.deadline import Deadline
 
 __all__ = ["DirectStream", "open_stream"]
 
@@ -76,8 +76,8 @@ class DirectStream:
                 return await read()
         except Exception as error:
             if scope is not None and scope.expired():
-                raise self._sender._library.ReadTimeout(_LATE, request=self._request()) from None
-            mapped = self._sender._mapped(error, self._request)
+                raise self._sender.library.ReadTimeout(_LATE, request=self._request()) from None
+            mapped = self._sender.mapped(error, self._request)
             if mapped is error:
                 raise
             raise mapped from error
@@ -100,73 +100,8 @@ async def open_stream(
 ) -> DirectStream | Any:
     """``POST body`` to ``url`` on ``sender``'s session and return the answer unread (see the module); arguments
     as for ``DirectSender.post``."""
-    deadline = current_deadline()
-    library = sender._library
-    if deadline is not None:
-        remaining = deadline.remaining()
-        if remaining <= 0:
-            raise library.ConnectTimeout("the call's deadline passed before the request was sent", request=request())
-        timeout = {
-            phase: remaining if timeout.get(phase) is None else min(timeout[phase], remaining)  # type: ignore[type-var]
-            for phase in _PHASES
-        }
-    target = sender._target(url)
-    items = sender._items(target, headers, body)
-    if items is None:  # headers httpx weighs itself: let it build them
-        items = list(request().headers.items())
-    transport = sender._transport
-    session = transport.client
-    if not isinstance(session, sender._session):
-        session = transport.client = transport.get_client()
-    try:
-        response = await session.request(
-            "POST",
-            target.url,
-            headers=items,
-            data=body,
-            allow_redirects=False,
-            auto_decompress=False,
-            compress=False,
-            timeout=sender._timeout(
-                sock_connect=timeout.get("connect"), sock_read=timeout.get("read"), connect=timeout.get("pool")
-            ),
-        )
-    except Exception as error:
-        mapped = sender._mapped(error, request)
-        if mapped is error:
-            raise
-        raise mapped from error
+    response, deadline = await sender.open(url, headers, body, timeout, request)
     answer = response.headers
     if 200 <= response.status < 300 and "Content-Encoding" not in answer and "Set-Cookie" not in answer:
         return DirectStream(sender, response, deadline, request)
-    return await _through_httpx(sender, response, request)
-
-
-async def _through_httpx(sender: DirectSender, response: Any, request: Callable[[], Any]) -> Any:
-    """The rest of httpx's ``send(stream=True)`` for an answer the direct path does not read itself: the
-    transport's ``Response`` (unread), the cookie jar, the response hooks, redirects followed as the client
-    follows them."""
-    http = sender._http
-    sent = request()
-    built = sender._library.Response(
-        response.status,
-        headers=response.raw_headers,
-        stream=sender._module.AiohttpResponseStream(response),
-        request=sent,
-        extensions=_extensions(response),
-    )
-    built.default_encoding = http._default_encoding
-    try:
-        http.cookies.extract_cookies(built)
-        for hook in http._event_hooks["response"]:
-            await hook(built)
-        redirect = built.has_redirect_location and http.follow_redirects
-        if redirect:
-            await built.aread()
-    except BaseException:
-        await built.aclose()
-        raise
-    if not redirect:
-        return built
-    await built.aclose()
-    return await http.send(http._build_redirect_request(sent, built), stream=True)
+    return await sender.through_httpx(response, request, stream=True)
