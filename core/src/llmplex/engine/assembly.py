@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any, get_args
 
-from pydantic import BaseModel
-
 from llmplex.types import FinishReason, ReasoningPart, Response, StreamEvent, ToolCall, Usage
+from llmplex.types.trusted import assembled
 from llmplex.types.usage import settled
 
 __all__ = ["StreamAssembler"]
@@ -77,7 +76,6 @@ class StreamAssembler:
             and type(latency) is float
             and settled(usage)
         ):
-            response = _new(Response)
             values = _RESPONSE_DEFAULTS.copy()
             values.update(
                 text=text,
@@ -89,11 +87,7 @@ class StreamAssembler:
                 attempts=attempts,
                 latency=latency,
             )
-            _set_dict(response, values)
-            _set_fields_set(response, set(_ASSEMBLED))
-            _set_extra(response, None)
-            _set_private(response, None)
-            return response
+            return assembled(Response, values, set(_ASSEMBLED))
         return Response(
             text=text,
             tool_calls=calls,
@@ -126,8 +120,3 @@ _ASSEMBLED = frozenset(
 """The fields ``response`` gives ``Response``: its fields set."""
 _RESPONSE_DEFAULTS: dict[str, Any] = {name: field.default for name, field in Response.model_fields.items()}
 """Every field of a response at its default, in the fields' order (as validation puts them)."""
-_new = object.__new__
-_set_dict, _set_fields_set, _set_extra, _set_private = (
-    BaseModel.__dict__[name].__set__
-    for name in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
-)

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
-from pydantic import BaseModel
-
 from llmplex.engine.adapt import Adapted
 from llmplex.engine.assembly import StreamAssembler
 from llmplex.engine.attempt import Attempt
@@ -21,6 +19,7 @@ from llmplex.plugins.hooks import ProviderHooks
 from llmplex.routing import Route
 from llmplex.types import Request, Response, StreamEvent, StreamState, Usage
 from llmplex.types.pricing import priced_model
+from llmplex.types.trusted import assembled
 
 __all__ = ["Pipeline"]
 
@@ -282,19 +281,8 @@ def _copied(response: Response, update: dict[str, Any]) -> Response:
     """``response.model_copy(update=update)`` without pydantic's general copy (the one copy a call makes)."""
     if response.__pydantic_private__ is not None or response.__pydantic_extra__ is not None:
         return response.model_copy(update=update)
-    copy = _new(type(response))
-    _set_dict(copy, {**response.__dict__, **update})
-    _set_fields_set(copy, response.__pydantic_fields_set__ | update.keys())
-    _set_extra(copy, None)
-    _set_private(copy, None)
+    copy = assembled(type(response), {**response.__dict__, **update}, response.__pydantic_fields_set__ | update.keys())
     return copy
-
-
-_new = object.__new__
-_set_dict, _set_fields_set, _set_extra, _set_private = (
-    BaseModel.__dict__[name].__set__
-    for name in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
-)
 
 
 def _event_parser(hooks: ProviderHooks) -> Callable[[Any, StreamState], Any]:

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from llmplex.types.messages import Message
 from llmplex.types.tools import Tool
+from llmplex.types.trusted import assembled
 
 __all__ = ["LLMConfig", "OutputSchema", "ReasoningEffort", "Request", "ToolChoice"]
 
@@ -75,12 +76,6 @@ class Request(BaseModel):
     prompt_cache: Literal["auto"] | None = None
 
 
-_new = object.__new__
-_set_dict, _set_fields_set, _set_extra, _set_private = (
-    BaseModel.__dict__[name].__set__
-    for name in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
-)
-"""The setters of the four slots a pydantic model's instance holds (what ``model_construct`` sets)."""
 _USER: dict[str, Any] = {name: field.default for name, field in Message.model_fields.items()}
 _USER_SET = frozenset({"role", "content"})
 _PLAIN: dict[str, Any] = {name: field.default for name, field in Request.model_fields.items()}
@@ -92,14 +87,10 @@ def plain_request(model: str, text: str, stream: bool) -> Request:
     field at its default, as ``build_request`` makes it for a prompt without keyword arguments, built without
     pydantic's validation (``text`` is a string the caller checked; ``model`` a routed model name). Equal to the
     validated request in every way (fields, fields set, ``==``, dump)."""
-    message = _new(Message)
-    _set_dict(message, {**_USER, "role": "user", "content": text})
-    _set_fields_set(message, set(_USER_SET))
-    _set_extra(message, None)
-    _set_private(message, None)
-    request = _new(Request)
-    _set_dict(request, {**_PLAIN, "model": model, "messages": (message,), "provider_options": {}, "stream": stream})
-    _set_fields_set(request, set(_PLAIN_SET))
-    _set_extra(request, None)
-    _set_private(request, None)
+    message = assembled(Message, {**_USER, "role": "user", "content": text}, set(_USER_SET))
+    request = assembled(
+        Request,
+        {**_PLAIN, "model": model, "messages": (message,), "provider_options": {}, "stream": stream},
+        set(_PLAIN_SET),
+    )
     return request

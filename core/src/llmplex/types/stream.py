@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from llmplex.types.reasoning import ReasoningPart
 from llmplex.types.request import Request
 from llmplex.types.response import FinishReason, Response
+from llmplex.types.trusted import assembled
 from llmplex.types.usage import Usage, settled
 
 __all__ = ["StreamEvent", "StreamState"]
@@ -52,14 +53,9 @@ class StreamEvent(BaseModel):
             and (response_id is None or type(response_id) is str)
             and (model is None or type(model) is str)
         ):
-            event = _new(cls)
             values = _TEXT_DEFAULTS.copy()
             values["text"], values["response_id"], values["model"] = text, response_id, model
-            _set_dict(event, values)
-            _set_fields_set(event, {"type", "text", "response_id", "model"})
-            _set_extra(event, None)
-            _set_private(event, None)
-            return event
+            return assembled(cls, values, {"type", "text", "response_id", "model"})
         return cls(type="text", text=text, response_id=response_id, model=model)
 
     @classmethod
@@ -74,23 +70,12 @@ class StreamEvent(BaseModel):
             and (model is None or type(model) is str)
             and settled(usage)
         ):
-            event = _new(cls)
             values = _USAGE_DEFAULTS.copy()
             values["usage"], values["response_id"], values["model"] = usage, response_id, model
-            _set_dict(event, values)
-            _set_fields_set(event, {"type", "usage", "response_id", "model"})
-            _set_extra(event, None)
-            _set_private(event, None)
-            return event
+            return assembled(cls, values, {"type", "usage", "response_id", "model"})
         return cls(type="usage", usage=usage, response_id=response_id, model=model)
 
 
-_new = object.__new__
-_set_dict, _set_fields_set, _set_extra, _set_private = (
-    BaseModel.__dict__[name].__set__
-    for name in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
-)
-"""The setters of the four slots a pydantic model's instance holds (what ``model_construct`` sets)."""
 _TEXT_DEFAULTS: dict[str, Any] = {
     name: "text" if field.is_required() else field.default for name, field in StreamEvent.model_fields.items()
 }

@@ -18,6 +18,7 @@ from pydantic import (
 
 from llmplex.errors import LLMUsageError
 from llmplex.types.pricing import Buckets, PriceKey, price_buckets, price_key
+from llmplex.types.trusted import assembled
 
 __all__ = ["MAX_TOKENS", "Usage"]
 
@@ -163,11 +164,7 @@ class Usage(BaseModel):
             values["total_tokens"] = values["input_tokens"] + values["output_tokens"]
         if _contradiction(values) is not None:
             return cls(**counts)
-        usage = _new(cls)
-        _set_dict(usage, values)
-        _set_fields_set(usage, set(counts))
-        _set_extra(usage, None)
-        _set_private(usage, {"_priced_as": None, "_batch": False, "_parts": ()})
+        usage = assembled(cls, values, set(counts), {"_priced_as": None, "_batch": False, "_parts": ()})
         return usage
 
     @classmethod
@@ -176,11 +173,7 @@ class Usage(BaseModel):
         validation: every stream starts with one)."""
         if cls is not Usage:
             return cls(reported=False)
-        usage = _new(cls)
-        _set_dict(usage, _UNKNOWN.copy())
-        _set_fields_set(usage, {"reported"})
-        _set_extra(usage, None)
-        _set_private(usage, {"_priced_as": None, "_batch": False, "_parts": ()})
+        usage = assembled(cls, _UNKNOWN.copy(), {"reported"}, {"_priced_as": None, "_batch": False, "_parts": ()})
         return usage
 
     @computed_field(repr=False)  # type: ignore[prop-decorator]
@@ -292,9 +285,3 @@ _COUNT_SET: Final = frozenset(_COUNTS)
 _FRESH: Final[dict[str, Any]] = {name: field.default for name, field in Usage.model_fields.items()}
 """Every field of a usage, in the fields' order (as validation puts them), at its default."""
 _UNKNOWN: Final[dict[str, Any]] = {**_FRESH, "reported": False}
-_new = object.__new__
-_set_dict, _set_fields_set, _set_extra, _set_private = (
-    BaseModel.__dict__[name].__set__
-    for name in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
-)
-"""The setters of the four slots a pydantic model's instance holds (what ``model_construct`` sets)."""
