@@ -83,13 +83,15 @@ def usage_counts(counts: Mapping[str, int | None], details: Any = None) -> Usage
     one_hour = counts.get("ephemeral_1h_input_tokens") or 0
     by_ttl = (counts.get("ephemeral_5m_input_tokens") or 0) + one_hour
     cache_creation = counts.get("cache_creation_input_tokens") or by_ttl
-    return Usage(
-        input_tokens=(counts.get("input_tokens") or 0) + cache_read + cache_creation,
-        output_tokens=counts.get("output_tokens") or 0,
-        cached_tokens=cache_read,
-        cache_write_tokens=cache_creation,
-        cache_write_1h_tokens=one_hour,
-        reasoning_tokens=field(details, "thinking_tokens") or 0,
+    return Usage.of(  # Usage(**counts), unvalidated when the counts are plain ints that fit (else validated)
+        {
+            "input_tokens": (counts.get("input_tokens") or 0) + cache_read + cache_creation,
+            "output_tokens": counts.get("output_tokens") or 0,
+            "cached_tokens": cache_read,
+            "cache_write_tokens": cache_creation,
+            "cache_write_1h_tokens": one_hour,
+            "reasoning_tokens": field(details, "thinking_tokens") or 0,
+        }
     )
 
 

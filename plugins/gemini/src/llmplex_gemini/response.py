@@ -87,16 +87,18 @@ def usage_from(metadata: Any) -> Usage:
     tool_prompt = metadata.tool_use_prompt_token_count or 0
     audio_in = _audio(metadata.prompt_tokens_details)
     cached = metadata.cached_content_token_count or 0
-    return Usage(
-        input_tokens=(metadata.prompt_token_count or 0) + tool_prompt,
-        output_tokens=(metadata.candidates_token_count or 0) + thoughts,
-        total_tokens=metadata.total_token_count or 0,
-        cached_tokens=cached,
-        reasoning_tokens=thoughts,
-        tool_prompt_tokens=tool_prompt,
-        input_audio_tokens=audio_in,
-        cached_audio_tokens=min(_audio(metadata.cache_tokens_details), audio_in, cached),
-        output_audio_tokens=_audio(metadata.candidates_tokens_details),
+    return Usage.of(  # Usage(**counts), unvalidated when the counts are plain ints that fit (else validated)
+        {
+            "input_tokens": (metadata.prompt_token_count or 0) + tool_prompt,
+            "output_tokens": (metadata.candidates_token_count or 0) + thoughts,
+            "total_tokens": metadata.total_token_count or 0,
+            "cached_tokens": cached,
+            "reasoning_tokens": thoughts,
+            "tool_prompt_tokens": tool_prompt,
+            "input_audio_tokens": audio_in,
+            "cached_audio_tokens": min(_audio(metadata.cache_tokens_details), audio_in, cached),
+            "output_audio_tokens": _audio(metadata.candidates_tokens_details),
+        }
     )
 
 
