@@ -222,9 +222,13 @@ class Usage(BaseModel):
         private = self.__pydantic_private__ or {}  # read directly: attribute access to it costs microseconds
         if key == private.get("_priced_as") and not private.get("_parts") and batch == private.get("_batch"):
             return self  # unpriceable (the mock, a third-party plugin) as it was: no copy on the hot path
-        usage = self.model_copy()  # its private attributes are a fresh dict: set them there, not one by one
-        usage.__pydantic_private__.update(_priced_as=key, _batch=batch, _parts=())  # type: ignore[union-attr]
-        return usage
+        if self.__pydantic_extra__ is not None:
+            usage = self.model_copy()  # its private attributes are a fresh dict: set them there, not one by one
+            usage.__pydantic_private__.update(_priced_as=key, _batch=batch, _parts=())  # type: ignore[union-attr]
+            return usage
+        # model_copy's shallow copy, without its general machinery (a copy on every priced call)
+        private = {**private, "_priced_as": key, "_batch": batch, "_parts": ()}
+        return assembled(type(self), self.__dict__.copy(), set(self.__pydantic_fields_set__), private)
 
     def __eq__(self, other: Any) -> bool:
         """Usages are equal when their token counts are (what they are priced as is left out)."""
