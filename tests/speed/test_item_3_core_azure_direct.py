@@ -19,20 +19,15 @@ from llmplex_azure.clients import strip_key_on_redirect
 import llmplex
 from llmplex.http.direct import DirectSender
 from tests.contract import fixtures_openai as fx
+from tests.providers_next.test_item_3_azure_openai import _clean_environment
 from tests.support.openai_wire import CHAT_PATH, success_body
 from tests.support.stream_server import Reply, StreamServer
 
 KEY = "azkey-item3-0123456789abcdef"
 PATH = "/openai/deployments/m/chat/completions?api-version=2024-10-21"
+__all__ = ["_clean_environment"]  # autouse: no Azure variable of the environment reaches these clients
+
 ANSWER = success_body(CHAT_PATH, {"model": "m"}, "Hello from the other side", fx.TokenUsage())
-
-
-@pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    for name in ("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_API_VERSION", "OPENAI_API_VERSION"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.chdir(tmp_path)
 
 
 @pytest.fixture
