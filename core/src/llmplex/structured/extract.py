@@ -21,7 +21,7 @@ __all__ = ["extract_json"]
 
 _FENCE = "```"
 _LANGUAGE = re.compile(r"[A-Za-z0-9_-]*[ \t]*\n?")
-_TOKENS = re.compile(r'[\[\]{}"]')
+_TOKENS = re.compile(r'[\[{]+|[\]}"]')  # a run of openers is one token: pushed at once
 _STRING_END = re.compile(r'(?:[^"\\]|\\.)*"', re.DOTALL)
 _CLOSES = {"}": "{", "]": "["}
 _CHECK_EVERY = 4096  # tokens between deadline checks
@@ -77,7 +77,7 @@ def _outermost_spans(text: str, deadline: Deadline | None, strings: bool) -> Ite
     do not count. A closer that does not match the innermost open bracket is
     ignored, and an opener never closed leaves the spans inside it outermost.
     """
-    stack: list[tuple[str, int]] = []
+    stack: list[int] = []  # where each open bracket is
     spans: list[tuple[int, int]] = []  # closed spans not (yet) inside another closed span
     position = 0
     for count, token in enumerate(_TOKENS.finditer(text)):
@@ -93,10 +93,10 @@ def _outermost_spans(text: str, deadline: Deadline | None, strings: bool) -> Ite
                 if closing is None:
                     break  # a string that never ends: no bracket after it counts
                 position = closing.end()
-        elif char in "{[":
-            stack.append((char, at))
-        elif stack and stack[-1][0] == _CLOSES[char]:
-            _, start = stack.pop()
+        elif char[0] in "{[":
+            stack.extend(range(at, at + len(char)))
+        elif stack and text[stack[-1]] == _CLOSES[char]:
+            start = stack.pop()
             while spans and spans[-1][0] > start:
                 spans.pop()
             spans.append((start, at + 1))
