@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -75,6 +75,23 @@ class StreamEvent(BaseModel):
             return assembled(cls, values, {"type", "usage", "response_id", "model"})
         return cls(type="usage", usage=usage, response_id=response_id, model=model)
 
+    @classmethod
+    def finish_event(cls, finish_reason: Any, response_id: str | None = None, model: str | None = None) -> StreamEvent:
+        """``StreamEvent(type="finish", finish_reason=finish_reason, response_id=response_id, model=model)``, the
+        event every stream ends with: built without validation when ``finish_reason`` is one of ``FinishReason``'s
+        strings and the ids are ``str`` or ``None``; validated as usual otherwise (raising what validation raises).
+        Equal to the validated event in every way (fields, fields set, ``==``, hash, dump)."""
+        if (
+            type(finish_reason) is str
+            and finish_reason in _FINISH_REASONS
+            and (response_id is None or type(response_id) is str)
+            and (model is None or type(model) is str)
+        ):
+            values = _FINISH_DEFAULTS.copy()
+            values["finish_reason"], values["response_id"], values["model"] = finish_reason, response_id, model
+            return assembled(cls, values, {"type", "finish_reason", "response_id", "model"})
+        return cls(type="finish", finish_reason=finish_reason, response_id=response_id, model=model)
+
 
 _TEXT_DEFAULTS: dict[str, Any] = {
     name: "text" if field.is_required() else field.default for name, field in StreamEvent.model_fields.items()
@@ -83,6 +100,9 @@ _TEXT_DEFAULTS: dict[str, Any] = {
 ``"text"``, the rest their defaults."""
 _USAGE_DEFAULTS: dict[str, Any] = {**_TEXT_DEFAULTS, "type": "usage"}
 """Every field of a usage event, in the fields' order: ``type`` ``"usage"``, the rest their defaults."""
+_FINISH_DEFAULTS: dict[str, Any] = {**_TEXT_DEFAULTS, "type": "finish"}
+"""Every field of a finish event, in the fields' order: ``type`` ``"finish"``, the rest their defaults."""
+_FINISH_REASONS = frozenset(get_args(FinishReason))
 
 
 @dataclass

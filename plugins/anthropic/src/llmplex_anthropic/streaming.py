@@ -53,13 +53,16 @@ def _merge_usage(progress: _Progress, usage: Any) -> None:
 
 def parse_stream_event(event: Any, state: StreamState) -> list[StreamEvent]:
     """The core events for one raw SDK stream event (``ping`` and block stops give none)."""
-    progress = _progress(state)
-    if type(event) is dict and event.get("type") == "content_block_delta":  # nearly every chunk: a text delta
-        delta = event.get("delta")
-        if type(delta) is dict and delta.get("type") == "text_delta":
-            text = delta.get("text")
-            return [StreamEvent.text_delta(text, progress.response_id)] if text else []
-    kind = field(event, "type")
+    progress = state.data.get("anthropic") or _progress(state)
+    if type(event) is dict:
+        kind = event.get("type")
+        if kind == "content_block_delta":  # nearly every chunk: a text delta
+            delta = event.get("delta")
+            if type(delta) is dict and delta.get("type") == "text_delta":
+                text = delta.get("text")
+                return [StreamEvent.text_delta(text, progress.response_id)] if text else []
+    else:
+        kind = field(event, "type")
     if kind == "message_start":
         message = field(event, "message")
         progress.response_id = field(message, "id")
@@ -79,7 +82,7 @@ def parse_stream_event(event: Any, state: StreamState) -> list[StreamEvent]:
         reason = finish_reason(field(field(event, "delta"), "stop_reason"), bool(progress.tool_blocks))
         return [
             StreamEvent.usage_event(usage, progress.response_id, progress.model),
-            StreamEvent(type="finish", finish_reason=reason, response_id=progress.response_id),
+            StreamEvent.finish_event(reason, progress.response_id),
         ]
     return []
 

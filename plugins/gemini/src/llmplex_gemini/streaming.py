@@ -80,5 +80,5 @@ def parse_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
         if reasoning is not None:
             events.append(StreamEvent(type="reasoning", reasoning=reasoning, response_id=response_id, model=model))
         finish = finish_reason(reason, _CALLS in state.data)
-        events.append(StreamEvent(type="finish", finish_reason=finish, response_id=response_id, model=model))
+        events.append(StreamEvent.finish_event(finish, response_id, model))
     return events

@@ -184,7 +184,7 @@ def parse_chat_event(chunk: Any, state: StreamState) -> list[StreamEvent]:
             finish = _FINISH.get(reason, "other")
             refused = "".join(state.data.get("refusal", ())) or None
             raise_for_outcome(state.request, finish, "".join(state.data.get("text", ())), refused)
-            events.append(StreamEvent(type="finish", finish_reason=finish, response_id=rid))
+            events.append(StreamEvent.finish_event(finish, rid))
     usage = data.get("usage")
     if usage is not None:
         events.append(StreamEvent.usage_event(core_usage(usage), rid, model))

@@ -267,5 +267,5 @@ def _finished(data: Mapping[str, Any], state: StreamState) -> list[StreamEvent]:
     rid, model = data.get("id"), data.get("model")
     return [
         StreamEvent.usage_event(core_usage(data.get("usage")), rid, model),
-        StreamEvent(type="finish", finish_reason=finish, response_id=rid, model=model),
+        StreamEvent.finish_event(finish, rid, model),
     ]
