@@ -19,7 +19,7 @@ from llmplex.errors import LLMConfigurationError
 from llmplex.provider import Capabilities
 from llmplex.types import LLMConfig, Message, Request
 
-__all__ = ["Adapted", "adapt"]
+__all__ = ["Adapted", "adapt", "plain"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,22 @@ def adapt(request: Request, name: str, capabilities: Capabilities, drop_unsuppor
     if not found.changes:
         return Adapted(request)
     return Adapted(request.model_copy(update=found.changes), tuple(found.dropped))
+
+
+def plain(request: Request) -> bool:
+    """Whether ``request`` holds nothing ``adapt`` looks at (no options, tools, stored response, prompt-cache
+    mark, reasoning or content parts), so that every instance takes it as it is: what most requests are."""
+    if (
+        request.config is not _NO_OPTIONS
+        or request.tools
+        or request.previous_response_id is not None
+        or request.prompt_cache is not None
+    ):
+        return False
+    for message in request.messages:
+        if isinstance(message.content, tuple) or message.reasoning or message.cache:
+            return False
+    return True
 
 
 def _options(request: Request, capabilities: Capabilities, found: _Findings) -> None:

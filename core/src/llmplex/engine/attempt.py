@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Awaitable, Iterator
 from functools import partial
 from typing import Any
 
-from llmplex.engine.adapt import Adapted, adapt
+from llmplex.engine.adapt import Adapted, adapt, plain
 from llmplex.engine.bridge import aiterate_in_thread, iterate_on_loop, run_on_loop
 from llmplex.engine.contained import acontained, aiter_contained, contained, iter_contained
 from llmplex.errors import LLMConfigurationError, LLMError
@@ -40,6 +40,8 @@ class Attempt:
         """``request`` as this instance can honour it: what it cannot is refused with an
         ``LLMConfigurationError`` (nothing is sent), or left out when the instance drops unsupported things;
         reasoning of another provider's format is always left out (see ``llmplex.engine.adapt``)."""
+        if plain(request):  # nothing to hold against the instance: its capabilities are not even worked out
+            return Adapted(request)
         provider = self.provider
         return adapt(request, provider.name, provider.capabilities_for(request.model), provider.drop_unsupported)
 
@@ -118,13 +120,14 @@ class Attempt:
         sending = partial(contained, self._invoke, self.name, "call", payload, deadline, request)
         return call_before(sending, deadline, expired)
 
-    async def asend(
+    def asend(
         self, payload: dict[str, Any], request: Request, deadline: Deadline | None, expired: Expired
-    ) -> Any:
-        """Send asynchronously; a sync-only provider runs on a worker thread."""
+    ) -> Awaitable[Any]:
+        """What to await to send asynchronously (no coroutine of its own: one frame fewer on every resumption
+        of the call); a sync-only provider runs on a worker thread."""
         if deadline is None:  # nothing to hold it to: no layer in between
-            return await self._sending(payload, request, None)
-        return await await_before(partial(self._sending, payload, request, deadline), deadline, expired)
+            return self._sending(payload, request, None)
+        return await_before(partial(self._sending, payload, request, deadline), deadline, expired)
 
     def _sending(self, payload: dict[str, Any], request: Request, deadline: Deadline | None) -> Awaitable[Any]:
         """What ``asend`` awaits (one coroutine frame fewer on every resumption of the call)."""

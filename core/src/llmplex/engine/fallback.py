@@ -232,12 +232,11 @@ class Call:
             return self.tries.pick()
         return self.pipeline
 
-    async def _anext(self) -> Pipeline:
-        if self._pick:
-            assert self.tries is not None
-            self._pick = False
-            return await self.tries.apick()
-        return self.pipeline
+    async def _apick(self) -> Pipeline:
+        """Async ``_next`` when the group is to pick the deployment (``_pick``)."""
+        assert self.tries is not None
+        self._pick = False
+        return await self.tries.apick()
 
     def _answered(self) -> None:
         if self.tries is not None:
@@ -272,7 +271,7 @@ class Call:
         while True:
             pipeline = None
             try:
-                pipeline = await self._anext()
+                pipeline = await self._apick() if self._pick else self.pipeline
                 if self._hedges():
                     response = await self._race_complete(pipeline)
                 else:
@@ -317,7 +316,7 @@ class Call:
             yielded = False
             pipeline = None
             try:
-                pipeline = await self._anext()
+                pipeline = await self._apick() if self._pick else self.pipeline
                 events = await self._race_stream(pipeline) if self._hedges() else pipeline.astream()
                 async for event in events:
                     if not yielded:
@@ -397,7 +396,7 @@ class Call:
     def _ended(self, response: Response) -> Response:
         """Tell recorders (the call log) that the call answered; ``response`` passes through."""
         telemetry = self.planner.telemetry
-        if telemetry.wants(CallEnded):  # a recorder listens: nothing is built otherwise
+        if telemetry.wants(CallEnded, self.pipeline.retrier.listening):  # a recorder listens: else nothing is built
             where = self.where()
             telemetry.emit(
                 CallEnded,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
+from functools import lru_cache
 from typing import Any
 
 from llmplex.engine.adapt import Adapted
@@ -72,7 +73,7 @@ class Pipeline:
 
     def _render(self) -> dict[str, Any]:
         payload = self.runner.format_adapted(self._sent_request)
-        if self.telemetry.wants(PromptRendered):
+        if self.telemetry.wants(PromptRendered, self.retrier.listening):
             self.telemetry.emit(
                 PromptRendered, attempt=self.retrier.attempt, payload=redact(payload), **self.retrier.where()
             )
@@ -94,7 +95,7 @@ class Pipeline:
         update = {} if update is None else update
         plugin = self.route.provider.info.name
         answered = update.get("model", response.model)
-        usage = response.usage.priced(plugin, priced_model(plugin, answered, self.route.model))
+        usage = response.usage.priced(plugin, _priced_model(plugin, answered, self.route.model))
         if usage is not response.usage:
             update["usage"] = usage
         dropped = self._adapted.dropped if self._adapted is not None else ()
@@ -103,7 +104,7 @@ class Pipeline:
         if update:
             response = _copied(response, update)
         self.retrier.settle(Usage() if response.cached else response.usage)
-        if self.telemetry.wants(PromptExecuted):
+        if self.telemetry.wants(PromptExecuted, self.retrier.listening):
             self.telemetry.emit(
                 PromptExecuted,
                 attempt=self.retrier.attempt,
@@ -138,8 +139,12 @@ class Pipeline:
     async def acomplete(self) -> Response:
         """Async twin of ``complete``."""
         error: BaseException  # what the caller gets: an LLMError, or a group that propagates
+        retrier = self.retrier
         while True:
-            await self.retrier.abegin()
+            if retrier.waits:
+                await retrier.abegin()
+            else:
+                retrier.begin()
             try:
                 payload = self._render()
                 sent = self._sent_request
@@ -239,8 +244,12 @@ class Pipeline:
                 yield event
             return
         error: BaseException  # what the caller gets: an LLMError, or a group that propagates
+        retrier = self.retrier
         while True:
-            await self.retrier.abegin(stream=True)
+            if retrier.waits:
+                await retrier.abegin(stream=True)
+            else:
+                retrier.begin(stream=True)
             state = StreamState(self.request)
             assembler = self._assembler = StreamAssembler(self.route.provider.name, self.route.model)
             yielded = False
@@ -275,6 +284,10 @@ class Pipeline:
             if delay is None:
                 raise error
             await self.plan.clock.asleep(delay)
+
+
+_priced_model = lru_cache(maxsize=1024)(priced_model)
+"""``priced_model``, worked out once per plugin, answering model and routed model (it reads only constants)."""
 
 
 def _copied(response: Response, update: dict[str, Any]) -> Response:

@@ -58,6 +58,7 @@ class Retrier:
         "attempt",
         "attempts_before",
         "failures",
+        "listening",
         "plan",
         "request",
         "request_id",
@@ -90,6 +91,7 @@ class Retrier:
         self.waited = 0.0
         self.started = plan.clock.monotonic() if started is None else started
         self.failures: list[FailedAttempt] = []
+        self.listening = False  # whether an observer listened when the current attempt began
         self._where: Mapping[str, str] | None = None  # built when an event or error first needs it
 
     @property
@@ -126,6 +128,12 @@ class Retrier:
                 raise
         self._started(stream)
 
+    @property
+    def waits(self) -> bool:
+        """Whether beginning an attempt may wait (for budget room or the provider's limits): else ``begin``
+        does all that ``abegin`` would, without a coroutine."""
+        return bool(self.plan.budgets) or self.plan.limits is not None
+
     async def abegin(self, stream: bool = False) -> None:
         """Async ``begin``: waiting for budget room or for the limits does not block the event loop."""
         self._check_deadline()
@@ -151,6 +159,8 @@ class Retrier:
         """End this attempt's budget reservations and limit permit with the usage it reported
         (``None``: failed, nothing spent). An unknown usage (``usage.reported`` false) counts each
         reservation instead, and a ``UsageUnknown`` event says why (``reason``) and what was counted."""
+        if not self._held and self._permit is None:  # nothing held: the call without budgets or limits
+            return
         held, self._held = self._held, []
         counted = [reservation.settle(usage) for reservation in held]
         if usage is not None and not usage.reported and held:
@@ -206,7 +216,8 @@ class Retrier:
 
     def _started(self, stream: bool) -> None:
         self.attempt += 1
-        if self.telemetry.wants(RequestStarted):  # skips building the event's fields when nobody listens
+        self.listening = listening = self.telemetry.listening()  # asked once: the attempt's events go by it
+        if self.telemetry.wants(RequestStarted, listening):  # skips building the event's fields when nobody listens
             self.telemetry.emit(RequestStarted, attempt=self.attempt, stream=stream, **self.where())
 
     def deadline_error(self, cause: LLMError | None = None) -> LLMDeadlineExceededError:
@@ -248,9 +259,10 @@ class Retrier:
             error.context["gave_up"] = decision.reason
             return error, None
         self.waited += decision.delay
-        self.telemetry.emit(
-            Throttled, attempt=self.attempt, delay=decision.delay, reason=type(error).__name__, **self.where()
-        )
+        if self.telemetry.wants(Throttled, self.listening):
+            self.telemetry.emit(
+                Throttled, attempt=self.attempt, delay=decision.delay, reason=type(error).__name__, **self.where()
+            )
         return error, decision.delay
 
     def elapsed(self) -> float:

@@ -20,9 +20,17 @@ class Telemetry:
     def __init__(self, host: PluginHost) -> None:
         self.host = host
 
-    def wants(self, kind: type[Event]) -> bool:
-        """Whether an event of ``kind`` would reach anyone (to skip costly fields)."""
-        return self.host.has_event_listeners or logger.isEnabledFor(kind.log_level)
+    def wants(self, kind: type[Event], listening: bool | None = None) -> bool:
+        """Whether an event of ``kind`` would reach anyone (to skip costly fields); ``listening``: whether an
+        observer listens, as asked already (``listening()``) for this attempt, else asked now."""
+        if listening is None:
+            listening = self.host.has_event_listeners
+        return listening or logger.isEnabledFor(kind.log_level)
+
+    def listening(self) -> bool:
+        """Whether an observer wants events now (asked once per attempt: an observer switched on during it
+        hears from the next; ``emit`` asks again, so one switched off hears nothing more)."""
+        return self.host.has_event_listeners
 
     def emit(self, kind: type[Event], **fields: Any) -> None:
         """Build ``kind(**fields)`` and deliver it, if anyone listens."""
