@@ -26,7 +26,7 @@ from llmplex.engine.adapt import Adapted, adapt, plain
 from llmplex.engine.attempt import Attempt
 from llmplex.engine.request_builder import build_request
 from llmplex.engine.retrier import Retrier
-from llmplex.errors import LLMConfigurationError
+from llmplex.errors import LLMConfigurationError, LLMError
 from llmplex.events import CallEnded, Event, PromptExecuted, PromptRendered, RequestStarted
 from llmplex.provider import Capabilities
 from llmplex.types import Image, Message, ReasoningPart, Request, Tool, ToolCall
@@ -264,3 +264,15 @@ def test_item_3_an_async_call_awaits_the_hook_through_fewer_frames(
 def test_item_3_hostile_an_async_call_with_a_budget_or_a_deadline_still_waits_and_is_held(client: Client) -> None:
     seen = _awaiting(client, "held", timeout=30, budget={"max_requests": 5})
     assert "await_before" in seen
+
+
+def test_item_2_a_sync_call_without_a_deadline_calls_the_hook_with_no_layer_between(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def guarded(*args: object) -> object:
+        raise AssertionError("no deadline: nothing to hold the call to")
+
+    monkeypatch.setattr(attempt_module, "call_before", guarded)
+    assert client.complete("mock:echo", "direct").text == "direct"
+    with pytest.raises(LLMError, match="nothing to hold"):
+        client.complete("mock:echo", "held", timeout=30)  # a deadline still holds the hook

@@ -117,6 +117,8 @@ class Attempt:
         if not self.hooks.implements("call"):
             self._require("acall")
             return run_on_loop(lambda: self.asend(payload, request, deadline, expired))
+        if deadline is None:  # nothing to hold it to: no layer in between
+            return contained(self._invoke, self.name, "call", payload, None, request)
         sending = partial(contained, self._invoke, self.name, "call", payload, deadline, request)
         return call_before(sending, deadline, expired)
 
