@@ -237,9 +237,9 @@ def _disk(venv: Path) -> tuple[int, int]:
 
 
 def _env(work: Path) -> dict[str, str]:
-    """A user's environment: no LLMPLEX_* variable, XDG folders of the test's own, byte code written (once
-    compiled, the venv's modules load fast in the next command: tox's PYTHONDONTWRITEBYTECODE would recompile)."""
-    skipped = ("LLMPLEX_", "VIRTUAL_ENV", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE")
+    """A user's environment: no LLMPLEX_* variable, XDG folders of the test's own, byte code written where
+    Python writes it by default (once compiled, the venv's modules load fast in the next command)."""
+    skipped = ("LLMPLEX_", "VIRTUAL_ENV", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")
     env = {k: v for k, v in os.environ.items() if not k.startswith(skipped)}
     for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
         env[name] = str(work / name.lower())
