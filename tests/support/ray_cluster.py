@@ -21,9 +21,9 @@ RAY_ENVIRONMENT = {
     "RAY_DEDUP_LOGS": "0",
 }
 _OBJECT_STORE_BYTES = 100 * 1024 * 1024
-_STARTS = 2
-"""Ray's node gives its raylet a fixed 30 s to register (not configurable); a machine loaded past that gets a
-second start."""
+_STARTS = 3
+"""Ray's node gives its raylet a fixed 30 s to register, and the raylet gives the dashboard agent a fixed 15 s to
+write its port file (Ray 2.60; neither configurable); a machine loaded past that gets another start."""
 
 
 def start_ray() -> str:
