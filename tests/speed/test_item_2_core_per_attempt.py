@@ -10,7 +10,6 @@ others, which is the same answer. An attempt with nothing reserved settles witho
 from __future__ import annotations
 
 import asyncio
-import logging
 import sys
 from collections.abc import Callable, Iterator
 from types import FrameType, SimpleNamespace
@@ -30,6 +29,7 @@ from llmplex.errors import LLMConfigurationError, LLMError
 from llmplex.events import CallEnded, Event, PromptExecuted, PromptRendered, RequestStarted
 from llmplex.provider import Capabilities
 from llmplex.types import Image, Message, ReasoningPart, Request, Tool, ToolCall
+from tests.speed.test_item_1_idle_observers import quiet_logger  # noqa: F401  (autouse: no llmplex log level enabled)
 
 OTHER_OBSERVERS = ["recorder", "exitobserver"]  # the test distribution's always-on observers
 
@@ -50,16 +50,6 @@ class Gate:
     @hookimpl
     def llmplex_event(self, event: Event) -> None:
         self.events.append(event)
-
-
-@pytest.fixture(autouse=True)
-def quiet_logger() -> Iterator[None]:
-    """No ``llmplex`` log level enabled: log records are the other reason core builds events."""
-    logger = logging.getLogger("llmplex")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    yield
-    logger.setLevel(level)
 
 
 @pytest.fixture(scope="module")

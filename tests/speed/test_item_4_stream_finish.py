@@ -19,6 +19,7 @@ from llmplex_openai.responses import parse_responses_event
 from pydantic import ValidationError
 
 from llmplex.types import FinishReason, Message, Request, StreamEvent, StreamState
+from tests.speed.test_item_4_stream_end import _Counting
 
 
 def _same(fast: Any, validated: Any) -> None:
@@ -71,17 +72,6 @@ def test_item_4_finish_event_of_other_values_is_validated(reason: Any, response_
     fast = StreamEvent.finish_event(reason, response_id, model)
     _same(fast, validated)
     assert type(fast.finish_reason) is type(validated.finish_reason)
-
-
-class _Counting:
-    """A model's validator that counts its calls."""
-
-    def __init__(self, validator: Any) -> None:
-        self.validator, self.calls = validator, 0
-
-    def validate_python(self, *args: Any, **kwargs: Any) -> Any:
-        self.calls += 1
-        return self.validator.validate_python(*args, **kwargs)
 
 
 @pytest.fixture
