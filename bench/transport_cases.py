@@ -219,14 +219,17 @@ def _sdks(root: str, cases: Cases) -> None:
 
     def chat_factory() -> Async:
         client = async_openai()
+        cases.aclosers.append(client.close)  # closed in its own loop, not by the SDK's __del__ in a later one
         return lambda: client.chat.completions.create(model=MODEL, messages=MESSAGES)  # type: ignore[arg-type]
 
     def responses_factory() -> Async:
         client = async_openai()
+        cases.aclosers.append(client.close)
         return lambda: client.responses.create(model=MODEL, input=PROMPT)
 
     def messages_factory() -> Async:
         client = anthropic.AsyncAnthropic(base_url=root, api_key="bench", max_retries=0)
+        cases.aclosers.append(client.close)
         return lambda: client.messages.create(**MESSAGES_BODY)  # type: ignore[arg-type]
 
     cases.asynchronous["openai SDK chat"] = chat_factory
