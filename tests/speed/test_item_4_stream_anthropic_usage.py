@@ -1,7 +1,7 @@
 """Issue 34 item 4: llmplex-anthropic reads a decoded stream event's usage straight from its ``dict``.
 
-``message_start`` and ``message_delta`` carry usage; on the lean path it is decoded JSON, whose counts are read
-with ``dict.get`` instead of ``usage_fields`` (a ``field`` call per count). The usage and events are the ones the
+``message_start`` and ``message_delta`` carry usage; on the lean path it is decoded JSON, whose counts
+``usage_fields`` reads with ``dict.get`` instead of a ``field`` call per count. The usage and events are the ones the
 general reading gives, for every split of the counts between the two events, ``cache_creation`` (cache writes by
 lifetime), nulls, and counts the usage refuses (the same error).
 """
@@ -13,7 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from llmplex_anthropic import streaming
+from llmplex_anthropic import response
 from llmplex_anthropic.streaming import parse_stream_event
 
 from llmplex.errors import LLMUsageError
@@ -72,12 +72,13 @@ def test_item_4_anthropic_usage_read_from_the_dict_is_the_general_one(
 ) -> None:
     start, delta = _events(start_usage, delta_usage)
     general = _by_sdk_models(start, delta)
-    monkeypatch.setattr(streaming, "usage_fields", _not_called)  # decoded JSON: read straight from the dict
     _same(_parsed(start, delta), general)
+    monkeypatch.setattr(response, "field", _not_called)  # decoded JSON: read straight from the dict
+    assert response.usage_fields(start_usage) == {name: start_usage[name] for name in _COUNTS}
 
 
-def _not_called(usage: Any) -> dict[str, int | None]:
-    raise AssertionError(f"usage_fields read {usage!r}")
+def _not_called(value: Any, name: str) -> Any:
+    raise AssertionError(f"field read {name!r} of {value!r}")
 
 
 def test_item_4_anthropic_usage_with_cache_writes_by_lifetime_is_read_as_before() -> None:

@@ -70,8 +70,12 @@ CACHE_TTL_FIELDS = ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
 
 def usage_fields(usage: Any) -> dict[str, int | None]:
     """The counts a usage object (SDK model or decoded JSON) carries, its cache writes by lifetime included."""
-    counts = {name: field(usage, name) for name in USAGE_FIELDS}
-    creation = field(usage, "cache_creation")
+    if type(usage) is dict:  # decoded JSON (the lean path, every stream's usage): no ``field`` call per count
+        counts = {name: usage.get(name) for name in USAGE_FIELDS}
+        creation = usage.get("cache_creation")
+    else:
+        counts = {name: field(usage, name) for name in USAGE_FIELDS}
+        creation = field(usage, "cache_creation")
     counts.update({name: field(creation, name) for name in CACHE_TTL_FIELDS} if creation is not None else {})
     return counts
 

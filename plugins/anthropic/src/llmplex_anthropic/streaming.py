@@ -17,14 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmplex.types import StreamEvent, StreamState
-from llmplex_anthropic.response import (
-    USAGE_FIELDS,
-    field,
-    finish_reason,
-    is_output_tool,
-    usage_counts,
-    usage_fields,
-)
+from llmplex_anthropic.response import field, finish_reason, is_output_tool, usage_counts, usage_fields
 from llmplex_anthropic.thinking import reasoning_part
 
 __all__ = ["parse_stream_event"]
@@ -50,16 +43,9 @@ def _progress(state: StreamState) -> _Progress:
 
 def _merge_usage(progress: _Progress, usage: Any) -> None:
     """Later events repeat or extend the counts of earlier ones: keep the latest non-null value."""
-    if type(usage) is dict and usage.get("cache_creation") is None:  # decoded JSON without cache writes by TTL
-        merged = progress.usage
-        for name in USAGE_FIELDS:  # ``usage_fields`` read straight from the dict
-            value = usage.get(name)
-            if value is not None:
-                merged[name] = value
-    else:
-        for name, value in usage_fields(usage).items():
-            if value is not None:
-                progress.usage[name] = value
+    for name, value in usage_fields(usage).items():
+        if value is not None:
+            progress.usage[name] = value
     details = field(usage, "output_tokens_details")
     if details is not None:
         progress.details = details
