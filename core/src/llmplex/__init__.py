@@ -9,16 +9,17 @@
 
 from __future__ import annotations
 
-import importlib
 import math
 import time
-from typing import TYPE_CHECKING, Any
 
 from llmplex import process_client
 
+TYPE_CHECKING = False
+"""Not ``typing.TYPE_CHECKING``: importing ``typing`` (with ``re``, ``functools``...) would cost more than the rest
+of ``import llmplex``; type checkers read any ``TYPE_CHECKING`` as true."""
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator, Sequence
-    from typing import Unpack
+    from typing import Any, Unpack
 
     from llmplex.batching import (
         abatch,
@@ -307,7 +308,9 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'llmplex' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    from importlib import import_module
+
+    value = getattr(import_module(module), name)
     globals()[name] = value
     return value
 

@@ -7,16 +7,16 @@ It sits below the module functions and the batch runner, which both reach it her
 from __future__ import annotations
 
 import atexit
-import threading
-from typing import TYPE_CHECKING
+from _thread import allocate_lock
 
+TYPE_CHECKING = False  # not typing's: ``import llmplex`` does not import typing (see llmplex/__init__.py)
 if TYPE_CHECKING:
     from llmplex.client import Client
 
 __all__ = ["current", "shared"]
 
 _default: Client | None = None
-_lock = threading.Lock()
+_lock = allocate_lock()  # threading.Lock itself, without importing threading
 
 
 def current() -> Client | None:
