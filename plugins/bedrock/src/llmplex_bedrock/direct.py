@@ -11,10 +11,15 @@ and the signer botocore would choose. Each call then runs what the pipeline
 would run on the same objects, in its order: the client's own validating
 REST-JSON serializer, ``prepare_request_dict`` with the endpoint and the
 User-Agent, the Lambda recursion-detection header, an ``AWSRequest`` signed
-by ``SigV4Auth`` with the credentials frozen now, the User-Agent rebuilt as
-botocore rebuilds it after signing, ``amz-sdk-invocation-id`` (a uuid4) and
-``amz-sdk-request`` (``attempt=1; max=1``), then ``AWSRequest.prepare``:
-the bytes and headers boto3 would hand the transport.
+by botocore's ``SigV4Auth`` with the credentials frozen now (as
+``signing.LeanSigV4Auth``: the signing key and canonical paths kept between
+calls), the User-Agent rebuilt as botocore rebuilds it after signing,
+``amz-sdk-invocation-id`` (a uuid4) and ``amz-sdk-request``
+(``attempt=1; max=1``), then ``AWSRequest.prepare``: the bytes and headers
+boto3 would hand the transport. The headers are held in a plain ``dict``
+until then (botocore's ``HTTPHeaders`` is an ``email`` message, slow to
+write): ConverseStream has no header parameters and Bedrock's endpoint none,
+so no two header names differ only in case.
 
 An error status before the stream is parsed by botocore's parser as its
 endpoint parses it (with the modelled error fields) and raised as the
@@ -22,8 +27,8 @@ client's modelled ``ClientError`` subclass with the same response dict.
 Whatever this cannot reproduce is left to boto3 (``lean_request`` or
 ``LeanRequest.usable`` say ``None``/``False``): a client built elsewhere, a
 handler a user registered or unregistered, another signer (a bearer token),
-retries other than one attempt, an operation needing host prefixes, checksums
-or idempotency tokens, credentials missing or due for a refresh, a bearer
+retries other than one attempt, an operation needing host prefixes, checksums,
+idempotency tokens or headers from its parameters or endpoint, credentials missing or due for a refresh, a bearer
 token in the environment (``AWS_BEARER_TOKEN_BEDROCK``: boto3 then signs
 with it).
 """
@@ -37,13 +42,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import botocore.utils
-from botocore.auth import SigV4Auth
-from botocore.awsrequest import AWSPreparedRequest, AWSResponse, create_request_object, prepare_request_dict
+from botocore.awsrequest import AWSPreparedRequest, AWSRequest, AWSResponse, prepare_request_dict
 from botocore.context import start_as_current_context
 from botocore.endpoint import convert_to_response_dict
 from botocore.handlers import add_recursion_detection_header
 
 from llmplex_bedrock.lean import EventDecoder, stream_decoder
+from llmplex_bedrock.signing import LeanSigV4Auth, SigningCache
 
 __all__ = ["OPERATION", "LeanRequest", "lean_request", "raise_for_status"]
 
@@ -95,9 +100,8 @@ class LeanRequest:
     client: Any
     operation: Any
     endpoint_url: str
-    endpoint_headers: Mapping[str, str]
-    endpoint_properties: Mapping[str, Any]
-    signing: Mapping[str, Any]
+    context: Mapping[str, Any]
+    """The request context each call starts from (``_make_api_call``'s, the endpoint's properties, the signing)."""
     signing_name: str
     region: str
     lookups: dict[str, Any]
@@ -106,6 +110,7 @@ class LeanRequest:
     stream_parser: Any
     decoder: EventDecoder
     """The lean reader's decoder of ``stream_parser``'s events (``llmplex_bedrock.lean``)."""
+    signing_cache: SigningCache
 
     def usable(self) -> bool:
         """Whether the lean request is still boto3's: no handler (un)registered since, credentials fresh."""
@@ -125,26 +130,25 @@ class LeanRequest:
             request_dict = client._serializer.serialize_to_request(params, self.operation)
             if not client._client_config.inject_host_prefix:
                 request_dict.pop("host_prefix", None)
-            request_dict["headers"].update(self.endpoint_headers)
-            context = _request_context(client, self.operation)
-            context["endpoint_properties"] = dict(self.endpoint_properties)
-            context["signing"] = dict(self.signing)
-            context["retries"] = {"attempt": 1, "invocation-id": str(uuid.uuid4()), "max": 1}
+            invocation = str(uuid.uuid4())
+            context = {**self.context, "retries": {"attempt": 1, "invocation-id": invocation, "max": 1}}
             user_agent = client._user_agent_creator
             prepare_request_dict(request_dict, self.endpoint_url, context=context, user_agent=user_agent.to_string())
             add_recursion_detection_header(request_dict)
-            request = create_request_object(request_dict)
-            request.stream_output = True
+            body, auth_path = request_dict["body"], request_dict.get("auth_path")
+            request = _Request(request_dict["method"], request_dict["url"], None, body, None, auth_path, True)
+            headers: dict[str, Any] = request_dict["headers"]
+            request.headers = headers  # type: ignore[assignment]  # a dict: see the module's docstring
+            request.context = context
             credentials = client._request_signer._credentials.get_frozen_credentials()
-            SigV4Auth(credentials, self.signing_name, self.region).add_auth(request)
-            headers = request.headers
-            if headers.get("User-Agent"):
-                headers.replace_header("User-Agent", user_agent.to_string())
-            headers["amz-sdk-invocation-id"] = context["retries"]["invocation-id"]
+            LeanSigV4Auth(credentials, self.signing_name, self.region, self.signing_cache).add_auth(request)
+            if headers.get("User-Agent"):  # rebuilt as botocore rebuilds it after signing
+                headers["User-Agent"] = user_agent.to_string()
+            headers["amz-sdk-invocation-id"] = invocation
             headers["amz-sdk-request"] = _RETRY_HEADER
-            for key, value in headers.items():  # the endpoint's _encode_headers
-                if isinstance(value, str):
-                    headers[key] = value.encode("utf-8")
+            request.headers = {  # type: ignore[assignment]  # the endpoint's _encode_headers
+                key: value.encode("utf-8") if isinstance(value, str) else value for key, value in headers.items()
+            }
             prepared: AWSPreparedRequest = request.prepare()
             return prepared
 
@@ -153,6 +157,16 @@ class LeanRequest:
         from botocore.eventstream import EventStream
 
         return EventStream(raw, self.stream_shape, self.stream_parser, OPERATION)
+
+
+class _Request(AWSRequest):
+    """An ``AWSRequest`` whose ``body`` is its serialized bytes as they are, as ``prepare()`` would give them (the
+    signer reads ``body`` to hash it; ``AWSRequest`` prepares the whole request for that)."""
+
+    @property
+    def body(self) -> Any:
+        data = self.data
+        return (data or None) if isinstance(data, bytes) else super().body
 
 
 def raise_for_status(client: Any, operation: Any, response: AWSResponse) -> None:
@@ -251,8 +265,10 @@ def _prepared(client: Any) -> LeanRequest | None:
     if signer._choose_signer(OPERATION, "standard", context) != "v4" or context.get("auth_type") not in (None, "v4"):
         return None
     signing = context.get("signing", {})
-    if set(signing) - {"region", "signing_name", "disableDoubleEncoding"}:
+    if set(signing) - {"region", "signing_name", "disableDoubleEncoding"} or headers:
         return None
+    if any(member.serialization.get("location") in ("header", "headers") for member in _members(operation)):
+        return None  # the request's headers are then the serializer's and botocore's only, no two names alike
     shape = operation.output_shape.members["stream"]
     parser = client._response_parser._event_stream_parser
     decoder = stream_decoder(parser, shape, OPERATION)
@@ -262,13 +278,17 @@ def _prepared(client: Any) -> LeanRequest | None:
         client=client,
         operation=operation,
         endpoint_url=url,
-        endpoint_headers=dict(headers),
-        endpoint_properties=dict(properties),
-        signing=dict(signing),
+        context={**_request_context(client, operation), "endpoint_properties": properties, "signing": signing},
         signing_name=signing.get("signing_name") or signer._signing_name,
         region=signing.get("region") or signer._region_name,
         lookups=emitter._emitter._lookup_cache,
         stream_shape=shape,
         stream_parser=parser,
         decoder=decoder,
+        signing_cache=SigningCache(),
     )
+
+
+def _members(operation: Any) -> Any:
+    shape = operation.input_shape
+    return () if shape is None else shape.members.values()

@@ -1,0 +1,84 @@
+"""botocore's ``SigV4Auth`` for the lean request, with what does not change between calls computed once.
+
+The signature is botocore's, step for step; three of its steps repeat work from
+one call to the next, and ``LeanSigV4Auth`` (one per call) takes their results
+from a ``SigningCache`` shared by the calls of one client:
+
+- the signing key (four HMACs of the secret, the day, the region and the
+  service) is kept for the one secret and day it was derived for: another day
+  or other credentials derive a new one;
+- the canonical path of each URL path (normalized and quoted) is kept, up to
+  ``SigningCache.PATHS`` of them;
+- the headers to sign are selected once per request, not twice (``add_auth``
+  selects them for the canonical request and again for ``SignedHeaders=``,
+  with no header changed in between).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Any
+
+from botocore.auth import SigV4Auth
+
+__all__ = ["LeanSigV4Auth", "SigningCache"]
+
+
+class SigningCache:
+    """What the signers of one client share (a signing key, canonical paths); safe to share between threads."""
+
+    PATHS = 256
+    """Canonical paths kept (one per model id sent): beyond, the cache starts again."""
+
+    def __init__(self) -> None:
+        self.key: tuple[tuple[str, str, str, str], bytes] | None = None
+        """The last signing key derived and what from (secret, day, region, service): replaced whole, so a reader
+        sees one consistent pair."""
+        self.paths: dict[str, str] = {}
+
+
+class LeanSigV4Auth(SigV4Auth):
+    """``SigV4Auth`` for one request, reading and filling ``cache`` (see the module's docstring)."""
+
+    def __init__(self, credentials: Any, service_name: str, region_name: str, cache: SigningCache) -> None:
+        super().__init__(credentials, service_name, region_name)
+        self._scope = (region_name, service_name)
+        self._cache = cache
+        self._selected: tuple[Any, Any] | None = None
+
+    def headers_to_sign(self, request: Any) -> Any:
+        """botocore's selection, made once for ``request``."""
+        selected = self._selected
+        if selected is None or selected[0] is not request:
+            selected = self._selected = (request, super().headers_to_sign(request))
+        return selected[1]
+
+    def _normalize_url_path(self, path: str) -> str:
+        paths = self._cache.paths
+        canonical = paths.get(path)
+        if canonical is None:
+            canonical = super()._normalize_url_path(path)  # type: ignore[misc]
+            if len(paths) >= SigningCache.PATHS:
+                paths.clear()
+            paths[path] = canonical
+        return str(canonical)
+
+    def signature(self, string_to_sign: str, request: Any) -> str:
+        """The signature with the signing key of this secret and day (derived once per secret and day)."""
+        scope = (str(self.credentials.secret_key), request.context["timestamp"][0:8], *self._scope)
+        cached = self._cache.key
+        if cached is not None and cached[0] == scope:
+            key = cached[1]
+        else:
+            key = _signing_key(*scope)
+            self._cache.key = (scope, key)
+        return hmac.new(key, string_to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def _signing_key(secret: str, day: str, region: str, service: str) -> bytes:
+    """SigV4's signing key: the secret's HMAC chain over the day, the region, the service and ``aws4_request``."""
+    key = f"AWS4{secret}".encode()
+    for part in (day, region, service, "aws4_request"):
+        key = hmac.new(key, part.encode("utf-8"), hashlib.sha256).digest()
+    return key

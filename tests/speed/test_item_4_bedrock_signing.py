@@ -1,0 +1,203 @@
+"""Issue 34 item 4: the lean ConverseStream request is signed with what does not change between calls kept
+(``llmplex_bedrock.signing``: the SigV4 signing key per secret and day, the canonical path per model, the headers
+to sign selected once), and what it sends stays boto3's request byte for byte at the transport (a fixed clock and
+uuid) across a change of day, of credentials and of session token: a kept key never outlives either. Credentials
+due for a refresh still go through boto3, which refreshes them; the lean request signs with the new ones after."""
+
+from __future__ import annotations
+
+import datetime
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+from botocore import auth as botocore_auth
+from botocore.credentials import Credentials, RefreshableCredentials
+from llmplex_bedrock import direct as bedrock_direct
+from llmplex_bedrock import hooks as bedrock_hooks
+from llmplex_bedrock import signing as bedrock_signing
+from llmplex_bedrock.clients import close_client, create_client, sender_of
+from llmplex_bedrock.settings import BedrockSettings
+
+from llmplex.http import sync_client
+from tests.plugins.bedrock.conftest import _no_aws_environment  # noqa: F401 (autouse: no real AWS chain)
+
+KEY_ID = "AKIAIOSFODNN7SIGNING0"
+SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiSIGNINGKEY01"
+OTHER_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiSIGNINGKEY02"
+TOKEN = "session-token-signing-1"
+HAIKU = "anthropic.claude-3-5-haiku-20241022-v1:0"
+SONNET = "arn:aws:bedrock:eu-west-3:123456789012:inference-profile/eu.anthropic.claude v2/é"
+DAY = datetime.datetime(2026, 12, 2, 23, 59, 59, tzinfo=datetime.UTC)
+
+
+def _payload(model: str = HAIKU) -> dict[str, Any]:
+    return {"modelId": model, "messages": [{"role": "user", "content": [{"text": "hi"}]}]}
+
+
+Sent = tuple[str, str, list[tuple[bytes, bytes]], bytes]
+
+
+class Wire:
+    """One client whose sender records what it hands httpx, boto3's path and the lean one side by side."""
+
+    def __init__(self, token: str | None = TOKEN) -> None:
+        self.sent: list[Sent] = []
+        keys = {"aws_access_key_id": KEY_ID, "aws_secret_access_key": SECRET, "aws_session_token": token}
+        self.client = create_client(BedrockSettings(region="eu-west-3", endpoint_url="http://127.0.0.1:9", **keys))
+        sender = sender_of(self.client)
+        assert sender is not None
+        sender.http = sync_client(httpx, transport=httpx.MockTransport(self._record))
+
+    def _record(self, request: httpx.Request) -> httpx.Response:
+        self.sent.append((request.method, str(request.url), list(request.headers.raw), request.read()))
+        return httpx.Response(200, headers={"content-type": "application/vnd.amazon.eventstream"}, content=b"")
+
+    def boto3s(self, payload: dict[str, Any]) -> Sent:
+        self.client.converse_stream(**payload)
+        return self.sent[-1]
+
+    def leans(self, payload: dict[str, Any]) -> Sent:
+        lean = bedrock_direct.lean_request(self.client)
+        assert lean is not None
+        bedrock_hooks._open(lean, payload).close()
+        return self.sent[-1]
+
+    def same(self, payload: dict[str, Any] | None = None) -> Sent:
+        """What boto3 sends now, after checking the lean request sends exactly that (twice: a kept key reused)."""
+        payload = payload or _payload()
+        expected = self.boto3s(payload)
+        assert self.leans(payload) == expected
+        assert self.leans(payload) == expected
+        return expected
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> list[datetime.datetime]:
+    """botocore's signing clock (moved by the test) and a fixed invocation id, for both paths."""
+    now = [DAY]
+    monkeypatch.setattr(botocore_auth, "get_current_datetime", lambda: now[0])
+    monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(int=34))
+    return now
+
+
+@pytest.fixture
+def derived(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Each signing key the lean signer derives: (secret, day)."""
+    keys: list[tuple[str, str]] = []
+    derive = bedrock_signing._signing_key
+
+    def counted(secret: str, day: str, region: str, service: str) -> bytes:
+        keys.append((secret, day))
+        return derive(secret, day, region, service)
+
+    monkeypatch.setattr(bedrock_signing, "_signing_key", counted)
+    return keys
+
+
+def _signature(sent: Sent) -> bytes:
+    return dict(sent[2])[b"Authorization"].rsplit(b"Signature=", 1)[1]
+
+
+def test_item_4_bedrock_signing_key_kept_per_secret_and_day(
+    clock: list[datetime.datetime], derived: list[tuple[str, str]]
+) -> None:
+    """One key per secret and day: kept across calls, derived anew at midnight and for other credentials (and
+    again on going back to the first ones); every request is boto3's, signature included."""
+    wire = Wire()
+    first = wire.same()
+    assert derived == [(SECRET, "20261202")]
+    clock[0] = DAY + datetime.timedelta(seconds=1)
+    next_day = wire.same()
+    assert dict(next_day[2])[b"X-Amz-Date"] == b"20261203T000000Z" and _signature(next_day) != _signature(first)
+    assert derived == [(SECRET, "20261202"), (SECRET, "20261203")]
+    wire.client._request_signer._credentials = Credentials(KEY_ID, OTHER_SECRET, TOKEN)
+    rotated = wire.same()
+    assert _signature(rotated) != _signature(next_day)
+    wire.client._request_signer._credentials = Credentials(KEY_ID, SECRET, TOKEN)
+    assert wire.same() == next_day
+    assert derived[2:] == [(OTHER_SECRET, "20261203"), (SECRET, "20261203")]
+    close_client(wire.client)
+
+
+@pytest.mark.parametrize("token", [TOKEN, None], ids=["session token", "no token"])
+def test_item_4_bedrock_session_token_change_is_boto3s(
+    token: str | None, clock: list[datetime.datetime], derived: list[tuple[str, str]]
+) -> None:
+    """A new session token with the same secret: sent and signed as boto3 does (the key, which the token is no
+    part of, kept); a token dropped or added changes the headers as boto3 changes them."""
+    wire = Wire(token)
+    before = wire.same()
+    wire.client._request_signer._credentials = Credentials(KEY_ID, SECRET, "session-token-signing-2")
+    after = wire.same()
+    assert dict(after[2])[b"X-Amz-Security-Token"] == b"session-token-signing-2"
+    assert (b"X-Amz-Security-Token" in dict(before[2])) == (token is not None)
+    assert _signature(after) != _signature(before)
+    wire.client._request_signer._credentials = Credentials(KEY_ID, SECRET, None)
+    assert b"X-Amz-Security-Token" not in dict(wire.same()[2])
+    assert derived == [(SECRET, "20261202")]
+    close_client(wire.client)
+
+
+def test_item_4_bedrock_expiring_credentials_go_through_boto3(
+    clock: list[datetime.datetime], derived: list[tuple[str, str]]
+) -> None:
+    """Credentials due for a refresh: no lean request (boto3 refreshes them as it signs); once refreshed, the
+    lean request signs with the new ones, boto3's bytes, a key derived for the new secret."""
+    wire = Wire()
+    now = [datetime.datetime(2026, 12, 2, 12, 0, tzinfo=datetime.UTC)]
+    refreshed: list[str] = []
+
+    def refresh() -> dict[str, str]:
+        refreshed.append("refresh")
+        expiry = now[0] + datetime.timedelta(hours=1)
+        return {"access_key": KEY_ID, "secret_key": OTHER_SECRET, "token": "tok-2", "expiry_time": expiry.isoformat()}
+
+    wire.client._request_signer._credentials = RefreshableCredentials(
+        KEY_ID, SECRET, TOKEN, now[0] + datetime.timedelta(hours=1), refresh, "test", time_fetcher=lambda: now[0]
+    )
+    wire.same()
+    assert refreshed == [] and derived == [(SECRET, "20261202")]
+    now[0] += datetime.timedelta(minutes=55)  # 5 minutes left: inside botocore's refresh windows
+    assert bedrock_direct.lean_request(wire.client) is None
+    sent = wire.boto3s(_payload())
+    assert refreshed == ["refresh"] and dict(sent[2])[b"X-Amz-Security-Token"] == b"tok-2"
+    assert wire.leans(_payload()) == sent
+    assert derived == [(SECRET, "20261202"), (OTHER_SECRET, "20261202")]
+    close_client(wire.client)
+
+
+def test_item_4_bedrock_headers_selected_once_and_paths_kept(
+    monkeypatch: pytest.MonkeyPatch, clock: list[datetime.datetime]
+) -> None:
+    """The headers to sign are selected once per request (botocore's ``add_auth`` asks twice) and each model's
+    canonical path is normalized once; a full path cache starts again; the requests stay boto3's."""
+    selections: list[object] = []
+    normalized: list[str] = []
+    select: Callable[..., Any] = botocore_auth.SigV4Auth.headers_to_sign
+    normalize: Callable[[str], str] = botocore_auth.normalize_url_path
+
+    def selecting(self: Any, request: Any) -> Any:
+        selections.append(request)
+        return select(self, request)
+
+    def normalizing(path: str) -> str:
+        normalized.append(path)
+        return normalize(path)
+
+    monkeypatch.setattr(botocore_auth.SigV4Auth, "headers_to_sign", selecting)
+    monkeypatch.setattr(botocore_auth, "normalize_url_path", normalizing)
+    wire = Wire()
+    lean = bedrock_direct.lean_request(wire.client)
+    assert lean is not None
+    for _ in range(3):
+        lean.build(_payload())
+    assert len(selections) == 3 and len(set(map(id, selections))) == 3
+    assert normalized == [f"/model/{HAIKU.replace(':', '%3A')}/converse-stream"]
+    monkeypatch.setattr(bedrock_signing.SigningCache, "PATHS", 2)
+    for model in (SONNET, "m3", HAIKU):
+        wire.same(_payload(model))
+    assert len(lean.signing_cache.paths) <= 2
+    close_client(wire.client)
