@@ -14,7 +14,8 @@ from typing import Any
 import httpx
 import pytest
 from botocore import auth as botocore_auth
-from botocore.credentials import Credentials, RefreshableCredentials
+from botocore.credentials import Credentials, ReadOnlyCredentials, RefreshableCredentials
+from botocore.useragent import register_feature_id
 from llmplex_bedrock import direct as bedrock_direct
 from llmplex_bedrock import hooks as bedrock_hooks
 from llmplex_bedrock import signing as bedrock_signing
@@ -200,4 +201,24 @@ def test_item_4_bedrock_headers_selected_once_and_paths_kept(
     for model in (SONNET, "m3", HAIKU):
         wire.same(_payload(model))
     assert len(lean.signing_cache.paths) <= 2
+    close_client(wire.client)
+
+
+class _Registering(Credentials):  # type: ignore[misc]
+    """Credentials that register a user-agent feature when frozen, as botocore's providers do when they load."""
+
+    def get_frozen_credentials(self) -> ReadOnlyCredentials:
+        register_feature_id("CREDENTIALS_PROFILE")
+        frozen: ReadOnlyCredentials = super().get_frozen_credentials()
+        return frozen
+
+
+def test_item_4_bedrock_user_agent_gains_features_registered_while_signing(clock: list[datetime.datetime]) -> None:
+    """The User-Agent is built once a call unless a feature is registered while signing: then it is rebuilt
+    after signing with it, as boto3 rebuilds it."""
+    wire = Wire()
+    plain = dict(wire.same()[2])[b"User-Agent"]
+    wire.client._request_signer._credentials = _Registering(KEY_ID, SECRET, TOKEN)
+    marked = dict(wire.same()[2])[b"User-Agent"]
+    assert marked != plain and b"n" in marked.split(b" m/", 1)[1].split(b" ", 1)[0].split(b",")
     close_client(wire.client)

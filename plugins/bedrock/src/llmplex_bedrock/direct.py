@@ -43,7 +43,7 @@ from typing import Any
 
 import botocore.utils
 from botocore.awsrequest import AWSPreparedRequest, AWSRequest, AWSResponse, prepare_request_dict
-from botocore.context import start_as_current_context
+from botocore.context import get_context, start_as_current_context
 from botocore.endpoint import convert_to_response_dict
 from botocore.handlers import add_recursion_detection_header
 
@@ -133,17 +133,19 @@ class LeanRequest:
             invocation = str(uuid.uuid4())
             context = {**self.context, "retries": {"attempt": 1, "invocation-id": invocation, "max": 1}}
             user_agent = client._user_agent_creator
-            prepare_request_dict(request_dict, self.endpoint_url, context=context, user_agent=user_agent.to_string())
+            agent = user_agent.to_string()
+            prepare_request_dict(request_dict, self.endpoint_url, context=context, user_agent=agent)
             add_recursion_detection_header(request_dict)
             body, auth_path = request_dict["body"], request_dict.get("auth_path")
             request = _Request(request_dict["method"], request_dict["url"], None, body, None, auth_path, True)
             headers: dict[str, Any] = request_dict["headers"]
             request.headers = headers  # type: ignore[assignment]  # a dict: see the module's docstring
             request.context = context
+            features = _features()
             credentials = client._request_signer._credentials.get_frozen_credentials()
             LeanSigV4Auth(credentials, self.signing_name, self.region, self.signing_cache).add_auth(request)
-            if headers.get("User-Agent"):  # rebuilt as botocore rebuilds it after signing
-                headers["User-Agent"] = user_agent.to_string()
+            if headers.get("User-Agent") and _features() != features:  # rebuilt as botocore rebuilds it after
+                headers["User-Agent"] = user_agent.to_string()  # signing: the features registered since added
             headers["amz-sdk-invocation-id"] = invocation
             headers["amz-sdk-request"] = _RETRY_HEADER
             request.headers = {  # type: ignore[assignment]  # the endpoint's _encode_headers
@@ -287,6 +289,13 @@ def _prepared(client: Any) -> LeanRequest | None:
         decoder=decoder,
         signing_cache=SigningCache(),
     )
+
+
+def _features() -> int:
+    """How many user-agent features the call's context holds (a set only ever added to): the string botocore
+    builds from them is the same while this is."""
+    context = get_context()
+    return 0 if context is None else len(context.features)
 
 
 def _members(operation: Any) -> Any:

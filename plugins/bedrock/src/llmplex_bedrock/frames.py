@@ -7,7 +7,8 @@ limits, the message CRC seeded with the prelude's), keeps an offset instead of
 copying, joins a frame's chunks once the frame is whole (botocore's buffer
 copies itself with every chunk: quadratic in a big frame), and parses a
 message's header bytes with botocore's own header parser once per distinct
-value (a stream repeats a few: one per event type). At the
+value, kept across streams (every stream repeats the same few: one per event
+type; the parsed headers are only read, never changed). At the
 first message that is anything but well formed (a CRC that does not match, a
 length over botocore's limits, lengths that contradict each other) the bytes
 from that message on go to a real ``EventStreamBuffer``, which raises its own
@@ -30,8 +31,11 @@ _CRC = Struct("!I")
 _MAX_HEADERS = 128 * 1024
 _MAX_PAYLOAD = 24 * 1024 * 1024
 """botocore's limits (``_MAX_HEADERS_LENGTH``, ``_MAX_PAYLOAD_LENGTH``); a message past them goes to its buffer."""
-_CACHED_HEADERS = 32
-"""Distinct header blocks remembered per stream (a hostile server sending new ones each time gets them parsed)."""
+_CACHED_HEADERS = 64
+"""Distinct header blocks remembered (a server sending new ones each time gets them parsed: the cache starts again
+when full)."""
+_KNOWN: dict[bytes, dict[str, Any]] = {}
+"""Parsed header blocks, shared by every stream and thread (a dict's get and set are atomic)."""
 
 
 class FrameReader:
@@ -43,8 +47,6 @@ class FrameReader:
         self._need = 12
         """Bytes pending before a read can give a message: a prelude's, or the whole of the frame it announces."""
         self._fallback: EventStreamBuffer | None = None
-        self._parser = EventStreamHeaderParser()
-        self._headers: dict[bytes, dict[str, Any]] = {}
 
     def feed(self, chunk: bytes) -> Iterator[tuple[dict[str, Any], bytes]]:
         """The messages ``chunk`` completes (read them all before feeding the next chunk)."""
@@ -85,11 +87,9 @@ class FrameReader:
             if crc32(data[start + 8 : payload_end], prelude_crc) != _CRC.unpack_from(data, payload_end)[0]:
                 return start
             block = data[start + 12 : headers_end]
-            headers = self._headers.get(block)
+            headers = _KNOWN.get(block)
             if headers is None:
-                headers = self._parser.parse(block)
-                if len(self._headers) < _CACHED_HEADERS:
-                    self._headers[block] = headers
+                headers = _parse(block)
             yield headers, data[headers_end:payload_end]
             start += total
         else:
@@ -97,3 +97,12 @@ class FrameReader:
         rest = data[start:]
         self._pending, self._size = [rest], len(rest)
         return None
+
+
+def _parse(block: bytes) -> dict[str, Any]:
+    """botocore's reading of a message's header bytes, kept in ``_KNOWN``."""
+    headers: dict[str, Any] = EventStreamHeaderParser().parse(block)
+    if len(_KNOWN) >= _CACHED_HEADERS:
+        _KNOWN.clear()
+    _KNOWN[block] = headers
+    return headers
