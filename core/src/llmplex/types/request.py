@@ -37,8 +37,11 @@ class LLMConfig(BaseModel):
     reasoning_effort: ReasoningEffort | None = None
 
     def set_options(self) -> dict[str, Any]:
-        """The options that were given, by name."""
-        return self.model_dump(exclude_none=True)
+        """The options that were given, by name (``model_dump(exclude_none=True)``: read from the fields themselves,
+        which hold no model, on every call's format; a subclass is dumped by pydantic)."""
+        if type(self) is not LLMConfig:
+            return self.model_dump(exclude_none=True)
+        return {name: value for name, value in self.__dict__.items() if value is not None}
 
 
 class OutputSchema(BaseModel):
