@@ -105,7 +105,12 @@ class SSEDecoder:
             if not text:
                 continue
             self._after_cr = text.endswith("\r")
-            lines = text.split("\n") if "\r" not in text else _LINE_END.split(text)
+            if "\r" not in text:
+                lines = text.split("\n")
+            elif "\r" not in (crlf := text.replace("\r\n", "\n")):  # CRLF only (Gemini's): no regular expression
+                lines = crlf.split("\n")
+            else:
+                lines = _LINE_END.split(text)
             if len(lines) == 1:
                 self._line.append(text)
                 self._held += len(chunk)

@@ -76,6 +76,25 @@ class StreamEvent(BaseModel):
         return cls(type="usage", usage=usage, response_id=response_id, model=model)
 
     @classmethod
+    def usage_totals(
+        cls,
+        input_tokens: Any,
+        output_tokens: Any,
+        total_tokens: Any,
+        response_id: str | None = None,
+        model: str | None = None,
+    ) -> StreamEvent:
+        """``usage_event(Usage.totals(input_tokens, output_tokens, total_tokens), response_id, model)``: the usage a
+        streamed chunk most often reports, checked once (what ``Usage.totals`` returns is settled) and put in its
+        event without validation when the ids are ``str`` or ``None``. Equal to that event in every way."""
+        usage = Usage.totals(input_tokens, output_tokens, total_tokens)
+        if (response_id is None or type(response_id) is str) and (model is None or type(model) is str):
+            values = _USAGE_DEFAULTS.copy()
+            values["usage"], values["response_id"], values["model"] = usage, response_id, model
+            return assembled(cls, values, {"type", "usage", "response_id", "model"})
+        return cls(type="usage", usage=usage, response_id=response_id, model=model)
+
+    @classmethod
     def finish_event(cls, finish_reason: Any, response_id: str | None = None, model: str | None = None) -> StreamEvent:
         """``StreamEvent(type="finish", finish_reason=finish_reason, response_id=response_id, model=model)``, the
         event every stream ends with: built without validation when ``finish_reason`` is one of ``FinishReason``'s

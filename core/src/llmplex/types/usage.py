@@ -168,6 +168,35 @@ class Usage(BaseModel):
         return usage
 
     @classmethod
+    def totals(cls, input_tokens: Any, output_tokens: Any, total_tokens: Any) -> Usage:
+        """``Usage.of`` the counts among these three that are not 0: the usage a streamed chunk most often
+        reports (no parts), built with no dict of counts to check one by one. Equal to ``Usage.of``'s in every
+        way; any other value (not an ``int`` count, a total that is not the sum) goes through ``Usage.of``."""
+        if (
+            type(input_tokens) is int
+            and type(output_tokens) is int
+            and type(total_tokens) is int
+            and 0 <= input_tokens <= MAX_TOKENS
+            and 0 <= output_tokens <= MAX_TOKENS
+            and (total_tokens == 0 or total_tokens == input_tokens + output_tokens <= MAX_TOKENS)
+            and cls is Usage
+        ):
+            values = _FRESH.copy()
+            fields_set = set()
+            if input_tokens:
+                values["input_tokens"] = input_tokens
+                fields_set.add("input_tokens")
+            if output_tokens:
+                values["output_tokens"] = output_tokens
+                fields_set.add("output_tokens")
+            if total_tokens:
+                fields_set.add("total_tokens")
+            values["total_tokens"] = input_tokens + output_tokens
+            return assembled(cls, values, fields_set, {"_priced_as": None, "_batch": False, "_parts": ()})
+        counts = {"input_tokens": input_tokens, "output_tokens": output_tokens, "total_tokens": total_tokens}
+        return cls.of({name: count for name, count in counts.items() if count != 0})
+
+    @classmethod
     def unreported(cls) -> Usage:
         """The usage of an answer that reported none: unknown, not zero (``Usage(reported=False)``, built without
         validation: every stream starts with one)."""

@@ -133,8 +133,13 @@ def _text_chunk(chunk: Any) -> bool:
     if (model is not None and type(model) is not str) or (response_id is not None and type(response_id) is not str):
         return False
     usage = get("usageMetadata")
-    if usage is not None and not _usage(usage):
-        return False
+    if usage is not None:
+        if type(usage) is dict and _COUNT_KEYS.issuperset(usage):  # counts only: the usage of nearly every chunk
+            for count in usage.values():
+                if count is not None and type(count) is not int:
+                    return False
+        elif not _usage(usage):
+            return False
     candidates = get("candidates")
     if candidates is None:
         return True

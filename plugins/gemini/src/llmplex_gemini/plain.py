@@ -11,11 +11,11 @@ import json
 from typing import Any
 
 from llmplex.errors import LLMRefusalError
-from llmplex.types import FinishReason, Request, Response, ToolCall, Usage
+from llmplex.types import FinishReason, Request, Response, StreamEvent, ToolCall, Usage
 from llmplex_gemini.response import REFUSED, Candidate, call_id, finish_reason
 from llmplex_gemini.thoughts import reasoning_of
 
-__all__ = ["check_blocked", "parse_response", "read_candidate", "usage_from"]
+__all__ = ["check_blocked", "parse_response", "read_candidate", "usage_event", "usage_from"]
 
 
 def check_blocked(chunk: dict[str, Any], model: str | None) -> None:
@@ -28,6 +28,9 @@ def check_blocked(chunk: dict[str, Any], model: str | None) -> None:
         raise LLMRefusalError(f"Gemini withheld the answer ({reason}): {detail}", refusal=detail, model=model)
 
 
+_TOTALS = frozenset({"promptTokenCount", "candidatesTokenCount", "totalTokenCount"})
+
+
 def _audio(details: Any) -> int:
     return sum(d.get("tokenCount") or 0 for d in details or () if d.get("modality") == "AUDIO")
 
@@ -36,6 +39,10 @@ def usage_from(metadata: dict[str, Any]) -> Usage:
     """``response.usage_from`` of a ``usageMetadata`` object: ``Usage.of`` the counts that are not 0 (the rest are
     its defaults), the same usage as ``Usage(**...)`` without pydantic's validation of counts already checked."""
     get = metadata.get
+    if _TOTALS.issuperset(metadata):  # nearly every chunk's: three counts, no parts
+        prompt, candidates = get("promptTokenCount") or 0, get("candidatesTokenCount") or 0
+        if type(prompt) is int and type(candidates) is int:  # (else the sums below raise as they did)
+            return Usage.totals(prompt, candidates, get("totalTokenCount") or 0)
     thoughts = get("thoughtsTokenCount") or 0
     tool_prompt = get("toolUsePromptTokenCount") or 0
     details = get("promptTokensDetails")
@@ -62,6 +69,17 @@ def usage_from(metadata: dict[str, Any]) -> Usage:
         }
         counts.update((name, count) for name, count in rest.items() if count != 0)
     return Usage.of(counts)
+
+
+def usage_event(metadata: dict[str, Any], response_id: str | None, model: str | None) -> StreamEvent:
+    """The usage event of a chunk's ``usageMetadata``: ``StreamEvent.usage_event(usage_from(metadata), ...)``,
+    its usage checked once."""
+    if _TOTALS.issuperset(metadata):
+        get = metadata.get
+        prompt, candidates = get("promptTokenCount") or 0, get("candidatesTokenCount") or 0
+        if type(prompt) is int and type(candidates) is int:
+            return StreamEvent.usage_totals(prompt, candidates, get("totalTokenCount") or 0, response_id, model)
+    return StreamEvent.usage_event(usage_from(metadata), response_id, model)
 
 
 def read_candidate(candidate: dict[str, Any] | None) -> Candidate:

@@ -10,6 +10,7 @@ and signatures come whole, as a ``reasoning`` event, with the finish reason.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from llmplex.types import StreamEvent, StreamState
@@ -27,39 +28,72 @@ def parse_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
     """The core events of one chunk (the SDK's model, or the lean stream's plain ``dict``); a policy block
     raises ``LLMRefusalError``."""
     if type(chunk) is dict:
-        get = chunk.get
-        model, response_id, candidates = get("modelVersion"), get("responseId"), get("candidates")
-        candidate = candidates[0] if candidates else None
-        reason: Any = None
-        parts: Any = None
-        if candidate is not None:
-            reason = candidate.get("finishReason")
-            if reason is not None:  # only a finish reason can be a block
-                plain.check_blocked(chunk, model or state.request.model)
-            content = candidate.get("content")
-            parts = content.get("parts") if content is not None else None
-        events: list[StreamEvent] = []
-        calls: list[tuple[str | None, str, str]] = []
-        for part in parts or ():  # ``plain.read_candidate``, its texts made events as they are read
-            call = part.get("functionCall")
-            if call is not None:
-                calls.append((call.get("id"), call.get("name") or "", json.dumps(call.get("args") or {})))
-            elif part.get("text") and not part.get("thought"):
-                events.append(StreamEvent.text_delta(part["text"], response_id, model))
-        metadata = get("usageMetadata")
-        usage = None if metadata is None else plain.usage_from(metadata)
-    else:
-        model, response_id = chunk.model_version, chunk.response_id
-        check_blocked(chunk, model or state.request.model)
-        candidate = chunk.candidates[0] if chunk.candidates else None
-        said = read_candidate(candidate)
-        events = [StreamEvent.text_delta(text, response_id, model) for text in said.texts]
-        calls = list(said.calls)
-        parts = candidate.content.parts if candidate is not None and candidate.content is not None else None
-        usage = None if chunk.usage_metadata is None else usage_from(chunk.usage_metadata)
-        reason = candidate.finish_reason if candidate is not None else None
+        return _plain_chunk(chunk, state)
+    model, response_id = chunk.model_version, chunk.response_id
+    check_blocked(chunk, model or state.request.model)
+    candidate = chunk.candidates[0] if chunk.candidates else None
+    said = read_candidate(candidate)
+    events = [StreamEvent.text_delta(text, response_id, model) for text in said.texts]
+    parts = candidate.content.parts if candidate is not None and candidate.content is not None else None
     if parts:
         state.data.setdefault(_PARTS, []).extend(parts)
+    if said.calls:
+        _add_calls(events, said.calls, state, response_id, model)
+    if chunk.usage_metadata is not None:
+        events.append(StreamEvent.usage_event(usage_from(chunk.usage_metadata), response_id, model))
+    if candidate is not None and candidate.finish_reason is not None:
+        _add_finish(events, candidate.finish_reason, state, response_id, model)
+    return events
+
+
+def _plain_chunk(chunk: dict[str, Any], state: StreamState) -> list[StreamEvent]:
+    """``parse_chunk`` of plain data (``plain.read_candidate``, its texts made events as they are read; this runs
+    for every chunk of a lean stream)."""
+    get = chunk.get
+    model, response_id, candidates = get("modelVersion"), get("responseId"), get("candidates")
+    events: list[StreamEvent] = []
+    calls: list[tuple[str | None, str, str]] = []
+    reason = None
+    if candidates:
+        candidate = candidates[0]
+        reason = candidate.get("finishReason")
+        if reason is not None:  # only a finish reason can be a block
+            plain.check_blocked(chunk, model or state.request.model)
+        content = candidate.get("content")
+        parts = content.get("parts") if content is not None else None
+        if parts:
+            data = state.data
+            gathered = data.get(_PARTS)
+            if gathered is None:
+                data[_PARTS] = list(parts)
+            else:
+                gathered.extend(parts)
+            for part in parts:
+                call = part.get("functionCall")
+                if call is not None:
+                    calls.append((call.get("id"), call.get("name") or "", json.dumps(call.get("args") or {})))
+                else:
+                    text = part.get("text")
+                    if text and not part.get("thought"):
+                        events.append(StreamEvent.text_delta(text, response_id, model))
+    if calls:
+        _add_calls(events, calls, state, response_id, model)
+    metadata = get("usageMetadata")
+    if metadata is not None:
+        events.append(plain.usage_event(metadata, response_id, model))
+    if reason is not None:
+        _add_finish(events, reason, state, response_id, model)
+    return events
+
+
+def _add_calls(
+    events: list[StreamEvent],
+    calls: Iterable[tuple[str | None, str, str]],
+    state: StreamState,
+    response_id: str | None,
+    model: str | None,
+) -> None:
+    """A ``tool_call`` event per whole call, each with the next index of the stream."""
     for given_id, name, arguments in calls:
         index = state.data[_CALLS] = state.data.get(_CALLS, -1) + 1
         events.append(
@@ -73,12 +107,13 @@ def parse_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
                 model=model,
             )
         )
-    if usage is not None:
-        events.append(StreamEvent.usage_event(usage, response_id, model))
-    if reason is not None:
-        reasoning = reasoning_of(state.data.pop(_PARTS, ()))
-        if reasoning is not None:
-            events.append(StreamEvent(type="reasoning", reasoning=reasoning, response_id=response_id, model=model))
-        finish = finish_reason(reason, _CALLS in state.data)
-        events.append(StreamEvent.finish_event(finish, response_id, model))
-    return events
+
+
+def _add_finish(
+    events: list[StreamEvent], reason: Any, state: StreamState, response_id: str | None, model: str | None
+) -> None:
+    """The turn's reasoning (its thoughts and signatures, whole), then the finish event."""
+    reasoning = reasoning_of(state.data.pop(_PARTS, ()))
+    if reasoning is not None:
+        events.append(StreamEvent(type="reasoning", reasoning=reasoning, response_id=response_id, model=model))
+    events.append(StreamEvent.finish_event(finish_reason(reason, _CALLS in state.data), response_id, model))
