@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from botocore import auth as botocore_auth
+from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials, ReadOnlyCredentials, RefreshableCredentials
 from botocore.useragent import register_feature_id
 from llmplex_bedrock import direct as bedrock_direct
@@ -173,12 +174,17 @@ def test_item_4_bedrock_expiring_credentials_go_through_boto3(
 def test_item_4_bedrock_headers_selected_once_and_paths_kept(
     monkeypatch: pytest.MonkeyPatch, clock: list[datetime.datetime]
 ) -> None:
-    """The headers to sign are selected once per request (botocore's ``add_auth`` asks twice) and each model's
-    canonical path is normalized once; a full path cache starts again; the requests stay boto3's."""
+    """The headers to sign are selected once per request (botocore's ``add_auth`` asks twice), each model's
+    canonical path normalized once and each URL's host derived once; full caches start again; no ``AWSRequest``
+    is prepared (its ``body`` prepared the whole request for the signer to hash it); the requests stay boto3's."""
     selections: list[object] = []
     normalized: list[str] = []
+    hosts: list[str] = []
+    prepared: list[object] = []
     select: Callable[..., Any] = botocore_auth.SigV4Auth.headers_to_sign
     normalize: Callable[[str], str] = botocore_auth.normalize_url_path
+    host: Callable[[str], str] = botocore_auth._host_from_url  # type: ignore[attr-defined]
+    prepare: Callable[..., Any] = AWSRequest.prepare
 
     def selecting(self: Any, request: Any) -> Any:
         selections.append(request)
@@ -190,17 +196,20 @@ def test_item_4_bedrock_headers_selected_once_and_paths_kept(
 
     monkeypatch.setattr(botocore_auth.SigV4Auth, "headers_to_sign", selecting)
     monkeypatch.setattr(botocore_auth, "normalize_url_path", normalizing)
+    monkeypatch.setattr(botocore_auth, "_host_from_url", lambda url: hosts.append(url) or host(url))
+    monkeypatch.setattr(AWSRequest, "prepare", lambda self: prepared.append(self) or prepare(self))
     wire = Wire()
     lean = bedrock_direct.lean_request(wire.client)
     assert lean is not None
     for _ in range(3):
         lean.build(_payload())
     assert len(selections) == 3 and len(set(map(id, selections))) == 3
-    assert normalized == [f"/model/{HAIKU.replace(':', '%3A')}/converse-stream"]
+    url_path = f"/model/{HAIKU.replace(':', '%3A')}/converse-stream"
+    assert normalized == [url_path] and hosts == [f"http://127.0.0.1:9{url_path}"] and prepared == []
     monkeypatch.setattr(bedrock_signing.SigningCache, "PATHS", 2)
     for model in (SONNET, "m3", HAIKU):
         wire.same(_payload(model))
-    assert len(lean.signing_cache.paths) <= 2
+    assert len(lean.signing_cache.paths) <= 2 and len(lean.signing_cache.hosts) <= 2 and prepared != []
     close_client(wire.client)
 
 

@@ -15,11 +15,13 @@ by botocore's ``SigV4Auth`` with the credentials frozen now (as
 ``signing.LeanSigV4Auth``: the signing key and canonical paths kept between
 calls), the User-Agent rebuilt as botocore rebuilds it after signing,
 ``amz-sdk-invocation-id`` (a uuid4) and ``amz-sdk-request``
-(``attempt=1; max=1``), then ``AWSRequest.prepare``: the bytes and headers
-boto3 would hand the transport. The headers are held in a plain ``dict``
-until then (botocore's ``HTTPHeaders`` is an ``email`` message, slow to
-write): ConverseStream has no header parameters and Bedrock's endpoint none,
-so no two header names differ only in case.
+(``attempt=1; max=1``), the headers encoded as the endpoint encodes them and
+the ``Content-Length`` ``AWSRequest.prepare`` adds to a POST: the bytes and
+headers boto3 would hand the transport. The headers are held in a plain
+``dict`` throughout (botocore's ``HTTPHeaders`` is an ``email`` message, slow
+to write; its prepared ``HeadersDict`` is slow to read): ConverseStream has no
+header parameters and Bedrock's endpoint none, so no two header names differ
+only in case.
 
 An error status before the stream is parsed by botocore's parser as its
 endpoint parses it (with the modelled error fields) and raised as the
@@ -39,7 +41,7 @@ import uuid
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import botocore.utils
 from botocore.awsrequest import AWSPreparedRequest, AWSRequest, AWSResponse, prepare_request_dict
@@ -136,8 +138,8 @@ class LeanRequest:
             agent = user_agent.to_string()
             prepare_request_dict(request_dict, self.endpoint_url, context=context, user_agent=agent)
             add_recursion_detection_header(request_dict)
-            body, auth_path = request_dict["body"], request_dict.get("auth_path")
-            request = _Request(request_dict["method"], request_dict["url"], None, body, None, auth_path, True)
+            method, url, auth_path = request_dict["method"], request_dict["url"], request_dict.get("auth_path")
+            request = _Request(method, url, None, request_dict["body"], None, auth_path, True)
             headers: dict[str, Any] = request_dict["headers"]
             request.headers = headers  # type: ignore[assignment]  # a dict: see the module's docstring
             request.context = context
@@ -148,11 +150,12 @@ class LeanRequest:
                 headers["User-Agent"] = user_agent.to_string()  # signing: the features registered since added
             headers["amz-sdk-invocation-id"] = invocation
             headers["amz-sdk-request"] = _RETRY_HEADER
-            request.headers = {  # type: ignore[assignment]  # the endpoint's _encode_headers
+            sent: dict[str, Any] = {  # the endpoint's _encode_headers
                 key: value.encode("utf-8") if isinstance(value, str) else value for key, value in headers.items()
             }
-            prepared: AWSPreparedRequest = request.prepare()
-            return prepared
+            body = request.body  # then what AWSRequest.prepare does to this POST: its Content-Length added
+            sent["Content-Length"] = str(botocore.utils.determine_content_length(body))
+            return AWSPreparedRequest(method, url, cast(Any, sent), body, True)
 
     def events_of(self, raw: Any) -> Any:
         """botocore's ``EventStream`` over ``raw`` (a body with ``stream()``), as the parser would build it."""

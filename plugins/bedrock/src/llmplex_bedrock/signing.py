@@ -7,8 +7,10 @@ from a ``SigningCache`` shared by the calls of one client:
 - the signing key (four HMACs of the secret, the day, the region and the
   service) is kept for the one secret and day it was derived for: another day
   or other credentials derive a new one;
-- the canonical path of each URL path (normalized and quoted) is kept, up to
-  ``SigningCache.PATHS`` of them;
+- the canonical path of each URL path (normalized and quoted) and the
+  ``host`` botocore signs for each URL are kept, up to ``SigningCache.PATHS``
+  of each (the host is botocore's: derived by it from the URL the first time,
+  then handed to its selection as a ``host`` header, which it takes as is);
 - the headers to sign are selected once per request, not twice (``add_auth``
   selects them for the canonical request and again for ``SignedHeaders=``,
   with no header changed in between).
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from types import SimpleNamespace
 from typing import Any
 
 from botocore.auth import SigV4Auth
@@ -29,17 +32,21 @@ class SigningCache:
     """What the signers of one client share (a signing key, canonical paths); safe to share between threads."""
 
     PATHS = 256
-    """Canonical paths kept (one per model id sent): beyond, the cache starts again."""
+    """Canonical paths and hosts kept (one per model id sent): beyond, the cache starts again."""
 
     def __init__(self) -> None:
         self.key: tuple[tuple[str, str, str, str], bytes] | None = None
         """The last signing key derived and what from (secret, day, region, service): replaced whole, so a reader
         sees one consistent pair."""
         self.paths: dict[str, str] = {}
+        """Canonical paths by URL path."""
+        self.hosts: dict[str, str] = {}
+        """The ``host`` botocore signs by URL (none sent: its own, from the URL)."""
 
 
 class LeanSigV4Auth(SigV4Auth):
-    """``SigV4Auth`` for one request, reading and filling ``cache`` (see the module's docstring)."""
+    """``SigV4Auth`` for one request, reading and filling ``cache`` (see the module's docstring); the request
+    carries no ``Host`` header (the lean request never does), so botocore signs the one it derives from the URL."""
 
     def __init__(self, credentials: Any, service_name: str, region_name: str, cache: SigningCache) -> None:
         super().__init__(credentials, service_name, region_name)
@@ -48,21 +55,27 @@ class LeanSigV4Auth(SigV4Auth):
         self._selected: tuple[Any, Any] | None = None
 
     def headers_to_sign(self, request: Any) -> Any:
-        """botocore's selection, made once for ``request``."""
+        """botocore's selection, made once for ``request``, with the ``host`` botocore derived for its URL before."""
         selected = self._selected
         if selected is None or selected[0] is not request:
-            selected = self._selected = (request, super().headers_to_sign(request))
+            selected = self._selected = (request, self._select(request))
         return selected[1]
 
+    def _select(self, request: Any) -> Any:
+        hosts, url = self._cache.hosts, request.url
+        host = hosts.get(url)
+        if host is not None:
+            hosted: Any = SimpleNamespace(headers={**request.headers, "host": host}, url=url)
+            return super().headers_to_sign(hosted)
+        selected = super().headers_to_sign(request)
+        _keep(hosts, url, selected["host"])
+        return selected
+
     def _normalize_url_path(self, path: str) -> str:
-        paths = self._cache.paths
-        canonical = paths.get(path)
+        canonical = self._cache.paths.get(path)
         if canonical is None:
-            canonical = super()._normalize_url_path(path)  # type: ignore[misc]
-            if len(paths) >= SigningCache.PATHS:
-                paths.clear()
-            paths[path] = canonical
-        return str(canonical)
+            canonical = _keep(self._cache.paths, path, super()._normalize_url_path(path))  # type: ignore[misc]
+        return canonical
 
     def signature(self, string_to_sign: str, request: Any) -> str:
         """The signature with the signing key of this secret and day (derived once per secret and day)."""
@@ -74,6 +87,14 @@ class LeanSigV4Auth(SigV4Auth):
             key = _signing_key(*scope)
             self._cache.key = (scope, key)
         return hmac.new(key, string_to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def _keep(cache: dict[str, str], key: str, value: str) -> str:
+    """``value`` kept in ``cache`` under ``key``; a full cache starts again (``SigningCache.PATHS``)."""
+    if len(cache) >= SigningCache.PATHS:
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 def _signing_key(secret: str, day: str, region: str, service: str) -> bytes:
