@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from llmplex.http.clients import _LATE, _PHASES, _found_flavour, _hooks
+from llmplex.http.clients import _LATE, _found_flavour, _hooks
 from llmplex.reliability.deadline import Deadline, current_deadline
 
 __all__ = ["DirectSender", "Reply", "direct_sender", "vouch_for_redirect_hooks"]
@@ -143,7 +143,7 @@ class DirectSender:
             and self._transport.proxy is None
             and (hooks["request"] == self._request_hooks or hooks["request"] == self.vouched)
             and hooks["response"] == self._response_hooks
-            and not http.cookies
+            and _no_cookies(http.cookies)
             and not self._logger.isEnabledFor(logging.INFO)
         )
 
@@ -165,8 +165,9 @@ class DirectSender:
                 content = await self._read(response, deadline, request)
                 response.release()
                 content_type = ", ".join(answer.getall("Content-Type", ()))
-                status = response.status
-                return Reply(status, answer, content, content_type, lambda: self._response(response, content, request))
+                return _reply(
+                    response.status, answer, content, content_type, lambda: self._response(response, content, request)
+                )
         except BaseException:
             response.close()
             raise
@@ -183,17 +184,20 @@ class DirectSender:
         """Send ``POST body`` (arguments as for ``post``) and return aiohttp's response, unread, with the call's
         deadline; the timeouts are capped at the time the deadline leaves, failures are the transport's."""
         deadline = current_deadline()
-        library = self.library
-        if deadline is not None:
+        connect, read, pool = timeout.get("connect"), timeout.get("read"), timeout.get("pool")
+        if deadline is None:
+            timeouts = self._client_timeout(connect, read, pool)
+        else:  # capped at the time left: each call's own, not kept (they would only push the client's repeats out)
             remaining = deadline.remaining()
             if remaining <= 0:
-                raise library.ConnectTimeout(
+                raise self.library.ConnectTimeout(
                     "the call's deadline passed before the request was sent", request=request()
                 )
-            timeout = {
-                phase: remaining if timeout.get(phase) is None else min(timeout[phase], remaining)  # type: ignore[type-var]
-                for phase in _PHASES
-            }
+            timeouts = self._timeout(
+                sock_connect=remaining if connect is None else min(connect, remaining),
+                sock_read=remaining if read is None else min(read, remaining),
+                connect=remaining if pool is None else min(pool, remaining),
+            )
         target = self._target(url)
         items = self._items(target, headers, body)
         if items is None:  # headers httpx weighs itself: let it build them
@@ -211,7 +215,7 @@ class DirectSender:
                 allow_redirects=False,
                 auto_decompress=False,
                 compress=False,
-                timeout=self._client_timeout(timeout.get("connect"), timeout.get("read"), timeout.get("pool")),
+                timeout=timeouts,
             )
         except Exception as error:
             mapped = self.mapped(error, request)
@@ -331,6 +335,31 @@ class DirectSender:
             return built
         await built.aclose()
         return await http.send(http._build_redirect_request(sent, built), stream=stream)
+
+
+_set_reply = tuple(
+    Reply.__dict__[name].__set__ for name in ("status", "headers", "content", "content_type", "response")
+)
+"""The setters of a ``Reply``'s slots, which its frozen ``__init__`` calls through ``object.__setattr__``."""
+
+
+def _reply(status: int, headers: Any, content: bytes, content_type: str, response: Callable[[], Any]) -> Reply:
+    """``Reply(status, headers, content, content_type, response)``, its slots filled directly (one a call)."""
+    reply = object.__new__(Reply)
+    set_status, set_headers, set_content, set_content_type, set_response = _set_reply
+    set_status(reply, status)
+    set_headers(reply, headers)
+    set_content(reply, content)
+    set_content_type(reply, content_type)
+    set_response(reply, response)
+    return reply
+
+
+def _no_cookies(cookies: Any) -> bool:
+    """``not cookies`` (httpx's ``Cookies``), read from its standard ``CookieJar``'s own dict when it has one: an
+    emptied domain left in it counts as a cookie (the answer then goes through httpx, which finds none)."""
+    held = getattr(cookies.jar, "_cookies", None)
+    return not held if type(held) is dict else not cookies
 
 
 def _merged(target: _Target, headers: Sequence[tuple[bytes, bytes]]) -> tuple[tuple[str, str], ...] | None:
