@@ -231,3 +231,14 @@ def test_item_4_bedrock_user_agent_gains_features_registered_while_signing(clock
     marked = dict(wire.same()[2])[b"User-Agent"]
     assert marked != plain and b"n" in marked.split(b" m/", 1)[1].split(b" ", 1)[0].split(b",")
     close_client(wire.client)
+
+
+def test_item_4_bedrock_huge_body_is_boto3s(clock: list[datetime.datetime]) -> None:
+    """An 8 MB document (about 11 MB of JSON once base64-encoded): hashed from the serialized bytes as they are,
+    the same body, Content-Length and signature as boto3's."""
+    wire = Wire()
+    document = {"format": "txt", "name": "big", "source": {"bytes": b"\x00\xff" * (4 * 1024 * 1024)}}
+    payload = {"modelId": HAIKU, "messages": [{"role": "user", "content": [{"document": document}]}]}
+    sent = wire.same(payload)
+    assert int(dict(sent[2])[b"Content-Length"]) == len(sent[3]) > 11_000_000
+    close_client(wire.client)
