@@ -29,7 +29,8 @@ __all__ = ["LeanSigV4Auth", "SigningCache"]
 
 
 class SigningCache:
-    """What the signers of one client share (a signing key, canonical paths); safe to share between threads."""
+    """What the signers of one client share (a signing key, canonical paths, hosts); safe to share between
+    threads."""
 
     PATHS = 256
     """Canonical paths and hosts kept (one per model id sent): beyond, the cache starts again."""
@@ -41,7 +42,7 @@ class SigningCache:
         self.paths: dict[str, str] = {}
         """Canonical paths by URL path."""
         self.hosts: dict[str, str] = {}
-        """The ``host`` botocore signs by URL (none sent: its own, from the URL)."""
+        """The ``host`` botocore signs, by URL (derived by it from the URL: the request sends no ``Host``)."""
 
 
 class LeanSigV4Auth(SigV4Auth):
