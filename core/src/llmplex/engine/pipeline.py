@@ -89,15 +89,16 @@ class Pipeline:
         }
         return self._account(response, where)
 
-    def _account(self, response: Response, update: dict[str, Any] | None = None) -> Response:
-        """Price ``response``'s usage, record it in the budgets (a cached answer spends nothing) and tell
-        observers it arrived; ``update`` (fields to set first) goes into the one copy made."""
+    def _account(self, response: Response, update: dict[str, Any] | None = None, *, priced: bool = False) -> Response:
+        """Price ``response``'s usage (unless ``priced`` already), record it in the budgets (a cached answer spends
+        nothing) and tell observers it arrived; ``update`` (fields to set first) goes into the one copy made."""
         update = {} if update is None else update
-        plugin = self.route.provider.info.name
-        answered = update.get("model", response.model)
-        usage = response.usage.priced(plugin, _priced_model(plugin, answered, self.route.model))
-        if usage is not response.usage:
-            update["usage"] = usage
+        if not priced:
+            plugin = self.route.provider.info.name
+            answered = update.get("model", response.model)
+            usage = response.usage.priced(plugin, _priced_model(plugin, answered, self.route.model))
+            if usage is not response.usage:
+                update["usage"] = usage
         dropped = self._adapted.dropped if self._adapted is not None else ()
         if dropped and not response.cached:
             update["dropped"] = dropped
@@ -169,10 +170,11 @@ class Pipeline:
         # the assembler already fills in provider, model, attempts and latency, and its usage is priced before the
         # answer is built from it: no copy needed
         model = assembler.model
-        if type(model) is str:
+        priced = type(model) is str  # the answer's model, as the answer built from it gives it
+        if priced:
             plugin = self.route.provider.info.name
             assembler.usage = assembler.usage.priced(plugin, _priced_model(plugin, model, self.route.model))
-        response = self._account(assembler.response(self.retrier.sent, self.retrier.elapsed()))
+        response = self._account(assembler.response(self.retrier.sent, self.retrier.elapsed()), priced=priced)
         return _response_event(response)
 
     def close(self) -> None:
