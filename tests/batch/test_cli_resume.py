@@ -19,8 +19,9 @@ def write_requests(path: Path) -> None:
     path.write_text("".join(json.dumps({"id": f"r{i}", "prompt": f"request {i}"}) + "\n" for i in range(TOTAL)))
 
 
-def start(tmp: Path, log: Path, delay: float, *extra: str) -> subprocess.Popen[str]:
+def start(tmp: Path, log: Path, delay: float, *extra: str, hold_after: int = 0) -> subprocess.Popen[str]:
     env = {**os.environ, "SLOW_MOCK_DELAY": str(delay), "SLOW_MOCK_LOG": str(log)}
+    env["SLOW_MOCK_HOLD_AFTER"] = str(hold_after)
     command = [sys.executable, str(SCRIPT), "batch", "requests.jsonl", "-o", "results.jsonl", "-m", "mock:echo"]
     return subprocess.Popen(
         [*command, "-c", "4", "--no-progress", *extra],
@@ -57,7 +58,9 @@ def interrupt_and_resume(
     """Interrupt a run midway with ``interrupt``; resume it; return what was done before and what ran after."""
     write_requests(tmp / "requests.jsonl")
     journal = tmp / "results.jsonl.journal"
-    first = start(tmp, tmp / "first.log", delay=0.02)
+    # from the 80th request on the mock holds its answers: the interrupt always finds the run midway (on a loaded
+    # machine this process could otherwise wake after the batch had answered all 300)
+    first = start(tmp, tmp / "first.log", delay=0.02, hold_after=80)
     wait_for_results(journal, 40, first)
     first.send_signal(interrupt)
     _, stderr = first.communicate(timeout=30)
