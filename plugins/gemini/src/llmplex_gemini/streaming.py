@@ -4,7 +4,9 @@ Each chunk carries new text, whole function calls, the usage so far and, on the
 last one, the finish reason. ``state.data["gemini_calls"]`` counts the calls
 seen, so each gets its own index and the finish reason knows about them;
 ``state.data["gemini_parts"]`` gathers every part, so that the turn's thoughts
-and signatures come whole, as a ``reasoning`` event, with the finish reason.
+and signatures come whole, as a ``reasoning`` event, with the finish reason;
+``state.data["gemini_usage"]`` keeps a plain chunk's usage event, handed on
+again while the next chunks repeat the same usage.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ __all__ = ["parse_chunk"]
 
 _CALLS = "gemini_calls"
 _PARTS = "gemini_parts"
+_USAGE = "gemini_usage"
 
 
 def parse_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
@@ -80,10 +83,24 @@ def _plain_chunk(chunk: dict[str, Any], state: StreamState) -> list[StreamEvent]
         _add_calls(events, calls, state, response_id, model)
     metadata = get("usageMetadata")
     if metadata is not None:
-        events.append(plain.usage_event(metadata, response_id, model))
+        events.append(_usage_event(metadata, response_id, model, state))
     if reason is not None:
         _add_finish(events, reason, state, response_id, model)
     return events
+
+
+def _usage_event(metadata: dict[str, Any], response_id: Any, model: Any, state: StreamState) -> StreamEvent:
+    """The usage event of a plain chunk's ``usageMetadata``: the previous chunk's event again (the same frozen
+    object) when the metadata and ids are equal, as Gemini repeats the usage so far on every chunk until the
+    last; else built anew."""
+    data = state.data
+    last = data.get(_USAGE)
+    if last is not None and last[0] == metadata and last[1] == response_id and last[2] == model:
+        event: StreamEvent = last[3]
+        return event
+    event = plain.usage_event(metadata, response_id, model)
+    data[_USAGE] = (metadata, response_id, model, event)
+    return event
 
 
 def _add_calls(
