@@ -10,7 +10,7 @@ resolves (Bedrock's rules read only the region, FIPS, dual-stack and
 and the signer botocore would choose. Each call then runs what the pipeline
 would run on the same objects, in its order: the client's own validating
 REST-JSON serializer, ``prepare_request_dict`` with the endpoint and the
-User-Agent, the Lambda recursion-detection header, an ``AWSRequest`` signed
+User-Agent, the Lambda recursion-detection header, the request signed
 by botocore's ``SigV4Auth`` with the credentials frozen now (as
 ``signing.LeanSigV4Auth``: the signing key and canonical paths kept between
 calls), the User-Agent rebuilt as botocore rebuilds it after signing,
@@ -40,11 +40,11 @@ from __future__ import annotations
 import uuid
 import weakref
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import botocore.utils
-from botocore.awsrequest import AWSPreparedRequest, AWSRequest, AWSResponse, prepare_request_dict
+from botocore.awsrequest import AWSPreparedRequest, AWSResponse, prepare_request_dict
 from botocore.context import get_context, start_as_current_context
 from botocore.endpoint import convert_to_response_dict
 from botocore.handlers import add_recursion_detection_header
@@ -138,11 +138,9 @@ class LeanRequest:
             agent = user_agent.to_string()
             prepare_request_dict(request_dict, self.endpoint_url, context=context, user_agent=agent)
             add_recursion_detection_header(request_dict)
-            method, url, auth_path = request_dict["method"], request_dict["url"], request_dict.get("auth_path")
-            request = _Request(method, url, None, request_dict["body"], None, auth_path, True)
+            method, url, body = request_dict["method"], request_dict["url"], request_dict["body"] or None
             headers: dict[str, Any] = request_dict["headers"]
-            request.headers = headers  # type: ignore[assignment]  # a dict: see the module's docstring
-            request.context = context
+            request: Any = _Signed(method, url, headers, body, context)
             features = _features()
             credentials = client._request_signer._credentials.get_frozen_credentials()
             LeanSigV4Auth(credentials, self.signing_name, self.region, self.signing_cache).add_auth(request)
@@ -153,8 +151,7 @@ class LeanRequest:
             sent: dict[str, Any] = {  # the endpoint's _encode_headers
                 key: value.encode("utf-8") if isinstance(value, str) else value for key, value in headers.items()
             }
-            body = request.body  # then what AWSRequest.prepare does to this POST: its Content-Length added
-            sent["Content-Length"] = str(botocore.utils.determine_content_length(body))
+            sent["Content-Length"] = str(botocore.utils.determine_content_length(body))  # as AWSRequest.prepare
             return AWSPreparedRequest(method, url, cast(Any, sent), body, True)
 
     def events_of(self, raw: Any) -> Any:
@@ -164,14 +161,17 @@ class LeanRequest:
         return EventStream(raw, self.stream_shape, self.stream_parser, OPERATION)
 
 
-class _Request(AWSRequest):
-    """An ``AWSRequest`` whose ``body`` is its serialized bytes as they are, as ``prepare()`` would give them (the
-    signer reads ``body`` to hash it; ``AWSRequest`` prepares the whole request for that)."""
+@dataclass(slots=True)
+class _Signed:
+    """What ``SigV4Auth`` reads and writes of an ``AWSRequest``: its ``body`` the serialized bytes as
+    ``AWSRequest.prepare`` gives them, its headers a ``dict`` (see the module's docstring)."""
 
-    @property
-    def body(self) -> Any:
-        data = self.data
-        return (data or None) if isinstance(data, bytes) else super().body
+    method: str
+    url: str
+    headers: dict[str, Any]
+    body: bytes | None
+    context: dict[str, Any]
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 def raise_for_status(client: Any, operation: Any, response: AWSResponse) -> None:
