@@ -6,6 +6,7 @@ import importlib.util
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,6 +20,42 @@ if importlib.util.find_spec("hypothesis") is not None:
     hypothesis_settings.register_profile("derandomized", derandomize=True, database=None, print_blob=True)
     hypothesis_settings.register_profile("random", derandomize=False)
     hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "derandomized"))
+
+
+RAY_TESTS = (
+    "tests/scaling/test_item_3_ray_batch.py::",
+    "tests/providers_next/test_item_7_ray_api.py::",
+    "tests/shipping/test_item_1_bench_smoke.py::test_item_1_the_ray_batch_benchmark_",
+)
+"""The tests on the suite's one local Ray (``ray_address``), by node id prefix: pytest-xdist gives them to one worker
+together, so Ray starts once a run (each start costs 15-25 s of the 2-core machine, and under load may need a second
+try)."""
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: absent where xdist is not installed
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile``, with the Ray tests as one scope."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class RayModulesTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "ray" if nodeid.startswith(RAY_TESTS) else super()._split_scope(nodeid)
+
+    return RayModulesTogether(config, log)
+
+
+@pytest.fixture(scope="session")
+def ray_address() -> Iterator[str]:
+    """The suite's local Ray (``tests/support/ray_cluster.py``), started on first use; its head's address."""
+    from tests.support.ray_cluster import start_ray
+
+    address = start_ray()
+    yield address
+    import ray
+
+    ray.shutdown()
 
 
 @pytest.fixture(autouse=True)

@@ -1,10 +1,10 @@
 """Issue 26 item 7: a public Python API for Ray batches — ``llmplex.batch(requests, ray=True)`` for a local
-instance, ``ray="ADDRESS"`` for a cluster, the same on ``abatch`` (one local Ray for the module)."""
+instance, ``ray="ADDRESS"`` for a cluster, the same on ``abatch`` (the suite's local Ray: tests/conftest.py's
+``ray_address``)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,17 +13,6 @@ import llmplex
 from llmplex.errors import LLMConfigurationError
 
 ROWS: list[dict[str, Any]] = [{"model": "mock:echo", "prompt": f"row {i}"} for i in range(6)]
-
-
-@pytest.fixture(scope="module")
-def ray_address() -> Iterator[str]:
-    from tests.support.ray_cluster import start_ray
-
-    address = start_ray()
-    yield address
-    import ray
-
-    ray.shutdown()
 
 
 def _texts(results: list[Any]) -> list[str]:

@@ -98,15 +98,3 @@ def openai(server: FaultServer, **extra: Any) -> dict[str, Any]:
 
 def results(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
-
-
-@pytest.fixture(scope="module")
-def ray_address() -> Iterator[str]:
-    """One local Ray instance for the test module (``tests/support/ray_cluster.py``); its head's address."""
-    from tests.support.ray_cluster import start_ray
-
-    address = start_ray()
-    yield address
-    import ray
-
-    ray.shutdown()

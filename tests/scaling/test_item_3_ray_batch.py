@@ -2,7 +2,7 @@
 
 The rows go to the fake OpenAI-wire server (which records every request), to
 the mock provider, and to the ``rayrows`` test provider, which answers with its
-worker's process id or ends its process. One Ray instance serves the module. A
+worker's process id or ends its process. The suite's one Ray instance serves the module. A
 driver killed mid-run is a separate process connected to it by its address,
 killed (SIGKILL) once some rows are in its journal; the resumed run (in this
 process) must send only the rows the journal lacks.
@@ -269,7 +269,7 @@ def test_item_3_ray_driver_killed_mid_run_resumes_without_losing_or_repeating_ro
 
 
 def test_item_3_a_ray_address_that_cannot_be_used_is_a_connection_error_before_any_journal(tmp_path: Path) -> None:
-    # a separate process: this module's own Ray, once started, would be used whatever the address
+    # a separate process: the suite's Ray, once started in this one, would be used whatever the address
     write_requests(tmp_path / "in.jsonl", [{"model": "mock:echo", "prompt": "hi"}])
     command = [sys.executable, "-m", "llmplex", "--config", str(config_file(tmp_path)), "batch"]
     command += [str(tmp_path / "in.jsonl"), "-o", str(tmp_path / "out.jsonl"), "--ray", "ray://127.0.0.1:1"]

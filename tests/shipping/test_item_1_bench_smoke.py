@@ -27,13 +27,23 @@ SCRIPTS = [
     ("local_agent.py", [], "| gemma3-270m | 1 | 512 |"),
     ("local_embedding_quality.py", [], "| llamacpp:all-minilm-l6-v2 |"),
     ("shared_limiter.py", [], "redis"),
-    ("ray_batch.py", [], "rows, --concurrency"),
 ]
 
 
 @pytest.mark.parametrize(("script", "arguments", "expected"), SCRIPTS, ids=[s[0] for s in SCRIPTS])
 def test_item_1_each_benchmark_runs_as_a_smoke(script: str, arguments: list[str], expected: str) -> None:
-    env = {**os.environ, "BENCH_SMOKE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    _smoke(script, arguments, expected, {})
+
+
+def test_item_1_the_ray_batch_benchmark_runs_as_a_smoke_on_the_suites_ray(ray_address: str) -> None:
+    """bench/ray_batch.py joins the suite's Ray (tests/conftest.py) instead of starting its own."""
+    from tests.support.ray_cluster import JOIN_VARIABLE
+
+    _smoke("ray_batch.py", [], "rows, --concurrency", {JOIN_VARIABLE: ray_address})
+
+
+def _smoke(script: str, arguments: list[str], expected: str, extra_env: dict[str, str]) -> None:
+    env = {**os.environ, "BENCH_SMOKE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True", **extra_env}
     command = [sys.executable, str(ROOT / "bench" / script), *arguments]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, f"{script} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
@@ -43,6 +53,7 @@ def test_item_1_each_benchmark_runs_as_a_smoke(script: str, arguments: list[str]
 def test_item_1_every_benchmark_script_has_a_smoke_run() -> None:
     helpers = {"smoke.py", "transport_cases.py", "gateway_servers.py", "openai_stub_server.py", "gc_census.py"}
     helpers |= {"routing_fakes.py", "transport_profile.py"}
-    covered = {script for script, _, _ in SCRIPTS} | {"gateway.py", "routing.py"}  # tests/groups/test_item_6_*
+    # ray_batch.py: its own test above; gateway.py: tests/gateway/test_item_7_bench.py; routing.py: tests/groups
+    covered = {script for script, _, _ in SCRIPTS} | {"ray_batch.py", "gateway.py", "routing.py"}
     scripts = {path.name for path in (ROOT / "bench").glob("*.py")} - helpers
     assert scripts <= covered, f"benchmarks without a smoke run here: {sorted(scripts - covered)}"

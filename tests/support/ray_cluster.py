@@ -4,6 +4,9 @@
     ...
     ray.shutdown()
 
+With ``RAY_TESTS_JOIN`` set to such an address, ``start_ray()`` joins that instance instead of starting one (a
+benchmark's smoke run inside the suite uses the suite's Ray: tests/conftest.py's ``ray_address``).
+
 The variables of ``RAY_ENVIRONMENT`` are set in this process before Ray is
 imported (Ray reads some of them at import) and are inherited by every Ray
 process and by drivers started from the tests.
@@ -13,7 +16,9 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["RAY_ENVIRONMENT", "start_ray"]
+__all__ = ["JOIN_VARIABLE", "RAY_ENVIRONMENT", "start_ray"]
+
+JOIN_VARIABLE = "RAY_TESTS_JOIN"
 
 RAY_ENVIRONMENT = {
     "RAY_USAGE_STATS_ENABLED": "0",  # no usage report, no prompt
@@ -27,9 +32,14 @@ write its port file (Ray 2.60; neither configurable); a machine loaded past that
 
 
 def start_ray() -> str:
-    """Start Ray in this process (the tests' own driver) and return its head's address."""
+    """Start Ray in this process (the tests' own driver), or join ``$RAY_TESTS_JOIN``'s; return its head's address."""
     os.environ.update(RAY_ENVIRONMENT)
     import ray
+
+    joined = os.environ.get(JOIN_VARIABLE)
+    if joined:
+        ray.init(address=joined, configure_logging=False)
+        return joined
 
     for attempt in range(_STARTS):
         try:
