@@ -38,11 +38,16 @@ def thinking_config(model: str, effort: str) -> dict[str, Any]:
     return {"thinking_budget": _BUDGETS[effort]}
 
 
-def _carried(part: Any) -> bool:
-    """A thought, or a part with a signature: the SDK's ``Part`` or its wire form (a ``dict``)."""
-    if type(part) is dict:
-        return bool(part.get("thought") or part.get("thoughtSignature"))
-    return bool(part.thought or part.thought_signature)
+def _any_carried(parts: list[Any]) -> bool:
+    """Whether any part is a thought or has a signature: the SDK's ``Part`` or its wire form (a ``dict``). (One
+    loop, no call per part: a stream's end reads every part of the answer.)"""
+    for part in parts:
+        if type(part) is dict:
+            if part.get("thought") or part.get("thoughtSignature"):
+                return True
+        elif part.thought or part.thought_signature:
+            return True
+    return False
 
 
 def _dumped(part: Any) -> dict[str, Any]:
@@ -56,7 +61,7 @@ def reasoning_of(parts: Iterable[Any]) -> ReasoningPart | None:
     """The model turn's parts (the SDK's ``Part`` models, or their wire form) as one opaque part, when any of
     them is a thought or carries a signature (``None`` otherwise: nothing to carry)."""
     parts = list(parts)
-    if not any(_carried(part) for part in parts):
+    if not _any_carried(parts):
         return None
     dumped = [_dumped(part) for part in parts]
     text = "".join(part.get("text") or "" for part in dumped if part.get("thought"))
