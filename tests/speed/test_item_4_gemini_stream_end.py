@@ -1,6 +1,7 @@
-"""Issue 34 item 4: the end of a Gemini stream looks for thoughts and signatures among the answer's parts in one
-loop, with no function call per part (every part of the answer is read there). What it finds is as before: the
-parts, whole, as one opaque ``ReasoningPart`` when any is a thought or carries a signature, else nothing."""
+"""Issue 34 item 4: the end of a Gemini stream reads the answer's parts for its reasoning only when a chunk had a
+thought or a signature (noted as each chunk is read), and then in one loop with no function call per part. What
+it finds is as before: the parts, whole, as one opaque ``ReasoningPart`` when any is a thought or carries a
+signature, else nothing; the same from plain chunks as from the SDK's models."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from typing import Any
 
 import pytest
 from google.genai import types
-from llmplex_gemini import thoughts
+from llmplex_gemini import streaming, thoughts
+
+from llmplex.types import Message, Request, StreamState
 
 SIGNATURE = base64.b64encode(b"signed").decode()
 
@@ -56,3 +59,39 @@ def test_item_4_gemini_stream_end_makes_no_call_per_part(monkeypatch: pytest.Mon
     parts = [{"text": f"w{i} "} for i in range(32)]
     assert thoughts.reasoning_of(parts) is None
     assert thoughts.reasoning_of([types.Part(text=f"w{i} ") for i in range(32)]) is None
+
+
+def _stream(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One chunk per part, the last with the finish reason."""
+    chunks = []
+    for index, part in enumerate(parts):
+        candidate: dict[str, Any] = {"content": {"parts": [part], "role": "model"}, "index": 0}
+        if index == len(parts) - 1:
+            candidate["finishReason"] = "STOP"
+        chunks.append({"candidates": [candidate], "modelVersion": "gemini-2.5-flash", "responseId": "r"})
+    return chunks
+
+
+@pytest.mark.parametrize("parts", [parts for parts in _variants() if parts], ids=repr)
+def test_item_4_gemini_stream_reasoning_is_the_sdk_models(parts: list[dict[str, Any]]) -> None:
+    request = Request(model="gemini-2.5-flash", messages=(Message.user("hi"),))
+    plain_state, sdk_state = StreamState(request=request), StreamState(request=request)
+    for chunk in _stream(parts):
+        fast = streaming.parse_chunk(chunk, plain_state)
+        assert fast == streaming.parse_chunk(types.GenerateContentResponse.model_validate(chunk), sdk_state)
+    reasoning = [event for event in fast if event.type == "reasoning"]
+    assert len(reasoning) == int(_expected(parts))
+
+
+def test_item_4_gemini_stream_without_thoughts_skips_the_parts_at_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stream with no thought and no signature does not read its parts again at its end (it did, every stream)."""
+
+    def read(parts: Any) -> Any:
+        raise AssertionError("the parts were read again")
+
+    monkeypatch.setattr(streaming, "reasoning_of", read)
+    request = Request(model="gemini-2.5-flash", messages=(Message.user("hi"),))
+    for parse in (lambda chunk: chunk, types.GenerateContentResponse.model_validate):
+        state = StreamState(request=request)
+        events = [event for chunk in _stream(_variants()[0]) for event in streaming.parse_chunk(parse(chunk), state)]
+        assert events[-1].type == "finish" and not [event for event in events if event.type == "reasoning"]

@@ -4,7 +4,8 @@ Each chunk carries new text, whole function calls, the usage so far and, on the
 last one, the finish reason. ``state.data["gemini_calls"]`` counts the calls
 seen, so each gets its own index and the finish reason knows about them;
 ``state.data["gemini_parts"]`` gathers every part, so that the turn's thoughts
-and signatures come whole, as a ``reasoning`` event, with the finish reason;
+and signatures come whole, as a ``reasoning`` event, with the finish reason
+(read only when ``state.data["gemini_carried"]`` says a part was one);
 ``state.data["gemini_usage"]`` keeps a plain chunk's usage event, handed on
 again while the next chunks repeat the same usage.
 """
@@ -18,13 +19,14 @@ from typing import Any
 from llmplex.types import StreamEvent, StreamState
 from llmplex_gemini import plain
 from llmplex_gemini.response import call_id, check_blocked, finish_reason, read_candidate, usage_from
-from llmplex_gemini.thoughts import reasoning_of
+from llmplex_gemini.thoughts import any_carried, reasoning_of
 
 __all__ = ["parse_chunk"]
 
 _CALLS = "gemini_calls"
 _PARTS = "gemini_parts"
 _USAGE = "gemini_usage"
+_CARRIED = "gemini_carried"
 
 
 def parse_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
@@ -40,6 +42,8 @@ def parse_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
     parts = candidate.content.parts if candidate is not None and candidate.content is not None else None
     if parts:
         state.data.setdefault(_PARTS, []).extend(parts)
+        if any_carried(parts):
+            state.data[_CARRIED] = True
     if said.calls:
         _add_calls(events, said.calls, state, response_id, model)
     if chunk.usage_metadata is not None:
@@ -73,12 +77,13 @@ def _plain_chunk(chunk: dict[str, Any], state: StreamState) -> list[StreamEvent]
                 gathered.extend(parts)
             for part in parts:
                 call = part.get("functionCall")
+                thought = part.get("thought")
+                if thought or part.get("thoughtSignature"):  # the end reads the parts for reasoning
+                    data[_CARRIED] = True
                 if call is not None:
                     calls.append((call.get("id"), call.get("name") or "", json.dumps(call.get("args") or {})))
-                else:
-                    text = part.get("text")
-                    if text and not part.get("thought"):
-                        events.append(StreamEvent.text_delta(text, response_id, model))
+                elif not thought and (text := part.get("text")):
+                    events.append(StreamEvent.text_delta(text, response_id, model))
     if calls:
         _add_calls(events, calls, state, response_id, model)
     metadata = get("usageMetadata")
@@ -129,8 +134,9 @@ def _add_calls(
 def _add_finish(
     events: list[StreamEvent], reason: Any, state: StreamState, response_id: str | None, model: str | None
 ) -> None:
-    """The turn's reasoning (its thoughts and signatures, whole), then the finish event."""
-    reasoning = reasoning_of(state.data.pop(_PARTS, ()))
+    """The turn's reasoning (its thoughts and signatures, whole, when a part was one), then the finish event."""
+    parts = state.data.pop(_PARTS, ())
+    reasoning = reasoning_of(parts) if state.data.pop(_CARRIED, False) else None
     if reasoning is not None:
         events.append(StreamEvent(type="reasoning", reasoning=reasoning, response_id=response_id, model=model))
     events.append(StreamEvent.finish_event(finish_reason(reason, _CALLS in state.data), response_id, model))

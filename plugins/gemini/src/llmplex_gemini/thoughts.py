@@ -17,7 +17,7 @@ from google.genai import types
 
 from llmplex.types import Message, ReasoningPart
 
-__all__ = ["FORMAT", "reasoning_of", "replayed_parts", "thinking_config"]
+__all__ = ["FORMAT", "any_carried", "reasoning_of", "replayed_parts", "thinking_config"]
 
 FORMAT = "gemini"
 """``ReasoningPart.format`` of a Gemini model turn kept with its thoughts and signatures."""
@@ -38,9 +38,9 @@ def thinking_config(model: str, effort: str) -> dict[str, Any]:
     return {"thinking_budget": _BUDGETS[effort]}
 
 
-def _any_carried(parts: list[Any]) -> bool:
-    """Whether any part is a thought or has a signature: the SDK's ``Part`` or its wire form (a ``dict``). (One
-    loop, no call per part: a stream's end reads every part of the answer.)"""
+def any_carried(parts: Iterable[Any]) -> bool:
+    """Whether any part is a thought or has a signature: the SDK's ``Part`` or its wire form (a ``dict``), in one
+    loop with no call per part."""
     for part in parts:
         if type(part) is dict:
             if part.get("thought") or part.get("thoughtSignature"):
@@ -61,7 +61,7 @@ def reasoning_of(parts: Iterable[Any]) -> ReasoningPart | None:
     """The model turn's parts (the SDK's ``Part`` models, or their wire form) as one opaque part, when any of
     them is a thought or carries a signature (``None`` otherwise: nothing to carry)."""
     parts = list(parts)
-    if not _any_carried(parts):
+    if not any_carried(parts):
         return None
     dumped = [_dumped(part) for part in parts]
     text = "".join(part.get("text") or "" for part in dumped if part.get("thought"))
