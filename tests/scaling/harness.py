@@ -41,35 +41,30 @@ def openai_config(url: str, storage: str = "memory://", **limits: Any) -> dict[s
 
 
 def run_workers(tmp: Path, jobs: list[dict[str, Any]]) -> Outcome:
-    """Start one process per job; once all are warmed up, release them together; merge their reports."""
+    """One worker process per job (forked by ``tests/scaling/worker.py``); once all are warmed up, release them
+    together; merge their reports."""
     run = tmp / f"run-{len(list(tmp.glob('run-*')))}"
     run.mkdir()
     go = run / "go"
-    processes = []
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    job_files = []
     for n, job in enumerate(jobs):
         job_file = run / f"job-{n}.json"
         files = {"ready": str(run / f"ready-{n}"), "go": str(go), "out": str(run / f"out-{n}.json")}
         job_file.write_text(json.dumps({**job, **files}))
-        processes.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "tests.scaling.worker", str(job_file)],
-                cwd=ROOT,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-            )
-        )
+        job_files.append(str(job_file))
+    command = [sys.executable, "-m", "tests.scaling.worker", *job_files]
+    workers = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        _wait_until_ready(run, processes)
+        _wait_until_ready(run, len(jobs), workers)
     finally:
         go.touch()
+    output, _ = workers.communicate(timeout=WORKER_TIMEOUT)
+    assert workers.returncode == 0, output.decode(errors="replace")
     results: list[dict[str, Any]] = []
     admitted: list[float] = []
     throttled: list[str] = []
-    for n, process in enumerate(processes):
-        output, _ = process.communicate(timeout=WORKER_TIMEOUT)
-        assert process.returncode == 0, output.decode(errors="replace")
+    for n in range(len(jobs)):
         report = json.loads((run / f"out-{n}.json").read_text())
         results += report["results"]
         admitted += report["admitted"]
@@ -77,12 +72,11 @@ def run_workers(tmp: Path, jobs: list[dict[str, Any]]) -> Outcome:
     return Outcome(results, sorted(admitted), throttled)
 
 
-def _wait_until_ready(run: Path, processes: list[subprocess.Popen[bytes]]) -> None:
+def _wait_until_ready(run: Path, count: int, workers: subprocess.Popen[bytes]) -> None:
     ends = time.monotonic() + WORKER_TIMEOUT
-    while len(list(run.glob("ready-*"))) < len(processes):
-        failed = [p for p in processes if p.poll() is not None]
-        if failed:
-            output = failed[0].stdout.read().decode(errors="replace") if failed[0].stdout else ""
+    while len(list(run.glob("ready-*"))) < count:
+        if workers.poll() is not None:
+            output = workers.stdout.read().decode(errors="replace") if workers.stdout else ""
             raise AssertionError(f"a worker ended before the start: {output}")
         assert time.monotonic() < ends, "the workers did not get ready in time"
         time.sleep(0.01)

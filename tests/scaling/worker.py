@@ -1,6 +1,11 @@
-"""One worker process of the shared-limits tests: many calls through one Client, timed.
+"""The worker processes of the shared-limits tests: many calls through one Client each, timed.
 
-    python -m tests.scaling.worker JOB.json
+    python -m tests.scaling.worker JOB.json [JOB.json ...]
+
+One process imports llmplex, the openai plugin and the limits storage once, then forks one worker process per
+job (a start of Python with those imports costs seconds of CPU on the 2-core machine; a fork, milliseconds). Each
+worker is its own OS process with its own Client, connections and limiter; the first process exits 1 if any
+worker failed.
 
 The job (JSON) gives ``config`` (a Client config mapping), ``mode`` (``sync`` or
 ``async``), ``requests`` (how many calls), ``concurrency`` (async tasks at once),
@@ -16,9 +21,14 @@ reason of every ``Throttled`` event.
 from __future__ import annotations
 
 import asyncio
+import importlib
+import importlib.util
 import json
+import os
 import sys
+import threading
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -113,5 +123,40 @@ def main(path: str) -> None:
     Path(job["out"]).write_text(json.dumps(report), encoding="utf-8")
 
 
+def preload(path: str) -> None:
+    """Import what every worker would (the plugin through a route, the limits storage), with no connection made."""
+    job = json.loads(Path(path).read_text(encoding="utf-8"))
+    llmplex.Client(job["config"]).route(MODEL)
+    for name in ("limits.aio.strategies", "limits.storage", "redis", "redis.asyncio"):
+        if importlib.util.find_spec(name.split(".")[0]) is not None:
+            importlib.import_module(name)
+
+    assert threading.active_count() == 1, "a thread before the fork would be lost in every worker"
+
+
+def fork_workers(paths: list[str]) -> int:
+    """One forked worker per job; 0 when every one of them exited 0."""
+    preload(paths[0])
+    children = []
+    for path in paths:
+        pid = os.fork()
+        if pid == 0:
+            status = 0
+            try:
+                main(path)
+            except BaseException:
+                traceback.print_exc()
+                status = 1
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(status)
+        children.append((pid, path))
+    failed = [path for pid, path in children if os.waitpid(pid, 0)[1] != 0]
+    for path in failed:
+        print(f"the worker of {path} failed", file=sys.stderr)
+    return 1 if failed else 0
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    sys.exit(fork_workers(sys.argv[1:]))
