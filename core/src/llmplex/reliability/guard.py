@@ -27,7 +27,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
 from llmplex.reliability import workers
-from llmplex.reliability.deadline import Deadline, deadline_scope
+from llmplex.reliability.deadline import Deadline, _current, deadline_scope
 
 __all__ = ["aiterate_before", "await_before", "call_before", "in_worker", "iterate_before"]
 
@@ -69,7 +69,8 @@ async def await_before(make: Callable[[], Awaitable[T]], deadline: Deadline | No
         return await make()
     if deadline.expired:
         raise expired()
-    with deadline_scope(deadline):
+    token = _current.set(deadline)  # ``deadline_scope`` without its generator (this runs per attempt, per chunk)
+    try:
         scope = asyncio.timeout(deadline.remaining())
         try:
             async with scope:
@@ -78,6 +79,8 @@ async def await_before(make: Callable[[], Awaitable[T]], deadline: Deadline | No
             if scope.expired():
                 raise expired() from None
             raise
+    finally:
+        _current.reset(token)
 
 
 async def aiterate_before(
