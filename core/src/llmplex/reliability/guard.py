@@ -88,19 +88,69 @@ async def aiterate_before(
 ) -> AsyncIterator[T]:
     """The items of the async iterator ``await open_()`` until it ends; past the deadline, ``expired()``."""
     iterator = await await_before(open_, deadline, expired)
+    watch = None if deadline is None else _Watch(deadline, expired)
     try:
         while True:
             try:
-                item = await await_before(iterator.__anext__, deadline, expired)
+                item = await (iterator.__anext__() if watch is None else watch.next(iterator))
             except StopAsyncIteration:
                 return
             yield item
     finally:
+        if watch is not None:
+            watch.handle.cancel()
         close: Callable[[], Any] | None = getattr(iterator, "aclose", None) or getattr(iterator, "close", None)
         if close is not None:
             closing = close()
             if inspect.isawaitable(closing):
                 await closing
+
+
+class _Watch:
+    """The deadline of one async stream, on one timer for the whole stream (an ``asyncio.timeout`` per item cost a
+    timer set and cancelled per chunk): when it passes while an item is awaited, the waiting task is cancelled and
+    the wait raises ``expired()``; when it passes between items, the next wait raises it before reading."""
+
+    __slots__ = ("cancelled", "deadline", "expired", "fired", "handle", "waiting")
+
+    def __init__(self, deadline: Deadline, expired: Expired) -> None:
+        self.deadline, self.expired = deadline, expired
+        self.fired = False
+        self.waiting: asyncio.Task[Any] | None = None
+        self.cancelled = False  # the timer cancelled the waiting task
+        loop = asyncio.get_running_loop()
+        self.handle = loop.call_at(loop.time() + deadline.remaining(), self._fire)
+
+    def _fire(self) -> None:
+        self.fired = True
+        if self.waiting is not None:
+            self.waiting.cancel()
+            self.cancelled = True
+
+    async def next(self, iterator: AsyncIterator[T]) -> T:
+        """The next item, ``current_deadline`` the deadline while it is awaited (as in ``await_before``)."""
+        if self.fired or self.deadline.expired:
+            raise self.expired()
+        task = asyncio.current_task()
+        assert task is not None  # awaited: a task runs it
+        cancelling = task.cancelling()
+        token = _current.set(self.deadline)
+        self.waiting = task
+        try:
+            item = await iterator.__anext__()
+        except asyncio.CancelledError:
+            if self.cancelled:
+                self.cancelled = False
+                if task.uncancel() <= cancelling:  # the timer's own cancellation, no one else's
+                    raise self.expired() from None
+            raise
+        finally:
+            self.waiting = None
+            _current.reset(token)
+        if self.cancelled:  # the item came first (its cancellation swallowed): the next wait raises
+            self.cancelled = False
+            task.uncancel()
+        return item
 
 
 def iterate_before(open_: Callable[[], Iterator[T]], deadline: Deadline | None, expired: Expired) -> Iterator[T]:
