@@ -53,6 +53,10 @@ __all__ = ["apost", "astream", "post", "stream", "suits"]
 _READ_TIMEOUT = b"x-stainless-read-timeout"
 
 
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+"""``json.dumps`` with these settings, its encoder built once (``dumps`` builds one a call for non-default ones)."""
+
+
 @dataclass(frozen=True)
 class _Wire:
     """Where and with which headers one SDK client posts to one path: the parts of the SDK's own request.
@@ -80,7 +84,7 @@ class _Wire:
         """``payload`` as the SDK serializes it: the method's parameters in its order, extra keys after."""
         last = len(self.order)
         ordered = dict(sorted(payload.items(), key=lambda item: self.order.get(item[0], last)))
-        return json.dumps(ordered, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        return _encode(ordered).encode()
 
 
 _wires: weakref.WeakKeyDictionary[OpenAI | AsyncOpenAI, dict[str, _Wire]] = weakref.WeakKeyDictionary()
