@@ -111,17 +111,21 @@ class _Watch:
     timer set and cancelled per chunk): when it passes while an item is awaited, the waiting task is cancelled and
     the wait raises ``expired()``; when it passes between items, the next wait raises it before reading."""
 
-    __slots__ = ("cancelled", "deadline", "expired", "fired", "handle", "waiting")
+    __slots__ = ("cancelled", "deadline", "expired", "fired", "handle", "loop", "waiting")
 
     def __init__(self, deadline: Deadline, expired: Expired) -> None:
         self.deadline, self.expired = deadline, expired
         self.fired = False
         self.waiting: asyncio.Task[Any] | None = None
         self.cancelled = False  # the timer cancelled the waiting task
-        loop = asyncio.get_running_loop()
-        self.handle = loop.call_at(loop.time() + deadline.remaining(), self._fire)
+        self.loop = asyncio.get_running_loop()
+        self.handle = self.loop.call_at(self.loop.time() + deadline.remaining(), self._fire)
 
     def _fire(self) -> None:
+        left = self.deadline.remaining()
+        if left > 0:  # not passed by the deadline's own clock (one of its own, or the loop's timer a hair early)
+            self.handle = self.loop.call_at(self.loop.time() + left, self._fire)
+            return
         self.fired = True
         if self.waiting is not None:
             self.waiting.cancel()
