@@ -50,7 +50,7 @@ def test_item_3_core_the_deadline_is_put_back_however_the_wait_ends(ending: str)
     async def waited() -> None:
         if ending == "error":
             raise ValueError("boom")
-        await asyncio.sleep(10)
+        await asyncio.sleep(3600)  # a wait that never ends by itself: the error, deadline or cancel ends it
 
     async def run() -> tuple[str, Deadline | None]:
         task = asyncio.ensure_future(guard.await_before(waited, deadline, Late))
