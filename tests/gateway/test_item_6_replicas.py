@@ -113,31 +113,40 @@ def test_item_6_a_budget_raced_by_32_concurrent_clients_over_two_replicas(
     key = replicas.cli("keys", "create", "--name", "raced", "--budget-usd", "0.00002").strip()  # 3 answers' worth
     clients = 32
 
-    async def client(number: int) -> tuple[int, str]:
+    async def client(number: int) -> tuple[int, int, str]:
+        """(answers, refusals, the last refusal's message): a refusal while others' answers hold part of the budget
+        says so (Retry-After 1) and is tried again, as a client should; one for a spent budget ends the client."""
         url = replicas.urls[number % 2]
-        successes = 0
+        successes = refusals = 0
         async with httpx.AsyncClient(timeout=30, headers=bearer(key)) as http:
             while True:
                 answer = await http.post(url + V1, json=chat())
-                if answer.status_code != 200:
-                    return successes, answer.json()["error"]["message"]
-                successes += 1
+                if answer.status_code == 200:
+                    successes += 1
+                    continue
+                refusals += 1
+                message = answer.json()["error"]["message"]
+                if "held by requests in flight" not in message:
+                    return successes, refusals, message
+                await asyncio.sleep(0.05)
 
-    async def race() -> list[tuple[int, str]]:
+    async def race() -> list[tuple[int, int, str]]:
         return await asyncio.gather(*(client(n) for n in range(clients)))
 
     results = asyncio.run(race())
-    admitted = sum(successes for successes, _ in results)
-    # the budget ran out at the third answer; at most every client had one more request in flight then
+    admitted = sum(successes for successes, _, _ in results)
+    refused = sum(refusals for _, refusals, _ in results)
+    # two answers (17,700 of the 20,000 nano-dollars) leave room: a third is admitted once nothing is held, and the
+    # budget is spent at the third answer; at most every client had one more request in flight then
     assert 3 <= admitted <= 3 + clients - 1, admitted
-    assert all("budget" in message and "spent" in message for _, message in results)
+    assert all("budget" in message and "spent" in message for _, _, message in results)
     for url in replicas.urls:  # spent for every replica from now on
         assert _post(url, key).status_code == 429
 
     def logged() -> dict[str, Any]:
         return json.loads(replicas.cli("spend", "--json", "--key", "raced"))
 
-    wait_for(lambda: logged()["requests"] == admitted + clients + 2)
+    wait_for(lambda: logged()["requests"] == admitted + refused + 2)
     assert Decimal(logged()["cost_usd"]) == admitted * ONE_ANSWER == len(fault_server.requests) * ONE_ANSWER
     import redis
 
