@@ -123,5 +123,5 @@ def test_item_2_a_response_subclass_is_validated_into_the_event(
     events = _Counting(StreamEvent.__pydantic_validator__)
     monkeypatch.setattr(StreamEvent, "__pydantic_validator__", events)
     answer = Answer(text="hi")
-    event = pipeline_module._response_event(answer)
+    event = StreamEvent.response_event(answer)
     assert events.calls == 1 and event == StreamEvent(type="response", response=answer)

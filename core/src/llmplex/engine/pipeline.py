@@ -175,7 +175,7 @@ class Pipeline:
             plugin = self.route.provider.info.name
             assembler.usage = assembler.usage.priced(plugin, _priced_model(plugin, model, self.route.model))
         response = self._account(assembler.response(self.retrier.sent, self.retrier.elapsed()), priced=priced)
-        return _response_event(response)
+        return StreamEvent.response_event(response)
 
     def close(self) -> None:
         """The call is done with this route: a stream abandoned while answering settles as cut off (the
@@ -303,20 +303,6 @@ def _copied(response: Response, update: dict[str, Any]) -> Response:
         return response.model_copy(update=update)
     copy = assembled(type(response), {**response.__dict__, **update}, response.__pydantic_fields_set__ | update.keys())
     return copy
-
-
-_RESPONSE_EVENT: dict[str, Any] = {
-    name: "response" if field.is_required() else field.default for name, field in StreamEvent.model_fields.items()
-}
-"""Every field of the last event of a stream, in the fields' order: ``type`` ``"response"``, the rest defaults."""
-
-
-def _response_event(response: Response) -> StreamEvent:
-    """``StreamEvent(type="response", response=response)``, built without validating it again when ``response`` is
-    a ``Response`` (validation keeps the instance as it is); validated otherwise."""
-    if type(response) is not Response:
-        return StreamEvent(type="response", response=response)
-    return assembled(StreamEvent, {**_RESPONSE_EVENT, "response": response}, {"type", "response"})
 
 
 def _event_parser(hooks: ProviderHooks) -> Callable[[Any, StreamState], Any]:

@@ -64,15 +64,8 @@ class StreamEvent(BaseModel):
         validation when ``usage`` is a ``Usage`` that validating again would leave as it is (``settled``) and the
         ids are ``str`` or ``None``; validated as usual otherwise. Equal to the validated event in every way, and
         holding the same ``usage`` object, as validation does."""
-        if (
-            type(usage) is Usage
-            and (response_id is None or type(response_id) is str)
-            and (model is None or type(model) is str)
-            and settled(usage)
-        ):
-            values = _USAGE_DEFAULTS.copy()
-            values["usage"], values["response_id"], values["model"] = usage, response_id, model
-            return assembled(cls, values, {"type", "usage", "response_id", "model"})
+        if type(usage) is Usage and settled(usage):
+            return cls._settled_usage_event(usage, response_id, model)
         return cls(type="usage", usage=usage, response_id=response_id, model=model)
 
     @classmethod
@@ -85,14 +78,26 @@ class StreamEvent(BaseModel):
         model: str | None = None,
     ) -> StreamEvent:
         """``usage_event(Usage.totals(input_tokens, output_tokens, total_tokens), response_id, model)``: the usage a
-        streamed chunk most often reports, checked once (what ``Usage.totals`` returns is settled) and put in its
-        event without validation when the ids are ``str`` or ``None``. Equal to that event in every way."""
-        usage = Usage.totals(input_tokens, output_tokens, total_tokens)
+        streamed chunk most often reports, checked once (what ``Usage.totals`` returns is settled)."""
+        return cls._settled_usage_event(Usage.totals(input_tokens, output_tokens, total_tokens), response_id, model)
+
+    @classmethod
+    def _settled_usage_event(cls, usage: Usage, response_id: str | None, model: str | None) -> StreamEvent:
+        """The event of a settled ``usage``: without validation when the ids are ``str`` or ``None``."""
         if (response_id is None or type(response_id) is str) and (model is None or type(model) is str):
             values = _USAGE_DEFAULTS.copy()
             values["usage"], values["response_id"], values["model"] = usage, response_id, model
             return assembled(cls, values, {"type", "usage", "response_id", "model"})
         return cls(type="usage", usage=usage, response_id=response_id, model=model)
+
+    @classmethod
+    def response_event(cls, response: Response) -> StreamEvent:
+        """``StreamEvent(type="response", response=response)``, the last event of every stream: built without
+        validating ``response`` again when it is a ``Response`` (validation keeps that instance as it is);
+        validated as usual otherwise."""
+        if type(response) is not Response:
+            return cls(type="response", response=response)
+        return assembled(cls, {**_RESPONSE_DEFAULTS, "response": response}, {"type", "response"})
 
     @classmethod
     def finish_event(cls, finish_reason: Any, response_id: str | None = None, model: str | None = None) -> StreamEvent:
@@ -121,6 +126,8 @@ _USAGE_DEFAULTS: dict[str, Any] = {**_TEXT_DEFAULTS, "type": "usage"}
 """Every field of a usage event, in the fields' order: ``type`` ``"usage"``, the rest their defaults."""
 _FINISH_DEFAULTS: dict[str, Any] = {**_TEXT_DEFAULTS, "type": "finish"}
 """Every field of a finish event, in the fields' order: ``type`` ``"finish"``, the rest their defaults."""
+_RESPONSE_DEFAULTS: dict[str, Any] = {**_TEXT_DEFAULTS, "type": "response"}
+"""Every field of a stream's last event, in the fields' order: ``type`` ``"response"``, the rest their defaults."""
 _FINISH_REASONS = frozenset(get_args(FinishReason))
 
 
