@@ -1,7 +1,7 @@
-"""Issue 34 item 3: ``await_before`` (every async attempt held to a deadline, and every chunk of an async stream
-held to one) makes its deadline the ``current_deadline`` with the context variable's token itself, not through the
-``deadline_scope`` generator: inside, the deadline is current; after, on an answer, an error, the deadline
-passing or a cancellation, the one before is current again."""
+"""Issue 34 item 3: ``deadline_scope``, entered for every async attempt held to a deadline and every chunk of an
+async stream held to one, is a small class, not a ``contextmanager`` generator (0.75 against 1.8 µs); through
+``await_before``, inside the deadline is current, and after an answer, an error, the deadline passing or a
+cancellation the one before is current again."""
 
 from __future__ import annotations
 
@@ -18,13 +18,10 @@ class Late(Exception):
     """The deadline's error in these tests."""
 
 
-def _refused(*args: Any) -> Any:
-    raise AssertionError("await_before went through deadline_scope")
-
-
-@pytest.fixture(autouse=True)
-def no_scope_generator(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(guard, "deadline_scope", _refused)
+def test_item_3_core_the_scope_is_a_class_not_a_generator() -> None:
+    assert isinstance(deadline_scope, type) and guard.deadline_scope is deadline_scope
+    scope = deadline_scope(Deadline.after(30))
+    assert not hasattr(scope, "gen") and not hasattr(scope, "__dict__")  # no generator, slots only
 
 
 def test_item_3_core_the_deadline_is_current_inside_and_the_outer_one_after() -> None:

@@ -27,7 +27,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
 from llmplex.reliability import workers
-from llmplex.reliability.deadline import Deadline, _current, deadline_scope
+from llmplex.reliability.deadline import Deadline, deadline_scope
 
 __all__ = ["aiterate_before", "await_before", "call_before", "in_worker", "iterate_before"]
 
@@ -69,8 +69,7 @@ async def await_before(make: Callable[[], Awaitable[T]], deadline: Deadline | No
         return await make()
     if deadline.expired:
         raise expired()
-    token = _current.set(deadline)  # ``deadline_scope`` without its generator (this runs per attempt, per chunk)
-    try:
+    with deadline_scope(deadline):
         scope = asyncio.timeout(deadline.remaining())
         try:
             async with scope:
@@ -79,8 +78,6 @@ async def await_before(make: Callable[[], Awaitable[T]], deadline: Deadline | No
             if scope.expired():
                 raise expired() from None
             raise
-    finally:
-        _current.reset(token)
 
 
 async def aiterate_before(
@@ -138,10 +135,10 @@ class _Watch:
         task = asyncio.current_task()
         assert task is not None  # awaited: a task runs it
         cancelling = task.cancelling()
-        token = _current.set(self.deadline)
         self.waiting = task
         try:
-            item = await iterator.__anext__()
+            with deadline_scope(self.deadline):
+                item = await iterator.__anext__()
         except asyncio.CancelledError:
             if self.cancelled:
                 self.cancelled = False
@@ -150,7 +147,6 @@ class _Watch:
             raise
         finally:
             self.waiting = None
-            _current.reset(token)
         if self.cancelled:  # the item came first (its cancellation swallowed): the next wait raises
             self.cancelled = False
             task.uncancel()
