@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from llmplex.reliability import guard
-from llmplex.reliability.clock import Clock
 from llmplex.reliability.deadline import Deadline, current_deadline
+from tests.support.standing_clock import StandingClock
 
 
 class Late(Exception):
@@ -152,19 +151,6 @@ def test_item_3_core_an_item_before_the_swallowed_cancellation_is_handed_on(watc
     assert asyncio.run(run()) == ([0, 1], "late", 0)  # the task is not left cancelled
 
 
-class _StandingClock:
-    """Seconds that stand still at 0 until ``run()``, then pass as the monotonic clock's."""
-
-    def __init__(self) -> None:
-        self.since: float | None = None
-
-    def run(self) -> None:
-        self.since = time.monotonic()
-
-    def monotonic(self) -> float:
-        return 0.0 if self.since is None else time.monotonic() - self.since
-
-
 async def _slow(count: int) -> AsyncIterator[int]:
     for number in range(count):
         await asyncio.sleep(0.15)
@@ -175,8 +161,8 @@ def test_item_3_core_the_timer_asks_the_deadlines_own_clock_before_it_ends_the_s
     """A deadline on a clock of its own is passed when that clock says so: the timer, set from the time left at the
     start, waits again instead of ending the stream early (here 0.45 s of real time pass, none by the deadline's
     clock); once that clock runs, the stream ends at the deadline as before."""
-    clock = _StandingClock()
-    deadline = Deadline(0.2, Clock(monotonic=clock.monotonic))
+    clock = StandingClock()
+    deadline = Deadline(0.2, clock.as_clock())
 
     async def read() -> list[int]:
         return [number async for number in _stream(_slow(3), deadline)]

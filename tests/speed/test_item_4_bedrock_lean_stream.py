@@ -30,12 +30,12 @@ from llmplex_bedrock import lean as bedrock_lean
 
 import llmplex
 from llmplex import Deadline, LLMConnectionError, LLMDeadlineExceededError, LLMError
-from llmplex.reliability.clock import Clock
 from llmplex.testing import Reply
 from llmplex.types import ToolCall, Usage
 from tests.plugins.bedrock.conftest import _no_aws_environment  # noqa: F401 (autouse: no real AWS chain)
 from tests.plugins.bedrock.wire import event_frame, exception_frame, frame, stream_frames
 from tests.support.fault_server import Fault, FaultServer
+from tests.support.standing_clock import StandingClock
 from tests.support.stream_server import Reply as Answer
 from tests.support.stream_server import StreamServer
 
@@ -143,23 +143,6 @@ def _config(url: str) -> dict[str, Any]:
     return {"providers": {"bedrock": {"endpoint_url": url, "region": "eu-west-3", **keys}}}
 
 
-class _HeldClock:
-    """Monotonic seconds that stand still until ``release()`` (or for 60 s at most: no hang if it never comes)."""
-
-    def __init__(self) -> None:
-        self._start = time.monotonic()
-        self._released: float | None = None
-
-    def release(self) -> None:
-        if self._released is None:
-            self._released = time.monotonic()
-
-    def monotonic(self) -> float:
-        if self._released is None and time.monotonic() - self._start > 60:
-            self.release()
-        return self._start if self._released is None else self._start + time.monotonic() - self._released
-
-
 def _run(url: str, mode: str, warm: bool = False, **kwargs: Any) -> tuple[Any, ...]:
     """How one stream ends: ``("ok", text, usage, finish, tool calls)`` or ``("error", type, message, text)``.
 
@@ -169,15 +152,15 @@ def _run(url: str, mode: str, warm: bool = False, **kwargs: Any) -> tuple[Any, .
     """
     client = llmplex.Client(_config(url), throttle={"max_attempts": 1})
     seen: list[Any] = []
-    held = _HeldClock()
+    held = StandingClock()
     if warm:
         list(client.stream(f"bedrock:{HAIKU}", "hi"))
-        kwargs = {**kwargs, "deadline": Deadline.after(kwargs["deadline"], Clock(monotonic=held.monotonic))}
+        kwargs = {**kwargs, "deadline": Deadline.after(kwargs["deadline"], held.as_clock())}
 
     def keep(event: Any) -> None:
         seen.append(event)
         if event.type == "text":
-            held.release()
+            held.run()
 
     async def read() -> None:
         async for event in client.astream(f"bedrock:{HAIKU}", "hi", **kwargs):
