@@ -7,6 +7,7 @@ due for a refresh still go through boto3, which refreshes them; the lean request
 from __future__ import annotations
 
 import datetime
+import gc
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -89,13 +90,13 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> list[datetime.datetime]:
 def derived(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """Each signing key the lean signer derives: (secret, day)."""
     keys: list[tuple[str, str]] = []
-    derive = bedrock_signing._signing_key
+    derive = bedrock_signing.LeanSigV4Auth._signing_key
 
-    def counted(secret: str, day: str, region: str, service: str) -> bytes:
+    def counted(self: bedrock_signing.LeanSigV4Auth, secret: str, day: str) -> bytes:
         keys.append((secret, day))
-        return derive(secret, day, region, service)
+        return derive(self, secret, day)
 
-    monkeypatch.setattr(bedrock_signing, "_signing_key", counted)
+    monkeypatch.setattr(bedrock_signing.LeanSigV4Auth, "_signing_key", counted)
     return keys
 
 
@@ -121,7 +122,14 @@ def test_item_4_bedrock_signing_key_kept_per_secret_and_day(
     wire.client._request_signer._credentials = Credentials(KEY_ID, SECRET, TOKEN)
     assert wire.same() == next_day
     assert derived[2:] == [(OTHER_SECRET, "20261203"), (SECRET, "20261203")]
+    kept = _cache_keys()
+    assert kept and all(SECRET not in repr(key) and OTHER_SECRET not in repr(key) for key in kept)  # its hash only
     close_client(wire.client)
+
+
+def _cache_keys() -> list[Any]:
+    """The key every signing cache alive keeps, with what it was derived from."""
+    return [o.key for o in gc.get_objects() if isinstance(o, bedrock_signing.SigningCache) and o.key is not None]
 
 
 @pytest.mark.parametrize("token", [TOKEN, None], ids=["session token", "no token"])

@@ -36,9 +36,9 @@ class SigningCache:
     """Canonical paths and hosts kept (one per model id sent): beyond, the cache starts again."""
 
     def __init__(self) -> None:
-        self.key: tuple[tuple[str, str, str, str], bytes] | None = None
-        """The last signing key derived and what from (secret, day, region, service): replaced whole, so a reader
-        sees one consistent pair."""
+        self.key: tuple[tuple[bytes, str, str, str], bytes] | None = None
+        """The last signing key derived and what from (the secret's SHA-256, never the secret itself; the day, the
+        region, the service): replaced whole, so a reader sees one consistent pair."""
         self.paths: dict[str, str] = {}
         """Canonical paths by URL path."""
         self.hosts: dict[str, str] = {}
@@ -80,14 +80,22 @@ class LeanSigV4Auth(SigV4Auth):
 
     def signature(self, string_to_sign: str, request: Any) -> str:
         """The signature with the signing key of this secret and day (derived once per secret and day)."""
-        scope = (str(self.credentials.secret_key), request.context["timestamp"][0:8], *self._scope)
+        secret, day = str(self.credentials.secret_key), request.context["timestamp"][0:8]
+        scope = (hashlib.sha256(secret.encode()).digest(), day, *self._scope)
         cached = self._cache.key
         if cached is not None and cached[0] == scope:
             key = cached[1]
         else:
-            key = _signing_key(*scope)
+            key = self._signing_key(secret, day)
             self._cache.key = (scope, key)
         return hmac.new(key, string_to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
+
+    def _signing_key(self, secret: str, day: str) -> bytes:
+        """SigV4's signing key: the secret's HMAC chain over the day, the region, the service and ``aws4_request``."""
+        key = f"AWS4{secret}".encode()
+        for part in (day, *self._scope, "aws4_request"):
+            key = hmac.new(key, part.encode("utf-8"), hashlib.sha256).digest()
+        return key
 
 
 def _keep(cache: dict[str, str], key: str, value: str) -> str:
@@ -96,11 +104,3 @@ def _keep(cache: dict[str, str], key: str, value: str) -> str:
         cache.clear()
     cache[key] = value
     return value
-
-
-def _signing_key(secret: str, day: str, region: str, service: str) -> bytes:
-    """SigV4's signing key: the secret's HMAC chain over the day, the region, the service and ``aws4_request``."""
-    key = f"AWS4{secret}".encode()
-    for part in (day, region, service, "aws4_request"):
-        key = hmac.new(key, part.encode("utf-8"), hashlib.sha256).digest()
-    return key
