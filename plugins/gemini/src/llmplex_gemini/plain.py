@@ -38,11 +38,10 @@ def _audio(details: Any) -> int:
 def usage_from(metadata: dict[str, Any]) -> Usage:
     """``response.usage_from`` of a ``usageMetadata`` object: ``Usage.of`` the counts that are not 0 (the rest are
     its defaults), the same usage as ``Usage(**...)`` without pydantic's validation of counts already checked."""
+    totals = _totals(metadata)
+    if totals is not None:
+        return Usage.totals(*totals)
     get = metadata.get
-    if _TOTALS.issuperset(metadata):  # nearly every chunk's: three counts, no parts
-        prompt, candidates = get("promptTokenCount") or 0, get("candidatesTokenCount") or 0
-        if type(prompt) is int and type(candidates) is int:  # (else the sums below raise as they did)
-            return Usage.totals(prompt, candidates, get("totalTokenCount") or 0)
     thoughts = get("thoughtsTokenCount") or 0
     tool_prompt = get("toolUsePromptTokenCount") or 0
     details = get("promptTokensDetails")
@@ -74,12 +73,23 @@ def usage_from(metadata: dict[str, Any]) -> Usage:
 def usage_event(metadata: dict[str, Any], response_id: str | None, model: str | None) -> StreamEvent:
     """The usage event of a chunk's ``usageMetadata``: ``StreamEvent.usage_event(usage_from(metadata), ...)``,
     its usage checked once."""
-    if _TOTALS.issuperset(metadata):
-        get = metadata.get
-        prompt, candidates = get("promptTokenCount") or 0, get("candidatesTokenCount") or 0
-        if type(prompt) is int and type(candidates) is int:
-            return StreamEvent.usage_totals(prompt, candidates, get("totalTokenCount") or 0, response_id, model)
+    totals = _totals(metadata)
+    if totals is not None:
+        return StreamEvent.usage_totals(*totals, response_id, model)
     return StreamEvent.usage_event(usage_from(metadata), response_id, model)
+
+
+def _totals(metadata: dict[str, Any]) -> tuple[int, int, Any] | None:
+    """The prompt, candidates and total counts of nearly every chunk's ``usageMetadata`` (those three keys at most,
+    the first two ``int``), for ``Usage.totals``; ``None`` for any other (read in full: its sums raise as they
+    did)."""
+    if not _TOTALS.issuperset(metadata):
+        return None
+    get = metadata.get
+    prompt, candidates = get("promptTokenCount") or 0, get("candidatesTokenCount") or 0
+    if type(prompt) is int and type(candidates) is int:
+        return prompt, candidates, get("totalTokenCount") or 0
+    return None
 
 
 def read_candidate(candidate: dict[str, Any] | None) -> Candidate:
