@@ -41,10 +41,12 @@ _LENGTH = frozenset({"content-length", "transfer-encoding"})
 """Headers httpx's ``Request`` weighs against the body: given by the caller, httpx builds the headers."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Reply:
     """A 2xx answer read whole: its status, its headers (aiohttp's), its body and its ``content-type``
-    as httpx reads it (repeated headers joined with ``", "``; ``""`` when absent)."""
+    as httpx reads it (repeated headers joined with ``", "``; ``""`` when absent). Read-only by use, not frozen: a
+    frozen dataclass's ``__init__`` (every field through ``object.__setattr__``) cost five times as much on every
+    direct answer."""
 
     status: int
     headers: Any
@@ -165,7 +167,7 @@ class DirectSender:
                 content = await self._read(response, deadline, request)
                 response.release()
                 content_type = ", ".join(answer.getall("Content-Type", ()))
-                return _reply(
+                return Reply(
                     response.status, answer, content, content_type, lambda: self._response(response, content, request)
                 )
         except BaseException:
@@ -335,24 +337,6 @@ class DirectSender:
             return built
         await built.aclose()
         return await http.send(http._build_redirect_request(sent, built), stream=stream)
-
-
-_set_reply = tuple(
-    Reply.__dict__[name].__set__ for name in ("status", "headers", "content", "content_type", "response")
-)
-"""The setters of a ``Reply``'s slots, which its frozen ``__init__`` calls through ``object.__setattr__``."""
-
-
-def _reply(status: int, headers: Any, content: bytes, content_type: str, response: Callable[[], Any]) -> Reply:
-    """``Reply(status, headers, content, content_type, response)``, its slots filled directly (one a call)."""
-    reply = object.__new__(Reply)
-    set_status, set_headers, set_content, set_content_type, set_response = _set_reply
-    set_status(reply, status)
-    set_headers(reply, headers)
-    set_content(reply, content)
-    set_content_type(reply, content_type)
-    set_response(reply, response)
-    return reply
 
 
 def _no_cookies(cookies: Any) -> bool:
