@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+import tests.conformance.reference_plugin.test_reference_conformance as kit
+from tests.conformance.reference_plugin import kit_runs
 from tests.conformance.reference_plugin.mutants import CONTROLS, MUTANTS, Mutant, apply
 from tests.conformance.reference_plugin.site import HERE
 
@@ -46,13 +48,13 @@ class Run:
         return self.exit_code == 1 and bool(self.failed)
 
 
-def _run_kits(sources: dict[str, Path], work: Path) -> dict[str, Run]:
-    """The kit run on each source directory (``kit_runs.py``), by name."""
+def _run_kits(sources: dict[str, tuple[Path, str]], work: Path) -> dict[str, Run]:
+    """The kit run on each source directory (``kit_runs.py``, the named test first), by name."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")  # the kit compiled once, for every run
     work.mkdir()
     jobs, results = work / "jobs.json", work / "results.json"
-    jobs.write_text(json.dumps([[name, str(source)] for name, source in sources.items()]))
+    jobs.write_text(json.dumps([[name, str(source), first] for name, (source, first) in sources.items()]))
     command = [sys.executable, "-m", "tests.conformance.reference_plugin.kit_runs", str(jobs), str(results)]
     done = subprocess.run(
         [*command, str(RUN_TIMEOUT)], check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
@@ -81,9 +83,22 @@ def test_every_mutant_applies_exactly_once(tmp_path: Path) -> None:
         _mutant_source(mutant, tmp_path)  # raises unless the replaced text occurs exactly once
 
 
+def test_every_mutant_names_a_check_of_the_kit_to_run_first() -> None:
+    """A stale name would not change a verdict (the whole kit still runs), only make the run slow: caught here."""
+    missing = [
+        m.name
+        for m in MUTANTS
+        if not m.check.startswith("test_") or not hasattr(kit.TestReferenceConformance, m.check.split("[")[0])
+    ]
+    assert not missing, f"these mutants name no test of the kit as their check: {missing}"
+
+
 def test_item_2_the_kit_kills_every_mutant(tmp_path: Path) -> None:
     controls = [None, *CONTROLS]
-    sources = {(m.name if m else "unmutated"): _mutant_source(m, tmp_path) for m in [*controls, *MUTANTS]}
+    sources = {
+        (m.name if m else "unmutated"): (_mutant_source(m, tmp_path), m.check if m else "")
+        for m in [*controls, *MUTANTS]
+    }
     by_name = _run_kits(sources, tmp_path / "kit-runs")
     clean = by_name["unmutated"]
     assert clean.exit_code == 0, f"the unmutated reference plugin must pass the kit:\n{clean.output}"
@@ -99,3 +114,27 @@ def test_item_2_the_kit_kills_every_mutant(tmp_path: Path) -> None:
     survivors = [f"{m.name} ({m.bug}):\n{r.output}" for m, r in zip(MUTANTS, runs, strict=True) if not r.killed]
     if survivors:
         pytest.fail(f"{len(survivors)} mutant(s) survived the conformance kit:\n\n" + "\n\n".join(survivors))
+
+
+def test_a_mutants_check_runs_first_and_every_other_test_after_it_in_the_kits_order() -> None:
+    """The hint only reorders: a wrong one still leaves the whole kit to run, so a verdict never depends on it."""
+
+    @dataclass
+    class Item:
+        name: str
+        originalname: str
+
+    kit_order = [
+        Item("test_a", "test_a"),
+        Item("test_b[x]", "test_b"),
+        Item("test_c", "test_c"),
+        Item("test_b[y]", "test_b"),
+    ]
+    for first, expected in [
+        ("test_b", ["test_b[x]", "test_b[y]", "test_a", "test_c"]),
+        ("test_b[y]", ["test_b[y]", "test_a", "test_b[x]", "test_c"]),
+        ("test_gone", ["test_a", "test_b[x]", "test_c", "test_b[y]"]),
+    ]:
+        items = list(kit_order)
+        kit_runs._RunFirst(first).pytest_collection_modifyitems(items)
+        assert [item.name for item in items] == expected, first
