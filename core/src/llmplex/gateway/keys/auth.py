@@ -18,6 +18,7 @@ import hmac
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from llmplex.client import Client
@@ -85,12 +86,16 @@ class KeyAuthenticator:
         self.cache_seconds = cache_seconds
         self._master = master_key.encode()
         self._cache: dict[str, tuple[float, KeyRecord | None]] = {}
+        self._finding: dict[str, asyncio.Task[KeyRecord | None]] = {}  # one database lookup per key at a time
+        self._forgotten = 0  # how many times ``forget`` ran: a lookup begun before one is not cached
 
     def __repr__(self) -> str:
         return f"KeyAuthenticator({self.keys!r})"
 
     def forget(self, name: str | None = None) -> None:
         """Drop cached lookups (of key ``name``, or all): the next request reads the database."""
+        self._forgotten += 1
+        self._finding.clear()  # requests from now on read the database again, not a lookup begun before
         if name is None:
             self._cache.clear()
             return
@@ -104,12 +109,27 @@ class KeyAuthenticator:
         now = time.monotonic()
         if cached is not None and cached[0] > now:
             return cached[1]
+        finding = self._finding.get(digest)
+        if finding is None:  # the requests that find the entry expired wait for one lookup, not one each
+            finding = asyncio.ensure_future(self._find(credential, digest, now))
+            self._finding[digest] = finding
+            finding.add_done_callback(partial(self._found, digest))
+        return await asyncio.shield(finding)  # a caller that leaves does not end the others' lookup
+
+    async def _find(self, credential: str, digest: str, now: float) -> KeyRecord | None:
+        forgotten = self._forgotten
         record = await asyncio.to_thread(self.keys.find, credential)
-        if self.cache_seconds > 0:
+        if self.cache_seconds > 0 and forgotten == self._forgotten:
             if len(self._cache) >= _MAX_CACHED:
                 self._cache.clear()
             self._cache[digest] = (now + self.cache_seconds, record)
         return record
+
+    def _found(self, digest: str, finding: asyncio.Task[KeyRecord | None]) -> None:
+        if self._finding.get(digest) is finding:
+            del self._finding[digest]
+        if not finding.cancelled():
+            finding.exception()  # retrieved: every waiter may have left before it failed
 
     async def authenticate(self, credential: str | None) -> Caller:
         """The master caller, a key's caller, or a 401 (no key, unknown, revoked, expired)."""
