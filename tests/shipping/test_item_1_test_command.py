@@ -1,12 +1,17 @@
 """Issue 30 item 1: the README's test command is the one CI runs, leaves the benchmarks to their own command,
-runs the suite on two workers and prints its 25 slowest tests and each tox env's time, and runs the other envs
-side by side once the suite is done."""
+runs the suite on a worker per core and one more, prints its 25 slowest tests and each tox env's time, and runs the
+other envs side by side once the suite is done."""
 
 from __future__ import annotations
 
 import configparser
+import os
 import re
 from pathlib import Path
+
+import pytest
+
+from tests import conftest as suite_conftest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,12 +49,20 @@ def test_item_1_benchmarks_are_their_own_command_outside_the_default_list() -> N
         assert f"bench/{script}" in bench, f"tox -e bench does not run bench/{script}"
 
 
-def test_item_1_the_suite_runs_on_two_workers_and_names_its_slowest_tests() -> None:
+def test_item_1_the_suite_runs_on_a_worker_per_core_and_one_more_and_names_its_slowest_tests(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     tox = _tox()
     assert "pytest-xdist" in tox["testenv:py"]["deps"]
     pytest_line = next(line for line in tox["testenv:py"]["commands"].splitlines() if line.strip().startswith("pytest"))
     assert "-n auto" in pytest_line and "--dist loadfile" in pytest_line, pytest_line
     assert "--durations=25" in pytest_line, pytest_line
+    # `-n auto` asks tests/conftest.py: three workers on the 2-core machine; pytest-xdist's variable still wins
+    monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert suite_conftest.pytest_xdist_auto_num_workers(config=None) == 3
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "2")
+    assert suite_conftest.pytest_xdist_auto_num_workers(config=None) is None
 
 
 def test_item_1_the_small_envs_run_side_by_side_after_the_suite_whose_output_stays_visible() -> None:
