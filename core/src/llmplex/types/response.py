@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from llmplex.types.messages import Message, ToolCall
 from llmplex.types.reasoning import ReasoningPart
-from llmplex.types.usage import Usage
+from llmplex.types.trusted import assembled
+from llmplex.types.usage import Usage, settled
 
 __all__ = ["FinishReason", "Response"]
 
@@ -46,3 +47,71 @@ class Response(BaseModel):
     def message(self) -> Message:
         """The answer as an assistant message, reasoning state included, to append to a conversation."""
         return Message.assistant(self.text or None, self.tool_calls, self.reasoning)
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        text: Any,
+        tool_calls: Any,
+        finish_reason: Any,
+        usage: Any,
+        model: Any,
+        response_id: Any,
+        refusal: Any,
+        reasoning: Any,
+        raw: Any,
+    ) -> Response:
+        """``Response(text=..., ..., raw=...)`` of these nine fields (a plugin's parse of every answer), built
+        without pydantic's validation when each value already has its field's type (a known finish reason, a
+        settled ``Usage``, tuples of ``ToolCall`` and ``ReasoningPart``); validated as usual otherwise, raising what
+        ``Response`` raises. Equal to the validated answer in every way (fields, fields set, ``==``, dump)."""
+        if not (
+            cls is Response
+            and type(text) is str
+            and type(finish_reason) is str
+            and finish_reason in _FINISH_REASONS
+            and type(usage) is Usage
+            and type(model) is str
+            and (response_id is None or type(response_id) is str)
+            and (refusal is None or type(refusal) is str)
+            and type(tool_calls) is tuple
+            and type(reasoning) is tuple
+            and (not tool_calls or all(type(call) is ToolCall for call in tool_calls))
+            and (not reasoning or all(type(part) is ReasoningPart for part in reasoning))
+            and settled(usage)
+        ):
+            return cls(
+                text=text,
+                tool_calls=tool_calls,
+                finish_reason=finish_reason,
+                usage=usage,
+                model=model,
+                response_id=response_id,
+                refusal=refusal,
+                reasoning=reasoning,
+                raw=raw,
+            )
+        values = {  # every field, in the fields' order (as validation puts them)
+            "text": text,
+            "tool_calls": tool_calls,
+            "output": None,
+            "finish_reason": finish_reason,
+            "usage": usage,
+            "model": model,
+            "provider": "",
+            "response_id": response_id,
+            "refusal": refusal,
+            "attempts": 1,
+            "latency": 0.0,
+            "cached": False,
+            "reasoning": reasoning,
+            "dropped": (),
+            "raw": raw,
+        }
+        return assembled(cls, values, set(_OF))
+
+
+_FINISH_REASONS = frozenset(get_args(FinishReason))
+_OF = frozenset(("text", "tool_calls", "finish_reason", "usage", "model", "response_id", "refusal", "reasoning", "raw"))
+"""The fields ``Response.of`` gives: its answers' fields set."""

@@ -64,6 +64,9 @@ _TIMING = frozenset({b"x-stainless-timeout", b"x-stainless-read-timeout"})
 _UNSET = str(anthropic.NOT_GIVEN).encode()
 """What the SDK writes in ``x-stainless-timeout`` for a streamed call given no timeout (its ``NOT_GIVEN``'s text)."""
 
+_PLANS_KEPT = 64
+"""The most plans (``LeanMessages.plans``) one sender keeps."""
+
 _SENDERS: weakref.WeakKeyDictionary[Any, LeanMessages] = weakref.WeakKeyDictionary()
 
 
@@ -79,6 +82,11 @@ class LeanMessages:
     headers: list[tuple[bytes, bytes]] = field(repr=False)
     """The headers the SDK's request gets from both clients (key, version, user agent, platform), in its order,
     with ``_TIMING`` values to fill per call; never shown in the repr."""
+    plans: dict[tuple[str, int], tuple[list[tuple[bytes, bytes]], float | httpx2.Timeout, dict[str, float | None]]] = (
+        field(default_factory=dict, repr=False, compare=False)
+    )
+    """Per model and ``max_tokens``, a non-streamed call's headers, SDK timeout and its ``as_dict()`` when the call
+    gives no timeout (``_plan``: the SDK works them out again on every call)."""
 
     def request(
         self, payload: dict[str, Any], body: bytes, timeout: float | None, *, stream: bool = False
@@ -110,6 +118,23 @@ class LeanMessages:
             read = str(chosen.read).encode()
         return [(name, read if name in _TIMING else value) for name, value in self.headers], chosen
 
+    def _plan(
+        self, payload: dict[str, Any], timeout: float | None
+    ) -> tuple[list[tuple[bytes, bytes]], float | httpx2.Timeout, dict[str, float | None]]:
+        """``_parts`` of a non-streamed call and the timeout's ``as_dict()``. Given no timeout, they depend on the
+        model and ``max_tokens`` alone: worked out once for each (kept in ``plans``, never changed after)."""
+        if timeout is not None:  # a deadline's time left: each call's own
+            headers, chosen = self._parts(payload, timeout)
+            return headers, chosen, httpx2.Timeout(chosen).as_dict()
+        key = (payload["model"], payload["max_tokens"])
+        plan = self.plans.get(key)
+        if plan is None:
+            headers, chosen = self._parts(payload, None)  # the SDK's own choice (or its ValueError, raised)
+            if len(self.plans) >= _PLANS_KEPT:
+                self.plans.clear()
+            plan = self.plans[key] = (headers, chosen, httpx2.Timeout(chosen).as_dict())
+        return plan
+
     def _build(self, body: bytes, headers: list[tuple[bytes, bytes]], chosen: float | httpx2.Timeout) -> httpx2.Request:
         if self.http.cookies:  # cookies a server set: merged the client's way
             return self.http.build_request("POST", self.url, content=body, headers=headers, timeout=chosen)
@@ -138,13 +163,13 @@ class LeanMessages:
             except Exception as error:
                 raise _transport_error(error, request) from error
             return self._answer(response)
-        headers, chosen = self._parts(payload, timeout)
+        headers, chosen, timeouts = self._plan(payload, timeout)
 
         def request_built() -> httpx2.Request:
             return self._build(body, headers, chosen)
 
         try:
-            answer = await direct.post(self.address, headers, body, httpx2.Timeout(chosen).as_dict(), request_built)
+            answer = await direct.post(self.address, headers, body, timeouts, request_built)
         except Exception as error:
             raise _transport_error(error, request_built()) from error
         return self._answer(answer)

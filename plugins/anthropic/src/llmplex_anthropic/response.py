@@ -83,18 +83,31 @@ def usage_fields(usage: Any) -> dict[str, int | None]:
 def usage_counts(counts: Mapping[str, int | None], details: Any = None) -> Usage:
     """Core usage: input counts cache reads and cache writes too; cached = cache reads, cache writes apart,
     and the 1-hour ones among the cache writes (they cost more than the 5-minute ones)."""
-    cache_read = counts.get("cache_read_input_tokens") or 0
-    one_hour = counts.get("ephemeral_1h_input_tokens") or 0
-    by_ttl = (counts.get("ephemeral_5m_input_tokens") or 0) + one_hour
-    cache_creation = counts.get("cache_creation_input_tokens") or by_ttl
+    return _usage(
+        counts.get("input_tokens"),
+        counts.get("output_tokens"),
+        counts.get("cache_read_input_tokens"),
+        counts.get("cache_creation_input_tokens"),
+        counts.get("ephemeral_5m_input_tokens"),
+        counts.get("ephemeral_1h_input_tokens"),
+        field(details, "thinking_tokens"),
+    )
+
+
+def _usage(
+    inputs: Any, outputs: Any, cache_read: Any, cache_creation: Any, five_minutes: Any, one_hour: Any, thinking: Any
+) -> Usage:
+    cache_read = cache_read or 0
+    one_hour = one_hour or 0
+    cache_creation = cache_creation or (five_minutes or 0) + one_hour
     return Usage.of(  # Usage(**counts), unvalidated when the counts are plain ints that fit (else validated)
         {
-            "input_tokens": (counts.get("input_tokens") or 0) + cache_read + cache_creation,
-            "output_tokens": counts.get("output_tokens") or 0,
+            "input_tokens": (inputs or 0) + cache_read + cache_creation,
+            "output_tokens": outputs or 0,
             "cached_tokens": cache_read,
             "cache_write_tokens": cache_creation,
             "cache_write_1h_tokens": one_hour,
-            "reasoning_tokens": field(details, "thinking_tokens") or 0,
+            "reasoning_tokens": thinking or 0,
         }
     )
 
@@ -103,33 +116,46 @@ def usage_from(usage: Any) -> Usage:
     """Core usage for a usage object (SDK model or decoded JSON); none at all is unknown usage."""
     if usage is None:
         return Usage.unreported()
-    return usage_counts(usage_fields(usage), field(usage, "output_tokens_details"))
+    if type(usage) is not dict:
+        return usage_counts(usage_fields(usage), field(usage, "output_tokens_details"))
+    # decoded JSON (the lean path): read in place, no dict of its counts
+    get, creation, details = usage.get, usage.get("cache_creation"), usage.get("output_tokens_details")
+    return _usage(
+        get("input_tokens"),
+        get("output_tokens"),
+        get("cache_read_input_tokens"),
+        get("cache_creation_input_tokens"),
+        None if creation is None else field(creation, "ephemeral_5m_input_tokens"),
+        None if creation is None else field(creation, "ephemeral_1h_input_tokens"),
+        None if details is None else field(details, "thinking_tokens"),
+    )
 
 
 def parse_message(message: Any, request: Request) -> Response:
     """The core response for one non-streamed ``Message`` (SDK model or decoded JSON)."""
+    read = message.get if type(message) is dict else lambda name: field(message, name)  # decoded JSON: in place
     texts: list[str] = []
     calls: list[ToolCall] = []
     reasoning: list[ReasoningPart] = []
-    for block in field(message, "content") or ():
+    for block in read("content") or ():
         kind = field(block, "type")
-        if kind in ("thinking", "redacted_thinking"):
-            reasoning.append(reasoning_part(block))
-        elif kind == "text":
+        if kind == "text":
             texts.append(field(block, "text"))
+        elif kind in ("thinking", "redacted_thinking"):
+            reasoning.append(reasoning_part(block))
         elif kind == "tool_use" and is_output_tool(field(block, "name"), request):
             texts.append(json.dumps(field(block, "input")))
         elif kind == "tool_use":
             arguments = json.dumps(field(block, "input"))
             calls.append(ToolCall(id=field(block, "id"), name=field(block, "name"), arguments=arguments))
-    reason = finish_reason(field(message, "stop_reason"), bool(calls))
-    return Response(
+    reason = finish_reason(read("stop_reason"), bool(calls))
+    return Response.of(
         text="".join(texts),
         tool_calls=tuple(calls),
         finish_reason=reason,
-        usage=usage_from(field(message, "usage")),
-        model=field(message, "model"),
-        response_id=field(message, "id"),
+        usage=usage_from(read("usage")),
+        model=read("model"),
+        response_id=read("id"),
         refusal=_refusal(message) if reason == "refusal" else None,
         reasoning=tuple(reasoning),
         raw=message,
