@@ -19,6 +19,7 @@ import math
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,12 +35,25 @@ __all__ = ["JSONLogFormatter", "ServeOptions", "app_from_environment", "serve"]
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime", "color_message"}
 
 
+_ENCODER = json.JSONEncoder(default=str)
+"""``json.dumps(entry, default=str)`` builds this encoder anew on every call (every request's access line)."""
+
+
 class JSONLogFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message and the record's ``extra`` fields."""
 
+    _second: tuple[int, str] = (-1, "")  # the last whole second formatted, and its text
+
+    def _time(self, record: logging.LogRecord) -> str:
+        """``formatTime(record, "%Y-%m-%dT%H:%M:%S")``, each second's text made once."""
+        second = int(record.created)
+        if self._second[0] != second:
+            self._second = (second, time.strftime("%Y-%m-%dT%H:%M:%S", self.converter(second)))
+        return self._second[1]
+
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
-            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
+            "time": self._time(record),
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": record.getMessage(),
@@ -47,7 +61,7 @@ class JSONLogFormatter(logging.Formatter):
         entry.update({k: v for k, v in record.__dict__.items() if k not in _STANDARD and not k.startswith("_")})
         if record.exc_info:
             entry["error"] = self.formatException(record.exc_info).splitlines()[-1]
-        return json.dumps(entry, default=str)
+        return _ENCODER.encode(entry)
 
 
 def _configure_logging() -> None:
