@@ -8,6 +8,16 @@ answer to parse, event streams included. botocore's own urllib3 pool, whose
 timeouts are fixed when the client is built, is never used. Async streams send
 on ``HttpxSender.async_http()``: an httpx ``AsyncClient`` on aiohttp per event
 loop (``llmplex_bedrock.aio``), closed on its loop.
+
+Two pieces of httpx's per-request work are done with less: the request is
+built as ``Client.build_request`` builds it (the client's default headers
+merged under botocore's, the timeout as an extension) straight into httpx's
+``Request``, with the parsed URL kept per URL, while the client has no query
+parameters or cookies to add (with any, ``build_request`` builds it); and
+the client's cookie jar is only asked to extract cookies from an answer that
+sets some (``_Cookies``: an answer without ``Set-Cookie`` leaves the jar as it
+was, so httpx's work on it, a ``urllib`` request and an ``email`` message per
+answer, is skipped).
 """
 
 from __future__ import annotations
@@ -54,6 +64,21 @@ class _Body:
         self._response.close()
 
 
+_URLS = 256
+"""Parsed URLs kept per sender (one per model id sent): beyond, the cache starts again."""
+
+
+class _Cookies(httpx.Cookies):
+    """httpx's ``Cookies`` over the same jar, extracting cookies only from an answer with a ``Set-Cookie`` or
+    ``Set-Cookie2`` header (the only ones the jar reads; with neither it takes nothing)."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        """The jar's extraction, for an answer that sets cookies."""
+        headers = response.headers
+        if "set-cookie" in headers or "set-cookie2" in headers:
+            super().extract_cookies(response)
+
+
 class HttpxSender:
     """A ``before-send`` handler: sends botocore's signed request with httpx and returns the answer."""
 
@@ -62,20 +87,17 @@ class HttpxSender:
         """Seconds per connect/read/write when the call sets none."""
         self.http = sync_client(httpx)
         self._async: PerLoop[httpx.AsyncClient] | None = None
+        self._urls: dict[str, httpx.URL] = {}
 
     def __call__(self, request: Any, **_: Any) -> AWSResponse:
         seconds = _timeout.get() or self.default_timeout
         body = request.body
         if hasattr(body, "read"):
             body = body.read()
-        outgoing = self.http.build_request(
-            request.method,
-            request.url,
-            headers=[(str(name), _text(value)) for name, value in request.headers.items()],
-            content=body or b"",
-            timeout=httpx.Timeout(seconds),
-        )
-        response = self.http.send(outgoing, stream=True)
+        http = self.http
+        sent = [(str(name), _text(value)) for name, value in request.headers.items()]
+        outgoing = self._request(http, request.method, request.url, sent, body or b"", httpx.Timeout(seconds))
+        response = http.send(outgoing, stream=True)
         if not request.stream_output:
             try:
                 response.read()
@@ -83,6 +105,27 @@ class HttpxSender:
                 response.close()
         headers: Any = dict(response.headers.items())  # AWSResponse wraps any mapping in its own HeadersDict
         return AWSResponse(request.url, response.status_code, headers, _Body(response))
+
+    def _request(
+        self, http: httpx.Client, method: str, url: str, headers: list[tuple[str, str]], body: bytes, timeout: Any
+    ) -> httpx.Request:
+        """The request ``http.build_request`` builds from these, built with less where nothing else is added."""
+        cookies = http.cookies
+        if cookies or http.params:
+            return http.build_request(method, url, headers=headers, content=body, timeout=timeout)
+        if type(cookies) is httpx.Cookies:  # the same jar, read only when an answer sets cookies (see _Cookies)
+            http._cookies = _Cookies(cookies.jar)  # the setter would copy the jar into a plain Cookies
+        parsed = self._urls.get(url)
+        if parsed is None:
+            if len(self._urls) >= _URLS:
+                self._urls.clear()
+            parsed = self._urls[url] = httpx.URL(url)
+        if parsed.is_relative_url:  # joined to the client's base URL (an absolute one is used as it is)
+            return http.build_request(method, url, headers=headers, content=body, timeout=timeout)
+        names = {name.lower() for name, _ in headers}  # Headers.update: a name given replaces the client's
+        merged: list[tuple[Any, Any]] = [(k, v) for k, v in http.headers.raw if k.lower().decode() not in names]
+        merged += headers
+        return httpx.Request(method, parsed, headers=merged, content=body, extensions={"timeout": timeout.as_dict()})
 
     def async_http(self) -> httpx.AsyncClient:
         """The running event loop's httpx ``AsyncClient`` on aiohttp (built on first use there)."""
