@@ -17,7 +17,6 @@ checks of ``gateway.guard``):
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
@@ -268,22 +267,20 @@ class Pipeline:
         """The whole answer; cancelled (``ConnectionError``) when the client leaves first."""
         kwargs = {**spec.kwargs, **admission.call_args}
         exchange.called = time.perf_counter()
-        call = asyncio.ensure_future(self.client.acomplete(spec.model, spec.messages, **kwargs))
-        gone = asyncio.ensure_future(_wait_disconnect(request.receive))
+        # the call runs in the request's own task (no task of its own and no asyncio.wait for one of two); a
+        # watcher cancels it when the client leaves first
+        watcher = _Watcher(asyncio.current_task())
+        gone = asyncio.ensure_future(watcher.watch(request.receive))
         try:
-            done, _ = await asyncio.wait((call, gone), return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            gone.cancel()
-        if call not in done:
-            call.cancel()
-            with contextlib.suppress(BaseException):
-                await call
-            raise ConnectionError("the client disconnected before the answer")
+            answer = await self.client.acomplete(spec.model, spec.messages, **kwargs)
+        except BaseException as exc:
+            watcher.left_before(gone)  # the client left: a ConnectionError; another's cancellation stays one
+            exchange.answered = time.perf_counter()
+            if isinstance(exc, LLMError):
+                raise upstream_error(exc, exchange.dialect) from None
+            raise
+        watcher.left_before(gone)  # a call that swallowed the watcher's cancellation is answered to nobody
         exchange.answered = time.perf_counter()
-        try:
-            answer = call.result()
-        except LLMError as exc:
-            raise upstream_error(exc, exchange.dialect) from None
         await self._remember(exchange, answer.response_id)
         return answer
 
@@ -337,9 +334,31 @@ def upstream_error(error: LLMError, dialect: Dialect) -> GatewayError:
     return answer
 
 
-async def _wait_disconnect(receive: Callable[[], Awaitable[MutableMapping[str, Any]]]) -> None:
-    while (await receive()).get("type") != "http.disconnect":
-        pass
+class _Watcher:
+    """Cancels ``task`` (a request's, during its upstream call) when its client disconnects."""
+
+    __slots__ = ("left", "task")
+
+    def __init__(self, task: asyncio.Task[Any] | None) -> None:
+        self.task = task
+        self.left = False
+
+    async def watch(self, receive: Callable[[], Awaitable[MutableMapping[str, Any]]]) -> None:
+        while (await receive()).get("type") != "http.disconnect":
+            pass
+        self.left = True
+        if self.task is not None:
+            self.task.cancel()
+
+    def left_before(self, watching: asyncio.Future[None]) -> None:
+        """Stop ``watching``; raise ``ConnectionError`` (the watcher's cancellation taken back) if the client
+        left, unless the task was also cancelled by another (then that cancellation goes on)."""
+        watching.cancel()
+        if not self.left or self.task is None:
+            return
+        if self.task.uncancel() > 0:
+            return  # cancelled by another too: the caller's CancelledError (or the next await's) goes on
+        raise ConnectionError("the client disconnected before the answer") from None
 
 
 def _too_large(limit: int) -> GatewayError:
