@@ -17,14 +17,16 @@ import anthropic
 import pytest
 from anthropic.types import Message as SDKMessage
 from llmplex_anthropic.response import parse_message
+from llmplex_anthropic.settings import AnthropicSettings
 from pydantic import ValidationError
 
 import llmplex
-from llmplex.types import ReasoningPart, Request, Response, ToolCall, Usage
+from llmplex.types import LLMConfig, Message, ReasoningPart, Request, Response, Tool, ToolCall, Usage
 from llmplex.types.request import plain_request
 from tests.plugins.anthropic.wire import MODEL, message, text_block, tool_use_block, usage
 from tests.support.stream_server import Reply, StreamServer
 
+_SETTINGS = AnthropicSettings(api_key="k")
 _USAGE = Usage.of({"input_tokens": 9, "output_tokens": 7})
 _PART = ReasoningPart(format="anthropic", text="hmm", data={"type": "thinking", "thinking": "hmm"})
 _VALUES: dict[str, dict[str, Any]] = {
@@ -179,3 +181,51 @@ def test_item_3_core_anthropic_sdk_timeout_worked_out_once_per_model_and_max_tok
     assert first == second
     assert first["x-stainless-read-timeout"] == third["x-stainless-read-timeout"] == "600"
     assert 0 < float(timed["x-stainless-read-timeout"]) <= 30
+
+
+_PROMPTS: dict[str, Request] = {
+    "a prompt": plain_request(MODEL, "Say hello in one short sentence.", False),
+    "an empty prompt": plain_request(MODEL, "", False),
+    "a streamed prompt": plain_request(MODEL, "héllo ✓", True),
+}
+_NOT_ONE_PROMPT: dict[str, dict[str, Any]] = {
+    "a system prompt": {"messages": (Message.system("Be brief."), Message.user("hi"))},
+    "a marked message": {"messages": (Message.user("hi", cache=True),)},
+    "an assistant turn": {"messages": (Message.user("hi"), Message.assistant("Hello"), Message.user("more"))},
+    "the prompt cache": {"prompt_cache": "auto"},
+    "an option": {"config": LLMConfig(max_tokens=50)},
+    "a stop": {"config": LLMConfig(stop=["x"])},
+    "provider options": {"provider_options": {"metadata": {"user_id": "u"}}},
+    "tools": {"tools": (Tool(name="f", parameters={"type": "object", "properties": {}}),), "tool_choice": "auto"},
+}
+
+
+@pytest.mark.parametrize("name", list(_PROMPTS))
+def test_item_3_core_anthropic_one_prompt_formatted_at_once(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A single text prompt's payload is the one the whole conversation walk builds, without that walk."""
+    from llmplex_anthropic import request as formatting
+
+    expected = _walked(formatting, _PROMPTS[name], monkeypatch)
+
+    def walking(messages: Any) -> Any:
+        raise AssertionError("the conversation was walked")
+
+    monkeypatch.setattr(formatting, "_conversation", walking)
+    assert formatting.format_request(_PROMPTS[name], _SETTINGS) == expected
+    assert list(expected) == ["model", "messages", "max_tokens"]
+
+
+@pytest.mark.parametrize("name", list(_NOT_ONE_PROMPT))
+def test_item_3_core_anthropic_other_requests_walk_the_conversation(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from llmplex_anthropic import request as formatting
+
+    request = Request(model=MODEL, **{"messages": (Message.user("hi"),), **_NOT_ONE_PROMPT[name]})
+    assert formatting.format_request(request, _SETTINGS) == _walked(formatting, request, monkeypatch)
+
+
+def _walked(formatting: Any, request: Request, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """The payload built the long way (no request taken as a single prompt)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(formatting, "_one_prompt", lambda request: None)
+        payload: dict[str, Any] = formatting.format_request(request, _SETTINGS)
+    return payload

@@ -31,6 +31,9 @@ def uses_native_output(model: str, settings: AnthropicSettings) -> bool:
 def format_request(request: Request, settings: AnthropicSettings) -> dict[str, Any]:
     """The Messages API payload: system on top, alternating turns, ``max_tokens`` always set, cache
     breakpoints where the request marks them (or on the stable prefix with ``prompt_cache="auto"``)."""
+    prompt = _one_prompt(request)
+    if prompt is not None:  # what the rest builds for it, built at once
+        return {"model": request.model, "messages": [prompt], "max_tokens": settings.default_max_tokens}
     system, turns = _conversation(request.messages)
     options, effort = _options(request, settings)
     payload: dict[str, Any] = {"model": request.model, "messages": turns, **options}
@@ -49,6 +52,25 @@ def format_request(request: Request, settings: AnthropicSettings) -> dict[str, A
     place_breakpoints(payload, request.prompt_cache == "auto")
     payload.update(request.provider_options)
     return payload
+
+
+def _one_prompt(request: Request) -> dict[str, Any] | None:
+    """The one user turn of a request that is a single text prompt and nothing else (no options, tools, output,
+    cache marks or provider options): most calls; ``None`` for any other request."""
+    if len(request.messages) != 1 or request.tools or request.output is not None or request.provider_options:
+        return None
+    message = request.messages[0]
+    text = message.content
+    if (
+        message.role != "user"
+        or type(text) is not str
+        or message.cache
+        or request.tool_choice is not None
+        or request.prompt_cache is not None
+        or request.config.set_options()
+    ):
+        return None
+    return {"role": "user", "content": text}
 
 
 def _options(request: Request, settings: AnthropicSettings) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -12,10 +12,18 @@ __all__ = ["core_usage"]
 
 
 def _count(details: Any, name: str) -> int:
+    if type(details) is dict:  # decoded JSON: no abstract class check for each of the seven counts
+        return details.get(name) or 0
+    if details is None:
+        return 0
     return (details.get(name) if isinstance(details, Mapping) else None) or 0
 
 
 def _count_details(details: Any) -> Any:
+    if type(details) is dict:
+        return details.get("cached_tokens_details")
+    if details is None:
+        return None
     return details.get("cached_tokens_details") if isinstance(details, Mapping) else None
 
 
@@ -28,7 +36,7 @@ def core_usage(usage: Any) -> Usage:
     it is unknown: ``Usage.unreported()``). Counts pass through as reported: core refuses impossible ones.
     """
     usage = as_json(usage)
-    if not isinstance(usage, Mapping):
+    if type(usage) is not dict and not isinstance(usage, Mapping):
         return Usage.unreported()
     if "prompt_tokens" in usage or "completion_tokens" in usage:
         input_tokens, output_tokens = usage.get("prompt_tokens"), usage.get("completion_tokens")
