@@ -117,7 +117,7 @@ def _decoded(client: OpenAI | AsyncOpenAI, response: Any) -> Any:
     """
     if isinstance(response, Reply):
         if (response.content_type or "*").split(";")[0].endswith("json"):
-            return json.loads(response.content)  # what httpx's ``Response.json`` does
+            return _json(response.content)
         response = response.response()
     if response.status_code >= 400:
         raise client._make_status_error_from_response(response) from None
@@ -128,6 +128,27 @@ def _decoded(client: OpenAI | AsyncOpenAI, response: Any) -> Any:
         return response.json()
     except ValueError:
         return response.text
+
+
+def _json(content: bytes) -> Any:
+    """``json.loads(content)``, what httpx's ``Response.json`` does, read by orjson (a third of the CPU) when that
+    gives the same value: a document with no number of 19 digits or more (orjson reads an integer past 64 bits as
+    a float) that orjson takes; every other (such a number, a BOM, another encoding, NaN, a lone surrogate...) is
+    read, or refused, by ``json.loads`` as before."""
+    marked = content.translate(_NUMBERS)
+    if _LONG_NUMBER not in marked and not marked.startswith(_LONG_NUMBER[1:]):
+        try:
+            return orjson.loads(content)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(content)
+
+
+_NUMBERS = bytes.maketrans(b"123456789:,[ \t\n\r-", b"0" * 9 + b"|" * 8)
+"""Every digit as ``0`` and what may come right before a number's first digit as ``|`` (``bytes.translate``, at C
+speed: digits inside a word, such as an id's, stay after a letter)."""
+_LONG_NUMBER = b"|" + b"0" * 19
+"""A number of 19 digits or more, the first place a JSON number may not fit 64 bits, in ``_NUMBERS``' marks."""
 
 
 def _request(
