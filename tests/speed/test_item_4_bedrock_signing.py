@@ -182,10 +182,13 @@ def test_item_4_bedrock_expiring_credentials_go_through_boto3(
 def test_item_4_bedrock_headers_selected_once_and_paths_kept(
     monkeypatch: pytest.MonkeyPatch, clock: list[datetime.datetime]
 ) -> None:
-    """The headers to sign are selected once per request (botocore's ``add_auth`` asks twice), each model's
-    canonical path normalized once and each URL's host derived once; full caches start again; no ``AWSRequest``
-    is prepared (its ``body`` prepared the whole request for the signer to hash it); the requests stay boto3's."""
+    """The headers to sign are selected once per request (botocore's ``add_auth`` asks twice), by botocore only
+    for a URL whose host it has not derived yet (then into a plain dict), each model's canonical path normalized
+    once and each URL's host derived once; full caches start again; no ``AWSRequest`` is prepared (its ``body``
+    prepared the whole request for the signer to hash it); the requests stay boto3's."""
     selections: list[object] = []
+    ours: list[object] = []
+    own: Callable[..., Any] = bedrock_signing.LeanSigV4Auth._select
     normalized: list[str] = []
     hosts: list[str] = []
     prepared: list[object] = []
@@ -203,6 +206,9 @@ def test_item_4_bedrock_headers_selected_once_and_paths_kept(
         return normalize(path)
 
     monkeypatch.setattr(botocore_auth.SigV4Auth, "headers_to_sign", selecting)
+    monkeypatch.setattr(
+        bedrock_signing.LeanSigV4Auth, "_select", lambda self, request: ours.append(request) or own(self, request)
+    )
     monkeypatch.setattr(botocore_auth, "normalize_url_path", normalizing)
     monkeypatch.setattr(botocore_auth, "_host_from_url", lambda url: hosts.append(url) or host(url))
     monkeypatch.setattr(AWSRequest, "prepare", lambda self: prepared.append(self) or prepare(self))
@@ -211,7 +217,7 @@ def test_item_4_bedrock_headers_selected_once_and_paths_kept(
     assert lean is not None
     for _ in range(3):
         lean.build(_payload())
-    assert len(selections) == 3 and len(set(map(id, selections))) == 3
+    assert len(ours) == 3 and len(set(map(id, ours))) == 3 and selections == ours[:1]
     url_path = f"/model/{HAIKU.replace(':', '%3A')}/converse-stream"
     assert normalized == [url_path] and hosts == [f"http://127.0.0.1:9{url_path}"] and prepared == []
     monkeypatch.setattr(bedrock_signing.SigningCache, "PATHS", 2)

@@ -13,7 +13,11 @@ from a ``SigningCache`` shared by the calls of one client:
   then handed to its selection as a ``host`` header, which it takes as is);
 - the headers to sign are selected once per request, not twice (``add_auth``
   selects them for the canonical request and again for ``SignedHeaders=``,
-  with no header changed in between).
+  with no header changed in between), into a plain ``dict`` once botocore has
+  derived the URL's host (botocore's selection is an ``email`` message, whose
+  values ``canonical_headers`` looks up name by name), and their canonical
+  lines and ``SignedHeaders=`` list are worked out once, as botocore's
+  ``canonical_headers`` and ``signed_headers`` write them.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import hmac
 from types import SimpleNamespace
 from typing import Any
 
-from botocore.auth import SigV4Auth
+from botocore.auth import SIGNED_HEADERS_BLACKLIST, SigV4Auth
 
 __all__ = ["LeanSigV4Auth", "SigningCache"]
 
@@ -54,6 +58,7 @@ class LeanSigV4Auth(SigV4Auth):
         self._scope = (region_name, service_name)
         self._cache = cache
         self._selected: tuple[Any, Any] | None = None
+        self._lines: tuple[Any, str, str] | None = None
 
     def headers_to_sign(self, request: Any) -> Any:
         """botocore's selection, made once for ``request``, with the ``host`` botocore derived for its URL before."""
@@ -65,12 +70,40 @@ class LeanSigV4Auth(SigV4Auth):
     def _select(self, request: Any) -> Any:
         hosts, url = self._cache.hosts, request.url
         host = hosts.get(url)
-        if host is not None:
-            hosted: Any = SimpleNamespace(headers={**request.headers, "host": host}, url=url)
-            return super().headers_to_sign(hosted)
-        selected = super().headers_to_sign(request)
-        _keep(hosts, url, selected["host"])
-        return selected
+        if host is None:
+            selected = super().headers_to_sign(request)
+            _keep(hosts, url, selected["host"])
+            return selected
+        headers = {**request.headers, "host": host}  # botocore adds the host after the request's headers
+        plain = {name.lower(): value for name, value in headers.items() if name.lower() not in SIGNED_HEADERS_BLACKLIST}
+        if len(plain) == sum(name.lower() not in SIGNED_HEADERS_BLACKLIST for name in headers) and all(
+            type(value) is str and value.isascii() for value in plain.values()
+        ):
+            return plain  # as botocore's: no name given twice, no value its email message would hand back changed
+        hosted: Any = SimpleNamespace(headers=headers, url=url)
+        return super().headers_to_sign(hosted)
+
+    def canonical_headers(self, headers_to_sign: Any) -> str:
+        """botocore's canonical header lines (of a plain selection: worked out once, with ``signed_headers``)."""
+        if type(headers_to_sign) is not dict:
+            return str(super().canonical_headers(headers_to_sign))
+        return self._canonical(headers_to_sign)[1]
+
+    def signed_headers(self, headers_to_sign: Any) -> str:
+        """botocore's ``SignedHeaders=`` list (of a plain selection: worked out once, with the canonical lines)."""
+        if type(headers_to_sign) is not dict:
+            return str(super().signed_headers(headers_to_sign))
+        return self._canonical(headers_to_sign)[2]
+
+    def _canonical(self, selection: dict[str, str]) -> tuple[Any, str, str]:
+        """The lines and list botocore writes for ``selection``: each name's value with its whitespace runs made one
+        space, names sorted (the lines' as selected, lowercased; the list's lowercased and stripped)."""
+        lines = self._lines
+        if lines is None or lines[0] is not selection:
+            canonical = "\n".join(f"{name}:{' '.join(selection[name].split())}" for name in sorted(selection))
+            signed = ";".join(sorted(name.lower().strip() for name in selection))
+            lines = self._lines = (selection, canonical, signed)
+        return lines
 
     def _normalize_url_path(self, path: str) -> str:
         canonical = self._cache.paths.get(path)
