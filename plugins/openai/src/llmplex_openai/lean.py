@@ -36,7 +36,7 @@ import inspect
 import json
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
@@ -72,6 +72,17 @@ class _Wire:
     headers: tuple[tuple[bytes, bytes], ...]
     extensions: dict[str, Any]
     order: dict[str, int]
+    kept: list[tuple[Any, dict[str, float | None]]] = field(default_factory=list, repr=False, compare=False)
+    """The timeout ``timeouts`` was last given and its dict (one tuple, replaced whole: threads may share it)."""
+
+    def timeouts(self, timeout: Any) -> dict[str, float | None]:
+        """httpx's ``Timeout(timeout).as_dict()`` (not to be changed), kept for the timeout object last given: a
+        client's own, given on every call that has no timeout of its own."""
+        kept = self.kept[0] if self.kept else None
+        if kept is None or kept[0] is not timeout:
+            kept = (timeout, self.library.Timeout(timeout).as_dict())
+            self.kept[:] = [kept]
+        return kept[1]
 
     def headers_for(self, timeout: float | None) -> list[tuple[bytes, bytes]]:
         """The SDK's headers; with a timeout, the ``x-stainless-read-timeout`` it would announce."""
@@ -177,18 +188,27 @@ def _request(
 
 @contextlib.contextmanager
 def _sdk_errors(http: object, request: Any) -> Iterator[None]:
-    """Transport failures as the SDK reports them: ``APITimeoutError``, else ``APIConnectionError``.
+    """Transport failures as the SDK reports them (``_sdk_error``).
 
     ``request`` is the httpx ``Request``, or a function building it (called only on a failure).
     """
     try:
         yield
-    except http_library(http).TimeoutException as exc:
-        raise openai.APITimeoutError(request=request() if callable(request) else request) from exc
-    except openai.OpenAIError:
-        raise
     except Exception as exc:
-        raise openai.APIConnectionError(request=request() if callable(request) else request) from exc
+        error = _sdk_error(http, exc, request)
+        if error is exc:
+            raise
+        raise error from exc
+
+
+def _sdk_error(http: object, exc: Exception, request: Any) -> Exception:
+    """A transport failure as the SDK reports it: ``APITimeoutError``, else ``APIConnectionError``; the SDK's own
+    errors as they are. ``request`` as for ``_sdk_errors``."""
+    if isinstance(exc, http_library(http).TimeoutException):
+        return openai.APITimeoutError(request=request() if callable(request) else request)
+    if isinstance(exc, openai.OpenAIError):
+        return exc
+    return openai.APIConnectionError(request=request() if callable(request) else request)
 
 
 def post(client: OpenAI, path: str, method: Callable[..., Any], payload: dict[str, Any], timeout: float | None) -> Any:
@@ -213,13 +233,19 @@ async def apost(
         with _sdk_errors(http, request):
             response = await http.send(request)
         return _decoded(client, response)
-    timeouts = wire.library.Timeout(client.timeout if timeout is None else timeout).as_dict()
+    timeouts = wire.timeouts(client.timeout if timeout is None else timeout)
+    headers = wire.headers if timeout is None else wire.headers_for(timeout)
 
     def request_built() -> Any:
         return _request(client, path, method, payload, timeout)
 
-    with _sdk_errors(http, request_built):
-        answer = await sender.post(wire.address, wire.headers_for(timeout), wire.body(payload), timeouts, request_built)
+    try:
+        answer = await sender.post(wire.address, headers, wire.body(payload), timeouts, request_built)
+    except Exception as exc:  # what ``_sdk_errors`` does, without a generator's frame on every call
+        error = _sdk_error(http, exc, request_built)
+        if error is exc:
+            raise
+        raise error from exc
     return _decoded(client, answer)
 
 
