@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from functools import lru_cache
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 from llmplex.engine.adapt import Adapted
 from llmplex.engine.assembly import StreamAssembler
 from llmplex.engine.attempt import Attempt
-from llmplex.engine.contained import PASSING, plugin_aborted
+from llmplex.engine.contained import PASSING, contained, plugin_aborted
 from llmplex.engine.retrier import Retrier, RetryPlan
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMServerError, LLMUsageError
@@ -33,7 +34,7 @@ class Pipeline:
     so no wait, read or stalled stream passes it.
     """
 
-    __slots__ = ("_adapted", "_assembler", "plan", "request", "retrier", "route", "runner", "telemetry")
+    __slots__ = ("_adapted", "_assembler", "_state", "plan", "request", "retrier", "route", "runner", "telemetry")
 
     def __init__(
         self,
@@ -53,6 +54,7 @@ class Pipeline:
         self.retrier = Retrier(request_id, self.runner, plan, telemetry, attempts_before, started, request=request)
         self._adapted: Adapted | None = None
         self._assembler: StreamAssembler | None = None
+        self._state: StreamState | None = None
 
     # -- shared steps --------------------------------------------------------------
 
@@ -177,17 +179,31 @@ class Pipeline:
         response = self._account(assembler.response(self.retrier.sent, self.retrier.elapsed()), priced=priced)
         return StreamEvent.response_event(response)
 
+    def _unreported(self, state: StreamState, assembler: StreamAssembler) -> StreamEvent | None:
+        """The usage event of the usage the parser left unreported (``state.usage_so_far``), folded into the
+        answer; ``None`` when there is none."""
+        report = state.usage_so_far
+        if report is None:
+            return None
+        state.usage_so_far = None
+        event = contained(report, self.runner.name)
+        assembler.add(event)
+        return event
+
     def close(self) -> None:
         """The call is done with this route: a stream abandoned while answering settles as cut off (the
         tokens were spent), and whatever is still reserved is given back."""
-        if self._assembler is not None:
-            self._cut_off(self._assembler, "the stream was abandoned")
+        if self._assembler is not None and self._state is not None:
+            self._cut_off(self._state, self._assembler, "the stream was abandoned")
         self.retrier.close()
 
-    def _cut_off(self, assembler: StreamAssembler, why: str) -> None:
+    def _cut_off(self, state: StreamState, assembler: StreamAssembler, why: str) -> None:
         """A stream that had begun to answer ended early: the tokens were spent, so the budgets count
-        what it reported or, where more, what they reserved (a stream refused before answering spent none)."""
+        what it reported (an event or ``state.usage_so_far``) or, where more, what they reserved (a stream
+        refused before answering spent none; a usage so far that cannot be read counts as unreported)."""
         if assembler.answering:
+            with contextlib.suppress(Exception):
+                self._unreported(state, assembler)
             self.retrier.cut_off(assembler.usage, why)
 
     def _streams_natively(self) -> bool:
@@ -209,7 +225,7 @@ class Pipeline:
         error: BaseException  # what the caller gets: an LLMError, or a group that propagates
         while True:
             self.retrier.begin(stream=True)
-            state = StreamState(self.request)
+            state = self._state = StreamState(self.request)
             assembler = self._assembler = StreamAssembler(self.route.provider.name, self.route.model)
             yielded = False
             try:
@@ -229,14 +245,17 @@ class Pipeline:
                     for event in events:
                         yielded = True
                         yield event
+                if (usage := self._unreported(state, assembler)) is not None:
+                    yielded = True
+                    yield usage
                 yield self._final(assembler, yielded)
                 return
             except GeneratorExit:
-                self._cut_off(assembler, "the stream was abandoned")
+                self._cut_off(state, assembler, "the stream was abandoned")
                 raise
             except Exception as exc:
                 if not isinstance(exc, LLMUsageError):  # an answer reporting impossible usage counts for nothing
-                    self._cut_off(assembler, "the stream was cut off")
+                    self._cut_off(state, assembler, "the stream was cut off")
                 error, delay = self.retrier.failure(exc, may_retry=not yielded)
             except BaseExceptionGroup as group:  # a group holding a BaseException propagates, its secrets masked
                 error, delay = scrub_error(group), None
@@ -257,7 +276,7 @@ class Pipeline:
                 await retrier.abegin(stream=True)
             else:
                 retrier.begin(stream=True)
-            state = StreamState(self.request)
+            state = self._state = StreamState(self.request)
             assembler = self._assembler = StreamAssembler(self.route.provider.name, self.route.model)
             yielded = False
             try:
@@ -277,14 +296,17 @@ class Pipeline:
                     for event in events:
                         yielded = True
                         yield event
+                if (usage := self._unreported(state, assembler)) is not None:
+                    yielded = True
+                    yield usage
                 yield self._final(assembler, yielded)
                 return
             except GeneratorExit:
-                self._cut_off(assembler, "the stream was abandoned")
+                self._cut_off(state, assembler, "the stream was abandoned")
                 raise
             except Exception as exc:
                 if not isinstance(exc, LLMUsageError):  # an answer reporting impossible usage counts for nothing
-                    self._cut_off(assembler, "the stream was cut off")
+                    self._cut_off(state, assembler, "the stream was cut off")
                 error, delay = self.retrier.failure(exc, may_retry=not yielded)
             except BaseExceptionGroup as group:  # a group holding a BaseException propagates, its secrets masked
                 error, delay = scrub_error(group), None

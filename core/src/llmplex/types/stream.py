@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -133,7 +134,14 @@ _FINISH_REASONS = frozenset(get_args(FinishReason))
 
 @dataclass
 class StreamState:
-    """Scratch space a provider keeps across the raw events of one stream."""
+    """Scratch space a provider keeps across the raw events of one stream.
+
+    ``usage_so_far`` is the usage reported so far that no event has handed on yet, as a function building its
+    usage event: a parser whose provider repeats the usage on every chunk (Gemini) keeps the latest there instead
+    of building an event a chunk, and clears it once an event hands it on. Core builds what is left when the
+    stream ends (handed on before the last event) or is cut off (counted as what it spent).
+    """
 
     request: Request
     data: dict[str, Any] = field(default_factory=dict)
+    usage_so_far: Callable[[], StreamEvent] | None = None

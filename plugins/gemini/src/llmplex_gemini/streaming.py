@@ -1,19 +1,20 @@
 """Streamed ``GenerateContentResponse`` chunks → core ``StreamEvent``s.
 
 Each chunk carries new text, whole function calls, the usage so far and, on the
-last one, the finish reason. ``state.data["gemini_calls"]`` counts the calls
-seen, so each gets its own index and the finish reason knows about them;
-``state.data["gemini_parts"]`` gathers every part, so that the turn's thoughts
-and signatures come whole, as a ``reasoning`` event, with the finish reason
-(read only when ``state.data["gemini_carried"]`` says a part was one);
-``state.data["gemini_usage"]`` keeps a plain chunk's usage event, handed on
-again while the next chunks repeat the same usage.
+last one, the finish reason. The usage so far is kept as ``state.usage_so_far``,
+not made an event a chunk: its one usage event comes with the finish reason (or
+from core, at the stream's end or cut-off). ``state.data["gemini_calls"]``
+counts the calls seen, so each gets its own index and the finish reason knows
+about them; ``state.data["gemini_parts"]`` gathers every part, so that the
+turn's thoughts and signatures come whole, as a ``reasoning`` event, with the
+finish reason (read only when ``state.data["gemini_carried"]`` says a part was one).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from functools import partial
 from typing import Any
 
 from llmplex.types import StreamEvent, StreamState
@@ -25,7 +26,6 @@ __all__ = ["parse_chunk"]
 
 _CALLS = "gemini_calls"
 _PARTS = "gemini_parts"
-_USAGE = "gemini_usage"
 _CARRIED = "gemini_carried"
 
 
@@ -47,7 +47,7 @@ def parse_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
     if said.calls:
         _add_calls(events, said.calls, state, response_id, model)
     if chunk.usage_metadata is not None:
-        events.append(StreamEvent.usage_event(usage_from(chunk.usage_metadata), response_id, model))
+        state.usage_so_far = partial(_sdk_usage_event, chunk.usage_metadata, response_id, model)
     if candidate is not None and candidate.finish_reason is not None:
         _add_finish(events, candidate.finish_reason, state, response_id, model)
     return events
@@ -88,24 +88,15 @@ def _plain_chunk(chunk: dict[str, Any], state: StreamState) -> list[StreamEvent]
         _add_calls(events, calls, state, response_id, model)
     metadata = get("usageMetadata")
     if metadata is not None:
-        events.append(_usage_event(metadata, response_id, model, state))
+        state.usage_so_far = partial(plain.usage_event, metadata, response_id, model)
     if reason is not None:
         _add_finish(events, reason, state, response_id, model)
     return events
 
 
-def _usage_event(metadata: dict[str, Any], response_id: Any, model: Any, state: StreamState) -> StreamEvent:
-    """The usage event of a plain chunk's ``usageMetadata``: the previous chunk's event again (the same frozen
-    object) when the metadata and ids are equal, as Gemini repeats the usage so far on every chunk until the
-    last; else built anew."""
-    data = state.data
-    last = data.get(_USAGE)
-    if last is not None and last[0] == metadata and last[1] == response_id and last[2] == model:
-        event: StreamEvent = last[3]
-        return event
-    event = plain.usage_event(metadata, response_id, model)
-    data[_USAGE] = (metadata, response_id, model, event)
-    return event
+def _sdk_usage_event(metadata: Any, response_id: str | None, model: str | None) -> StreamEvent:
+    """The usage event of an SDK chunk's ``usage_metadata``."""
+    return StreamEvent.usage_event(usage_from(metadata), response_id, model)
 
 
 def _add_calls(
@@ -134,7 +125,12 @@ def _add_calls(
 def _add_finish(
     events: list[StreamEvent], reason: Any, state: StreamState, response_id: str | None, model: str | None
 ) -> None:
-    """The turn's reasoning (its thoughts and signatures, whole, when a part was one), then the finish event."""
+    """The usage so far as an event, the turn's reasoning (its thoughts and signatures, whole, when a part was
+    one), then the finish event."""
+    report = state.usage_so_far
+    if report is not None:
+        state.usage_so_far = None
+        events.append(report())
     parts = state.data.pop(_PARTS, ())
     reasoning = reasoning_of(parts) if state.data.pop(_CARRIED, False) else None
     if reasoning is not None:
