@@ -20,7 +20,6 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
-from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -229,7 +228,7 @@ class Pipeline:
         self.journal_row(exchange, status, error, answer)
         journaled = exchange.journaled_as
         if journaled is not None and journaled[:3] == (status, error, answer):  # the same outcome: priced once
-            record = replace(journaled[3], latency=end - exchange.arrived)
+            record = journaled[3].lasting(end - exchange.arrived)
         else:
             record = self._record(exchange, status, error, answer, end)
         if self.metrics is not None:
