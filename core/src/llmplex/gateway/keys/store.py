@@ -125,11 +125,10 @@ class KeyRecord:
     team: str | None = None
 
     def status(self, now: datetime | None = None) -> str:
-        """``active``, ``revoked`` or ``expired``."""
-        now = now or _now()
+        """``active``, ``revoked`` or ``expired`` (the clock read only for a key that expires)."""
         if self.revoked_at is not None:
             return "revoked"
-        if self.expires_at is not None and self.expires_at <= now:
+        if self.expires_at is not None and self.expires_at <= (now or _now()):
             return "expired"
         return "active"
 
