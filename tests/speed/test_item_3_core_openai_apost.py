@@ -92,3 +92,14 @@ def test_item_3_core_openai_direct_post_failure_is_the_sdks_error() -> None:
     with pytest.raises(llmplex.LLMError) as failed:
         asyncio.run(call())
     assert isinstance(failed.value.__cause__, openai.APIConnectionError)
+
+
+def test_item_3_core_openai_async_sends_are_no_coroutines_of_their_own() -> None:
+    """``asend_chat`` and ``asend_responses`` hand on what to await (``apost``, ``astream`` or the SDK's call):
+    one coroutine frame fewer on every resumption of an async call."""
+    import inspect
+
+    from llmplex_openai import transport
+
+    assert not inspect.iscoroutinefunction(transport.asend_chat)
+    assert not inspect.iscoroutinefunction(transport.asend_responses)
