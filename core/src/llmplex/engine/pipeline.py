@@ -177,6 +177,7 @@ class Pipeline:
             plugin = self.route.provider.info.name
             assembler.usage = assembler.usage.priced(plugin, _priced_model(plugin, model, self.route.model))
         response = self._account(assembler.response(self.retrier.sent, self.retrier.elapsed()), priced=priced)
+        self._assembler = None  # settled: nothing for ``close`` to cut off
         return StreamEvent.response_event(response)
 
     def _unreported(self, state: StreamState, assembler: StreamAssembler) -> StreamEvent | None:

@@ -42,7 +42,7 @@ from google.genai import _api_client, errors, types
 
 from llmplex.http import aiter_sse, iter_sse
 from llmplex_gemini import continuation, generate
-from llmplex_gemini.chunks import is_plain, sdk_chunk
+from llmplex_gemini.chunks import _text_chunk, is_plain, sdk_chunk
 from llmplex_gemini.generate import LeanCall
 
 __all__ = ["LeanStream", "prepare"]
@@ -96,9 +96,11 @@ class LeanStream:
 
     def _chunks(self, response: httpx2.Response) -> Iterator[Any]:
         hop = continuation.Hop(self.call.continues)
+        observe, read = hop.observe, self._chunk
         try:
-            for sse in iter_sse(_ended(response.iter_bytes())):
-                yield hop.observe(self._chunk(sse.data, response))
+            for sse in iter_sse(_ended(response.iter_bytes())):  # runs for every chunk: the common one read here
+                chunk = _decoded(sse.data)
+                yield observe(chunk if _text_chunk(chunk) else read(chunk, response))
         except Exception:
             if not hop.resumable:  # else, as the SDK's stream, go on from the token
                 raise
@@ -109,9 +111,11 @@ class LeanStream:
 
     async def _achunks(self, response: httpx2.Response) -> AsyncIterator[Any]:
         hop = continuation.Hop(self.call.continues)
+        observe, read = hop.observe, self._chunk
         try:
-            async for sse in aiter_sse(_aended(response.aiter_bytes())):
-                yield hop.observe(self._chunk(sse.data, response))
+            async for sse in aiter_sse(_aended(response.aiter_bytes())):  # as in ``_chunks``
+                chunk = _decoded(sse.data)
+                yield observe(chunk if _text_chunk(chunk) else read(chunk, response))
         except Exception:
             if not hop.resumable:
                 raise
@@ -121,10 +125,9 @@ class LeanStream:
             async for chunk in continuation.arest(self.call.client, self.parameters, hop):
                 yield chunk
 
-    def _chunk(self, data: str, response: httpx2.Response) -> Any:
-        """One event as ``request_streamed`` and ``_generate_content_stream`` read it: its error raised, else
-        plain data the parser reads, else the SDK's model."""
-        chunk = _decoded(data)
+    def _chunk(self, chunk: Any, response: httpx2.Response) -> Any:
+        """One decoded event (not the common plain chunk) as ``request_streamed`` and ``_generate_content_stream``
+        read it: its error raised, else plain data the parser reads, else the SDK's model."""
         if type(chunk) is dict and next(iter(chunk), None) == "error":  # the SDK's '{"error":' prefix test
             errors.APIError.raise_error(
                 chunk.get("error", {}).get("code"), chunk, _api_client.HttpResponse(response.headers, response)
