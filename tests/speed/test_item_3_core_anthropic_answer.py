@@ -229,3 +229,34 @@ def _walked(formatting: Any, request: Request, monkeypatch: pytest.MonkeyPatch) 
         patch.setattr(formatting, "_one_prompt", lambda request: None)
         payload: dict[str, Any] = formatting.format_request(request, _SETTINGS)
     return payload
+
+
+@pytest.mark.parametrize(
+    ("given", "configured", "chosen"),
+    [(None, None, None), (None, 30.0, 30.0), (12.5, None, 12.5), (12.5, 30.0, 12.5), (45.0, 30.0, 30.0)],
+)
+def test_item_3_core_anthropic_call_timeout_is_the_smaller_given(
+    given: float | None, configured: float | None, chosen: float | None
+) -> None:
+    from llmplex_anthropic.hooks import _chosen
+
+    assert _chosen(given, AnthropicSettings(api_key="k", timeout=configured)) == chosen
+
+
+def test_item_3_core_anthropic_body_order_worked_out_once_per_key_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The body's keys are put in the SDK's order once for each set of keys a payload has, in any order given."""
+    from llmplex_anthropic import lean
+    from llmplex_anthropic.clients import create_async_client
+
+    monkeypatch.setattr(lean, "_ORDERS", {})
+    client = create_async_client(_SETTINGS)
+    given = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 10}
+    first = lean.sender(client, given, None)
+    again = lean.sender(client, dict(reversed(given.items())), None)
+    assert first is not None and again is not None
+    assert (
+        first[1]
+        == again[1]
+        == b'{"max_tokens":10,"messages":[{"role":"user","content":"hi"}],"model":"' + (MODEL.encode() + b'"}')
+    )
+    assert sorted(lean._ORDERS.values()) == [("max_tokens", "messages", "model")] * 2

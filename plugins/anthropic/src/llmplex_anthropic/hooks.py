@@ -65,7 +65,10 @@ def llmplex_format(request: Request, settings: AnthropicSettings) -> dict[str, A
 
 def _chosen(timeout: float | None, settings: AnthropicSettings) -> float | None:
     """The per-call timeout: the deadline's remaining seconds, capped by the configured timeout."""
-    return min((t for t in (timeout, settings.timeout) if t is not None), default=None)
+    configured = settings.timeout
+    if timeout is None or configured is None:  # one of them, or neither (no generator on every call)
+        return configured if timeout is None else timeout
+    return min(timeout, configured)
 
 
 def _timeout(timeout: float | None, settings: AnthropicSettings) -> dict[str, Any]:

@@ -65,7 +65,10 @@ _UNSET = str(anthropic.NOT_GIVEN).encode()
 """What the SDK writes in ``x-stainless-timeout`` for a streamed call given no timeout (its ``NOT_GIVEN``'s text)."""
 
 _PLANS_KEPT = 64
-"""The most plans (``LeanMessages.plans``) one sender keeps."""
+"""The most plans (``LeanMessages.plans``) one sender keeps, and the most key orders ``_ORDERS`` keeps."""
+
+_ORDERS: dict[tuple[str, ...], tuple[str, ...]] = {}
+"""A payload's keys (as given) in the SDK's body order: worked out once for each (calls repeat theirs)."""
 
 _SENDERS: weakref.WeakKeyDictionary[Any, LeanMessages] = weakref.WeakKeyDictionary()
 
@@ -301,8 +304,14 @@ def sender(
     if timeout is None and lean.sdk.timeout != DEFAULT_TIMEOUT:
         return None
     fields = {**payload, "stream": True} if stream else payload
+    names = tuple(fields)
+    order = _ORDERS.get(names)
+    if order is None:
+        if len(_ORDERS) >= _PLANS_KEPT:
+            _ORDERS.clear()
+        order = _ORDERS[names] = tuple(sorted(names, key=_BODY_ORDER.__getitem__))
     try:
-        body = _ENCODER.encode({name: fields[name] for name in sorted(fields, key=_BODY_ORDER.__getitem__)})
+        body = _ENCODER.encode({name: fields[name] for name in order})
     except (TypeError, ValueError):  # not plain JSON: the SDK transforms it
         return None
     return lean, body.encode()
