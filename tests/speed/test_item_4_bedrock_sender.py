@@ -2,7 +2,8 @@
 itself where ``Client.build_request`` would add nothing but the client's default headers and the timeout, and asks
 the cookie jar about an answer only when it sets cookies. What reaches the transport is what ``build_request`` and
 ``send`` gave before, for any client configuration (default headers replaced or kept, query parameters, cookies,
-another URL), and cookies a server sets are kept and sent back as httpx does."""
+another URL), and cookies a server sets are kept and sent back as httpx does. The lean stream reads a 2xx answer's
+body at once, with no ``AWSResponse`` built (only an error is read from one, into boto3's ``ClientError``)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,19 @@ from typing import Any
 
 import httpx
 import pytest
-from botocore.awsrequest import AWSPreparedRequest
+from botocore.awsrequest import AWSPreparedRequest, AWSResponse
+from botocore.exceptions import ClientError
+from llmplex_bedrock import direct as bedrock_direct
+from llmplex_bedrock import hooks as bedrock_hooks
+from llmplex_bedrock import transport as bedrock_transport
+from llmplex_bedrock.clients import close_client, create_client, sender_of
+from llmplex_bedrock.settings import BedrockSettings
 from llmplex_bedrock.transport import HttpxSender, call_timeout
 
 from llmplex.http import sync_client
+from llmplex.testing import Reply
+from tests.plugins.bedrock.conftest import _no_aws_environment  # noqa: F401 (autouse: no real AWS chain)
+from tests.plugins.bedrock.wire import stream_frames
 
 URL = "https://bedrock-runtime.eu-west-3.amazonaws.com/model/anthropic.claude%3A0/converse-stream"
 BODY = b'{"messages":[{"role":"user","content":[{"text":"hi"}]}]}'
@@ -143,3 +153,39 @@ def test_item_4_bedrock_sender_request_headers_replace_the_clients_whatever_thei
     _send(sender)
     names = [name for name, _ in recorder.seen[-1][2]]
     assert names.count(b"User-Agent") == 1 and b"USER-AGENT" not in names and b"content-type" not in names
+
+
+def test_item_4_bedrock_lean_stream_reads_a_2xx_answer_without_an_aws_response(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The events of a 2xx answer come with no ``AWSResponse`` built; an error status is still boto3's
+    ``ClientError``, read from one, its body closed."""
+    built: list[int] = []
+
+    class Counted(AWSResponse):  # type: ignore[misc]
+        def __init__(self, url: str, status: int, headers: Any, raw: Any) -> None:
+            built.append(status)
+            super().__init__(url, status, headers, raw)
+
+    monkeypatch.setattr(bedrock_transport, "AWSResponse", Counted)
+    answers = [
+        httpx.Response(
+            200,
+            headers={"content-type": "application/vnd.amazon.eventstream"},
+            content=b"".join(stream_frames(Reply(text="hello there"))),
+        ),
+        error := httpx.Response(400, headers={"x-amzn-errortype": "ValidationException"}, json={"message": "bad"}),
+    ]
+    keys = {"aws_access_key_id": "AKIAIOSFODNN7SENDER00", "aws_secret_access_key": "secret"}
+    client = create_client(BedrockSettings(region="eu-west-3", endpoint_url="http://127.0.0.1:9", **keys))
+    sender = sender_of(client)
+    assert sender is not None
+    sender.http = sync_client(httpx, transport=httpx.MockTransport(lambda request: answers.pop(0)))
+    lean = bedrock_direct.lean_request(client)
+    assert lean is not None
+    payload = {"modelId": "m", "messages": [{"role": "user", "content": [{"text": "hi"}]}]}
+    events = list(bedrock_hooks._events(bedrock_hooks._open(lean, payload)))
+    texts = [event["contentBlockDelta"]["delta"]["text"] for event in events if "contentBlockDelta" in event]
+    assert texts == ["hello", " there"] and built == []
+    with pytest.raises(ClientError) as raised:
+        bedrock_hooks._open(lean, payload)
+    assert raised.value.response["Error"]["Code"] == "ValidationException" and built == [400] and error.is_closed
+    close_client(client)

@@ -29,7 +29,7 @@ from llmplex_bedrock.request import SAMPLING_OPTIONS, format_request, tool_spec
 from llmplex_bedrock.response import parse_response
 from llmplex_bedrock.settings import BedrockSettings
 from llmplex_bedrock.streaming import parse_event
-from llmplex_bedrock.transport import call_timeout
+from llmplex_bedrock.transport import aws_response, call_timeout, raw_body
 
 DEFAULT_MODEL = "amazon.nova-micro-v1:0"
 """The model of a request naming only the prefix: Amazon's smallest on-demand Converse model."""
@@ -92,16 +92,20 @@ def _lean(client: Any) -> LeanRequest | None:
 
 
 def _open(lean: LeanRequest, payload: dict[str, Any]) -> Any:
-    """Send the lean request through the client's ``HttpxSender``: the open ``EventStream``, or boto3's error."""
+    """Send the lean request through the client's ``HttpxSender``: the open ``EventStream``, or boto3's error
+    (an answer under 300 is read as a stream at once, without the ``AWSResponse`` only an error is read from)."""
     sender = sender_of(lean.client)
     assert sender is not None
-    response = sender(lean.build(payload))
-    try:
-        raise_for_status(lean.client, lean.operation, response)
-    except BaseException:
-        response.raw.close()
-        raise
-    return lean.events_of(response.raw)
+    request = lean.build(payload)
+    response = sender.send(request)
+    if response.status_code >= 300:
+        read = aws_response(request.url, response)
+        try:
+            raise_for_status(lean.client, lean.operation, read)
+        except BaseException:
+            read.raw.close()
+            raise
+    return lean.events_of(raw_body(response))
 
 
 @hookimpl

@@ -33,7 +33,7 @@ from botocore.awsrequest import AWSResponse
 from llmplex.http import sync_client
 from llmplex.reliability.per_loop import PerLoop
 
-__all__ = ["HttpxSender", "call_timeout"]
+__all__ = ["HttpxSender", "aws_response", "call_timeout", "raw_body"]
 
 _timeout: ContextVar[float | None] = ContextVar("llmplex_bedrock_timeout", default=None)
 
@@ -90,6 +90,16 @@ class HttpxSender:
         self._urls: dict[str, httpx.URL] = {}
 
     def __call__(self, request: Any, **_: Any) -> AWSResponse:
+        response = self.send(request)
+        if not request.stream_output:
+            try:
+                response.read()
+            finally:
+                response.close()
+        return aws_response(request.url, response)
+
+    def send(self, request: Any) -> httpx.Response:
+        """botocore's signed ``request`` sent: httpx's answer, its body not read yet."""
         seconds = _timeout.get() or self.default_timeout
         body = request.body
         if hasattr(body, "read"):
@@ -97,14 +107,8 @@ class HttpxSender:
         http = self.http
         sent = [(str(name), _text(value)) for name, value in request.headers.items()]
         outgoing = self._request(http, request.method, request.url, sent, body or b"", httpx.Timeout(seconds))
-        response = http.send(outgoing, stream=True)
-        if not request.stream_output:
-            try:
-                response.read()
-            finally:
-                response.close()
-        headers: Any = dict(response.headers.items())  # AWSResponse wraps any mapping in its own HeadersDict
-        return AWSResponse(request.url, response.status_code, headers, _Body(response))
+        response: httpx.Response = http.send(outgoing, stream=True)
+        return response
 
     def _request(
         self, http: httpx.Client, method: str, url: str, headers: list[tuple[str, str]], body: bytes, timeout: Any
@@ -140,6 +144,17 @@ class HttpxSender:
         self.http.close()
         if self._async is not None:
             self._async.close()
+
+
+def aws_response(url: str, response: httpx.Response) -> AWSResponse:
+    """httpx's ``response`` as the ``AWSResponse`` botocore reads (its body read through ``raw.stream()``)."""
+    headers: Any = dict(response.headers.items())  # AWSResponse wraps any mapping in its own HeadersDict
+    return AWSResponse(url, response.status_code, headers, raw_body(response))
+
+
+def raw_body(response: httpx.Response) -> Any:
+    """The ``raw`` botocore reads ``response``'s body from (``stream()``, ``close()``)."""
+    return _Body(response)
 
 
 def _text(value: Any) -> str:
