@@ -16,12 +16,14 @@ K answers let at most K + 1 through, on any number of replicas.
 The counters are ``llmplex/key/{key_id}/spent/{window}`` and ``.../held/{window}``
 (nano-dollars). When the storage loses them (a Redis restarted without its
 data, a ``memory://`` storage in a new process), the first request that finds
-the key's ``seeded`` marker gone rebuilds ``spent`` from the spend log.
+the key's ``seeded`` marker gone rebuilds ``spent`` from the spend log, and the
+requests that arrive meanwhile wait for it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import inspect
 import math
@@ -35,10 +37,16 @@ from typing import Any
 from llmplex.gateway.errors import GatewayError
 from llmplex.gateway.keys.store import KeyRecord, database_down
 
-__all__ = ["BudgetHold", "KeyBudgets", "reserved_nano"]
+__all__ = ["SEED_WAIT", "BudgetHold", "KeyBudgets", "reserved_nano"]
 
 _NANO = Decimal(10) ** 9
 _LIFETIME_TTL = 10 * 365 * 86400
+_READY = 1 << 40
+"""Added to a key's ``seeded`` marker once ``spent`` is rebuilt (a count of requests stays far below it)."""
+_SEED_POLL = 0.02
+
+SEED_WAIT = 10.0
+"""Seconds a request waits for another one's rebuild of ``spent`` before it takes it as done."""
 
 Run = Callable[[Callable[[Any], Awaitable[Any]]], Awaitable[Any]]
 """Runs one operation on the limits storage within its timeout (a 503 when it does not answer)."""
@@ -92,14 +100,39 @@ class KeyBudgets:
         return int(await self.run(lambda storage: _value(storage.get(key))) or 0)
 
     async def _rebuild(self, record: KeyRecord, spent_key: str, seeded_key: str, ttl: int, start: datetime) -> None:
-        """The first request after the counters were lost (or made) counts the spend log into ``spent``."""
-        if await self._incr(seeded_key, ttl, 1) != 1:
-            return
+        """The first request after the counters were lost (or made) counts the spend log into ``spent``.
+
+        Requests arriving meanwhile wait for it: the log it reads may already hold rows of their answers, which
+        their own settlement counts too. A rebuild that fails or is cancelled clears the marker for the next
+        request; one not done within ``SEED_WAIT`` (its process died) is taken as done."""
+        waited = 0.0
+        while True:
+            mark = await self._incr(seeded_key, ttl, 1)
+            if mark >= _READY:
+                return
+            if mark == 1:
+                await self._seed(record, spent_key, seeded_key, ttl, start)
+                return
+            while 1 < mark < _READY:  # another request rebuilds: wait for it
+                if waited >= SEED_WAIT:
+                    await self._incr(seeded_key, ttl, _READY)
+                    return
+                await asyncio.sleep(_SEED_POLL)
+                waited += _SEED_POLL
+                mark = await self._get(seeded_key)
+            if mark >= _READY:
+                return
+            # cleared: the rebuild failed; this request may be the one to try again
+
+    async def _seed(self, record: KeyRecord, spent_key: str, seeded_key: str, ttl: int, start: datetime) -> None:
         try:
             spent = await asyncio.to_thread(self.spent_since, record.name, start)
-        except Exception as exc:
-            await self._incr(seeded_key, ttl, -1)  # the next request tries again
-            if not database_down(exc):
+            if spent > 0:
+                await self._incr(spent_key, ttl, math.ceil(spent * _NANO))
+        except BaseException as exc:
+            with contextlib.suppress(Exception):  # the next request tries again
+                await self.run(lambda storage: _value(storage.clear(seeded_key)))
+            if not isinstance(exc, Exception) or not database_down(exc):
                 raise
             raise GatewayError(
                 503,
@@ -108,8 +141,7 @@ class KeyBudgets:
                 retry_after=5,
                 kind="database",
             ) from None
-        if spent > 0:
-            await self._incr(spent_key, ttl, math.ceil(spent * _NANO))
+        await self._incr(seeded_key, ttl, _READY)
 
     async def reserve(self, record: KeyRecord, worst_case_usd: Decimal | None) -> BudgetHold | None:
         """Hold ``worst_case_usd`` on ``record``'s budget, or raise a 429 when spent and held leave no room."""
