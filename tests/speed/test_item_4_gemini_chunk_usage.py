@@ -2,9 +2,8 @@
 chunk reports) is built by ``Usage.totals`` and put in its event by ``StreamEvent.usage_totals``, with no dict of
 counts checked one by one and no second check of the usage. The usage and the events equal, in every way, what the
 general reading (``Usage.of``, ``StreamEvent.usage_event``) and the SDK's models give; anything else (wrong types,
-negative or huge counts, a total that is not the sum) raises what it raised. A plain chunk that repeats the
-previous chunk's usage (Gemini sends the usage so far on every chunk; until the last one it rarely changes) hands on
-the previous usage event again instead of building it anew.
+negative or huge counts, a total that is not the sum) raises what it raised when the stream ends on it (the
+usage of the chunks before is kept as the usage so far, not read: tests/speed/test_item_4_gemini_usage_so_far.py).
 """
 
 from __future__ import annotations
@@ -152,8 +151,8 @@ def test_item_4_gemini_plain_chunk_events_are_the_sdk_models(metadata: dict[str,
 
 
 def test_item_4_gemini_chunk_usage_is_built_once_without_usage_of(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A chunk reporting the three counts builds its usage with no ``Usage.of``, no validation and no ``settled``
-    check of the built usage (all three ran for every chunk before)."""
+    """The last chunk's three counts build its usage with no ``Usage.of``, no validation and no ``settled`` check
+    of the built usage; the chunks before it build none."""
     calls: list[str] = []
 
     def refused(name: str) -> Any:
@@ -170,10 +169,9 @@ def test_item_4_gemini_chunk_usage_is_built_once_without_usage_of(monkeypatch: p
     state = StreamState(request=REQUEST)
     for index, metadata in enumerate([_flat(9, 1), {"promptTokenCount": 9}, _flat(9, 2)]):
         events = parse_chunk(_chunk([text_part(f"w{index}")], metadata, "STOP" if index == 2 else None), state)
-        assert [event.type for event in events][:2] == ["text", "usage"]
-        assert events[1].usage is not None and events[1].usage.total_tokens == sum(
-            metadata.get(name, 0) for name in ("promptTokenCount", "candidatesTokenCount")
-        )
+        kinds = [event.type for event in events]
+        assert kinds == (["text", "usage", "finish"] if index == 2 else ["text"]), kinds
+    assert events[1].usage is not None and events[1].usage.total_tokens == 11
     assert calls == []
 
 
@@ -191,7 +189,8 @@ def test_item_4_gemini_chunk_usage_is_built_once_without_usage_of(monkeypatch: p
     ids=repr,
 )
 def test_item_4_gemini_hostile_three_counts_raise_as_validation(metadata: dict[str, Any]) -> None:
-    """Impossible counts in the three-count shape raise the error ``Usage(**counts)`` raises for them."""
+    """Impossible counts in the three-count shape of a stream's last chunk raise the error ``Usage(**counts)``
+    raises for them."""
     state = StreamState(request=REQUEST)
     counts = _counts(
         metadata.get("promptTokenCount") or 0,
@@ -201,7 +200,7 @@ def test_item_4_gemini_hostile_three_counts_raise_as_validation(metadata: dict[s
     with pytest.raises(LLMUsageError) as validated:
         Usage(**counts)
     with pytest.raises(LLMUsageError) as fast:
-        parse_chunk(_chunk([text_part("x")], metadata), state)
+        parse_chunk(_chunk([text_part("x")], metadata, "STOP"), state)
     assert str(fast.value) == str(validated.value)
     with pytest.raises(LLMUsageError) as direct:
         plain.usage_event(metadata, "r", MODEL)
@@ -219,53 +218,3 @@ def test_item_4_gemini_three_counts_of_other_types_read_as_before(metadata: dict
             plain.usage_event(metadata, "r", MODEL)
     else:
         assert plain.usage_event(metadata, "r", MODEL) == expected
-
-
-def _repeating_stream(metadata: dict[str, Any], ids: list[tuple[str, str]]) -> list[dict[str, Any]]:
-    """Chunks repeating ``metadata`` with the given (response id, model), then a last one with the whole usage."""
-    stream = []
-    for index, (response_id, model) in enumerate(ids):
-        chunk = _chunk([text_part(f"w{index}")], metadata)
-        chunk.update(responseId=response_id, modelVersion=model)
-        stream.append(chunk)
-    last = _chunk([text_part("!")], {**metadata, "candidatesTokenCount": 9, "totalTokenCount": 20}, "STOP")
-    last.update(responseId=ids[-1][0], modelVersion=ids[-1][1])
-    return [*stream, last]
-
-
-@pytest.mark.parametrize(
-    "metadata",
-    [
-        {
-            "promptTokenCount": 11,
-            "totalTokenCount": 11,
-            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 11}],
-        },
-        _flat(11, 0),
-    ],
-    ids=["gemini-2.0 intermediate usage", "three counts"],
-)
-def test_item_4_gemini_repeated_usage_is_the_same_event_again(
-    metadata: dict[str, Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Chunks repeating a usage build its event once and hand that frozen event on again; a changed usage, response
-    id or model builds a new one. The events equal the SDK's models' in every way, chunk by chunk."""
-    built: list[dict[str, Any]] = []
-    usage_event = plain.usage_event
-
-    def counted(given: dict[str, Any], response_id: str | None, model: str | None) -> StreamEvent:
-        built.append(given)
-        return usage_event(given, response_id, model)
-
-    monkeypatch.setattr(plain, "usage_event", counted)
-    ids = [("r1", MODEL)] * 3 + [("r2", MODEL), ("r2", "other-model"), ("r2", "other-model")]
-    plain_state, sdk_state = StreamState(request=REQUEST), StreamState(request=REQUEST)
-    usages: list[StreamEvent] = []
-    for chunk in _repeating_stream(metadata, ids):
-        fast = parse_chunk(chunk, plain_state)
-        assert fast == parse_chunk(types.GenerateContentResponse.model_validate(chunk), sdk_state)
-        usages.extend(event for event in fast if event.type == "usage")
-    assert len(built) == 4  # r1 once, r2 once, other-model once, the last chunk's whole usage once
-    assert usages[0] is usages[1] is usages[2] and usages[4] is usages[5]
-    assert len({id(event) for event in usages}) == 4
-    assert usages[-1].usage is not None and usages[-1].usage.output_tokens == 9

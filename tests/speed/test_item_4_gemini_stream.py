@@ -179,15 +179,15 @@ def test_item_4_gemini_fast_plain_check_agrees_with_the_full_one() -> None:
 
 
 def test_item_4_gemini_chunk_events_equal_the_validated_ones() -> None:
-    """The text and usage events of a plain chunk (the text one built by ``StreamEvent.text_delta``) equal
-    ``StreamEvent(...)`` in every way: fields, fields set, ``==``, hash, dump."""
+    """The text and usage events of a stream's last plain chunk (the text one built by ``StreamEvent.text_delta``)
+    equal ``StreamEvent(...)`` in every way: fields, fields set, ``==``, hash, dump."""
     from llmplex_gemini.streaming import parse_chunk
 
     from llmplex.types import Message, Request, StreamEvent, StreamState
 
-    chunk = response([text_part("Hel")], finish_reason=None, usage_metadata=usage(5, 1))
+    chunk = response([text_part("Hel")], finish_reason="STOP", usage_metadata=usage(5, 1))
     state = StreamState(request=Request(model=MODEL, messages=(Message.user("hi"),)))
-    text, used = parse_chunk(chunk, state)
+    text, used, _finish = parse_chunk(chunk, state)
     common = {"response_id": chunk["responseId"], "model": chunk["modelVersion"]}
     expected = [
         StreamEvent(type="text", text="Hel", **common),

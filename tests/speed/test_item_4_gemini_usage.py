@@ -188,8 +188,9 @@ def test_item_4_gemini_plain_usage_is_the_sdk_models_usage(metadata: dict[str, A
     ids=repr,
 )
 def test_item_4_gemini_hostile_chunk_usage_still_raises(metadata: dict[str, Any]) -> None:
+    """Read when the stream ends on it (the usage of a chunk before the last is kept, not read)."""
     chunk = {
-        "candidates": [{"content": {"parts": [text_part("x")], "role": "model"}, "index": 0}],
+        "candidates": [{"content": {"parts": [text_part("x")], "role": "model"}, "index": 0, "finishReason": "STOP"}],
         "usageMetadata": metadata,
         "modelVersion": MODEL,
         "responseId": "r",
