@@ -21,6 +21,7 @@ reason of every ``Throttled`` event.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import importlib
 import importlib.util
 import json
@@ -148,6 +149,9 @@ def fork_workers(paths: list[str]) -> int:
                 traceback.print_exc()
                 status = 1
             finally:
+                # what the worker's own interpreter runs at its exit (os._exit skips it): the library's exit hooks,
+                # such as the wait for a shared budget's settlement still being written
+                atexit._run_exitfuncs()
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(status)
