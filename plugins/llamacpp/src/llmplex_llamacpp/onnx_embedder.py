@@ -15,7 +15,8 @@ import atexit
 import hashlib
 import importlib.resources
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -28,19 +29,47 @@ __all__ = ["OnnxEmbedder", "file_sha256"]
 
 _RUNTIME_HINT = "pip install onnxruntime tokenizers numpy (installing llmplex-llamacpp brings them)"
 _EXIT_WAIT = 30.0
-"""Seconds the interpreter's exit waits for runs still in onnxruntime (one batch takes well under that)."""
-
-_running = 0
-_idle = threading.Condition()
+"""Seconds the interpreter's exit waits for runs still in native code (one batch takes well under that)."""
 
 
-def _wait_for_runs() -> None:
-    """At exit, let runs abandoned at a deadline finish: onnxruntime aborts the process if torn down under one."""
-    with _idle:
-        _idle.wait_for(lambda: _running == 0, timeout=_EXIT_WAIT)
+class _NativeRuns:
+    """Embedding runs in native code (tokenizers, onnxruntime), which the interpreter's exit waits for.
+
+    A run abandoned at a deadline goes on in its worker thread. Torn down
+    under it, onnxruntime aborts the process, and a thread coming back from
+    the tokenizer after the exit began aborts it too ("exception not
+    rethrown"). So a run counts from its tokenizing to its last vector, the
+    exit waits for the count to reach 0, and once it waits no new run starts.
+    """
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._exiting = False
+        self._idle = threading.Condition()
+
+    @contextmanager
+    def run(self) -> Iterator[None]:
+        """Count one run; raise `LocalModelError` when the interpreter is already exiting."""
+        with self._idle:
+            if self._exiting:
+                raise LocalModelError("the interpreter is exiting: no new local embedding run starts")
+            self._count += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self._count -= 1
+                self._idle.notify_all()
+
+    def wait_at_exit(self, timeout: float) -> None:
+        """Refuse new runs, then wait up to `timeout` seconds for the running ones to end."""
+        with self._idle:
+            self._exiting = True
+            self._idle.wait_for(lambda: self._count == 0, timeout=timeout)
 
 
-atexit.register(_wait_for_runs)
+_runs = _NativeRuns()
+atexit.register(lambda: _runs.wait_at_exit(_EXIT_WAIT))
 
 
 def file_sha256(path: Path) -> str:
@@ -93,33 +122,25 @@ class OnnxEmbedder:
 
     def embed(self, texts: Sequence[str]) -> tuple[list[list[float]], int]:
         """One unit-length vector per text, in order, and the number of tokens read (special tokens included)."""
+        with _runs.run():
+            return self._embed(list(texts))
+
+    def _embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
         import numpy as np
 
-        encodings = self._tokenizer.encode_batch(list(texts))
+        encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
-        outputs = self._run(feed)
+        outputs = self._session.run(None, feed)
         hidden = next(out for out in outputs if out.ndim == 3)  # token vectors (batch, tokens, dimensions)
         weights = mask[..., None].astype(hidden.dtype)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         vectors = pooled / np.maximum(norms, 1e-12)
         return vectors.astype(float).tolist(), int(mask.sum())
-
-    def _run(self, feed: dict[str, Any]) -> list[Any]:
-        global _running
-        with _idle:
-            _running += 1
-        try:
-            outputs: list[Any] = self._session.run(None, feed)
-            return outputs
-        finally:
-            with _idle:
-                _running -= 1
-                _idle.notify_all()
 
 
 def _load(model: EmbeddingModel, path: Path, threads: int) -> OnnxEmbedder:
