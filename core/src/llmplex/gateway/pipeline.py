@@ -306,7 +306,10 @@ class Pipeline:
             progress = exchange.progress = StreamProgress()
             owned = None
             try:
-                async for event in self.client.astream(spec.model, spec.messages, **kwargs):
+                # ``Client.astream``'s call, kept: what its provider reported so far is read there if the stream
+                # is cut (the gateway's tools are JSON declarations, never MCP servers to list first)
+                call = exchange.call = self.client._call(spec.model, spec.messages, True, kwargs)  # type: ignore[arg-type]
+                async for event in call.astream():
                     progress.see(event)
                     if event.response_id and event.response_id != owned:
                         owned = event.response_id

@@ -8,7 +8,7 @@ window from genai-prices less the prompt, else ``DEFAULT_OUTPUT_TOKENS``),
 priced at the model's rates (or the ``[budget]`` ``unpriced_*`` rates).
 
 ``StreamProgress`` follows a stream as it is sent: the last usage the upstream
-reported and the characters of output streamed so far. A stream that ends
+reported in an event and the characters of output streamed so far. A stream that ends
 without the provider's final answer (the client left, the upstream cut it) is
 charged with that usage, or, when none was reported, with the prompt's tokens
 plus the output so far (estimated the same way), marked as an estimate.
@@ -139,10 +139,13 @@ class StreamProgress:
         else:
             self.chars += len(event.text) + len(event.arguments_delta) + len(event.tool_name or "")
 
-    def usage(self, messages: Sequence[Message], kwargs: Mapping[str, Any]) -> tuple[Usage, bool]:
-        """The usage to charge for a stream that ended here, and whether it is an estimate."""
+    def usage(
+        self, messages: Sequence[Message], kwargs: Mapping[str, Any], so_far: Usage | None = None
+    ) -> tuple[Usage, bool]:
+        """The usage to charge for a stream that ended here, and whether it is an estimate; ``so_far`` is a usage
+        reported after the last usage event, which no event handed on."""
         streamed = math.ceil(self.chars / CHARS_PER_TOKEN)
-        reported = self.reported
+        reported = so_far if so_far is not None else self.reported
         if reported is not None and reported.input_tokens and reported.output_tokens >= streamed:
             return reported, False
         prompt = reported.input_tokens if reported is not None and reported.input_tokens else None
