@@ -41,7 +41,14 @@ class LLMConfig(BaseModel):
         which hold no model, on every call's format; a subclass is dumped by pydantic)."""
         if type(self) is not LLMConfig:
             return self.model_dump(exclude_none=True)
-        return {name: value for name, value in self.__dict__.items() if value is not None}
+        values = self.__dict__
+        if values == _NO_OPTIONS:  # most calls: nothing set (one comparison at C speed)
+            return {}
+        return {name: value for name, value in values.items() if value is not None}
+
+
+_NO_OPTIONS: dict[str, Any] = dict.fromkeys(LLMConfig.model_fields)
+"""An ``LLMConfig``'s fields when none is set."""
 
 
 class OutputSchema(BaseModel):

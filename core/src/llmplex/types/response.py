@@ -14,6 +14,8 @@ from llmplex.types.usage import Usage, settled
 __all__ = ["FinishReason", "Response"]
 
 FinishReason = Literal["stop", "length", "tool_calls", "content_filter", "refusal", "error", "other"]
+_NOT_GIVEN: Any = object()
+"""``Response.of``'s default for the fields a plugin may leave out (then not among the answer's fields set)."""
 
 
 class Response(BaseModel):
@@ -58,14 +60,22 @@ class Response(BaseModel):
         usage: Any,
         model: Any,
         response_id: Any,
-        refusal: Any,
-        reasoning: Any,
         raw: Any,
+        refusal: Any = _NOT_GIVEN,
+        reasoning: Any = _NOT_GIVEN,
     ) -> Response:
-        """``Response(text=..., ..., raw=...)`` of these nine fields (a plugin's parse of every answer), built
-        without pydantic's validation when each value already has its field's type (a known finish reason, a
-        settled ``Usage``, tuples of ``ToolCall`` and ``ReasoningPart``); validated as usual otherwise, raising what
-        ``Response`` raises. Equal to the validated answer in every way (fields, fields set, ``==``, dump)."""
+        """``Response(text=..., ..., raw=...)`` of these fields (a plugin's parse of every answer; ``refusal`` and
+        ``reasoning`` only when given), built without pydantic's validation when each value already has its
+        field's type (a known finish reason, a settled ``Usage``, tuples of ``ToolCall`` and ``ReasoningPart``);
+        validated as usual otherwise, raising what ``Response`` raises. Equal to the validated answer in every way
+        (fields, fields set, ``==``, dump)."""
+        fields_set = set(_OF)
+        if refusal is _NOT_GIVEN:
+            refusal = None
+            fields_set.discard("refusal")
+        if reasoning is _NOT_GIVEN:
+            reasoning = ()
+            fields_set.discard("reasoning")
         if not (
             cls is Response
             and type(text) is str
@@ -81,17 +91,18 @@ class Response(BaseModel):
             and (not reasoning or all(type(part) is ReasoningPart for part in reasoning))
             and settled(usage)
         ):
-            return cls(
-                text=text,
-                tool_calls=tool_calls,
-                finish_reason=finish_reason,
-                usage=usage,
-                model=model,
-                response_id=response_id,
-                refusal=refusal,
-                reasoning=reasoning,
-                raw=raw,
-            )
+            given = {
+                "text": text,
+                "tool_calls": tool_calls,
+                "finish_reason": finish_reason,
+                "usage": usage,
+                "model": model,
+                "response_id": response_id,
+                "refusal": refusal,
+                "reasoning": reasoning,
+                "raw": raw,
+            }
+            return cls(**{name: value for name, value in given.items() if name in fields_set})
         values = {  # every field, in the fields' order (as validation puts them)
             "text": text,
             "tool_calls": tool_calls,
@@ -109,9 +120,9 @@ class Response(BaseModel):
             "dropped": (),
             "raw": raw,
         }
-        return assembled(cls, values, set(_OF))
+        return assembled(cls, values, fields_set)
 
 
 _FINISH_REASONS = frozenset(get_args(FinishReason))
 _OF = frozenset(("text", "tool_calls", "finish_reason", "usage", "model", "response_id", "refusal", "reasoning", "raw"))
-"""The fields ``Response.of`` gives: its answers' fields set."""
+"""The fields ``Response.of`` gives when all are given: its answers' fields set."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -59,22 +60,40 @@ def _kwargs(method: Callable[..., Any], payload: dict[str, Any], timeout: float 
     return kwargs
 
 
-def _lean(client: AzureOpenAI | AsyncAzureOpenAI, path: str, method: Callable[..., Any]) -> bool:
+_Client = AzureOpenAI | AsyncAzureOpenAI
+_keys: weakref.WeakKeyDictionary[_Client, dict[str, tuple[bytes, ...]]] = weakref.WeakKeyDictionary()
+"""Per client and lean path, the ``api-key`` values its SDK request template carries (read once per template)."""
+_bases: weakref.WeakKeyDictionary[_Client, tuple[object, bool]] = weakref.WeakKeyDictionary()
+"""Per client, its base URL last seen and whether that URL names its deployment already."""
+
+
+def _lean(client: _Client, path: str, method: Callable[..., Any]) -> bool:
     """Whether ``client`` sends a fixed key (no Entra ID token, which the SDK fetches per request) that the SDK's
     own request template carries (an older SDK adds ``api-key`` only per request: it goes through the SDK). The
     template of each path is kept: past ``MAX_LEAN_PATHS`` deployments, a new one goes through the SDK."""
     if client._azure_ad_token_provider is not None or client._azure_ad_token is not None or not lean.suits(client):
         return False
-    kept = lean._wires.get(client)
-    if kept is not None and path not in kept and len(kept) >= MAX_LEAN_PATHS:
-        return False
-    key = client.api_key.encode()
-    return any(k.lower() == b"api-key" and v == key for k, v in lean._wire(client, path, method).headers)
+    per_path = _keys.get(client)
+    if per_path is None:
+        per_path = _keys.setdefault(client, {})
+    keys = per_path.get(path)
+    if keys is None:
+        kept = lean._wires.get(client)
+        if kept is not None and path not in kept and len(kept) >= MAX_LEAN_PATHS:
+            return False
+        headers = lean._wire(client, path, method).headers
+        keys = per_path[path] = tuple(v for k, v in headers if k.lower() == b"api-key")
+    return client.api_key.encode() in keys
 
 
-def _chat_path(client: AzureOpenAI | AsyncAzureOpenAI, name: str) -> str:
-    """The path the SDK posts a chat completion of deployment ``name`` to (``BaseAzureClient._build_request``)."""
-    if "/deployments" in str(client.base_url.path):  # a base URL naming its deployment already
+def _chat_path(client: _Client, name: str) -> str:
+    """The path the SDK posts a chat completion of deployment ``name`` to (``BaseAzureClient._build_request``),
+    the base URL read once per URL the client holds."""
+    base = client._base_url
+    kept = _bases.get(client)
+    if kept is None or kept[0] is not base:
+        kept = _bases[client] = (base, "/deployments" in str(client.base_url.path))
+    if kept[1]:  # a base URL naming its deployment already
         return "/chat/completions"
     return f"/deployments/{name}/chat/completions"
 
@@ -124,7 +143,13 @@ async def _apost(
         with lean._sdk_errors(http, request):
             response = await http.send(request)
         return lean._decoded(client, response)
-    timeouts = wire.library.Timeout(client.timeout if timeout is None else timeout).as_dict()
-    with lean._sdk_errors(http, request_built):
-        answer = await sender.post(wire.address, wire.headers_for(timeout), wire.body(payload), timeouts, request_built)
+    timeouts = wire.timeouts(client.timeout if timeout is None else timeout)
+    headers = wire.headers if timeout is None else wire.headers_for(timeout)
+    try:
+        answer = await sender.post(wire.address, headers, wire.body(payload), timeouts, request_built)
+    except Exception as exc:  # what ``lean._sdk_errors`` does, without a generator's frame on every call
+        error = lean._sdk_error(http, exc, request_built)
+        if error is exc:
+            raise
+        raise error from exc
     return lean._decoded(client, answer)

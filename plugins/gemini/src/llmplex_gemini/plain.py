@@ -123,7 +123,7 @@ def parse_response(raw: dict[str, Any], request: Request) -> Response:
     content = candidate.get("content") if candidate is not None else None
     reasoning = reasoning_of((content.get("parts") if content is not None else None) or ())
     metadata = raw.get("usageMetadata")
-    return Response(
+    return Response.of(  # unvalidated when every value has its field's type (validated otherwise)
         text="".join(said.texts),
         tool_calls=calls,
         finish_reason=reason,

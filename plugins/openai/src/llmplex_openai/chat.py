@@ -112,15 +112,15 @@ def parse_chat_response(raw: Any, request: Request) -> Response:
     ``LLMIncompleteError`` when structured output was cut short.
     """
     data = as_json(raw)
-    choices = data.get("choices") if isinstance(data, Mapping) else None
-    if not choices or not isinstance(choices[0], Mapping):
+    choices = data.get("choices") if type(data) is dict or isinstance(data, Mapping) else None
+    if not choices or not (type(choices[0]) is dict or isinstance(choices[0], Mapping)):  # decoded JSON: no ABC check
         raise LLMServerError(f"the API answered with something that is not a chat completion: {data!r:.300}")
     choice = choices[0]
     message = choice.get("message") or {}
     text = message.get("content") or ""
     finish = _FINISH.get(choice.get("finish_reason"), "other")
     raise_for_outcome(request, finish, text, message.get("refusal"))
-    return Response(
+    return Response.of(  # unvalidated when every value has its field's type (validated otherwise)
         text=text,
         tool_calls=_tool_calls(message),
         finish_reason=finish,

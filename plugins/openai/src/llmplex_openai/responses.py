@@ -188,7 +188,7 @@ def parse_responses_response(raw: Any, request: Request) -> Response:
     text = "".join(texts)
     finish = _finish_reason(data, bool(calls))
     raise_for_outcome(request, finish, text, "".join(refusals) or None)
-    return Response(
+    return Response.of(  # unvalidated when every value has its field's type (validated otherwise)
         text=text,
         tool_calls=tuple(calls),
         finish_reason=finish,

@@ -47,13 +47,16 @@ def alnum9(call_id: str) -> str:
 
 def _refuse(settings: CompatibleSettings, request: Request) -> None:
     preset = settings.preset
-    refused = settings.refused(request.model)
-    for option in request.config.set_options():
+    options = request.config.set_options()
+    refused = settings.refused(request.model) if options else frozenset()  # no option set: none to look up
+    for option in options:
         if option in refused:
             raise LLMConfigurationError(
                 f"{preset.title} does not take option {option!r} for model {request.model!r} (see {preset.docs}); "
                 "leave it out. Nothing was sent."
             )
+    if not request.provider_options:
+        return
     fields = preset.refused_fields | settings.refused_fields
     for name, value in request.provider_options.items():
         if name in fields and not (name == "n" and value == 1):
