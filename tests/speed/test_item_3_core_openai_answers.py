@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
@@ -25,6 +26,7 @@ from llmplex_openai.responses import parse_responses_response
 from llmplex_openai_compatible.quirks import format_request
 from llmplex_openai_compatible.settings import CompatibleSettings
 from openai import AsyncAzureOpenAI
+from openai.resources.chat.completions.completions import Completions
 from pydantic import ValidationError
 
 import llmplex
@@ -112,7 +114,7 @@ _GEMINI = {
     "modelVersion": "gemini-x",
     "responseId": "g1",
 }
-_PARSERS = {
+_PARSERS: dict[str, tuple[Callable[[], Response], set[str]]] = {
     "chat": (lambda: parse_chat_response(_decoded(CHAT_PATH), plain_request("m", "hi", False)), _SEVEN),
     "responses": (
         lambda: parse_responses_response(_decoded(RESPONSES_PATH), plain_request("m", "hi", False)),
@@ -236,11 +238,11 @@ def test_item_3_core_azure_path_and_key_follow_the_client() -> None:
         try:
             assert azure_transport._chat_path(client, "d") == "/deployments/d/chat/completions"
             path = azure_transport._chat_path(client, "d")
-            method = azure_transport.Completions.create
+            method = Completions.create
             assert azure_transport._lean(client, path, method)
             client.api_key = "k2"
             assert not azure_transport._lean(client, path, method)
-            client.base_url = "http://127.0.0.1:9/openai/deployments/x"  # type: ignore[assignment]
+            client.base_url = "http://127.0.0.1:9/openai/deployments/x"
             assert azure_transport._chat_path(client, "d") == "/chat/completions"
         finally:
             await client.close()
