@@ -26,6 +26,9 @@ from tests.support.postgres_server import postgres_url
 V1 = "/v1/chat/completions"
 PROMPT = "my-private-prompt-text-4711"
 ONE_ANSWER = Decimal("0.00000885")  # 19 input + 10 output tokens of gpt-4o-mini
+WAIT = 60
+"""Seconds a request may take (bounded, not a margin): httpx's default 5 s was reached under load 8-16 by a first
+request, which also loaded genai-prices' data before the gateway's warm-up did (1-3 s at load 5-14)."""
 
 
 @pytest.fixture
@@ -48,14 +51,14 @@ def _traffic(gateway: KeyedGateway) -> str:
     """One of each kind of request; returns the key used."""
     key = gateway.create_key("team-a", models=["faulty*:*"], rpm=4)
     url = gateway.url
-    assert httpx.post(url + V1, json=chat(text=PROMPT), headers=bearer(key)).status_code == 200
-    streamed = httpx.post(
-        url + V1, json=chat(text=PROMPT, stream=True, stream_options={"include_usage": True}), headers=bearer(key)
-    )
+    assert httpx.post(url + V1, json=chat(text=PROMPT), headers=bearer(key), timeout=WAIT).status_code == 200
+    streaming = chat(text=PROMPT, stream=True, stream_options={"include_usage": True})
+    streamed = httpx.post(url + V1, json=streaming, headers=bearer(key), timeout=WAIT)
     assert streamed.status_code == 200 and b"[DONE]" in streamed.content
-    assert httpx.post(url + V1, json=chat(text=PROMPT), headers=bearer("sk-llmplex-nobody")).status_code == 401
-    assert httpx.post(url + V1, json=chat("mock:echo"), headers=bearer(key)).status_code == 403
-    fault = httpx.post(url + V1, json=chat("faultyresp:gpt-4o-mini"), headers=bearer(key))
+    nobody = bearer("sk-llmplex-nobody")
+    assert httpx.post(url + V1, json=chat(text=PROMPT), headers=nobody, timeout=WAIT).status_code == 401
+    assert httpx.post(url + V1, json=chat("mock:echo"), headers=bearer(key), timeout=WAIT).status_code == 403
+    fault = httpx.post(url + V1, json=chat("faultyresp:gpt-4o-mini"), headers=bearer(key), timeout=WAIT)
     assert fault.status_code == 200  # the responses API instance answers too
     return key
 

@@ -44,6 +44,7 @@ from llmplex.gateway.pipeline import Exchange, Pipeline, upstream_error
 from llmplex.gateway.records import Recorder
 from llmplex.gateway.wire import dumps, now, parse_body
 from llmplex.types import Response as LLMResponse
+from llmplex.types.pricing import price_key, price_of
 
 __all__ = ["ReadinessCheck", "create_app"]
 
@@ -222,9 +223,10 @@ class _Routes:
 def warm_up(client: Client) -> None:
     """Load the plugins and build the async SDK clients the config names, before the first request.
 
-    A provider's first use imports its SDK (a second or more), and a client's first call imports the observer
-    plugins: done inside a request, either would stall every stream and request of the worker. A provider that
-    cannot be prepared (a missing key) is logged and left to fail on its own requests.
+    A provider's first use imports its SDK (a second or more), a client's first call imports the observer
+    plugins, and the first priced answer loads genai-prices' data: done inside a request, each would stall
+    every stream and request of the worker. A provider that cannot be prepared (a missing key) is logged and
+    left to fail on its own requests.
     """
     config = client.config
     client.host.load_observers(config.disabled)
@@ -236,9 +238,14 @@ def warm_up(client: Client) -> None:
     deployments = [d.model for group in config.groups.values() for d in group.deployments]
     for model in dict.fromkeys([*config.gateway.models, *config.aliases.values(), *deployments]):
         try:
-            client.route(model).provider.client(True)
+            route = client.route(model)
+            route.provider.client(True)
         except LLMError as exc:
             log.warning("provider of %s not prepared: %s", model, exc)
+            continue
+        key = price_key(route.provider.info.name, route.model)
+        if key is not None:  # genai-prices' data (half a second, seconds on a loaded host): else the first answer's
+            price_of(key, 1, 0, 0, 1, 0)
 
 
 def _gone(pipeline: Pipeline, exchange: Exchange) -> Response:
