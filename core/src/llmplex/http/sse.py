@@ -107,10 +107,11 @@ class SSEDecoder:
             self._after_cr = text.endswith("\r")
             if "\r" not in text:
                 lines = text.split("\n")
-            elif "\r" not in (crlf := text.replace("\r\n", "\n")):  # CRLF only (Gemini's): no regular expression
-                lines = crlf.split("\n")
-            else:
-                lines = _LINE_END.split(text)
+            else:  # CRLF only (Gemini's): split at once, no regular expression (nor a copy with LF line ends)
+                lines = text.split("\r\n")
+                rest = "".join(lines)
+                if "\r" in rest or "\n" in rest:  # a lone CR or LF besides
+                    lines = _LINE_END.split(text)
             if len(lines) == 1:
                 self._line.append(text)
                 self._held += len(chunk)
