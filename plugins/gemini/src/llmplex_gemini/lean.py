@@ -99,14 +99,26 @@ class LeanStream:
         observe, read = hop.observe, self._chunk
         try:
             for sse in iter_sse(_ended(response.iter_bytes())):  # runs for every chunk: the common one read here
-                chunk = _decoded(sse.data)
-                yield observe(chunk if _text_chunk(chunk) else read(chunk, response))
+                try:
+                    chunk = _loads(sse.data)
+                except JSONDecodeError:
+                    chunk = _decoded(sse.data)
+                if _text_chunk(chunk):  # ``hop.observe`` of it, written out
+                    if (usage := chunk.get("usageMetadata")) is not None:
+                        hop.usage = usage
+                    if (candidates := chunk.get("candidates")) and (finish := candidates[0].get("finishReason")):
+                        hop.finish = finish
+                        if finish != _CONTINUATION:
+                            hop.token = None
+                    yield chunk
+                else:
+                    yield observe(read(chunk, response))
         except Exception:
-            if not hop.resumable:  # else, as the SDK's stream, go on from the token
+            if not (hop.token and hop.resumable):  # else, as the SDK's stream, go on from the token
                 raise
         finally:
             response.close()
-        if hop.resumable:
+        if hop.token and hop.resumable:
             yield from continuation.rest(self.call.client, self.parameters, hop)
 
     async def _achunks(self, response: httpx2.Response) -> AsyncIterator[Any]:
@@ -114,14 +126,26 @@ class LeanStream:
         observe, read = hop.observe, self._chunk
         try:
             async for sse in aiter_sse(_aended(response.aiter_bytes())):  # as in ``_chunks``
-                chunk = _decoded(sse.data)
-                yield observe(chunk if _text_chunk(chunk) else read(chunk, response))
+                try:
+                    chunk = _loads(sse.data)
+                except JSONDecodeError:
+                    chunk = _decoded(sse.data)
+                if _text_chunk(chunk):
+                    if (usage := chunk.get("usageMetadata")) is not None:
+                        hop.usage = usage
+                    if (candidates := chunk.get("candidates")) and (finish := candidates[0].get("finishReason")):
+                        hop.finish = finish
+                        if finish != _CONTINUATION:
+                            hop.token = None
+                    yield chunk
+                else:
+                    yield observe(read(chunk, response))
         except Exception:
-            if not hop.resumable:
+            if not (hop.token and hop.resumable):
                 raise
         finally:
             await response.aclose()
-        if hop.resumable:
+        if hop.token and hop.resumable:
             async for chunk in continuation.arest(self.call.client, self.parameters, hop):
                 yield chunk
 
@@ -135,6 +159,11 @@ class LeanStream:
         if is_plain(chunk):
             return chunk
         return sdk_chunk(chunk, self.parameters, response.headers)
+
+
+_loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
+_CONTINUATION = types.FinishReason.CONTINUATION
+"""A finish reason after which the request goes on (``continuation.Hop`` keeps its token)."""
 
 
 def _decoded(data: str) -> Any:

@@ -59,7 +59,7 @@ def _plain_chunk(chunk: dict[str, Any], state: StreamState) -> list[StreamEvent]
     get = chunk.get
     model, response_id, candidates = get("modelVersion"), get("responseId"), get("candidates")
     events: list[StreamEvent] = []
-    calls: list[tuple[str | None, str, str]] = []
+    calls: list[tuple[str | None, str, str]] | None = None
     reason = None
     if candidates:
         candidate = candidates[0]
@@ -76,11 +76,15 @@ def _plain_chunk(chunk: dict[str, Any], state: StreamState) -> list[StreamEvent]
             else:
                 gathered.extend(parts)
             for part in parts:
+                if len(part) == 1 and (text := part.get("text")):  # a text part and nothing else: nearly every one
+                    events.append(StreamEvent.text_delta(text, response_id, model))
+                    continue
                 call = part.get("functionCall")
                 thought = part.get("thought")
                 if thought or part.get("thoughtSignature"):  # the end reads the parts for reasoning
                     data[_CARRIED] = True
                 if call is not None:
+                    calls = calls or []
                     calls.append((call.get("id"), call.get("name") or "", json.dumps(call.get("args") or {})))
                 elif not thought and (text := part.get("text")):
                     events.append(StreamEvent.text_delta(text, response_id, model))
