@@ -67,7 +67,7 @@ def complete(upstream: Upstream, client: Client) -> Any:
     pipeline = Pipeline(fake, GatewayConfig(), None)  # type: ignore[arg-type]
     exchange = Exchange("req_test", "chat.completions", "openai", time.perf_counter(), time.time())
     spec: Any = SimpleNamespace(model="m", messages=[], kwargs={}, stream=False)
-    request: Any = SimpleNamespace(receive=client.receive)
+    request: Any = SimpleNamespace(receive=client.receive, scope={})  # no CONNECTION_LOST: a watcher task
     return pipeline.complete(exchange, request, spec, SimpleNamespace(call_args={}))  # type: ignore[arg-type]
 
 

@@ -32,6 +32,7 @@ from llmplex.errors import LLMError
 from llmplex.gateway.calls import CallSpec, StreamEncoder
 from llmplex.gateway.errors import Dialect, GatewayError, from_llm_error
 from llmplex.gateway.exchange import Exchange, exchange_record, new_request_id
+from llmplex.gateway.guard.head import CONNECTION_LOST
 from llmplex.gateway.keys.access import Admission, Authenticator, Caller, CallTicket, credential_of
 from llmplex.gateway.keys.budget import reserved_nano
 from llmplex.gateway.keys.owners import ResponseOwners
@@ -268,17 +269,16 @@ class Pipeline:
         exchange.called = time.perf_counter()
         # the call runs in the request's own task (no task of its own and no asyncio.wait for one of two); a
         # watcher cancels it when the client leaves first
-        watcher = _Watcher(asyncio.current_task())
-        gone = asyncio.ensure_future(watcher.watch(request.receive))
+        watcher = _Watcher(asyncio.current_task(), request)
         try:
             answer = await self.client.acomplete(spec.model, spec.messages, **kwargs)
         except BaseException as exc:
-            watcher.left_before(gone)  # the client left: a ConnectionError; another's cancellation stays one
+            watcher.left_before()  # the client left: a ConnectionError; another's cancellation stays one
             exchange.answered = time.perf_counter()
             if isinstance(exc, LLMError):
                 raise upstream_error(exc, exchange.dialect) from None
             raise
-        watcher.left_before(gone)  # a call that swallowed the watcher's cancellation is answered to nobody
+        watcher.left_before()  # a call that swallowed the watcher's cancellation is answered to nobody
         exchange.answered = time.perf_counter()
         await self._remember(exchange, answer.response_id)
         return answer
@@ -337,25 +337,40 @@ def upstream_error(error: LLMError, dialect: Dialect) -> GatewayError:
 
 
 class _Watcher:
-    """Cancels ``task`` (a request's, during its upstream call) when its client disconnects."""
+    """Cancels ``task`` (a request's, during its upstream call) when its client disconnects: told by the
+    connection's ``CONNECTION_LOST`` future where the server gives one (``llmplex serve``'s protocol), else
+    by a task waiting on ``receive`` for ``http.disconnect``."""
 
-    __slots__ = ("left", "task")
+    __slots__ = ("left", "lost", "task", "watching")
 
-    def __init__(self, task: asyncio.Task[Any] | None) -> None:
+    def __init__(self, task: asyncio.Task[Any] | None, request: Request) -> None:
         self.task = task
         self.left = False
+        extension = request.scope.get("extensions", {}).get(CONNECTION_LOST)
+        self.lost: asyncio.Future[None] | None = extension["future"] if extension else None
+        self.watching: asyncio.Future[None] | None = None
+        if self.lost is not None:
+            self.lost.add_done_callback(self._leave)
+        else:
+            self.watching = asyncio.ensure_future(self._watch(request.receive))
 
-    async def watch(self, receive: Callable[[], Awaitable[MutableMapping[str, Any]]]) -> None:
+    async def _watch(self, receive: Callable[[], Awaitable[MutableMapping[str, Any]]]) -> None:
         while (await receive()).get("type") != "http.disconnect":
             pass
+        self._leave()
+
+    def _leave(self, _: object = None) -> None:
         self.left = True
         if self.task is not None:
             self.task.cancel()
 
-    def left_before(self, watching: asyncio.Future[None]) -> None:
-        """Stop ``watching``; raise ``ConnectionError`` (the watcher's cancellation taken back) if the client
-        left, unless the task was also cancelled by another (then that cancellation goes on)."""
-        watching.cancel()
+    def left_before(self) -> None:
+        """Stop watching; raise ``ConnectionError`` (the watcher's cancellation taken back) if the client left,
+        unless the task was also cancelled by another (then that cancellation goes on)."""
+        if self.lost is not None:
+            self.lost.remove_done_callback(self._leave)
+        elif self.watching is not None:
+            self.watching.cancel()
         if not self.left or self.task is None:
             return
         if self.task.uncancel() > 0:

@@ -15,6 +15,10 @@ its ``HeadLimits`` on the uvicorn config (``GuardedConfig``). While a request's 
 
 None of these requests reaches the application. The answers are JSON in the OpenAI error
 shape (the Anthropic shape for ``/v1/messages``).
+
+Every request's scope carries ``scope["extensions"][CONNECTION_LOST]["future"]``: a future of its connection,
+done once the connection is lost, so that the application learns of a client that left without a task waiting on
+``receive`` (a request's own task and the loop's steps for it).
 """
 
 from __future__ import annotations
@@ -33,7 +37,10 @@ from llmplex.gateway.wire import dumps
 if TYPE_CHECKING:
     from llmplex.config.schema import GatewayConfig
 
-__all__ = ["GuardedConfig", "GuardedHttpToolsProtocol", "HeadLimits"]
+__all__ = ["CONNECTION_LOST", "GuardedConfig", "GuardedHttpToolsProtocol", "HeadLimits"]
+
+CONNECTION_LOST = "llmplex.connection_lost"
+"""The ASGI scope extension whose ``"future"`` is done once the request's connection is lost."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._refused = False
         self._over_cap = False
         self._head_timer: asyncio.TimerHandle | None = None
+        self._lost: asyncio.Future[None] = self.loop.create_future()  # the requests' CONNECTION_LOST
 
     # -- connection ------------------------------------------------------------------
 
@@ -95,6 +103,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_head_timer()
         super().connection_lost(exc)
+        if not self._lost.done():
+            self._lost.set_result(None)
 
     def data_received(self, data: bytes) -> None:
         if self._refused:
@@ -117,6 +127,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def on_message_begin(self) -> None:
         self._head_bytes = self._headers = 0
         super().on_message_begin()
+        self.scope.setdefault("extensions", {})[CONNECTION_LOST] = {"future": self._lost}
 
     def on_url(self, url: bytes) -> None:
         if self._refused:
