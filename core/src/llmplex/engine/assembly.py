@@ -40,21 +40,24 @@ class StreamAssembler:
 
     def add(self, event: StreamEvent) -> None:
         """Fold one event into the answer so far."""
-        if event.type == "text":
+        kind = event.type
+        if kind == "text":
             self.text.append(event.text)
-        elif event.type == "tool_call":
+        elif kind == "tool_call":
             call = self.calls.setdefault(event.tool_call_index or 0, {"id": "", "name": "", "arguments": []})
             call["id"] = event.tool_call_id or call["id"]
             call["name"] = event.tool_name or call["name"]
             call["arguments"].append(event.arguments_delta)
-        elif event.type == "usage" and event.usage is not None:
+        elif kind == "usage" and event.usage is not None:
             self.usage = event.usage
-        elif event.type == "finish":
+        elif kind == "finish":
             self.finish_reason = event.finish_reason
-        elif event.type == "reasoning" and event.reasoning is not None:
+        elif kind == "reasoning" and event.reasoning is not None:
             self.reasoning.append(event.reasoning)
-        self.response_id = event.response_id or self.response_id
-        self.model = event.model or self.model
+        if response_id := event.response_id:
+            self.response_id = response_id
+        if model := event.model:
+            self.model = model
 
     def response(self, attempts: int, latency: float) -> Response:
         """The whole answer."""
@@ -77,16 +80,9 @@ class StreamAssembler:
             and settled(usage)
         ):
             values = _RESPONSE_DEFAULTS.copy()
-            values.update(
-                text=text,
-                finish_reason=finish,
-                usage=usage,
-                model=self.model,
-                provider=self.provider,
-                response_id=response_id,
-                attempts=attempts,
-                latency=latency,
-            )
+            values["text"], values["finish_reason"], values["usage"], values["model"] = text, finish, usage, self.model
+            values["provider"], values["response_id"], values["attempts"] = self.provider, response_id, attempts
+            values["latency"] = latency
             return assembled(Response, values, set(_ASSEMBLED))
         return Response(
             text=text,

@@ -240,6 +240,11 @@ class Pipeline:
                         raise
                     except BaseException as exc:
                         raise plugin_aborted(exc, provider) from exc
+                    if type(parsed) is list and len(parsed) == 1:  # one event (nearly every chunk): no loops
+                        add(event := parsed[0])
+                        yielded = True
+                        yield event
+                        continue
                     events = parsed if type(parsed) is list else list(parsed or ())
                     for event in events:  # the answer so far holds all of them before the first is handed on
                         add(event)
@@ -291,6 +296,11 @@ class Pipeline:
                         raise
                     except BaseException as exc:
                         raise plugin_aborted(exc, provider) from exc
+                    if type(parsed) is list and len(parsed) == 1:
+                        add(event := parsed[0])
+                        yielded = True
+                        yield event
+                        continue
                     events = parsed if type(parsed) is list else list(parsed or ())
                     for event in events:
                         add(event)
