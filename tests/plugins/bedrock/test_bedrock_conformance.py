@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import pytest
+from llmplex_bedrock import aio as bedrock_aio
+
+from llmplex.client import Client
 from llmplex.testing import FakeError, HTTPConformanceTests, WireAdapter
 from llmplex.testing.server import Answer, WireServer
 from tests.plugins.bedrock.wire import ERRORS, ConverseWire
@@ -22,6 +26,16 @@ class TestBedrockConformance(HTTPConformanceTests):
     reports_response_id = False  # Converse answers carry no id: the request id (x-amzn-RequestId) stands in
     usage_fields = frozenset({"input_tokens", "output_tokens", "cached_tokens"})  # no reasoning count on Converse
     input_parts = frozenset({"image", "document"})
+
+    @pytest.fixture(autouse=True)
+    def _client_built(self, llm: Client) -> None:
+        """Each check starts with the instance's boto3 client built and the async sender's library imported (as a
+        first call and a process's first async stream do): their 50-250 ms of CPU each (botocore's service data read
+        per session; aiohttp) became 4-8 s on a loaded machine (load 13, 2 CPUs), inside the time the timeout checks
+        allow a stalled call (0.5 + 3 s; 10 s), which failed them now and then. What they check, that each hook
+        gives up at its timeout, is the same."""
+        llm.route(self.spec).provider.client(False)
+        bedrock_aio._clients()
 
     def server_settings(self, url: str) -> dict[str, Any]:
         return {"endpoint_url": url}

@@ -31,6 +31,7 @@ from botocore.awsrequest import AWSResponse
 from llmplex.http import sdk_async_client
 from llmplex.reliability.deadline import Deadline, current_deadline
 from llmplex_bedrock.direct import LeanRequest, raise_for_status
+from llmplex_bedrock.tls import ssl_context
 
 __all__ = ["Opened", "aclose_http", "aopen", "async_http", "athreaded"]
 
@@ -42,7 +43,10 @@ def _clients() -> SimpleNamespace:
     """What ``sdk_async_client`` builds from (aiohttp imported on first use)."""
     from httpx_aiohttp import HttpxAiohttpClient
 
-    return SimpleNamespace(DefaultAsyncHttpxClient=httpx.AsyncClient, DefaultAioHttpClient=HttpxAiohttpClient)
+    def aiohttp_client() -> HttpxAiohttpClient:
+        return HttpxAiohttpClient(verify=ssl_context())  # the plugin's one context, not a CA bundle loaded per loop
+
+    return SimpleNamespace(DefaultAsyncHttpxClient=httpx.AsyncClient, DefaultAioHttpClient=aiohttp_client)
 
 
 def async_http() -> httpx.AsyncClient:
