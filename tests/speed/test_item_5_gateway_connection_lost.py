@@ -1,10 +1,11 @@
-"""Issue 34 item 5: a whole answer learns of a client that left from its connection, without a watcher task.
+"""Issue 34 item 5: a whole answer or a stream learns of a client that left from its connection, without a task.
 
 ``Pipeline.complete`` started a task per request that waited on ``receive`` for ``http.disconnect`` (a task
 created, stepped and cancelled for every request: ``ensure_future`` alone was 0.7 % of the gateway's py-spy
 samples at 64 in flight). ``llmplex serve``'s protocol (``GuardedHttpToolsProtocol``) now gives every request
 ``scope["extensions"][CONNECTION_LOST]["future"]``, done once the connection is lost, and the call is cancelled
-from its callback. Where a server gives none, the watcher task remains. What must not change: the client's
+from its callback; a stream's sender listens to the same future (it too had a task on ``receive``). Where a server
+gives none, the task remains. What must not change: the client's
 leaving cancels the call and the request ends as a ``ConnectionError``, the server's own cancellation stays one.
 """
 
@@ -14,7 +15,7 @@ import asyncio
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -24,7 +25,10 @@ import uvicorn
 from llmplex.config.schema import GatewayConfig
 from llmplex.gateway.guard.head import CONNECTION_LOST, GuardedHttpToolsProtocol
 from llmplex.gateway.pipeline import Exchange, Pipeline
+from llmplex.gateway.streaming import stream_response
+from tests.gateway.harness import MASTER_KEY, Gateway, gateway_config
 from tests.speed.test_item_5_gateway_whole_answer import ANSWER, Upstream, others
+from tests.tenancy.guard_support import guarded_gateway
 
 
 def complete(upstream: Upstream, lost: asyncio.Future[None]) -> Any:
@@ -69,6 +73,40 @@ def test_item_5_the_servers_cancellation_stays_one_with_the_connections_future()
         with pytest.raises(asyncio.CancelledError):
             await calling
         assert upstream.cancelled and not lost._callbacks  # type: ignore[attr-defined]
+
+    asyncio.run(run())
+
+
+def test_item_5_a_stream_with_the_connections_future_starts_no_disconnect_task() -> None:
+    async def run() -> None:
+        lost = asyncio.get_running_loop().create_future()
+        sent: list[dict[str, Any]] = []
+        started = asyncio.Event()
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        async def receive() -> dict[str, Any]:
+            raise AssertionError("receive is not called: the connection's future says when the client left")
+
+        async def chunks() -> AsyncIterator[bytes]:
+            yield b"data: 1\n\n"
+            started.set()
+            await asyncio.sleep(3600)  # silence until the client leaves
+            yield b"data: 2\n\n"
+
+        async def error_response(error: Any) -> None:
+            raise AssertionError(error)
+
+        encoder: Any = SimpleNamespace(fail=lambda error: b"")
+        streaming = stream_response(send, receive, chunks(), encoder, [], error_response, 3600.0, lost)
+        task = asyncio.ensure_future(streaming)
+        await started.wait()
+        assert len(others()) == 2  # the stream's task and its producer: nothing waits on receive
+        lost.set_result(None)
+        outcome = await task
+        assert outcome.disconnected and sent[1]["body"] == b"data: 1\n\n"
+        assert not lost._callbacks  # type: ignore[attr-defined]  # nothing left on the connection's future
 
     asyncio.run(run())
 
@@ -129,3 +167,35 @@ def test_item_5_the_guarded_protocol_tells_each_request_when_its_connection_is_l
         sock.sendall(b"GET /wait HTTP/1.1\r\nhost: x\r\n\r\n")
         assert app.arrived.wait(10)
     assert app.lost.wait(10)  # the client closed: the request waiting on its future learns of it
+
+
+@pytest.fixture(scope="module")
+def guarded() -> Iterator[Gateway]:
+    """The gateway over ``llmplex serve``'s protocol (its CONNECTION_LOST future on every request)."""
+    with guarded_gateway(gateway_config(timeout=60)) as running:
+        yield running
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_item_5_a_client_leaving_llmplex_serves_protocol_cancels_the_upstream_call(
+    guarded: Gateway, stream: bool
+) -> None:
+    guarded.mock.push("late", delay=60)  # the answer would come in a minute
+    before, records = len(guarded.mock.calls), len(guarded.recorder.records)
+    body = b'{"model": "mock:echo", "messages": [{"role": "user", "content": "hi"}], "stream": %s}' % (
+        b"true" if stream else b"false"
+    )
+    head = (
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+        f"authorization: Bearer {MASTER_KEY}\r\ncontent-length: {len(body)}\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=10) as client:
+        client.sendall(head.encode() + body)
+        deadline = time.monotonic() + 30  # bounded, not a margin
+        while len(guarded.mock.calls) == before:  # the upstream call began
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    # the client is gone: the call is cancelled and the request recorded, long before the answer's minute
+    guarded.recorder.wait_count(records + 1, 30)
+    (record,) = guarded.recorder.records[records:]
+    assert record.error_type == "client_disconnected" and record.stream is stream and record.latency < 30

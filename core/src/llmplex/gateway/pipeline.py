@@ -336,6 +336,13 @@ def upstream_error(error: LLMError, dialect: Dialect) -> GatewayError:
     return answer
 
 
+def _connection_lost(scope: Any) -> asyncio.Future[None] | None:
+    """The future of the request's connection, done once it is lost, where the server gives one
+    (``CONNECTION_LOST``: ``llmplex serve``'s protocol)."""
+    extension = scope.get("extensions", {}).get(CONNECTION_LOST)
+    return extension["future"] if extension else None
+
+
 class _Watcher:
     """Cancels ``task`` (a request's, during its upstream call) when its client disconnects: told by the
     connection's ``CONNECTION_LOST`` future where the server gives one (``llmplex serve``'s protocol), else
@@ -346,8 +353,7 @@ class _Watcher:
     def __init__(self, task: asyncio.Task[Any] | None, request: Request) -> None:
         self.task = task
         self.left = False
-        extension = request.scope.get("extensions", {}).get(CONNECTION_LOST)
-        self.lost: asyncio.Future[None] | None = extension["future"] if extension else None
+        self.lost = _connection_lost(request.scope)
         self.watching: asyncio.Future[None] | None = None
         if self.lost is not None:
             self.lost.add_done_callback(self._leave)
@@ -421,7 +427,14 @@ class _EventStream(Response):
 
         try:
             outcome = await stream_response(
-                send, receive, self._chunks, self._encoder, raw, error_response, pipeline.settings.keepalive_seconds
+                send,
+                receive,
+                self._chunks,
+                self._encoder,
+                raw,
+                error_response,
+                pipeline.settings.keepalive_seconds,
+                _connection_lost(scope),
             )
         except BaseException:
             pipeline.finish(exchange, 500, GatewayError(500, "stream failed", kind="internal"), None)

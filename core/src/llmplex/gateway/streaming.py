@@ -10,7 +10,9 @@ stream's first chunks go out before the producer reads on, even when the
 upstream handed over many at once; later chunks at hand together go out joined.
 A client reading slowly fills the queue and the producer waits, so nothing piles
 up in memory; a client that disconnects cancels the producer, which closes the
-upstream call.
+upstream call. The client's leaving is told by its connection's future where the
+server gives one (``lost``: ``llmplex serve``'s protocol), else by a task waiting
+on ``receive`` for ``http.disconnect``.
 """
 
 from __future__ import annotations
@@ -71,6 +73,10 @@ class _Channel:
         self._room: asyncio.Future[None] | None = None  # the producer waiting for room
         self._eager = _EAGER
         gone.add_done_callback(self._wake)
+
+    def close(self) -> None:
+        """Stop listening to ``gone`` (a connection's future outlives the stream)."""
+        self.gone.remove_done_callback(self._wake)
 
     def _wake(self, _: object = None) -> None:
         waiter, self._sender = self._sender, None
@@ -156,10 +162,12 @@ async def stream_response(
     headers: list[tuple[bytes, bytes]],
     error_response: Callable[[GatewayError], Awaitable[None]],
     keepalive: float,
+    lost: asyncio.Future[None] | None = None,
 ) -> StreamOutcome:
-    """Send ``chunks`` (SSE bytes) as a ``text/event-stream``; returns how the stream ended."""
+    """Send ``chunks`` (SSE bytes) as a ``text/event-stream``; returns how the stream ended. ``lost``: a future
+    done once the client's connection is lost (else a task waits on ``receive`` for the disconnect)."""
     outcome = StreamOutcome()
-    gone = asyncio.ensure_future(_disconnected(receive))
+    gone = asyncio.ensure_future(_disconnected(receive)) if lost is None else lost
     reader = _Channel(gone)
     producer = asyncio.ensure_future(_produce(chunks, reader))
     started = False
@@ -188,9 +196,12 @@ async def stream_response(
         outcome.disconnected = True
     finally:
         producer.cancel()
-        gone.cancel()
+        reader.close()
+        if lost is None:
+            gone.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await producer
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await gone
+        if lost is None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await gone
     return outcome
