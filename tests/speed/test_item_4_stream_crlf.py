@@ -1,5 +1,5 @@
 """Issue 34 item 4: the SSE reader splits a chunk whose lines all end with CRLF (Gemini's event stream) with
-``str.split`` after one ``str.replace``, not the regular expression it keeps for a lone CR. The events are the same
+``str.split`` at CRLF, not the regular expression it keeps for a lone CR or LF. The events are the same
 for every split of the bytes, and lone CRs, CRs split from their LF, and mixed endings are read as before."""
 
 from __future__ import annotations
