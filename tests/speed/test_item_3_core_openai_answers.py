@@ -248,3 +248,18 @@ def test_item_3_core_azure_path_and_key_follow_the_client() -> None:
             await client.close()
 
     asyncio.run(check())
+
+
+def test_item_3_core_async_hooks_are_no_coroutines_of_their_own() -> None:
+    """The async hooks of the lean paths hand on what to await: one coroutine frame fewer on every resumption of
+    an async call (chat, Responses, the presets, Azure, Anthropic, Gemini)."""
+    import inspect
+
+    from llmplex_anthropic import hooks as anthropic_hooks
+    from llmplex_azure import plugin as azure_plugin
+    from llmplex_gemini import hooks as gemini_hooks
+    from llmplex_openai import plugin as openai_plugin
+    from llmplex_openai_compatible import plugin as compatible_plugin
+
+    for module in (openai_plugin, compatible_plugin, azure_plugin, anthropic_hooks, gemini_hooks):
+        assert not inspect.iscoroutinefunction(module.llmplex_acall), module.__name__

@@ -132,6 +132,9 @@ class DirectSender:
         self._targets: dict[str, _Target] = {}
         self._timeouts: dict[tuple[float | None, float | None, float | None], Any] = {}
         self._merged: dict[tuple[str, tuple[tuple[bytes, bytes], ...]], tuple[tuple[str, str], ...] | None] = {}
+        self._last: tuple[Any, ...] = (None, None, None, None, None)
+        """The timeouts dict and header tuple of the last post and what they were worked out to (a client's calls
+        hand on the same objects: told by identity, without hashing them)."""
 
     def usable(self) -> bool:
         """Whether a request sent directly now is the one the client would send: nothing on the client asks
@@ -186,9 +189,11 @@ class DirectSender:
         """Send ``POST body`` (arguments as for ``post``) and return aiohttp's response, unread, with the call's
         deadline; the timeouts are capped at the time the deadline leaves, failures are the transport's."""
         deadline = current_deadline()
+        last = self._last
         connect, read, pool = timeout.get("connect"), timeout.get("read"), timeout.get("pool")
         if deadline is None:
-            timeouts = self._client_timeout(connect, read, pool)
+            timeouts = last[1] if timeout is last[0] else self._client_timeout(connect, read, pool)
+            self._last = (timeout, timeouts, *last[2:])
         else:  # capped at the time left: each call's own, not kept (they would only push the client's repeats out)
             remaining = deadline.remaining()
             if remaining <= 0:
@@ -254,12 +259,18 @@ class DirectSender:
         out once per target and header list (a client's calls repeat theirs)."""
         if not body:
             return None
-        key = (target.host, tuple(headers))
-        merged = self._merged.get(key, _UNSEEN)
-        if merged is _UNSEEN:
-            if len(self._merged) >= _MERGED_KEPT:
-                self._merged.clear()
-            merged = self._merged[key] = _merged(target, headers)
+        given = tuple(headers)  # a tuple as it is (a client's own, the same on every call)
+        last = self._last
+        if given is last[2] and target.host == last[3]:
+            merged = last[4]
+        else:
+            key = (target.host, given)
+            merged = self._merged.get(key, _UNSEEN)
+            if merged is _UNSEEN:
+                if len(self._merged) >= _MERGED_KEPT:
+                    self._merged.clear()
+                merged = self._merged[key] = _merged(target, headers)
+            self._last = (*last[:2], given, target.host, merged)
         if merged is None:
             return None
         return [*merged, ("content-length", str(len(body)))]

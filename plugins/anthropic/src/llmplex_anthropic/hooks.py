@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
 import anthropic
@@ -90,15 +90,16 @@ def llmplex_call(
 
 
 @hookimpl
-async def llmplex_acall(
+def llmplex_acall(
     payload: dict[str, Any], settings: AnthropicSettings, client: anthropic.AsyncAnthropic, timeout: float | None
-) -> Any:
-    """One async ``messages.create`` call."""
+) -> Awaitable[Any]:
+    """One async ``messages.create`` call: what to await (no coroutine of its own: one frame fewer on every
+    resumption of the call)."""
     chosen = _chosen(timeout, settings)
     lean = sender(client, payload, chosen)
     if lean is not None:
-        return await lean[0].asend(payload, lean[1], chosen)
-    return await client.messages.create(**payload, **_timeout(timeout, settings))
+        return lean[0].asend(payload, lean[1], chosen)
+    return client.messages.create(**payload, **_timeout(timeout, settings))
 
 
 @hookimpl

@@ -85,9 +85,9 @@ class LeanMessages:
     headers: list[tuple[bytes, bytes]] = field(repr=False)
     """The headers the SDK's request gets from both clients (key, version, user agent, platform), in its order,
     with ``_TIMING`` values to fill per call; never shown in the repr."""
-    plans: dict[tuple[str, int], tuple[list[tuple[bytes, bytes]], float | httpx2.Timeout, dict[str, float | None]]] = (
-        field(default_factory=dict, repr=False, compare=False)
-    )
+    plans: dict[
+        tuple[str, int], tuple[Sequence[tuple[bytes, bytes]], float | httpx2.Timeout, dict[str, float | None]]
+    ] = field(default_factory=dict, repr=False, compare=False)
     """Per model and ``max_tokens``, a non-streamed call's headers, SDK timeout and its ``as_dict()`` when the call
     gives no timeout (``_plan``: the SDK works them out again on every call)."""
 
@@ -123,7 +123,7 @@ class LeanMessages:
 
     def _plan(
         self, payload: dict[str, Any], timeout: float | None
-    ) -> tuple[list[tuple[bytes, bytes]], float | httpx2.Timeout, dict[str, float | None]]:
+    ) -> tuple[Sequence[tuple[bytes, bytes]], float | httpx2.Timeout, dict[str, float | None]]:
         """``_parts`` of a non-streamed call and the timeout's ``as_dict()``. Given no timeout, they depend on the
         model and ``max_tokens`` alone: worked out once for each (kept in ``plans``, never changed after)."""
         if timeout is not None:  # a deadline's time left: each call's own
@@ -135,10 +135,13 @@ class LeanMessages:
             headers, chosen = self._parts(payload, None)  # the SDK's own choice (or its ValueError, raised)
             if len(self.plans) >= _PLANS_KEPT:
                 self.plans.clear()
-            plan = self.plans[key] = (headers, chosen, httpx2.Timeout(chosen).as_dict())
+            # kept as the same objects, the headers a tuple: ``llmplex.http.direct_sender`` tells a repeat by identity
+            plan = self.plans[key] = (tuple(headers), chosen, httpx2.Timeout(chosen).as_dict())
         return plan
 
-    def _build(self, body: bytes, headers: list[tuple[bytes, bytes]], chosen: float | httpx2.Timeout) -> httpx2.Request:
+    def _build(
+        self, body: bytes, headers: Sequence[tuple[bytes, bytes]], chosen: float | httpx2.Timeout
+    ) -> httpx2.Request:
         if self.http.cookies:  # cookies a server set: merged the client's way
             return self.http.build_request("POST", self.url, content=body, headers=headers, timeout=chosen)
         extensions = {"timeout": httpx2.Timeout(chosen).as_dict()}

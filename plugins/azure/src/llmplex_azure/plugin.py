@@ -10,7 +10,7 @@ its content filter, whose blocks are refusals naming their categories.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from llmplex_openai import chat, embeddings, responses
@@ -70,11 +70,12 @@ def llmplex_call(payload: dict[str, Any], settings: AzureSettings, client: Azure
 
 
 @hookimpl
-async def llmplex_acall(
+def llmplex_acall(
     payload: dict[str, Any], settings: AzureSettings, client: AsyncAzureOpenAI, timeout: float | None
-) -> Any:
-    """Async twin of ``llmplex_call``."""
-    return await transport.asend(client, settings.api, payload, request_timeout(timeout, settings.timeout))
+) -> Awaitable[Any]:
+    """Async twin of ``llmplex_call``: what to await (no coroutine of its own: one frame fewer on every resumption
+    of the call)."""
+    return transport.asend(client, settings.api, payload, request_timeout(timeout, settings.timeout))
 
 
 llmplex_stream = llmplex_call

@@ -40,7 +40,9 @@ class Endpoint:
     timeout: float | int | None
     """The client's ``HttpOptions.timeout`` (milliseconds)."""
     urls: dict[tuple[str, bool], str] = field(default_factory=dict)
-    merged: dict[float | None, list[tuple[bytes, bytes]]] = field(default_factory=dict, repr=False)
+    merged: dict[float | None, tuple[tuple[tuple[bytes, bytes], ...], dict[str, float | None]]] = field(
+        default_factory=dict, repr=False
+    )
     targets: dict[str, httpx2.URL] = field(default_factory=dict)
 
     def url(self, model: str, *, stream: bool) -> str | None:
@@ -75,18 +77,19 @@ class Endpoint:
         merged, timeouts = self.sent(timeout)
         return httpx2.Request("POST", target, content=body, headers=merged, extensions={"timeout": timeouts})
 
-    def sent(self, timeout: int | None) -> tuple[list[tuple[bytes, bytes]], dict[str, float | None]]:
+    def sent(self, timeout: int | None) -> tuple[tuple[tuple[bytes, bytes], ...], dict[str, float | None]]:
         """The headers of ``request`` as its ``httpx2.Request`` holds them (merged with the client's, in its
-        order) and its timeouts (``Timeout.as_dict()``), for ``llmplex.http.direct_sender``."""
+        order) and its timeouts (``Timeout.as_dict()``, not to be changed), for ``llmplex.http.direct_sender``:
+        worked out once per timeout, the same objects after (the direct sender tells a repeat by identity)."""
         seconds = self._seconds(timeout)
-        merged = self.merged.get(seconds)
-        if merged is None:
+        kept = self.merged.get(seconds)
+        if kept is None:
             headers = httpx2.Headers(self.http.headers)  # what ``build_request`` does with the SDK's headers
             headers.update(self._headers(seconds))
             if len(self.merged) >= MAX_MODELS:
                 self.merged.clear()
-            merged = self.merged[seconds] = headers.raw
-        return merged, httpx2.Timeout(seconds).as_dict()
+            kept = self.merged[seconds] = (tuple(headers.raw), httpx2.Timeout(seconds).as_dict())
+        return kept
 
     def _seconds(self, timeout: int | None) -> float | None:
         chosen = self.timeout if timeout is None else timeout

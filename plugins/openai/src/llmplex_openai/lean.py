@@ -134,7 +134,7 @@ def _decoded(client: OpenAI | AsyncOpenAI, response: Any) -> Any:
         raise client._make_status_error_from_response(response) from None
     content_type = response.headers.get("content-type", "*").split(";")[0]
     if content_type.endswith("json"):
-        return response.json()
+        return _json(response.content)  # ``response.json()``, read by orjson where that gives the same value
     try:
         return response.json()
     except ValueError:
@@ -176,13 +176,12 @@ def _request(
             timeout=client.timeout if timeout is None else timeout,
             extensions={**wire.extensions},  # what the SDK's request carries (openai 3.x's Azure key origin)
         )
-    timeouts = wire.library.Timeout(client.timeout if timeout is None else timeout).as_dict()
     return wire.library.Request(
         "POST",
         wire.url,
         headers=wire.headers_for(timeout),
         content=wire.body(payload),
-        extensions={**wire.extensions, "timeout": timeouts},
+        extensions={**wire.extensions, "timeout": wire.timeouts(client.timeout if timeout is None else timeout)},
     )
 
 
@@ -215,8 +214,14 @@ def post(client: OpenAI, path: str, method: Callable[..., Any], payload: dict[st
     """``POST path`` with ``payload`` as the body: the decoded JSON answer (``method`` is the SDK method it
     stands for, whose parameter order the body follows)."""
     request = _request(client, path, method, payload, timeout)
-    with _sdk_errors(client._client, request):
-        response = client._client.send(request)
+    http = client._client
+    try:
+        response = http.send(request)
+    except Exception as exc:  # what ``_sdk_errors`` does, without a generator's frame on every call
+        error = _sdk_error(http, exc, request)
+        if error is exc:
+            raise
+        raise error from exc
     return _decoded(client, response)
 
 

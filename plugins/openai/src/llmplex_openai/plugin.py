@@ -32,7 +32,7 @@ API of the instance's API: ``llmplex_openai.batch``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
 import openai
@@ -122,12 +122,13 @@ def llmplex_call(payload: dict[str, Any], settings: OpenAISettings, client: Open
 
 
 @hookimpl
-async def llmplex_acall(
+def llmplex_acall(
     payload: dict[str, Any], settings: OpenAISettings, client: AsyncOpenAI, timeout: float | None
-) -> Any:
-    """Async twin of ``llmplex_call`` (``llmplex_astream`` too)."""
+) -> Awaitable[Any]:
+    """Async twin of ``llmplex_call`` (``llmplex_astream`` too): what to await (no coroutine of its own: one frame
+    fewer on every resumption of the call)."""
     asend = transport.asend_chat if settings.effective_api == "chat" else transport.asend_responses
-    return await asend(client, payload, request_timeout(timeout, settings.timeout))
+    return asend(client, payload, request_timeout(timeout, settings.timeout))
 
 
 # Whether the SDK streams is the payload's own "stream", so one send serves both hooks.

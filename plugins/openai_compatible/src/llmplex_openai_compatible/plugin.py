@@ -15,7 +15,7 @@ differences (``quirks``). A provider of one's own needs config alone::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import openai
@@ -81,11 +81,12 @@ def llmplex_call(payload: dict[str, Any], settings: CompatibleSettings, client: 
 
 
 @hookimpl
-async def llmplex_acall(
+def llmplex_acall(
     payload: dict[str, Any], settings: CompatibleSettings, client: AsyncOpenAI, timeout: float | None
-) -> Any:
-    """Async twin of ``llmplex_call``."""
-    return await transport.asend_chat(client, payload, request_timeout(timeout, settings.timeout))
+) -> Awaitable[Any]:
+    """Async twin of ``llmplex_call``: what to await (no coroutine of its own: one frame fewer on every resumption
+    of the call)."""
+    return transport.asend_chat(client, payload, request_timeout(timeout, settings.timeout))
 
 
 llmplex_stream = llmplex_call
