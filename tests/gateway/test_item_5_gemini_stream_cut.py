@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+import llmplex
 from llmplex.gateway.exchange import ESTIMATED
 from llmplex.gateway.records import RequestRecord
 from tests.gateway.harness import MASTER_KEY, Gateway, gateway_config, running_gateway
@@ -77,3 +78,24 @@ def test_item_5_a_gemini_stream_cut_before_any_usage_is_still_estimated(gateway:
     assert record.error_type == "client_disconnected" and record.usage is not None and record.usage_estimated
     assert record.usage.input_tokens > 900 and record.usage.output_tokens >= 1  # the prompt's estimate
     assert record.cost_note is not None and record.cost_note.startswith(ESTIMATED)
+
+
+async def test_item_5_a_stream_call_tells_the_usage_reported_so_far_before_and_after_its_cut(
+    server: StreamServer,
+) -> None:
+    chunks = [
+        response([text_part("Once")], finish_reason=None, usage_metadata=usage(4200, 1)),
+        response([text_part(" upon")], finish_reason=None, usage_metadata=usage(4200, 3, thoughts=5)),
+    ]
+    server.script(Reply.events(stream_body(chunks), ending="stall"))
+    client = llmplex.Client(providers={"g": {"plugin": "gemini", "base_url": server.url, "api_key": KEY}})
+    call = client.stream_call(MODEL, "tell a story", timeout=30)
+    assert call.reported_so_far() is None  # not started
+    events = call.astream()
+    texts = [(await anext(events)).text for _ in range(2)]
+    assert texts == ["Once", " upon"]
+    so_far = call.reported_so_far()
+    assert so_far is not None and (so_far.input_tokens, so_far.output_tokens) == (4200, 8)
+    await events.aclose()  # the caller leaves: core folds what was reported into the answer so far
+    cut = call.reported_so_far()
+    assert cut is not None and (cut.input_tokens, cut.output_tokens, cut.reasoning_tokens) == (4200, 8, 5)

@@ -60,23 +60,10 @@ def _tool_list(tools: Any) -> Any:
     )
 
 
-_CONTROL_ARGS = frozenset(
-    {
-        "system",
-        "tools",
-        "tool_choice",
-        "provider_options",
-        "previous_response_id",
-        "timeout",
-        "deadline",
-        "throttle",
-        "budget",
-        "fallbacks",
-        "cache",
-        "cache_key",
-    }
-)
+_REQUEST_ARGS = frozenset({"system", "tools", "tool_choice", "provider_options", "previous_response_id"})
+_CALL_ARGS = frozenset({"timeout", "deadline", "throttle", "budget", "fallbacks", "cache", "cache_key"})
 _CONVERSATION_ARGS = frozenset({"output", "output_retries", "output_strategy", "max_tool_rounds", "tool_context"})
+_NOT_OPTIONS = _REQUEST_ARGS | _CALL_ARGS | _CONVERSATION_ARGS
 
 
 class Client:
@@ -389,6 +376,12 @@ class Client:
             return self._astream_listing(model, prompt, mcp)
         return self._call(model, prompt, True, kwargs).astream()
 
+    def stream_call(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Call:
+        """``astream``'s call, not started, for a caller that charges a stream cut mid-way (the gateway): iterate
+        ``call.astream()`` or ``call.stream()``, and read ``call.reported_so_far()``. An MCP server in ``tools``
+        is not listed here: use ``astream``."""
+        return self._call(model, prompt, True, kwargs)
+
     async def _astream_listing(
         self, model: str | None, prompt: PromptInput, mcp: tuple[Any, CallArgs, set[str]]
     ) -> AsyncIterator[StreamEvent]:
@@ -484,9 +477,7 @@ def _build_request(model: str, prompt: PromptInput, stream: bool, args: CallArgs
         output=_request_output(args.get("output")),
         cache=args.get("cache"),
         cache_key=args.get("cache_key"),
-        options={
-            k: v for k, v in args.items() if k not in _CONTROL_ARGS and k not in _CONVERSATION_ARGS and v is not None
-        },
+        options={k: v for k, v in args.items() if k not in _NOT_OPTIONS and v is not None},
     )
 
 

@@ -32,7 +32,7 @@ from llmplex.reliability.rate_limits import ProviderLimits
 from llmplex.reliability.storage import MEMORY, store_for
 from llmplex.reliability.throttle import ThrottlePolicy
 from llmplex.routing import Group, Route, Router
-from llmplex.types import Request, Response, StreamEvent
+from llmplex.types import Request, Response, StreamEvent, Usage
 
 __all__ = ["Call", "CallPlanner"]
 
@@ -182,6 +182,10 @@ class Call:
     def where(self) -> Mapping[str, str]:
         """The fields every event of this call carries, for the model answering now."""
         return self.pipeline.retrier.where()
+
+    def reported_so_far(self) -> Usage | None:
+        """The usage the model answering this call's stream now reported so far (``Pipeline.reported_so_far``)."""
+        return self.pipeline.reported_so_far()
 
     def _on_group(self, group: Group) -> None:
         policy = self.planner.policy(group.name, self.throttle)

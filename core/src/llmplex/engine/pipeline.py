@@ -191,6 +191,22 @@ class Pipeline:
         assembler.add(event)
         return event
 
+    def reported_so_far(self) -> Usage | None:
+        """The usage this route's stream reported so far, in events or kept by the parser without one
+        (``state.usage_so_far``, as Gemini's); ``None`` before any, once the stream settled, or when the kept
+        counts cannot be read (as a cut-off counts them: unreported)."""
+        state, assembler = self._state, self._assembler
+        if state is None or assembler is None:
+            return None
+        if state.usage_so_far is not None:  # not folded into the answer yet
+            try:
+                usage = state.usage_so_far().usage
+            except Exception:  # a plugin's impossible counts: unreported, as _cut_off takes them
+                return None
+        else:
+            usage = assembler.usage
+        return usage if usage is not None and usage.reported else None
+
     def close(self) -> None:
         """The call is done with this route: a stream abandoned while answering settles as cut off (the
         tokens were spent), and whatever is still reserved is given back."""

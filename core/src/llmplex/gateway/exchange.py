@@ -6,7 +6,7 @@ request id, so a journal replayed after a crash never counts one twice.
 
 A stream that ended without the provider's final answer (the client left, the
 provider cut it) is recorded with the usage it reported (in an event, or kept by
-core without one, as Gemini's usage so far: ``reported_so_far``) or, when it
+core without one, as Gemini's usage so far: ``Call.reported_so_far``) or, when it
 reported none, an estimate (``StreamProgress``), marked as one in ``cost_note``.
 """
 
@@ -31,7 +31,7 @@ from llmplex.types import Usage
 if TYPE_CHECKING:
     from llmplex.engine.fallback import Call
 
-__all__ = ["ESTIMATED", "Exchange", "exchange_record", "new_request_id", "reported_so_far"]
+__all__ = ["ESTIMATED", "Exchange", "exchange_record", "new_request_id"]
 
 ESTIMATED = (
     "estimated: the stream ended before the provider reported its usage; the prompt's tokens plus the output "
@@ -91,31 +91,14 @@ def _abandoned(client: Client, exchange: Exchange) -> tuple[Usage, str, str, boo
     progress, spec = exchange.progress, exchange.spec
     if progress is None or spec is None:
         return None
-    usage, estimated = progress.usage(spec.messages, spec.kwargs, reported_so_far(exchange.call))
+    usage, estimated = progress.usage(
+        spec.messages, spec.kwargs, exchange.call.reported_so_far() if exchange.call is not None else None
+    )
     try:
         route = client.route(spec.model)
     except LLMError:
         return None
     return usage.priced(route.provider.info.name, route.model), route.provider.name, route.model, estimated
-
-
-def reported_so_far(call: Call | None) -> Usage | None:
-    """The usage the provider answering ``call``'s stream reported so far, where no event handed it on: Gemini
-    repeats its usage on every chunk and core keeps the latest without an event (``StreamState.usage_so_far``,
-    folded into the answer so far once the stream is cut off). ``None`` when it reported none (or none that
-    can be read)."""
-    if call is None:
-        return None
-    pipeline = call.pipeline  # the route answering now (a fallback replaces it)
-    state, assembler = pipeline._state, pipeline._assembler
-    try:
-        if state is not None and state.usage_so_far is not None:  # the stream is not closed yet
-            usage = state.usage_so_far().usage
-        else:  # closed: core folded it into the answer so far
-            usage = assembler.usage if assembler is not None else None
-    except Exception:  # impossible counts: as core counts them, unreported
-        return None
-    return usage if usage is not None and usage.reported else None
 
 
 def exchange_record(

@@ -308,7 +308,7 @@ class Pipeline:
             try:
                 # ``Client.astream``'s call, kept: what its provider reported so far is read there if the stream
                 # is cut (the gateway's tools are JSON declarations, never MCP servers to list first)
-                call = exchange.call = self.client._call(spec.model, spec.messages, True, kwargs)  # type: ignore[arg-type]
+                call = exchange.call = self.client.stream_call(spec.model, spec.messages, **kwargs)
                 async for event in call.astream():
                     progress.see(event)
                     if event.response_id and event.response_id != owned:
