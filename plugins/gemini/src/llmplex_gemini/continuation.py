@@ -36,10 +36,7 @@ class Hop:
         """Record ``chunk`` (plain data or the SDK's model); the chunk to hand on, its finish reason cleared
         when the stream goes on."""
         if type(chunk) is dict:
-            candidates = chunk.get("candidates")
-            finish = candidates[0].get("finishReason") if candidates else None
-            self._finished(finish, None)
-            self.usage = self.usage if chunk.get("usageMetadata") is None else chunk["usageMetadata"]
+            self.record(chunk)
             return chunk
         self.feedback = self.feedback or chunk.prompt_feedback is not None
         self.usage = self.usage if chunk.usage_metadata is None else chunk.usage_metadata
@@ -48,6 +45,16 @@ class Hop:
         candidate = chunk.candidates[0]
         self._finished(candidate.finish_reason, candidate.continuation_token)
         return _extra_utils.clear_intermediate_finish_reason(chunk, self.enabled, self.token)
+
+    def record(self, chunk: dict[str, Any]) -> None:
+        """Record a plain chunk (the lean reader's): its usage so far and finish reason; plain data carries no
+        continuation token, so a final finish lets go of the one held."""
+        if (usage := chunk.get("usageMetadata")) is not None:
+            self.usage = usage
+        if (candidates := chunk.get("candidates")) and (finish := candidates[0].get("finishReason")):
+            self.finish = finish
+            if finish != _CONTINUATION:
+                self.token = None
 
     def _finished(self, finish: Any, token: bytes | None) -> None:
         self.finish = finish or self.finish

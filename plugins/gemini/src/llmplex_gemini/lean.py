@@ -96,20 +96,15 @@ class LeanStream:
 
     def _chunks(self, response: httpx2.Response) -> Iterator[Any]:
         hop = continuation.Hop(self.call.continues)
-        observe, read = hop.observe, self._chunk
+        observe, record, read = hop.observe, hop.record, self._chunk
         try:
             for sse in iter_sse(_ended(response.iter_bytes())):  # runs for every chunk: the common one read here
                 try:
                     chunk = _loads(sse.data)
                 except JSONDecodeError:
                     chunk = _decoded(sse.data)
-                if _text_chunk(chunk):  # ``hop.observe`` of it, written out
-                    if (usage := chunk.get("usageMetadata")) is not None:
-                        hop.usage = usage
-                    if (candidates := chunk.get("candidates")) and (finish := candidates[0].get("finishReason")):
-                        hop.finish = finish
-                        if finish != _CONTINUATION:
-                            hop.token = None
+                if _text_chunk(chunk):  # the common chunk: recorded as ``observe`` would, without its checks
+                    record(chunk)
                     yield chunk
                 else:
                     yield observe(read(chunk, response))
@@ -123,20 +118,15 @@ class LeanStream:
 
     async def _achunks(self, response: httpx2.Response) -> AsyncIterator[Any]:
         hop = continuation.Hop(self.call.continues)
-        observe, read = hop.observe, self._chunk
+        observe, record, read = hop.observe, hop.record, self._chunk
         try:
             async for sse in aiter_sse(_aended(response.aiter_bytes())):  # as in ``_chunks``
                 try:
                     chunk = _loads(sse.data)
                 except JSONDecodeError:
                     chunk = _decoded(sse.data)
-                if _text_chunk(chunk):
-                    if (usage := chunk.get("usageMetadata")) is not None:
-                        hop.usage = usage
-                    if (candidates := chunk.get("candidates")) and (finish := candidates[0].get("finishReason")):
-                        hop.finish = finish
-                        if finish != _CONTINUATION:
-                            hop.token = None
+                if _text_chunk(chunk):  # the common chunk: recorded as ``observe`` would, without its checks
+                    record(chunk)
                     yield chunk
                 else:
                     yield observe(read(chunk, response))
@@ -162,8 +152,6 @@ class LeanStream:
 
 
 _loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
-_CONTINUATION = types.FinishReason.CONTINUATION
-"""A finish reason after which the request goes on (``continuation.Hop`` keeps its token)."""
 
 
 def _decoded(data: str) -> Any:
