@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 from llmplex_azure import transport as azure_transport
 from llmplex_gemini.plain import parse_response as parse_gemini
-from llmplex_openai import lean
 from llmplex_openai.chat import parse_chat_response
 from llmplex_openai.responses import parse_responses_response
 from llmplex_openai_compatible.quirks import format_request
@@ -30,11 +29,11 @@ from openai.resources.chat.completions.completions import Completions
 from pydantic import ValidationError
 
 import llmplex
-from llmplex.http.direct import DirectSender
 from llmplex.types import LLMConfig, Response, ToolCall, Usage
 from llmplex.types.request import plain_request
 from tests.contract import fixtures_openai as fx
 from tests.providers_next.test_item_3_azure_openai import _clean_environment
+from tests.speed.direct_posts import spy_direct_posts
 from tests.support.openai_wire import CHAT_PATH, RESPONSES_PATH, success_body
 from tests.support.stream_server import Reply, StreamServer
 
@@ -200,18 +199,7 @@ _ANSWER = success_body(CHAT_PATH, {"model": "m"}, "Hello!", _USAGE)
 
 
 def test_item_3_core_azure_direct_post_keeps_its_clients_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
-    posted: list[Any] = []
-    post = DirectSender.post
-
-    async def spy(self: DirectSender, url: str, headers: Any, body: bytes, timeout: Any, request: Any) -> Any:
-        posted.append(timeout)
-        return await post(self, url, headers, body, timeout, request)
-
-    def refused(http: object, request: Any) -> Any:
-        raise AssertionError("a context manager around the direct post")
-
-    monkeypatch.setattr(DirectSender, "post", spy)
-    monkeypatch.setattr(lean, "_sdk_errors", refused)
+    posted = spy_direct_posts(monkeypatch)
     with StreamServer() as server:
         server.script(*[Reply.json(200, _ANSWER)] * 3)
         llm = llmplex.Client(providers={"p": {"plugin": "azure", "endpoint": server.url, "api_key": "azk"}})

@@ -9,11 +9,11 @@ from typing import Any
 
 import openai
 import pytest
-from llmplex_openai import lean
 
 import llmplex
 from llmplex.http.direct import DirectSender
 from tests.contract import fixtures_openai as fx
+from tests.speed.direct_posts import spy_direct_posts
 from tests.support.openai_wire import CHAT_PATH, success_body
 from tests.support.stream_server import Reply, StreamServer
 
@@ -36,18 +36,7 @@ def _calls(server: StreamServer, timeouts: list[float | None]) -> list[llmplex.R
 
 
 def test_item_3_core_openai_direct_post_keeps_its_clients_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
-    posted: list[dict[str, Any]] = []
-    post = DirectSender.post
-
-    async def spy(self: DirectSender, url: str, headers: Any, body: bytes, timeout: Any, request: Any) -> Any:
-        posted.append(timeout)
-        return await post(self, url, headers, body, timeout, request)
-
-    def refused(http: object, request: Any) -> Any:
-        raise AssertionError("a context manager around the direct post")
-
-    monkeypatch.setattr(DirectSender, "post", spy)
-    monkeypatch.setattr(lean, "_sdk_errors", refused)
+    posted = spy_direct_posts(monkeypatch)
     with StreamServer() as server:
         server.script(*[Reply.json(200, _ANSWER)] * 3)
         answers = _calls(server, [None, None, None])
