@@ -5,11 +5,14 @@ Run: ``python bench/gateway.py [--quick] [--soak N] [--rounds N] [--scale F] [--
 the 100,000-request soak). The stub
 (``bench/openai_stub_server.py``) and each server run in their own processes: with two CPUs
 or more, this process (the client, the official ``openai`` SDK, async) is pinned to CPU 0 and
-the servers to CPU 1. Three targets, same client, same stub, same model answer:
+the servers to CPU 1. Four targets, same client, same stub, same model answer:
 
 * ``direct``: the SDK against the stub;
 * ``llmplex``: ``llmplex serve`` (one worker) with the stub as an ``openai-compatible`` provider
   instance, the client holding a virtual key (keys checked, spend logged to SQLite);
+* ``bare``: the floor of any Python gateway on this host, ``bench/bare_proxy.py`` (uvicorn, uvloop, httptools,
+  one aiohttp session forwarding bytes both ways; no key, parsing, routing or spend): what a second hop costs
+  at all, so that the gateway's figures above it are its own;
 * ``litellm``: the litellm proxy (``litellm[proxy]``), one worker, master key, no database.
 
 Each round measures every target in a rotating order: latency at 1 and 64 in flight, requests/s
@@ -272,6 +275,14 @@ def print_comparison(report: dict[str, Any]) -> None:
         f"goal: added time to the first streamed chunk <= {ADDED_TTFB_GOAL_MS} ms: {mine['added_ttfb']:.2f} ms, "
         f"{goal(mine['added_ttfb'] <= ADDED_TTFB_GOAL_MS)}"
     )
+    floor = rows["bare"]
+    report["above_bare"] = {key: mine[key] - floor[key] for key in ("added_p50_1", "cpu_64", "added_ttfb")}
+    print(
+        "the floor (bare: uvicorn + aiohttp forwarding bytes, nothing else) adds "
+        f"{floor['added_p50_1']:.2f} ms p50, {floor['added_ttfb']:.2f} ms to the first chunk and spends "
+        f"{floor['cpu_64']:.3f} ms CPU/request; llmplex serve above it: {report['above_bare']['added_p50_1']:.2f} ms "
+        f"p50, {report['above_bare']['added_ttfb']:.2f} ms first chunk, {report['above_bare']['cpu_64']:.3f} ms CPU"
+    )
     if "litellm" in rows:
         pairs = zip(mine["rounds"]["rps_64"], rows["litellm"]["rounds"]["rps_64"], strict=True)
         ratio = median([ours / theirs for ours, theirs in pairs])  # each round's ratio, then their median
@@ -390,9 +401,12 @@ async def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         key = servers.create_key(env, config)
         gateway = servers.start_gateway(work, env, config, server_cpu)
         started.append(gateway)
+        bare = servers.start_bare(work, stub.url, server_cpu)
+        started.append(bare)
         targets = [
             Target("direct", stub.url + "/v1", servers.UPSTREAM_KEY, servers.STUB_MODEL, serving=stub),
             Target("llmplex", gateway.url + "/v1", key, f"stub:{servers.STUB_MODEL}", gateway),
+            Target("bare", bare.url + "/v1", servers.UPSTREAM_KEY, servers.STUB_MODEL, bare),
         ]
         if proxy is not None:
             servers.litellm_ready(proxy, args.litellm_timeout)
@@ -405,6 +419,8 @@ async def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         gc.freeze()
         await compare(targets, counts, report)
         print_comparison(report)
+        bare.stop()  # measured: give its CPU back
+        started.remove(bare)
         if proxy is not None:
             report["litellm_rss_kib_after"] = proxy.rss_kib()
             proxy.stop()  # the proxy is not needed for the soak: give its CPU back

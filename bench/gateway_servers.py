@@ -218,6 +218,16 @@ def start_uvicorn(work: Path, env: dict[str, str], cpu: int | None, loop: str, h
     return server.wait_ready(f"http://127.0.0.1:{port}", "/health/liveness", 60)
 
 
+def start_bare(work: Path, stub_url: str, cpu: int | None) -> Server:
+    """``bench/bare_proxy.py`` under uvicorn (uvloop, httptools, one worker) in front of the stub."""
+    port = free_port()
+    command = [sys.executable, "-m", "uvicorn", "bare_proxy:app", "--host", "127.0.0.1", "--port", str(port)]
+    command += ["--loop", "uvloop", "--http", "httptools", "--no-access-log", "--log-level", "warning"]
+    env = dict(os.environ, BARE_UPSTREAM=stub_url, BARE_KEY=UPSTREAM_KEY, PYTHONPATH=str(HERE))
+    server = Server("the bare proxy", command, env, cpu, work / f"bare-{port}.log")
+    return server.wait_ready(f"http://127.0.0.1:{port}", "/health", 60)
+
+
 PROXY_VENV = Path(os.environ.get("LLMPLEX_LITELLM_PROXY_VENV", Path.home() / ".cache/llmplex/litellm-proxy"))
 """Where ``tools/ensure_services.sh`` installs ``litellm[proxy]`` in a venv of its own."""
 

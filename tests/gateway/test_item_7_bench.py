@@ -30,7 +30,7 @@ def test_item_7_bench_runs_quick(tmp_path: Path) -> None:
     )
     report = json.loads(report_file.read_text())
 
-    assert set(report["targets"]) == {"direct", "llmplex", "litellm"}
+    assert set(report["targets"]) == {"direct", "llmplex", "bare", "litellm"}
     for name, row in report["targets"].items():
         for figure in ROW_FIGURES:
             assert row[figure] > 0 and math.isfinite(row[figure]), (name, figure, row[figure])
@@ -43,6 +43,8 @@ def test_item_7_bench_runs_quick(tmp_path: Path) -> None:
     assert report["litellm_rss_kib"] > 0 and report["litellm_start_seconds"] > 0
     assert len(report["round_loads"]) == 1 and float(report["round_loads"][0]) >= 0
 
+    above = report["above_bare"]  # the gateway's figures over the floor's (bench/bare_proxy.py)
+    assert set(above) == {"added_p50_1", "cpu_64", "added_ttfb"} and all(math.isfinite(v) for v in above.values())
     assert 0 <= report["own_overhead"]["p50"] <= report["own_overhead"]["p99"]
     soak = report["soak"]
     assert soak["requests"] == 64 and soak["rss_after_warmup_kib"] > 10_000 and soak["rss_after_soak_kib"] > 10_000
@@ -59,6 +61,7 @@ def test_item_7_bench_runs_quick(tmp_path: Path) -> None:
         "added p99 at 1 in flight",
         "litellm proxy's",
         "own time",
+        "the floor (bare",
         "RSS",
         "server settings",
     ):
