@@ -43,6 +43,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+import botocore.useragent
 import botocore.utils
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse, prepare_request_dict
 from botocore.context import get_context, start_as_current_context
@@ -50,6 +51,7 @@ from botocore.endpoint import convert_to_response_dict
 from botocore.handlers import add_recursion_detection_header
 
 from llmplex_bedrock.lean import EventDecoder, stream_decoder
+from llmplex_bedrock.serialize import RequestSerializer
 from llmplex_bedrock.signing import LeanSigV4Auth, SigningCache
 
 __all__ = ["OPERATION", "LeanRequest", "lean_request", "raise_for_status"]
@@ -77,6 +79,9 @@ _DEFAULT_HANDLERS: Mapping[str, tuple[str, ...]] = {
 }
 """The handlers botocore registers on a ``bedrock-runtime`` client for ConverseStream (and llmplex's sender): what
 the lean request does in their place. Any other set (a user's hook, another botocore) leaves the call to boto3."""
+
+_AGENTS = 16
+"""User-Agent strings kept per client (one per set of features a call registered): beyond, they start again."""
 
 _RETRY_HEADER = "attempt=1; max=1"
 """``amz-sdk-request`` of the only attempt (retries are core's: ``total_max_attempts=1``)."""
@@ -113,6 +118,10 @@ class LeanRequest:
     decoder: EventDecoder
     """The lean reader's decoder of ``stream_parser``'s events (``llmplex_bedrock.lean``)."""
     signing_cache: SigningCache
+    serialize: RequestSerializer
+    """The client's serializer for the operation, compiled (``llmplex_bedrock.serialize``)."""
+    agents: dict[tuple[Any, ...], str] = field(default_factory=dict)
+    """User-Agent strings by creator, client features and the call's features (``user_agent``)."""
 
     def usable(self) -> bool:
         """Whether the lean request is still boto3's: no handler (un)registered since, credentials fresh."""
@@ -129,13 +138,13 @@ class LeanRequest:
         """The signed request ``converse_stream(**params)`` would send now (``ParamValidationError`` as boto3's)."""
         client = self.client
         with start_as_current_context():
-            request_dict = client._serializer.serialize_to_request(params, self.operation)
+            request_dict = self.serialize(params)
             if not client._client_config.inject_host_prefix:
                 request_dict.pop("host_prefix", None)
             invocation = str(uuid.uuid4())
             context = {**self.context, "retries": {"attempt": 1, "invocation-id": invocation, "max": 1}}
             user_agent = client._user_agent_creator
-            agent = user_agent.to_string()
+            agent = self.user_agent(user_agent)
             prepare_request_dict(request_dict, self.endpoint_url, context=context, user_agent=agent)
             add_recursion_detection_header(request_dict)
             method, url, body = request_dict["method"], request_dict["url"], request_dict["body"] or None
@@ -145,7 +154,7 @@ class LeanRequest:
             credentials = client._request_signer._credentials.get_frozen_credentials()
             LeanSigV4Auth(credentials, self.signing_name, self.region, self.signing_cache).add_auth(request)
             if headers.get("User-Agent") and _features() != features:  # rebuilt as botocore rebuilds it after
-                headers["User-Agent"] = user_agent.to_string()  # signing: the features registered since added
+                headers["User-Agent"] = self.user_agent(user_agent)  # signing: the features registered since added
             headers["amz-sdk-invocation-id"] = invocation
             headers["amz-sdk-request"] = _RETRY_HEADER
             sent: dict[str, Any] = {  # the endpoint's _encode_headers
@@ -153,6 +162,23 @@ class LeanRequest:
             }
             sent["Content-Length"] = str(botocore.utils.determine_content_length(body))  # as AWSRequest.prepare
             return AWSPreparedRequest(method, url, cast(Any, sent), body, True)
+
+    def user_agent(self, creator: Any) -> str:
+        """``creator.to_string()``, built once per client and set of features (its other parts are the client's,
+        fixed when it was built); a ``modify_components`` of the user's own is called every time."""
+        context = get_context()
+        features = () if context is None else tuple(context.features)
+        modify = getattr(botocore.useragent, "modify_components", None)
+        if getattr(modify, "__module__", None) != "botocore.useragent":
+            return str(creator.to_string())
+        key = (creator, tuple(creator._client_features or ()), features)
+        agents = self.agents
+        agent = agents.get(key)
+        if agent is None:
+            if len(agents) >= _AGENTS:
+                agents.clear()
+            agent = agents[key] = str(creator.to_string())
+        return agent
 
     def events_of(self, raw: Any) -> Any:
         """botocore's ``EventStream`` over ``raw`` (a body with ``stream()``), as the parser would build it."""
@@ -291,6 +317,7 @@ def _prepared(client: Any) -> LeanRequest | None:
         stream_parser=parser,
         decoder=decoder,
         signing_cache=SigningCache(),
+        serialize=RequestSerializer(client._serializer, operation),
     )
 
 
