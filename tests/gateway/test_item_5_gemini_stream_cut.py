@@ -3,20 +3,24 @@
 Gemini repeats its usage so far on every chunk; core keeps the latest without an event (``StreamState.usage_so_far``,
 fcc7e6b) and hands it on only with the finish. A client that leaves before the finish used to be charged the
 gateway's estimate (the prompt's characters over 4, the output streamed so far): its row now holds the counts the
-provider reported, not marked as an estimate. A stream that reported nothing is still estimated.
+provider reported, not marked as an estimate. A stream that reported nothing is still estimated, and so is one whose
+usage so far cannot be read, is impossible (negative counts) or absurd (more than ``MOST_TOKENS``): never 0, never
+a request without its row.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
 
 import llmplex
+from llmplex.engine.fallback import Call
 from llmplex.gateway.exchange import ESTIMATED
 from llmplex.gateway.records import RequestRecord
+from llmplex.types import Usage
 from tests.gateway.harness import MASTER_KEY, Gateway, gateway_config, running_gateway
 from tests.plugins.gemini.wire import response, stream_body, text_part, usage
 from tests.support.stream_server import Reply, StreamServer
@@ -99,3 +103,31 @@ async def test_item_5_a_stream_call_tells_the_usage_reported_so_far_before_and_a
     await events.aclose()  # the caller leaves: core folds what was reported into the answer so far
     cut = call.reported_so_far()
     assert cut is not None and (cut.input_tokens, cut.output_tokens, cut.reasoning_tokens) == (4200, 8, 5)
+
+
+def _raises(call: object) -> Usage | None:
+    raise RuntimeError("a plugin's usage so far broke")
+
+
+def _negative(call: object) -> Usage | None:
+    return Usage.model_construct(input_tokens=-5, output_tokens=-3, total_tokens=-8)
+
+
+def _absurd(call: object) -> Usage | None:
+    return Usage(input_tokens=10**11, output_tokens=10**11)
+
+
+def _not_a_usage(call: object) -> Usage | None:
+    return cast(Usage, {"input_tokens": 4200, "output_tokens": 8})
+
+
+@pytest.mark.parametrize("reported_so_far", [_raises, _negative, _absurd, _not_a_usage])
+def test_item_5_a_cut_stream_whose_usage_so_far_is_broken_is_charged_the_estimate(
+    gateway: Gateway, server: StreamServer, monkeypatch: pytest.MonkeyPatch, reported_so_far: Any
+) -> None:
+    monkeypatch.setattr(Call, "reported_so_far", reported_so_far)
+    record = _cut(gateway, server, [response([text_part("Once upon")], finish_reason=None)], b"upon")
+    assert record.error_type == "client_disconnected" and record.usage is not None and record.usage_estimated
+    assert record.usage.input_tokens > 900 and 1 <= record.usage.output_tokens < 100  # the prompt's estimate
+    assert record.cost_usd is not None and record.cost_usd > 0
+    assert record.cost_note is not None and record.cost_note.startswith(ESTIMATED)

@@ -7,7 +7,8 @@ request id, so a journal replayed after a crash never counts one twice.
 A stream that ended without the provider's final answer (the client left, the
 provider cut it) is recorded with the usage it reported (in an event, or kept by
 core without one, as Gemini's usage so far: ``Call.reported_so_far``) or, when it
-reported none, an estimate (``StreamProgress``), marked as one in ``cost_note``.
+reported none, an estimate (``StreamProgress``), marked as one in ``cost_note``. A usage so far that cannot be
+read, breaks ``Usage``'s rules or counts more than ``MOST_TOKENS`` counts as none reported.
 """
 
 from __future__ import annotations
@@ -31,13 +32,17 @@ from llmplex.types import Usage
 if TYPE_CHECKING:
     from llmplex.engine.fallback import Call
 
-__all__ = ["ESTIMATED", "Exchange", "exchange_record", "new_request_id"]
+__all__ = ["ESTIMATED", "MOST_TOKENS", "Exchange", "exchange_record", "new_request_id"]
 
 ESTIMATED = (
     "estimated: the stream ended before the provider reported its usage; the prompt's tokens plus the output "
     "streamed so far, at 4 characters a token"
 )
 """How ``cost_note`` starts for a usage the gateway estimated."""
+
+MOST_TOKENS = 10**8
+"""The most tokens a cut stream's usage so far may count (input plus output) to be charged: no model reads or writes
+that many in one request, so more is a provider's (or plugin's) error, and the stream is estimated instead."""
 
 _ids = itertools.count(1)
 _process = uuid.uuid4().hex[:12]
@@ -85,15 +90,30 @@ class Exchange:
         return before + (end - self.answered if self.answered is not None else 0.0)
 
 
+def _so_far(call: Call | None) -> Usage | None:
+    """The usage ``call``'s provider reported so far, when it can be read and is possible (see the module)."""
+    if call is None:
+        return None
+    try:
+        usage = call.reported_so_far()
+        if not isinstance(usage, Usage):
+            return None
+        counts = usage.model_dump(exclude={"reported"})
+        checked = Usage.of(counts)  # the counts checked again: a plugin may have built it without validation
+    except Exception:  # a plugin's broken usage: none reported, the stream is estimated
+        return None
+    if not usage.reported or checked.input_tokens + checked.output_tokens > MOST_TOKENS:
+        return None
+    return usage
+
+
 def _abandoned(client: Client, exchange: Exchange) -> tuple[Usage, str, str, bool] | None:
     """The usage, provider and model to charge a stream that ended without the provider's final answer: what it
     reported, else an estimate (and whether it is one)."""
     progress, spec = exchange.progress, exchange.spec
     if progress is None or spec is None:
         return None
-    usage, estimated = progress.usage(
-        spec.messages, spec.kwargs, exchange.call.reported_so_far() if exchange.call is not None else None
-    )
+    usage, estimated = progress.usage(spec.messages, spec.kwargs, _so_far(exchange.call))
     try:
         route = client.route(spec.model)
     except LLMError:
