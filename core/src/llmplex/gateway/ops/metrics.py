@@ -14,6 +14,7 @@ worker writes its figures there and ``/metrics`` adds them up.
 from __future__ import annotations
 
 import os
+from bisect import bisect_left
 from typing import TYPE_CHECKING, Any
 
 from llmplex.gateway.records import RequestRecord
@@ -127,7 +128,7 @@ class Metrics:
         self.in_flight = Gauge(
             prefix + "in_flight", "Requests being served.", ("endpoint",), registry=r, multiprocess_mode="livesum"
         )
-        self._children: dict[tuple[str, str, str, str, str], _Children] = {}
+        self._children: dict[tuple[str, str, str, str, str, int], _Children] = {}
         self._gauges: dict[str, Any] = {}
 
     def gauge(self, endpoint: str) -> Any:
@@ -137,36 +138,44 @@ class Metrics:
             child = self._gauges[endpoint] = self.in_flight.labels(endpoint)
         return child
 
-    def _of(self, endpoint: str, model: str, provider: str, key: str, status: str) -> _Children:
-        """The collectors' children of one label set, looked up once (``labels`` validates and locks each time)."""
-        found = self._children.get((endpoint, model, provider, key, status))
+    def _of(self, record: RequestRecord) -> _Children:
+        """The children of ``record``'s label set, looked up once per label inputs (``labels`` validates and
+        locks each time)."""
+        inputs = (record.endpoint, record.provider, record.model, record.model_asked, record.key_name, record.status)
+        found = self._children.get(inputs)
         if found is None:
             if len(self._children) >= _MAX_CACHED:
                 self._children.clear()
-            found = _Children(self, endpoint, model, provider, key, status)
-            self._children[(endpoint, model, provider, key, status)] = found
+            labels = self.labels
+            found = self._children[inputs] = _Children(
+                self,
+                record.endpoint,
+                labels.model(record),
+                labels.provider(record),
+                record.key_name or "anonymous",
+                _status(record.status),
+            )
         return found
 
     def observe(self, record: RequestRecord, overhead: float | None) -> None:
         """Count one finished request."""
-        labels = self.labels
-        model, provider = labels.model(record), labels.provider(record)
-        key = record.key_name or "anonymous"
-        children = self._of(record.endpoint, model, provider, key, _status(record.status))
-        children.requests.inc()
+        children = self._of(record)
+        children.requests.inc(1)
         if record.error_type:
-            self.errors.labels(record.endpoint, model, provider, key, labels.error_type(record.error_type)).inc()
+            children.error(record.error_type).inc(1)
         usage = record.usage
         if usage is not None:
             counts = (usage.input_tokens, usage.output_tokens, usage.cached_tokens, usage.reasoning_tokens)
             for index, count in enumerate(counts):
                 if count > 0:
                     children.tokens(index).inc(count)
-        if record.cost_usd is not None and record.cost_usd > 0:
-            self.cost.labels(model, provider, key).inc(float(record.cost_usd))
-        children.latency.observe(record.latency)
+        if record.cost_usd is not None:
+            cost = float(record.cost_usd)
+            if cost > 0:
+                children.cost().inc(cost)
+        _observe(children.latency, record.latency)
         if overhead is not None:
-            children.overhead.observe(overhead)
+            _observe(children.overhead, overhead)
 
     def exposition(self) -> tuple[bytes, str]:
         """The metrics in the Prometheus text format, and its content type (all workers' together)."""
@@ -182,21 +191,52 @@ class Metrics:
         return generate_latest(registry), CONTENT_TYPE_LATEST
 
 
+def _observe(histogram: tuple[Any, list[Any], list[float]], amount: float) -> None:
+    """``Histogram.observe`` on a child's values: its sum and the first bucket whose bound holds ``amount``."""
+    total, buckets, bounds = histogram
+    total.inc(amount)
+    buckets[bisect_left(bounds, amount)].inc(1)
+
+
 class _Children:
-    """The children of one label set (``requests``, ``latency``, ``overhead``; ``tokens`` of a kind made when first
-    counted, so that a kind never seen shows no series)."""
+    """The values of one label set's children (``prometheus_client``'s ``_value``, and a histogram's ``_sum``,
+    ``_buckets`` and ``_upper_bounds``: what ``inc`` and ``observe`` add to after checks that a child and a
+    positive amount always pass); a token kind, the cost and an error type are made when first counted, so that
+    none never seen shows a series."""
 
     def __init__(self, metrics: Metrics, endpoint: str, model: str, provider: str, key: str, status: str) -> None:
-        self.requests = metrics.requests.labels(endpoint, model, provider, key, status)
-        self.latency = metrics.latency.labels(endpoint, model)
-        self.overhead = metrics.overhead.labels(endpoint)
-        self._tokens = metrics.tokens
-        self._names = (model, provider, key)
+        self.requests = metrics.requests.labels(endpoint, model, provider, key, status)._value
+        self.latency = _histogram(metrics.latency.labels(endpoint, model))
+        self.overhead = _histogram(metrics.overhead.labels(endpoint))
+        self._metrics = metrics
+        self._names = (endpoint, model, provider, key)
         self._kinds: list[Any] = [None] * len(_TOKEN_KINDS)
+        self._cost: Any = None
+        self._errors: dict[str, Any] = {}
 
     def tokens(self, index: int) -> Any:
-        """The token counter of kind ``_TOKEN_KINDS[index]``."""
+        """The token counter's value of kind ``_TOKEN_KINDS[index]``."""
         child = self._kinds[index]
         if child is None:
-            child = self._kinds[index] = self._tokens.labels(*self._names, _TOKEN_KINDS[index])
+            child = self._kinds[index] = self._metrics.tokens.labels(*self._names[1:], _TOKEN_KINDS[index])._value
         return child
+
+    def cost(self) -> Any:
+        """The cost counter's value."""
+        if self._cost is None:
+            self._cost = self._metrics.cost.labels(*self._names[1:])._value
+        return self._cost
+
+    def error(self, kind: str) -> Any:
+        """The error counter's value of type ``kind`` (bounded by ``MetricLabels.error_type``)."""
+        child = self._errors.get(kind)
+        if child is None:
+            metrics = self._metrics
+            child = metrics.errors.labels(*self._names, metrics.labels.error_type(kind))._value
+            if len(self._errors) < _MAX_ERROR_TYPES:
+                self._errors[kind] = child
+        return child
+
+
+def _histogram(child: Any) -> tuple[Any, list[Any], list[float]]:
+    return child._sum, child._buckets, child._upper_bounds
