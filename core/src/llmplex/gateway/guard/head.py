@@ -16,6 +16,10 @@ its ``HeadLimits`` on the uvicorn config (``GuardedConfig``). While a request's 
 None of these requests reaches the application. The answers are JSON in the OpenAI error
 shape (the Anthropic shape for ``/v1/messages``).
 
+An answer's head is written with its body's first bytes, in one ``transport.write`` (one ``send`` syscall)
+instead of two (``_OneWrite``): a whole answer's with its body, a stream's with its first chunk when that is
+written in the same step of the event loop (else on its own at the next step).
+
 Every request's scope carries ``scope["extensions"][CONNECTION_LOST]["future"]``: a future of its connection,
 done once the connection is lost, so that the application learns of a client that left without a task waiting on
 ``receive`` (a request's own task and the loop's steps for it).
@@ -75,6 +79,50 @@ class GuardedConfig(uvicorn.Config):
     def __init__(self, app: Any, head_limits: HeadLimits, **kwargs: Any) -> None:
         super().__init__(app, **kwargs)
         self.head_limits = head_limits
+
+
+class _OneWrite:
+    """The transport of one request's response cycle: the answer's head is written with the body's first bytes
+    in one ``write``. The head of an answer of known length (``content-length``, not ``HEAD``) waits for its
+    body; a stream's head (chunked) for its first chunk written in the same step of the loop, else it is
+    written on its own at the next step."""
+
+    __slots__ = ("cycle", "head", "loop", "transport")
+
+    def __init__(self, transport: asyncio.Transport, cycle: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self.transport = transport
+        self.cycle: Any = cycle  # until the head is written
+        self.loop = loop
+        self.head: bytes | None = None
+
+    def write(self, data: bytes) -> None:
+        cycle = self.cycle
+        if cycle is not None and cycle.response_started:  # the head: the first write once the answer started
+            self.cycle = None
+            chunked = cycle.chunked_encoding
+            if chunked is False and cycle.scope["method"] != "HEAD":
+                self.head = data  # the body, written next (empty or not), takes it along
+                return
+            if chunked:
+                self.head = data
+                self.loop.call_soon(self.flush)  # a stream whose first chunk is not written in this step
+                return
+        elif self.head is not None:
+            data, self.head = self.head + data, None
+        self.transport.write(data)
+
+    def flush(self) -> None:
+        """Write the head still held, on its own."""
+        if self.head is not None and not self.transport.is_closing():
+            self.transport.write(self.head)
+        self.head = None
+
+    def is_closing(self) -> bool:
+        return self.transport.is_closing()
+
+    def close(self) -> None:
+        self.flush()  # a head whose body never came: written, as uvicorn would have
+        self.transport.close()
 
 
 class GuardedHttpToolsProtocol(HttpToolsProtocol):
@@ -160,7 +208,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             )
             self._refuse(503, GatewayError(503, message, code="too_many_connections", retry_after=1))
             return
+        cycle = self.cycle
         super().on_headers_complete()
+        if self.cycle is not cycle and self.cycle is not None:  # this request's cycle (not an upgrade's)
+            self.cycle.transport = _OneWrite(self.transport, self.cycle, self.loop)  # type: ignore[assignment]
 
     def on_body(self, body: bytes) -> None:
         if not self._refused:
