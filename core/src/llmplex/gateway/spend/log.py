@@ -17,7 +17,7 @@ budgets kept in memory).
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +26,6 @@ from llmplex.gateway.keys.limits import KeyLimits
 from llmplex.gateway.records import RequestRecord
 from llmplex.gateway.spend.bodies import bodies_of, collected
 from llmplex.reliability.budget import Budget
-from llmplex.store.schema import USAGE_COLUMNS
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -38,33 +37,41 @@ __all__ = ["SpendRecorder", "request_row", "spend_json", "spend_totals", "spent_
 
 GROUPINGS = ("key", "model", "day")
 
+_EPOCH = datetime(1970, 1, 1)  # naive UTC, as the rows' created_at
+
 SETTLE_WAIT = 1.0
 """Seconds an answer waits for its settlement before its last byte (then it goes on in the background)."""
 
 
 def request_row(record: RequestRecord, calls: list[Any] | None = None) -> dict[str, Any]:
     """The ``calls`` row of one finished gateway request: figures, and the bodies of ``calls`` if given."""
-    usage = record.usage
-    ok = record.error_type is None and record.status < 400
+    options: dict[str, Any] = {"endpoint": record.endpoint, "http_status": record.status, "stream": record.stream}
+    if record.usage_estimated:
+        options["usage_estimated"] = True
+    error_type = record.error_type
     row: dict[str, Any] = {
-        "created_at": datetime.fromtimestamp(record.started_at, UTC).replace(tzinfo=None),
+        "created_at": _EPOCH + timedelta(0, record.started_at),  # naive UTC, rounded as fromtimestamp rounds
         "request_id": record.request_id,
         "model_asked": record.model_asked[:255],
         "provider": record.provider[:128],
         "model": record.model[:255],
-        "status": "ok" if ok else "error",
-        "error_type": record.error_type,
-        "options": {"endpoint": record.endpoint, "http_status": record.status, "stream": record.stream},
+        "status": "ok" if error_type is None and record.status < 400 else "error",
+        "error_type": error_type,
+        "options": options,
         "cost_usd": record.cost_usd,
         "cost_note": record.cost_note,
         "latency": record.latency,
         "cached": False,
         "key_name": record.key_name[:255] or None,
     }
-    if usage is not None:
-        row.update({name: getattr(usage, name) for name in USAGE_COLUMNS})
-    if record.usage_estimated:
-        row["options"]["usage_estimated"] = True
+    usage = record.usage
+    if usage is not None:  # USAGE_COLUMNS, read without a getattr each
+        row["input_tokens"] = usage.input_tokens
+        row["output_tokens"] = usage.output_tokens
+        row["total_tokens"] = usage.total_tokens
+        row["cached_tokens"] = usage.cached_tokens
+        row["cache_write_tokens"] = usage.cache_write_tokens
+        row["reasoning_tokens"] = usage.reasoning_tokens
     if calls:
         row.update(bodies_of(calls))
     return row
