@@ -1,10 +1,10 @@
 """Issue 34 item 5: the gateway's metrics count a request without asking ``prometheus_client`` for a child.
 
 ``Metrics.observe`` looked the cost and the error counters' children up with ``labels`` on every request (a
-validation and a lock each), worked the label values out again each time, and went through ``inc``/``observe``'s
-checks. Now each label set's children are kept once per the record's label inputs, the cost and each error type
-among them, and a request adds to their values directly (a histogram's bucket found by bisection). The exposition
-is the same, byte for byte, as through prometheus-client's public calls, and the label values stay bounded.
+validation and a lock each) and worked the label values out again each time. Now each label set's children are
+kept once per the record's label inputs, the cost and each error type among them (counted through the children's
+public ``inc``/``observe``). The exposition is the same, byte for byte, as through prometheus-client's public
+calls, and the label values stay bounded.
 """
 
 from __future__ import annotations

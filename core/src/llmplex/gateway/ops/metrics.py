@@ -14,7 +14,6 @@ worker writes its figures there and ``/metrics`` adds them up.
 from __future__ import annotations
 
 import os
-from bisect import bisect_left
 from typing import TYPE_CHECKING, Any
 
 from llmplex.gateway.records import RequestRecord
@@ -160,9 +159,9 @@ class Metrics:
     def observe(self, record: RequestRecord, overhead: float | None) -> None:
         """Count one finished request."""
         children = self._of(record)
-        children.requests.inc(1)
+        children.requests.inc()
         if record.error_type:
-            children.error(record.error_type).inc(1)
+            children.error(record.error_type).inc()
         usage = record.usage
         if usage is not None:
             counts = (usage.input_tokens, usage.output_tokens, usage.cached_tokens, usage.reasoning_tokens)
@@ -173,9 +172,9 @@ class Metrics:
             cost = float(record.cost_usd)
             if cost > 0:
                 children.cost().inc(cost)
-        _observe(children.latency, record.latency)
+        children.latency.observe(record.latency)
         if overhead is not None:
-            _observe(children.overhead, overhead)
+            children.overhead.observe(overhead)
 
     def exposition(self) -> tuple[bytes, str]:
         """The metrics in the Prometheus text format, and its content type (all workers' together)."""
@@ -191,23 +190,14 @@ class Metrics:
         return generate_latest(registry), CONTENT_TYPE_LATEST
 
 
-def _observe(histogram: tuple[Any, list[Any], list[float]], amount: float) -> None:
-    """``Histogram.observe`` on a child's values: its sum and the first bucket whose bound holds ``amount``."""
-    total, buckets, bounds = histogram
-    total.inc(amount)
-    buckets[bisect_left(bounds, amount)].inc(1)
-
-
 class _Children:
-    """The values of one label set's children (``prometheus_client``'s ``_value``, and a histogram's ``_sum``,
-    ``_buckets`` and ``_upper_bounds``: what ``inc`` and ``observe`` add to after checks that a child and a
-    positive amount always pass); a token kind, the cost and an error type are made when first counted, so that
-    none never seen shows a series."""
+    """The children of one label set (``requests``, ``latency``, ``overhead``); a token kind, the cost and an error
+    type are made when first counted, so that none never seen shows a series."""
 
     def __init__(self, metrics: Metrics, endpoint: str, model: str, provider: str, key: str, status: str) -> None:
-        self.requests = metrics.requests.labels(endpoint, model, provider, key, status)._value
-        self.latency = _histogram(metrics.latency.labels(endpoint, model))
-        self.overhead = _histogram(metrics.overhead.labels(endpoint))
+        self.requests = metrics.requests.labels(endpoint, model, provider, key, status)
+        self.latency = metrics.latency.labels(endpoint, model)
+        self.overhead = metrics.overhead.labels(endpoint)
         self._metrics = metrics
         self._names = (endpoint, model, provider, key)
         self._kinds: list[Any] = [None] * len(_TOKEN_KINDS)
@@ -215,28 +205,24 @@ class _Children:
         self._errors: dict[str, Any] = {}
 
     def tokens(self, index: int) -> Any:
-        """The token counter's value of kind ``_TOKEN_KINDS[index]``."""
+        """The token counter of kind ``_TOKEN_KINDS[index]``."""
         child = self._kinds[index]
         if child is None:
-            child = self._kinds[index] = self._metrics.tokens.labels(*self._names[1:], _TOKEN_KINDS[index])._value
+            child = self._kinds[index] = self._metrics.tokens.labels(*self._names[1:], _TOKEN_KINDS[index])
         return child
 
     def cost(self) -> Any:
-        """The cost counter's value."""
+        """The cost counter."""
         if self._cost is None:
-            self._cost = self._metrics.cost.labels(*self._names[1:])._value
+            self._cost = self._metrics.cost.labels(*self._names[1:])
         return self._cost
 
     def error(self, kind: str) -> Any:
-        """The error counter's value of type ``kind`` (bounded by ``MetricLabels.error_type``)."""
+        """The error counter of type ``kind`` (bounded by ``MetricLabels.error_type``)."""
         child = self._errors.get(kind)
         if child is None:
             metrics = self._metrics
-            child = metrics.errors.labels(*self._names, metrics.labels.error_type(kind))._value
+            child = metrics.errors.labels(*self._names, metrics.labels.error_type(kind))
             if len(self._errors) < _MAX_ERROR_TYPES:
                 self._errors[kind] = child
         return child
-
-
-def _histogram(child: Any) -> tuple[Any, list[Any], list[float]]:
-    return child._sum, child._buckets, child._upper_bounds
