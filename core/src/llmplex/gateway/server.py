@@ -40,11 +40,29 @@ _STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"me
 _ENCODER = json.JSONEncoder(default=str)
 """``json.dumps(entry, default=str)`` builds this encoder anew on every call (every request's access line)."""
 
+_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+_ENCODE: Callable[[Any, int], Any] | None = (
+    None
+    if _C_ENCODER is None  # no C accelerator: _ENCODER.encode
+    else _C_ENCODER(None, str, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True)
+)
+"""``_ENCODER.encode``'s C encoder, made once (``encode`` makes one per call), without its check for circular
+values (a log line's fields hold none; one would fail the line, as logging reports a line that cannot be made)."""
+
+
+_MAX_SHAPES = 256
+"""Sets of record attribute names a formatter remembers the extra fields of (then it starts again)."""
+
 
 class JSONLogFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message and the record's ``extra`` fields."""
 
     _second: tuple[int, str] = (-1, "")  # the last whole second formatted, and its text
+    _extras: dict[tuple[str, ...], tuple[str, ...]]  # a record's attribute names -> its extra fields among them
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._extras = {}
 
     def _time(self, record: logging.LogRecord) -> str:
         """``formatTime(record, "%Y-%m-%dT%H:%M:%S")``, each second's text made once."""
@@ -60,10 +78,19 @@ class JSONLogFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
-        entry.update({k: v for k, v in record.__dict__.items() if k not in _STANDARD and not k.startswith("_")})
+        attributes = record.__dict__
+        names = tuple(attributes)
+        extras = self._extras.get(names)
+        if extras is None:  # a new set of names (the access line's is always the same): its extras picked once
+            extras = tuple(k for k in names if k not in _STANDARD and not k.startswith("_"))
+            if len(self._extras) >= _MAX_SHAPES:
+                self._extras.clear()
+            self._extras[names] = extras
+        for name in extras:
+            entry[name] = attributes[name]
         if record.exc_info:
             entry["error"] = self.formatException(record.exc_info).splitlines()[-1]
-        return _ENCODER.encode(entry)
+        return _ENCODER.encode(entry) if _ENCODE is None else "".join(_ENCODE(entry, 0))
 
 
 def _configure_logging() -> None:
