@@ -61,9 +61,13 @@ class StreamAssembler:
 
     def response(self, attempts: int, latency: float) -> Response:
         """The whole answer."""
-        calls = tuple(
-            ToolCall(id=c["id"] or f"call_{i}", name=c["name"], arguments="".join(c["arguments"]) or "{}")
-            for i, c in sorted(self.calls.items())
+        calls = (
+            tuple(
+                ToolCall(id=c["id"] or f"call_{i}", name=c["name"], arguments="".join(c["arguments"]) or "{}")
+                for i, c in sorted(self.calls.items())
+            )
+            if self.calls
+            else ()
         )
         finish = self.finish_reason or ("tool_calls" if calls else "stop")
         text, usage, response_id = "".join(self.text), self.usage, self.response_id

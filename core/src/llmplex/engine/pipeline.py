@@ -267,7 +267,7 @@ class Pipeline:
                     for event in events:
                         yielded = True
                         yield event
-                if (usage := self._unreported(state, assembler)) is not None:
+                if state.usage_so_far is not None and (usage := self._unreported(state, assembler)) is not None:
                     yielded = True
                     yield usage
                 yield self._final(assembler, yielded)
@@ -323,7 +323,7 @@ class Pipeline:
                     for event in events:
                         yielded = True
                         yield event
-                if (usage := self._unreported(state, assembler)) is not None:
+                if state.usage_so_far is not None and (usage := self._unreported(state, assembler)) is not None:
                     yielded = True
                     yield usage
                 yield self._final(assembler, yielded)

@@ -24,38 +24,21 @@ from llmplex_gemini.thoughts import any_carried, reasoning_of
 
 __all__ = ["parse_chunk"]
 
+_text_delta = StreamEvent.text_delta
+"""Bound once: the text event of nearly every chunk."""
+
 _CALLS = "gemini_calls"
 _PARTS = "gemini_parts"
 _CARRIED = "gemini_carried"
 
 
 def parse_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
-    """The core events of one chunk (the SDK's model, or the lean stream's plain ``dict``); a policy block
-    raises ``LLMRefusalError``."""
-    if type(chunk) is dict:
-        return _plain_chunk(chunk, state)
-    model, response_id = chunk.model_version, chunk.response_id
-    check_blocked(chunk, model or state.request.model)
-    candidate = chunk.candidates[0] if chunk.candidates else None
-    said = read_candidate(candidate)
-    events = [StreamEvent.text_delta(text, response_id, model) for text in said.texts]
-    parts = candidate.content.parts if candidate is not None and candidate.content is not None else None
-    if parts:
-        state.data.setdefault(_PARTS, []).extend(parts)
-        if any_carried(parts):
-            state.data[_CARRIED] = True
-    if said.calls:
-        _add_calls(events, said.calls, state, response_id, model)
-    if chunk.usage_metadata is not None:
-        state.usage_so_far = partial(_sdk_usage_event, chunk.usage_metadata, response_id, model)
-    if candidate is not None and candidate.finish_reason is not None:
-        _add_finish(events, candidate.finish_reason, state, response_id, model)
-    return events
-
-
-def _plain_chunk(chunk: dict[str, Any], state: StreamState) -> list[StreamEvent]:
-    """``parse_chunk`` of plain data (``plain.read_candidate``, its texts made events as they are read; this runs
-    for every chunk of a lean stream)."""
+    """The core events of one chunk (the lean stream's plain ``dict``, or the SDK's model); a policy block
+    raises ``LLMRefusalError``. Plain data is read here (``plain.read_candidate``, its texts made events as they
+    are read: this runs for every chunk of a lean stream, so with no call in between), the SDK's model by
+    ``_model_chunk``."""
+    if type(chunk) is not dict:
+        return _model_chunk(chunk, state)
     get = chunk.get
     model, response_id, candidates = get("modelVersion"), get("responseId"), get("candidates")
     events: list[StreamEvent] = []
@@ -77,7 +60,7 @@ def _plain_chunk(chunk: dict[str, Any], state: StreamState) -> list[StreamEvent]
                 gathered.extend(parts)
             for part in parts:
                 if len(part) == 1 and (text := part.get("text")):  # a text part and nothing else: nearly every one
-                    events.append(StreamEvent.text_delta(text, response_id, model))
+                    events.append(_text_delta(text, response_id, model))
                     continue
                 call = part.get("functionCall")
                 thought = part.get("thought")
@@ -87,7 +70,7 @@ def _plain_chunk(chunk: dict[str, Any], state: StreamState) -> list[StreamEvent]
                     calls = calls or []
                     calls.append((call.get("id"), call.get("name") or "", json.dumps(call.get("args") or {})))
                 elif not thought and (text := part.get("text")):
-                    events.append(StreamEvent.text_delta(text, response_id, model))
+                    events.append(_text_delta(text, response_id, model))
     if calls:
         _add_calls(events, calls, state, response_id, model)
     metadata = get("usageMetadata")
@@ -95,6 +78,27 @@ def _plain_chunk(chunk: dict[str, Any], state: StreamState) -> list[StreamEvent]
         state.usage_so_far = partial(plain.usage_event, metadata, response_id, model)
     if reason is not None:
         _add_finish(events, reason, state, response_id, model)
+    return events
+
+
+def _model_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
+    """``parse_chunk`` of the SDK's ``GenerateContentResponse``."""
+    model, response_id = chunk.model_version, chunk.response_id
+    check_blocked(chunk, model or state.request.model)
+    candidate = chunk.candidates[0] if chunk.candidates else None
+    said = read_candidate(candidate)
+    events = [StreamEvent.text_delta(text, response_id, model) for text in said.texts]
+    parts = candidate.content.parts if candidate is not None and candidate.content is not None else None
+    if parts:
+        state.data.setdefault(_PARTS, []).extend(parts)
+        if any_carried(parts):
+            state.data[_CARRIED] = True
+    if said.calls:
+        _add_calls(events, said.calls, state, response_id, model)
+    if chunk.usage_metadata is not None:
+        state.usage_so_far = partial(_sdk_usage_event, chunk.usage_metadata, response_id, model)
+    if candidate is not None and candidate.finish_reason is not None:
+        _add_finish(events, candidate.finish_reason, state, response_id, model)
     return events
 
 
