@@ -39,9 +39,10 @@ from llmplex_gemini.endpoint import Endpoint, endpoint
 __all__ = ["LeanCall", "prepare"]
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, slots=True)
 class LeanCall:
-    """One prepared ``generateContent`` call."""
+    """One prepared ``generateContent`` call (not to be changed: not frozen, as a frozen dataclass's fields are set
+    one ``object.__setattr__`` at a time, on every call)."""
 
     client: genai.Client
     endpoint: Endpoint = field(repr=False)

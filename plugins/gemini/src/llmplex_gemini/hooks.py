@@ -57,7 +57,10 @@ def llmplex_format(request: Request, settings: GeminiSettings) -> dict[str, Any]
 
 
 def _timeout(timeout: float | None, settings: GeminiSettings) -> float | None:
-    return min((t for t in (timeout, settings.timeout) if t is not None), default=None)
+    configured = settings.timeout
+    if timeout is None or configured is None:
+        return configured if timeout is None else timeout
+    return min(timeout, configured)
 
 
 def _with_timeout(payload: dict[str, Any], timeout: float | None, settings: GeminiSettings) -> dict[str, Any]:

@@ -75,6 +75,8 @@ def _needs_signature(model: str) -> bool:
 
 def _options(request: Request, model: str) -> dict[str, Any]:
     options = request.config.set_options()
+    if not options:
+        return {}
     config = {_OPTION_NAMES[name]: value for name, value in options.items() if name in _OPTION_NAMES}
     if "stop" in options:
         config["stop_sequences"] = list(options["stop"])

@@ -22,6 +22,7 @@ import base64
 import enum
 import json
 from collections.abc import Callable, Sequence
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 import pydantic
@@ -238,6 +239,35 @@ _BODY_FIELDS = frozenset(
 )
 
 
+_PAYLOAD_KEYS = frozenset({"model", "contents", "config"})
+_GENERATION_TAIL = ', "generationConfig": {}}'
+"""The end of a body whose config holds only ``_REQUEST_ONLY`` fields: an empty ``generationConfig``."""
+_quoted = encode_basestring_ascii
+"""A string as ``json.dumps`` writes it (``ensure_ascii``)."""
+
+
+def _text_contents(contents: Any) -> str | None:
+    """``contents`` as ``body`` writes them (``json.dumps`` of ``_CONTENT``'s) when every turn is a role and text
+    parts and nothing else: without a converter a field; ``None`` for any other."""
+    if type(contents) is not list or not contents:
+        return None
+    turns = []
+    for turn in contents:
+        if type(turn) is not dict or len(turn) != 2:
+            return None
+        role, parts = turn.get("role"), turn.get("parts")
+        if type(role) is not str or type(parts) is not list or not parts:
+            return None
+        texts = []
+        for part in parts:
+            text = part.get("text") if type(part) is dict and len(part) == 1 else None
+            if type(text) is not str:
+                return None
+            texts.append(f'{{"text": {_quoted(text)}}}')
+        turns.append(f'{{"parts": [{", ".join(texts)}], "role": {_quoted(role)}}}')
+    return f"[{', '.join(turns)}]"
+
+
 def lean_config(config: Any) -> tuple[bool, int | None]:
     """Whether ``config`` asks for nothing beyond plain requests (automatic function calling off or unset,
     automatic continuation a ``bool`` or unset, HTTP options holding at most a timeout in whole milliseconds), and
@@ -257,9 +287,13 @@ def lean_config(config: Any) -> tuple[bool, int | None]:
 
 def body(payload: dict[str, Any]) -> bytes | None:
     """The body bytes the SDK sends for ``payload`` (``{"model", "contents", "config"}``), or ``None``."""
-    if not {"model", "contents", "config"}.issuperset(payload):
+    if not _PAYLOAD_KEYS.issuperset(payload):
         return None
     config = payload.get("config")
+    if config is None or (type(config) is dict and _REQUEST_ONLY.issuperset(config)):
+        texts = _text_contents(payload.get("contents"))
+        if texts is not None:  # a conversation of text parts (a prompt): written at once, as below
+            return f'{{"contents": {texts}{_GENERATION_TAIL if config else "}"}'.encode()
     try:
         written: dict[str, Any] = {"contents": _list(_CONTENT, empty=False)(payload.get("contents"))}
         if config is not None and type(config) is not dict:

@@ -46,7 +46,7 @@ def format_responses_request(request: Request) -> dict[str, Any]:
     Raises ``LLMConfigurationError`` for options the Responses API does not accept.
     """
     options = request.config.set_options()
-    refused = [name for name in UNSUPPORTED_OPTIONS if name in options]
+    refused = [name for name in UNSUPPORTED_OPTIONS if name in options] if options else None
     if refused:
         raise LLMConfigurationError(
             f"option {', '.join(map(repr, refused))} is not accepted by the OpenAI Responses API; "
@@ -111,7 +111,8 @@ def _input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
                 {"type": "function_call_output", "call_id": message.tool_call_id, "output": message.content or ""}
             )
             continue
-        items += reasoning_items(message)
+        if message.reasoning:
+            items += reasoning_items(message)
         if message.content or not message.tool_calls:
             items.append({"type": "message", "role": message.role, "content": responses_content(message, index)})
         items += [
