@@ -9,8 +9,10 @@ resolves (Bedrock's rules read only the region, FIPS, dual-stack and
 ``endpoint_url``, never the call's parameters), the signing name and region,
 and the signer botocore would choose. Each call then runs what the pipeline
 would run on the same objects, in its order: the client's own validating
-REST-JSON serializer, ``prepare_request_dict`` with the endpoint and the
-User-Agent, the Lambda recursion-detection header, the request signed
+REST-JSON serializer (compiled once from the operation's shapes,
+``llmplex_bedrock.serialize``), ``prepare_request_dict`` with the endpoint and
+the User-Agent (the URL joined once per path, the User-Agent string built once
+per client and set of features), the Lambda recursion-detection header, the request signed
 by botocore's ``SigV4Auth`` with the credentials frozen now (as
 ``signing.LeanSigV4Auth``: the signing key and canonical paths kept between
 calls), the User-Agent rebuilt as botocore rebuilds it after signing,
@@ -83,6 +85,9 @@ the lean request does in their place. Any other set (a user's hook, another boto
 _AGENTS = 16
 """User-Agent strings kept per client (one per set of features a call registered): beyond, they start again."""
 
+_URLS = 256
+"""URLs kept per client (one per model id sent): beyond, they start again."""
+
 _RETRY_HEADER = "attempt=1; max=1"
 """``amz-sdk-request`` of the only attempt (retries are core's: ``total_max_attempts=1``)."""
 
@@ -120,6 +125,8 @@ class LeanRequest:
     signing_cache: SigningCache
     serialize: RequestSerializer
     """The client's serializer for the operation, compiled (``llmplex_bedrock.serialize``)."""
+    urls: dict[str, str] = field(default_factory=dict)
+    """URLs by path (``url_of``)."""
     agents: dict[tuple[Any, ...], str] = field(default_factory=dict)
     """User-Agent strings by creator, client features and the call's features (``user_agent``)."""
 
@@ -145,9 +152,14 @@ class LeanRequest:
             context = {**self.context, "retries": {"attempt": 1, "invocation-id": invocation, "max": 1}}
             user_agent = client._user_agent_creator
             agent = self.user_agent(user_agent)
-            prepare_request_dict(request_dict, self.endpoint_url, context=context, user_agent=agent)
+            if request_dict["query_string"] or request_dict.get("host_prefix"):
+                prepare_request_dict(request_dict, self.endpoint_url, context=context, user_agent=agent)
+                url = request_dict["url"]
+            else:  # what prepare_request_dict does, the URL joined once per path
+                request_dict["headers"]["User-Agent"] = agent
+                url = self.url_of(request_dict["url_path"])
             add_recursion_detection_header(request_dict)
-            method, url, body = request_dict["method"], request_dict["url"], request_dict["body"] or None
+            method, body = request_dict["method"], request_dict["body"] or None
             headers: dict[str, Any] = request_dict["headers"]
             request: Any = _Signed(method, url, headers, body, context)
             features = _features()
@@ -162,6 +174,19 @@ class LeanRequest:
             }
             sent["Content-Length"] = str(botocore.utils.determine_content_length(body))  # as AWSRequest.prepare
             return AWSPreparedRequest(method, url, cast(Any, sent), body, True)
+
+    def url_of(self, path: str) -> str:
+        """The URL ``prepare_request_dict`` joins from the endpoint and ``path`` (no query, no host prefix), joined
+        once per path."""
+        urls = self.urls
+        url = urls.get(path)
+        if url is None:
+            joined: dict[str, Any] = {"url_path": path, "query_string": "", "headers": {}}
+            prepare_request_dict(joined, self.endpoint_url)
+            if len(urls) >= _URLS:
+                urls.clear()
+            url = urls[path] = joined["url"]
+        return url
 
     def user_agent(self, creator: Any) -> str:
         """``creator.to_string()``, built once per client and set of features (its other parts are the client's,

@@ -7,17 +7,21 @@ from a ``SigningCache`` shared by the calls of one client:
 - the signing key (four HMACs of the secret, the day, the region and the
   service) is kept for the one secret and day it was derived for: another day
   or other credentials derive a new one;
-- the canonical path of each URL path (normalized and quoted) and the
-  ``host`` botocore signs for each URL are kept, up to ``SigningCache.PATHS``
-  of each (the host is botocore's: derived by it from the URL the first time,
-  then handed to its selection as a ``host`` header, which it takes as is);
+- the canonical path of each URL path (normalized and quoted), the
+  canonical request's method, path and query lines of each method and URL
+  (a request without ``params``), and the ``host`` botocore signs for each
+  URL are kept, up to ``SigningCache.PATHS`` of each (the host is botocore's:
+  derived by it from the URL the first time, then handed to its selection as
+  a ``host`` header, which it takes as is);
 - the headers to sign are selected once per request, not twice (``add_auth``
   selects them for the canonical request and again for ``SignedHeaders=``,
   with no header changed in between), into a plain ``dict`` once botocore has
   derived the URL's host (botocore's selection is an ``email`` message, whose
   values ``canonical_headers`` looks up name by name), and their canonical
   lines and ``SignedHeaders=`` list are worked out once, as botocore's
-  ``canonical_headers`` and ``signed_headers`` write them.
+  ``canonical_headers`` and ``signed_headers`` write them; which names are
+  signed, in which order, and their ``SignedHeaders=`` list are worked out
+  once per tuple of header names (``SigningCache.plans``).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import hashlib
 import hmac
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import urlsplit
 
 from botocore.auth import SIGNED_HEADERS_BLACKLIST, SigV4Auth
 
@@ -47,6 +52,12 @@ class SigningCache:
         """Canonical paths by URL path."""
         self.hosts: dict[str, str] = {}
         """The ``host`` botocore signs, by URL (derived by it from the URL: the request sends no ``Host``)."""
+        self.heads: dict[str, str] = {}
+        """The canonical request's first lines (method, canonical path, canonical query), by method and URL."""
+        self.plans: dict[tuple[str, ...], tuple[tuple[tuple[str, str], ...], str] | None] = {}
+        """By the request's header names in order: the names to sign (each with its lowercase, sorted by it) and
+        the ``SignedHeaders=`` list, or ``None`` where botocore's selection is needed (two names alike but for
+        case)."""
 
 
 class LeanSigV4Auth(SigV4Auth):
@@ -59,6 +70,8 @@ class LeanSigV4Auth(SigV4Auth):
         self._cache = cache
         self._selected: tuple[Any, Any] | None = None
         self._lines: tuple[Any, str, str] | None = None
+        self._planned: tuple[dict[str, str], str] | None = None
+        """The last selection made by plan (its names in sorted order) and its ``SignedHeaders=`` list."""
 
     def headers_to_sign(self, request: Any) -> Any:
         """botocore's selection, made once for ``request``, with the ``host`` botocore derived for its URL before."""
@@ -75,13 +88,47 @@ class LeanSigV4Auth(SigV4Auth):
             _keep(hosts, url, selected["host"])
             return selected
         headers = {**request.headers, "host": host}  # botocore adds the host after the request's headers
-        plain = {name.lower(): value for name, value in headers.items() if name.lower() not in SIGNED_HEADERS_BLACKLIST}
-        if len(plain) == sum(name.lower() not in SIGNED_HEADERS_BLACKLIST for name in headers) and all(
-            type(value) is str and value.isascii() for value in plain.values()
-        ):
-            return plain  # as botocore's: no name given twice, no value its email message would hand back changed
+        plan = self._plan(tuple(headers))
+        if plan is not None:
+            plain = {lower: headers[name] for name, lower in plan[0]}
+            if all(type(value) is str and value.isascii() for value in plain.values()):
+                self._planned = (plain, plan[1])
+                return plain  # as botocore's: no name given twice, no value its email message would hand back changed
         hosted: Any = SimpleNamespace(headers=headers, url=url)
         return super().headers_to_sign(hosted)
+
+    def _plan(self, names: tuple[str, ...]) -> tuple[tuple[tuple[str, str], ...], str] | None:
+        """The names of ``names`` to sign, each with its lowercase, sorted by it, and the ``SignedHeaders=`` list
+        botocore writes for them; ``None`` if two of them are alike but for case (worked out once per tuple)."""
+        plans = self._cache.plans
+        if names in plans:
+            return plans[names]
+        signed = [(name, name.lower()) for name in names if name.lower() not in SIGNED_HEADERS_BLACKLIST]
+        plan = None
+        if len({lower for _, lower in signed}) == len(signed):
+            ordered = tuple(sorted(signed, key=lambda pair: pair[1]))
+            plan = (ordered, ";".join(sorted(lower.strip() for _, lower in ordered)))
+        if len(plans) >= SigningCache.PATHS:
+            plans.clear()
+        plans[names] = plan
+        return plan
+
+    def canonical_request(self, request: Any) -> str:
+        """botocore's canonical request, its method, path and query lines worked out once per method and URL."""
+        if request.params:
+            return str(super().canonical_request(request))
+        key = f"{request.method} {request.url}"
+        head = self._cache.heads.get(key)
+        if head is None:
+            parts = urlsplit(request.url)
+            lines = (request.method.upper(), self._normalize_url_path(parts.path), self.canonical_query_string(request))
+            head = _keep(self._cache.heads, key, "\n".join(lines))
+        selection = self.headers_to_sign(request)
+        if "X-Amz-Content-SHA256" in request.headers:
+            checksum = request.headers["X-Amz-Content-SHA256"]
+        else:
+            checksum = self.payload(request)
+        return "\n".join((head, self.canonical_headers(selection) + "\n", self.signed_headers(selection), checksum))
 
     def canonical_headers(self, headers_to_sign: Any) -> str:
         """botocore's canonical header lines (of a plain selection: worked out once, with ``signed_headers``)."""
@@ -97,11 +144,17 @@ class LeanSigV4Auth(SigV4Auth):
 
     def _canonical(self, selection: dict[str, str]) -> tuple[Any, str, str]:
         """The lines and list botocore writes for ``selection``: each name's value with its whitespace runs made one
-        space, names sorted (the lines' as selected, lowercased; the list's lowercased and stripped)."""
+        space, names sorted (the lines' as selected, lowercased; the list's lowercased and stripped; a selection
+        made by plan is in that order already, its list worked out with the plan)."""
         lines = self._lines
         if lines is None or lines[0] is not selection:
-            canonical = "\n".join(f"{name}:{' '.join(selection[name].split())}" for name in sorted(selection))
-            signed = ";".join(sorted(name.lower().strip() for name in selection))
+            planned = self._planned
+            if planned is not None and planned[0] is selection:
+                canonical = "\n".join(f"{name}:{' '.join(value.split())}" for name, value in selection.items())
+                signed = planned[1]
+            else:
+                canonical = "\n".join(f"{name}:{' '.join(selection[name].split())}" for name in sorted(selection))
+                signed = ";".join(sorted(name.lower().strip() for name in selection))
             lines = self._lines = (selection, canonical, signed)
         return lines
 

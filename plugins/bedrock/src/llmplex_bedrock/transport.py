@@ -112,13 +112,13 @@ class HttpxSender:
         if hasattr(body, "read"):
             body = body.read()
         http = self.http
-        sent = [(str(name), _text(value)) for name, value in request.headers.items()]
+        sent = [(_ascii(name), _ascii(value)) for name, value in request.headers.items()]
         outgoing = self._request(http, request.method, request.url, sent, body or b"", httpx.Timeout(seconds))
         response: httpx.Response = http.send(outgoing, stream=True)
         return response
 
     def _request(
-        self, http: httpx.Client, method: str, url: str, headers: list[tuple[str, str]], body: bytes, timeout: Any
+        self, http: httpx.Client, method: str, url: str, headers: list[tuple[bytes, bytes]], body: bytes, timeout: Any
     ) -> httpx.Request:
         """The request ``http.build_request`` builds from these, built with less where nothing else is added."""
         cookies = http.cookies
@@ -134,7 +134,7 @@ class HttpxSender:
         if parsed.is_relative_url:  # joined to the client's base URL (an absolute one is used as it is)
             return http.build_request(method, url, headers=headers, content=body, timeout=timeout)
         names = {name.lower() for name, _ in headers}  # Headers.update: a name given replaces the client's
-        merged: list[tuple[Any, Any]] = [(k, v) for k, v in http.headers.raw if k.lower().decode() not in names]
+        merged: list[tuple[bytes, bytes]] = [(k, v) for k, v in http.headers.raw if k.lower() not in names]
         merged += headers
         return httpx.Request(method, parsed, headers=merged, content=body, extensions={"timeout": timeout.as_dict()})
 
@@ -164,5 +164,10 @@ def raw_body(response: httpx.Response) -> Any:
     return _Body(response)
 
 
-def _text(value: Any) -> str:
-    return value.decode("latin-1") if isinstance(value, bytes) else str(value)
+def _ascii(value: Any) -> bytes:
+    """A header name or value as httpx encodes it (text as ASCII, raising for any other character), from botocore's
+    bytes read as Latin-1 or text."""
+    if type(value) is bytes and value.isascii():
+        return value
+    text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+    return text.encode("ascii")
