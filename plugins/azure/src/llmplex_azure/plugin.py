@@ -85,7 +85,7 @@ llmplex_astream = llmplex_acall
 def _filtered(choice: Any) -> Any:
     """The content-filter results of a choice the filter ended, else ``None``."""
     data = as_json(choice)
-    if isinstance(data, Mapping) and data.get("finish_reason") == "content_filter":
+    if (type(data) is dict or isinstance(data, Mapping)) and data.get("finish_reason") == "content_filter":
         return data.get("content_filter_results") or {}
     return None
 

@@ -165,7 +165,7 @@ def parse_responses_response(raw: Any, request: Request) -> Response:
     ``LLMRefusalError`` for a refusal, and ``LLMIncompleteError`` when structured output was cut short.
     """
     data = as_json(raw)
-    if not isinstance(data, Mapping) or not isinstance(data.get("output"), list):
+    if (type(data) is not dict and not isinstance(data, Mapping)) or not isinstance(data.get("output"), list):
         raise LLMServerError(f"the API answered with something that is not a response: {data!r:.200}")
     _raise_if_failed(data)
     texts: list[str] = []
