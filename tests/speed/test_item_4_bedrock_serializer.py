@@ -5,18 +5,24 @@ answer, same ``ParamValidationError``), and a user's ``modify_components`` still
 
 from __future__ import annotations
 
+import datetime
 import decimal
 import io
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import botocore.useragent
+import httpx
 import pytest
+from botocore import auth as botocore_auth
 from llmplex_bedrock import direct as bedrock_direct
-from llmplex_bedrock.clients import close_client, create_client
+from llmplex_bedrock import hooks as bedrock_hooks
+from llmplex_bedrock.clients import close_client, create_client, sender_of
 from llmplex_bedrock.request import format_request
 from llmplex_bedrock.settings import BedrockSettings
 
+from llmplex.http import sync_client
 from llmplex.types import LLMConfig, Message, Request, Tool, ToolCall
 from llmplex.types.parts import Document, Image
 from tests.plugins.bedrock.conftest import _no_aws_environment  # noqa: F401 (autouse: no real AWS chain)
@@ -91,6 +97,31 @@ def _leans(lean: bedrock_direct.LeanRequest, params: Any) -> Any:
         return lean.serialize(params)
     except Exception as error:
         return (type(error), str(error))
+
+
+@pytest.mark.parametrize("shape", list(_plugin_requests()))
+def test_item_4_bedrock_plugin_shapes_are_boto3s_at_the_transport(
+    shape: str, lean: bedrock_direct.LeanRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each request shape the plugin formats reaches httpx as boto3's own ``converse_stream`` sends it (a fixed clock
+    and uuid): method, URL, every header in order, the body."""
+    monkeypatch.setattr(
+        botocore_auth, "get_current_datetime", lambda: datetime.datetime(2026, 12, 3, tzinfo=datetime.UTC)
+    )
+    monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(int=34))
+    sent: list[tuple[str, str, list[tuple[bytes, bytes]], bytes]] = []
+
+    def record(request: httpx.Request) -> httpx.Response:
+        sent.append((request.method, str(request.url), list(request.headers.raw), request.read()))
+        return httpx.Response(200, headers={"content-type": "application/vnd.amazon.eventstream"}, content=b"")
+
+    sender = sender_of(lean.client)
+    assert sender is not None
+    monkeypatch.setattr(sender, "http", sync_client(httpx, transport=httpx.MockTransport(record)))
+    payload = format_request(_plugin_requests()[shape], BedrockSettings(region="eu-west-3"))
+    lean.client.converse_stream(**payload)
+    bedrock_hooks._open(lean, payload).close()
+    assert len(sent) == 2 and sent[0] == sent[1]
 
 
 @pytest.mark.parametrize("shape", list(_plugin_requests()))
