@@ -35,7 +35,7 @@ from llmplex.gateway.apis.openai_responses import (
 from llmplex.gateway.apis.route_fit import afit
 from llmplex.gateway.calls import CallSpec, StreamEncoder
 from llmplex.gateway.errors import Dialect, GatewayError
-from llmplex.gateway.guard.door import Door, close_if_unread
+from llmplex.gateway.guard.door import ARRIVED, Door, close_if_unread
 from llmplex.gateway.guard.throttle import AuthThrottle
 from llmplex.gateway.keys.access import Authenticator
 from llmplex.gateway.ops.health import readiness_checks
@@ -251,7 +251,7 @@ def warm_up(client: Client) -> None:
 def _gone(pipeline: Pipeline, exchange: Exchange) -> Response:
     """A request whose client left: recorded as 499 (nginx's "client closed request"); nobody reads the answer."""
     pipeline.finish(exchange, 499, GatewayError(499, "client disconnected", kind="client_disconnected"), None)
-    return Response(status_code=499)
+    return Response(status_code=499, headers=pipeline.headers(exchange))
 
 
 def _owner(model: str) -> str:
@@ -298,9 +298,10 @@ _Endpoint = Callable[[Request], Awaitable[Response]]
 
 class _Gateway(Starlette):
     """Starlette, with the API's POST routes (``hot``) dispatched by their path straight to the ``Door`` and the
-    endpoint, past Starlette's error, exception and routing layers: each is one more coroutine frame that every
-    resumption of the request's task goes through, and one more wrapper of ``send``. The endpoints answer every
-    failure themselves; what escapes them goes to the server, as through those layers (a 500)."""
+    endpoint, past Starlette's error, exception and routing layers and ``_OverheadHeader``: each is one more
+    coroutine frame that every resumption of the request's task goes through, and one more wrapper of ``send``
+    (a stream's every chunk passes each). The endpoints answer every failure themselves, with the gateway's
+    headers; what escapes them goes to the server, as through those layers (a 500)."""
 
     hot: dict[str, _Endpoint]
     door: Door | None = None
@@ -319,9 +320,10 @@ class _Gateway(Starlette):
             if endpoint is not None:
                 if self.middleware_stack is None:
                     self.middleware_stack = self.build_middleware_stack()
-                if self.door is not None:
+                if self.door is not None:  # its answers and refusals carry x-llmplex-overhead-ms: send unwrapped
                     scope["app"] = self
-                    await self.door.serve(scope, receive, _timed(send), partial(_respond, endpoint))
+                    scope[ARRIVED] = time.perf_counter()
+                    await self.door.serve(scope, receive, send, partial(_respond, endpoint))
                     return
         await super().__call__(scope, receive, send)
 

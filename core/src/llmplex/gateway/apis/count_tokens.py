@@ -101,7 +101,7 @@ def count_tokens_route(pipeline: Pipeline) -> Callable[[Request], Awaitable[Resp
             return close_if_unread(pipeline.fail(exchange, exc), body)
         except ConnectionError:
             pipeline.finish(exchange, 499, GatewayError(499, "client disconnected", kind="client_disconnected"), None)
-            return Response(status_code=499)
+            return Response(status_code=499, headers=pipeline.headers(exchange))
         except ValueError as exc:
             return pipeline.fail(exchange, GatewayError(400, f"invalid request: {exc}"))
         except Exception:

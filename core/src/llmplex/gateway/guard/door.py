@@ -13,6 +13,7 @@ the admin API, answered 403).
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Collection
 from typing import Any
 
@@ -22,7 +23,11 @@ from llmplex.gateway.errors import Dialect, GatewayError
 from llmplex.gateway.guard.throttle import AuthThrottle, client_address
 from llmplex.gateway.wire import dumps
 
-__all__ = ["FAILED_AUTHENTICATION", "Door", "close_if_unread", "mark_failed_authentication"]
+__all__ = ["ARRIVED", "FAILED_AUTHENTICATION", "Door", "close_if_unread", "mark_failed_authentication"]
+
+ARRIVED = "llmplex.arrived"
+"""The key, in a request's scope, of the ``time.perf_counter()`` it arrived at, set where the application hands
+it to the door without wrapping ``send``: the door's refusals then put ``x-llmplex-overhead-ms`` on themselves."""
 
 FAILED_AUTHENTICATION = "llmplex.failed_authentication"
 """The key, in a request's ``scope["state"]``, that marks its answer as a failed authentication."""
@@ -139,5 +144,8 @@ async def _refuse(scope: Any, send: Any, error: GatewayError) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     headers.append((b"connection", b"close"))
     headers += [(k.encode(), v.encode()) for k, v in error.response_headers().items()]
+    arrived = scope.get(ARRIVED)
+    if arrived is not None:
+        headers.append((b"x-llmplex-overhead-ms", f"{(time.perf_counter() - arrived) * 1000:.3f}".encode()))
     await send({"type": "http.response.start", "status": error.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
