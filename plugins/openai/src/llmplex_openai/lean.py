@@ -53,8 +53,11 @@ __all__ = ["apost", "astream", "post", "stream", "suits"]
 _READ_TIMEOUT = b"x-stainless-read-timeout"
 
 
-_MAX_LAYOUTS = 64
-"""Payload layouts (key sequences) ``_Wire.body`` keeps per wire; past that it starts again."""
+_MAX_LAYOUTS = 256
+"""Payload layouts (key sequences) ``_Wire.body`` keeps; past that it starts again."""
+_layouts: dict[tuple[int, tuple[str, ...]], tuple[dict[str, int], tuple[str, ...] | None]] = {}
+"""Per wire's parameter order (by identity: held, so its id stays its own) and payload's keys in their order, the
+order ``_Wire.body`` writes them in (``None``: as they are)."""
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 """``json.dumps`` with these settings, its encoder built once (``dumps`` builds one a call for non-default ones)."""
 
@@ -76,8 +79,6 @@ class _Wire:
     order: dict[str, int]
     kept: list[tuple[Any, dict[str, float | None]]] = field(default_factory=list, repr=False, compare=False)
     """The timeout ``timeouts`` was last given and its dict (one tuple, replaced whole: threads may share it)."""
-    layouts: dict[tuple[str, ...], tuple[str, ...] | None] = field(default_factory=dict, repr=False, compare=False)
-    """Per payload's keys in their order, the order ``body`` writes them in (``None``: as they are)."""
 
     def timeouts(self, timeout: Any) -> dict[str, float | None]:
         """httpx's ``Timeout(timeout).as_dict()`` (not to be changed), kept for the timeout object last given: a
@@ -98,15 +99,16 @@ class _Wire:
     def body(self, payload: dict[str, Any]) -> bytes:
         """``payload`` as the SDK serializes it: the method's parameters in its order, extra keys after (that order
         worked out once per payload's keys)."""
-        keys = tuple(payload)
-        layout = self.layouts.get(keys, keys)
-        if layout is keys:
-            last = len(self.order)
-            ordered = tuple(sorted(keys, key=lambda name: self.order.get(name, last)))
-            layout = None if ordered == keys else ordered
-            if len(self.layouts) >= _MAX_LAYOUTS:
-                self.layouts.clear()
-            self.layouts[keys] = layout
+        keys, order = tuple(payload), self.order
+        found = _layouts.get((id(order), keys))
+        if found is None or found[0] is not order:
+            last = len(order)
+            ordered = tuple(sorted(keys, key=lambda name: order.get(name, last)))
+            found = (order, None if ordered == keys else ordered)
+            if len(_layouts) >= _MAX_LAYOUTS:
+                _layouts.clear()
+            _layouts[id(order), keys] = found
+        layout = found[1]
         return _encode(payload if layout is None else {name: payload[name] for name in layout}).encode()
 
 
