@@ -10,7 +10,7 @@ a request without its row.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncGenerator, Iterator
 from typing import Any, cast
 
 import httpx
@@ -100,7 +100,8 @@ async def test_item_5_a_stream_call_tells_the_usage_reported_so_far_before_and_a
     assert texts == ["Once", " upon"]
     so_far = call.reported_so_far()
     assert so_far is not None and (so_far.input_tokens, so_far.output_tokens) == (4200, 8)
-    await events.aclose()  # the caller leaves: core folds what was reported into the answer so far
+    # the caller leaves: core folds what was reported into the answer so far
+    await cast(AsyncGenerator[Any, None], events).aclose()
     cut = call.reported_so_far()
     assert cut is not None and (cut.input_tokens, cut.output_tokens, cut.reasoning_tokens) == (4200, 8, 5)
 
