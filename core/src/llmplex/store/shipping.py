@@ -57,6 +57,7 @@ class Shipper:
         self.replayed = 0
         self.refused = 0
         self._pending: collections.deque[_Item] = collections.deque()
+        self._unsure: set[str] = set()  # request ids the database may hold already: replayed, or a failed batch's
         self._cond = threading.Condition()
         self._busy = False
         self._flushing = 0
@@ -78,6 +79,7 @@ class Shipper:
             if not rows:
                 self.journal.shipped(segment, 0)
             self.replayed += len(rows)
+            self._unsure.update(row["request_id"] for row in rows)
             with self._cond:
                 self._pending.extend((row, segment) for row in rows)
         self._thread = threading.Thread(target=self._run, name="llmplex-journal-shipper", daemon=True)
@@ -159,7 +161,7 @@ class Shipper:
 
                 self._engine = open_database(self.url, writer=True, keep_open=True)
             with self._engine.begin() as connection:
-                inserted = _insert_new(connection, [row for row, _ in batch])
+                inserted = _insert_new(connection, [row for row, _ in batch], self._unsure)
         except Exception as exc:
             if not _database_failure(exc) and len(batch) > 1:
                 return all(self._ship([item]) for item in batch)
@@ -172,8 +174,11 @@ class Shipper:
                 self._engine.dispose()
                 self._engine = None
             self.database_error = _why(exc)
+            self._unsure.update(row["request_id"] for row, _ in batch)  # its commit may have landed
             return False
         self.database_error = None
+        if self._unsure:
+            self._unsure.difference_update(row["request_id"] for row, _ in batch)
         self.shipped += inserted
         self._count(batch)
         return True
@@ -188,14 +193,19 @@ class Shipper:
             self.journal.shipped(segment, count)
 
 
-def _insert_new(connection: Connection, rows: list[dict[str, Any]]) -> int:
-    """Insert the rows whose ``request_id`` is not in ``calls`` yet; how many were inserted."""
+def _insert_new(connection: Connection, rows: list[dict[str, Any]], unsure: set[str]) -> int:
+    """Insert the rows whose ``request_id`` is not in ``calls`` yet; how many were inserted. Only the ids in
+    ``unsure`` are looked up: a row first shipped by this process cannot be there (its id is new, and no batch
+    holding it failed after it might have been committed)."""
     from sqlalchemy import insert, select
 
     from llmplex.store.schema import calls
 
     unique = {row["request_id"]: row for row in reversed(rows)}
-    present = set(connection.execute(select(calls.c.request_id).where(calls.c.request_id.in_(list(unique)))).scalars())
+    asked = [request_id for request_id in unique if request_id in unsure]
+    present: set[str] = set()
+    if asked:
+        present = set(connection.execute(select(calls.c.request_id).where(calls.c.request_id.in_(asked))).scalars())
     new = [
         {**row, "conversation_id": row.get("conversation_id") or uuid.uuid4().hex}
         for request_id, row in reversed(unique.items())
