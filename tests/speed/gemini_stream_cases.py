@@ -1,5 +1,6 @@
 """What the lean Gemini stream tests share: the instance, the documented streams, the module's server and client,
-and ``_both``, which reads one stream through the SDK and then lean and says how each ended."""
+``read_events``, which reads one stream with ``stream`` or ``astream``, and ``_both``, which reads one stream
+through the SDK and then lean and says how each ended."""
 
 from __future__ import annotations
 
@@ -88,6 +89,18 @@ def via(monkeypatch: pytest.MonkeyPatch) -> Callable[[bool], None]:
 
 def _read(mode: str) -> list[str]:
     return ["iter_sse" if mode == "stream" else "aiter_sse"]
+
+
+def read_events(client: llmplex.Client, mode: str) -> list[Any]:
+    """Every event of one stream of ``MODEL`` (prompt ``"hi"``), read with ``stream`` or with ``astream``."""
+    model = f"g:{MODEL}"
+    if mode == "stream":
+        return list(client.stream(model, "hi"))
+
+    async def events() -> list[Any]:
+        return [event async for event in client.astream(model, "hi")]
+
+    return asyncio.run(events())
 
 
 def _final(events: list[Any]) -> tuple[Any, ...]:

@@ -4,7 +4,6 @@ and a stream read to its end is not looked at again as cut off when its call clo
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -13,25 +12,14 @@ from llmplex_gemini import lean as gemini_lean
 
 import llmplex
 from llmplex.engine.retrier import Retrier
-from tests.plugins.gemini.wire import MODEL, stream_body, text_part, usage
-from tests.speed.gemini_stream_cases import _chunk, client, server, via
+from tests.plugins.gemini.wire import stream_body, text_part, usage
+from tests.speed.gemini_stream_cases import _chunk, client, read_events, server, via
 from tests.support.stream_server import Reply, StreamServer
 
 __all__ = ["client", "server", "via"]
 
 PLAIN = [_chunk([text_part(f"w{index} ")], usage_metadata=usage(5, index + 1)) for index in range(4)]
 SAFETY = [{"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"}]
-
-
-def _read(client: llmplex.Client, mode: str) -> list[Any]:
-    model = f"g:{MODEL}"
-    if mode == "stream":
-        return list(client.stream(model, "hi"))
-
-    async def read() -> list[Any]:
-        return [event async for event in client.astream(model, "hi")]
-
-    return asyncio.run(read())
 
 
 @pytest.mark.parametrize("mode", ["stream", "astream"])
@@ -55,7 +43,7 @@ def test_item_4_gemini_common_chunks_skip_the_event_reader(
     via(False)
     rated = _chunk([text_part("!")], "STOP", usage_metadata=usage(5, 5), safety_ratings=SAFETY)
     server.script(Reply.events(stream_body([*PLAIN, rated])))
-    events = _read(client, mode)
+    events = read_events(client, mode)
     assert read == [rated]
     final = events[-1].response
     assert final is not None and final.text == "w0 w1 w2 w3 !" and final.usage.output_tokens == 5
@@ -74,5 +62,5 @@ def test_item_4_stream_read_to_its_end_is_not_cut_off_on_close(
     monkeypatch.setattr(Retrier, "cut_off", lambda self, reported, why: cut.append(why))
     via(False)
     server.script(Reply.events(stream_body([*PLAIN, _chunk([], "STOP", usage_metadata=usage(5, 4))])))
-    assert _read(client, mode)[-1].response is not None
+    assert read_events(client, mode)[-1].response is not None
     assert cut == []

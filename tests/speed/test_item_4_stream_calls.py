@@ -6,7 +6,6 @@ core asks the parser's kept usage for an event only when there is one (``state.u
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,7 +21,7 @@ from llmplex.engine import pipeline
 from llmplex.engine.assembly import StreamAssembler
 from llmplex.types import Message, Request, StreamEvent, StreamState, Usage
 from tests.plugins.gemini.wire import MODEL, stream_body, text_part, usage
-from tests.speed.gemini_stream_cases import _chunk, client, server, via
+from tests.speed.gemini_stream_cases import _chunk, client, read_events, server, via
 from tests.support.stream_server import Reply, StreamServer
 
 __all__ = ["client", "server", "via"]
@@ -114,17 +113,6 @@ def _counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return asked
 
 
-def _read(client: llmplex.Client, mode: str) -> list[StreamEvent]:
-    model = f"g:{MODEL}"
-    if mode == "stream":
-        return list(client.stream(model, "hi"))
-
-    async def events() -> list[StreamEvent]:
-        return [event async for event in client.astream(model, "hi")]
-
-    return asyncio.run(events())
-
-
 @pytest.mark.parametrize("mode", ["stream", "astream"])
 def test_item_4_stream_end_asks_for_kept_usage_only_when_there_is_some(
     mode: str,
@@ -137,12 +125,12 @@ def test_item_4_stream_end_asks_for_kept_usage_only_when_there_is_some(
     asked = _counted(monkeypatch)
     reported = [_chunk([text_part("Hel")], usage_metadata=usage(5, 1)), _chunk([], "STOP", usage_metadata=usage(5, 2))]
     server.script(Reply.events(stream_body(reported)))
-    events = _read(client, mode)
+    events = read_events(client, mode)
     assert [event.type for event in events] == ["text", "usage", "finish", "response"]
     assert asked == []  # the finish handed the usage on: nothing kept, nothing asked
     kept = [_chunk([text_part(text)], usage_metadata=usage(5, index + 1)) for index, text in enumerate(("Hel", "lo"))]
     server.script(Reply.events(stream_body(kept)))  # no finish reason: the usage is still kept at the end
-    events = _read(client, mode)
+    events = read_events(client, mode)
     assert [event.type for event in events] == ["text", "text", "usage", "response"]
     assert asked == [1]
     final = events[-1].response
