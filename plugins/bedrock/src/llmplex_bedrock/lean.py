@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import weakref
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,10 +33,9 @@ from botocore.exceptions import EventStreamError
 from botocore.parsers import EventStreamJSONParser
 
 from llmplex_bedrock.frames import FrameReader
+from llmplex_bedrock.shapes import Convert, ShapeCompiler
 
 __all__ = ["EventDecoder", "aread_events", "lean_events", "stream_decoder"]
-
-Convert = Callable[[Any], Any]
 
 
 class _ParserNeededError(Exception):
@@ -51,23 +50,12 @@ def _slow(value: Any) -> Any:
     raise _ParserNeededError
 
 
-class _Compiler:
+class _Compiler(ShapeCompiler):
     """Converters for the shapes of one parser: identity where the parser returns the value as it is."""
 
     def __init__(self, parser: EventStreamJSONParser) -> None:
+        super().__init__()
         self._parser = parser
-        self._done: dict[str, Convert] = {}
-
-    def convert(self, shape: Any) -> Convert:
-        name = shape.name
-        if name not in self._done:
-
-            def forward(value: Any) -> Any:  # what a recursive shape calls before its converter is built
-                return self._done[name](value)
-
-            self._done[name] = forward
-            self._done[name] = self._build(shape)
-        return self._done[name]
 
     def _build(self, shape: Any) -> Convert:
         kind = shape.type_name

@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from botocore.serialize import RestJSONSerializer
 from botocore.utils import is_json_value_header
 from botocore.validate import ParamValidationDecorator
 
+from llmplex_bedrock.shapes import Convert, ShapeCompiler
+
 __all__ = ["RequestSerializer"]
 
-Convert = Callable[[Any], Any]
 
 _LABELS = 256
 """URI paths kept per serializer (one per model id sent): beyond, the cache starts again."""
@@ -63,23 +64,12 @@ def _least(shape: Any) -> Any:
     return shape.metadata.get("min")
 
 
-class _Compiler:
+class _Compiler(ShapeCompiler):
     """Converters (validate, then serialize) for the shapes of one serializer."""
 
     def __init__(self, serializer: Any) -> None:
+        super().__init__()
         self._serializer = serializer
-        self._done: dict[str, Convert] = {}
-
-    def convert(self, shape: Any) -> Convert:
-        name = shape.name
-        if name not in self._done:
-
-            def forward(value: Any) -> Any:  # what a recursive shape calls before its converter is built
-                return self._done[name](value)
-
-            self._done[name] = forward
-            self._done[name] = self._build(shape)
-        return self._done[name]
 
     def _build(self, shape: Any) -> Convert:
         kind = shape.type_name
