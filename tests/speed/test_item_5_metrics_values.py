@@ -20,28 +20,9 @@ from llmplex.gateway.ops import metrics as gateway_metrics
 from llmplex.gateway.ops.metrics import MetricLabels, Metrics
 from llmplex.gateway.records import RequestRecord
 from llmplex.types import Usage
+from tests.speed.gateway_records import record
 
 LABELS = MetricLabels(frozenset({"openai:gpt-4o-mini", "fast"}), frozenset({"openai"}))
-
-
-def record(**fields: Any) -> RequestRecord:
-    base: dict[str, Any] = {
-        "request_id": "req-1",
-        "endpoint": "chat.completions",
-        "key_name": "team-a",
-        "model_asked": "fast",
-        "provider": "openai",
-        "model": "gpt-4o-mini",
-        "stream": False,
-        "status": 200,
-        "error_type": None,
-        "usage": Usage(input_tokens=12, output_tokens=30, cached_tokens=4, reasoning_tokens=2),
-        "cost_usd": Decimal("0.0000123"),
-        "cost_note": None,
-        "latency": 0.0123,
-        "started_at": 0.0,
-    }
-    return RequestRecord(**{**base, **fields})
 
 
 RECORDS = [

@@ -10,27 +10,15 @@ from __future__ import annotations
 import atexit
 import fcntl
 import os
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
 
-from llmplex.gateway.records import RequestRecord
 from llmplex.gateway.spend.journal import SpendJournal
-from llmplex.gateway.spend.log import request_row
 from llmplex.store.database import open_database
 from llmplex.store.schema import calls
-from llmplex.types import Usage
-
-
-def row(number: int) -> dict[str, object]:
-    return request_row(
-        RequestRecord(
-            f"req-batch-{number}", "chat.completions", "team-a", "fast", "openai", "gpt-4o-mini", False, 200, None,
-            Usage(input_tokens=3, output_tokens=number), Decimal("0.0000012345"), None, 0.01, 1764780000.5 + number,
-        )
-    )  # fmt: skip
+from tests.speed.gateway_records import numbered_row
 
 
 def rows(url: str) -> list[dict[str, Any]]:
@@ -46,9 +34,9 @@ def test_item_5_a_crash_while_a_batch_waits_loses_no_row_and_counts_none_twice(t
     url = f"sqlite:///{tmp_path / 'spend.db'}"
     folder = tmp_path / "journal"
     before = SpendJournal(url, folder, linger=600.0).start()  # a batch that waits (almost) for ever
-    assert all(before.write(row(number)) for number in range(3))
+    assert all(before.write(numbered_row("batch", number)) for number in range(3))
     assert before.flush(30)  # shipped: a replay must not count them again
-    assert all(before.write(row(number)) for number in range(3, 8))  # answered; their batch waits
+    assert all(before.write(numbered_row("batch", number)) for number in range(3, 8))  # answered; their batch waits
     atexit.unregister(before.close)
     with before.shipper._cond:  # killed: its queue is gone, its thread ships nothing more
         before.shipper._pending.clear()

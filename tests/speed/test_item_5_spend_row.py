@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime
-from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -20,27 +19,7 @@ from llmplex.gateway.spend import log as spend_log
 from llmplex.gateway.spend.log import request_row
 from llmplex.store.journal import decode_row, encode_row
 from llmplex.store.schema import USAGE_COLUMNS
-from llmplex.types import Usage
-
-
-def record(**fields: Any) -> RequestRecord:
-    base: dict[str, Any] = {
-        "request_id": "req-1",
-        "endpoint": "chat.completions",
-        "key_name": "team-a",
-        "model_asked": "fast",
-        "provider": "openai",
-        "model": "gpt-4o-mini",
-        "stream": False,
-        "status": 200,
-        "error_type": None,
-        "usage": Usage(input_tokens=12, output_tokens=30, cached_tokens=4, cache_write_tokens=1, reasoning_tokens=2),
-        "cost_usd": Decimal("0.0000123"),
-        "cost_note": None,
-        "latency": 0.0123,
-        "started_at": 1764780000.123456,
-    }
-    return RequestRecord(**{**base, **fields})
+from tests.speed.gateway_records import record
 
 
 def former_row(rec: RequestRecord) -> dict[str, Any]:

@@ -8,7 +8,6 @@ a row this process ships for the first time is inserted without the look-up.
 
 from __future__ import annotations
 
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -17,22 +16,11 @@ from sqlalchemy import Connection, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.sql import Select
 
-from llmplex.gateway.records import RequestRecord
 from llmplex.gateway.spend.journal import SpendJournal
-from llmplex.gateway.spend.log import request_row
 from llmplex.store import shipping
 from llmplex.store.database import open_database
 from llmplex.store.schema import calls
-from llmplex.types import Usage
-
-
-def row(number: int) -> dict[str, Any]:
-    return request_row(
-        RequestRecord(
-            f"req-ship-{number}", "chat.completions", "team-a", "fast", "openai", "gpt-4o-mini", False, 200, None,
-            Usage(input_tokens=3, output_tokens=number), Decimal("0.0000012345"), None, 0.01, 1764780000.5 + number,
-        )
-    )  # fmt: skip
+from tests.speed.gateway_records import numbered_row
 
 
 def logged(url: str) -> list[str]:
@@ -65,7 +53,7 @@ def test_item_5_rows_shipped_for_the_first_time_are_inserted_without_a_look_up(
     url = f"sqlite:///{tmp_path / 'spend.db'}"
     journal = SpendJournal(url, tmp_path / "journal").start()
     try:
-        assert all(journal.write(row(number)) for number in range(6))
+        assert all(journal.write(numbered_row("ship", number)) for number in range(6))
         assert journal.flush(30)
     finally:
         journal.close(10)
@@ -91,7 +79,7 @@ def test_item_5_a_batch_that_failed_is_looked_up_when_shipped_again_and_counted_
     monkeypatch.setattr(shipping, "_insert_new", committed_then_lost)
     journal = SpendJournal(url, tmp_path / "journal", retry=0.05).start()
     try:
-        assert all(journal.write(row(number)) for number in range(4))
+        assert all(journal.write(numbered_row("ship", number)) for number in range(4))
         assert journal.flush(30)
     finally:
         journal.close(10)
