@@ -1,10 +1,8 @@
 """The cases bench/transport.py runs: one short call (sync, async) or one streamed call per case.
 
-Each factory takes the stub server's root URL and returns a ready-to-call
-function (clients built, imports done, nothing timed yet). Yardsticks post the
-same JSON as the SDKs with raw ``httpx``, ``httpx2`` and ``aiohttp`` and decode
-the JSON answer; a case whose library is missing is left out.
-"""
+Each factory takes the stub server's root URL and returns a ready-to-call function (clients built, imports done,
+nothing timed yet). Yardsticks post the same JSON as the SDKs with raw ``httpx``, ``httpx2`` and ``aiohttp`` and
+decode the JSON answer; a case whose library is missing is left out."""
 
 from __future__ import annotations
 
@@ -69,8 +67,8 @@ BEDROCK_BODY = {"messages": [{"role": "user", "content": [{"text": PROMPT}]}]}
 def configure_llmplex(root: str, folder: Path) -> None:
     """A config whose ``local``/``localr``/``localant``/``localp`` instances are the stub (chat, responses,
     anthropic, and the ``mistral`` openai-compatible preset), and ``localbr``, ``localg``, ``localaz`` (Bedrock,
-    Gemini, Azure) when their plugins are installed. Only the test distribution's observers are left
-    out: llmplex-otel stays on, as ``llmplex[all]`` installs it (idle while no OpenTelemetry provider is set)."""
+    Gemini, Azure) when their plugins are installed. Only the test distribution's observers are left out:
+    llmplex-otel stays on, as ``llmplex[all]`` installs it (idle while no OpenTelemetry provider is set)."""
     config = folder / "llmplex.toml"
     config.write_text(
         'disabled = ["recorder", "exitobserver"]\n\n'
@@ -103,8 +101,7 @@ def build(root: str, *, litellm: bool) -> Cases:
 
 
 def sync_yardstick(name: str) -> str:
-    """The sync case ``name`` is paired with: raw httpx posting the same JSON to the same API (a yardstick of
-    another API is paired with the chat one, ``raw httpx``, which shows what its API costs)."""
+    """Sync case ``name``'s yardstick: raw httpx posting the same JSON to its API (a raw case's: ``raw httpx``)."""
     if name.startswith("raw "):
         return "raw httpx"
     wire = next((wire for wire in ("gemini", "azure", "responses") if wire in name), None)
