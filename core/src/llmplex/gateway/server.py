@@ -40,16 +40,6 @@ _STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"me
 _ENCODER = json.JSONEncoder(default=str)
 """``json.dumps(entry, default=str)`` builds this encoder anew on every call (every request's access line)."""
 
-_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)
-_ENCODE: Callable[[Any, int], Any] | None = (
-    None
-    if _C_ENCODER is None  # no C accelerator: _ENCODER.encode
-    else _C_ENCODER(None, str, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True)
-)
-"""``_ENCODER.encode``'s C encoder, made once (``encode`` makes one per call), without its check for circular
-values (a log line's fields hold none; one would fail the line, as logging reports a line that cannot be made)."""
-
-
 _MAX_SHAPES = 256
 """Sets of record attribute names a formatter remembers the extra fields of (then it starts again)."""
 
@@ -90,7 +80,7 @@ class JSONLogFormatter(logging.Formatter):
             entry[name] = attributes[name]
         if record.exc_info:
             entry["error"] = self.formatException(record.exc_info).splitlines()[-1]
-        return _ENCODER.encode(entry) if _ENCODE is None else "".join(_ENCODE(entry, 0))
+        return _ENCODER.encode(entry)
 
 
 def _configure_logging() -> None:
