@@ -30,7 +30,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
 from llmplex.http.clients import _LATE, _found_flavour, _hooks
 from llmplex.reliability.deadline import Deadline, current_deadline
@@ -167,10 +167,7 @@ class DirectSender:
         try:  # ``open``'s, written out: one coroutine frame fewer on every resumption of the call
             response = await sending
         except Exception as error:
-            mapped = self.mapped(error, request)
-            if mapped is error:
-                raise
-            raise mapped from error
+            self.raise_mapped(error, request)
         try:
             answer = response.headers
             if 200 <= response.status < 300 and "Content-Encoding" not in answer and "Set-Cookie" not in answer:
@@ -199,10 +196,7 @@ class DirectSender:
         try:
             response = await sending
         except Exception as error:
-            mapped = self.mapped(error, request)
-            if mapped is error:
-                raise
-            raise mapped from error
+            self.raise_mapped(error, request)
         return response, deadline
 
     def _sending(
@@ -295,15 +289,18 @@ class DirectSender:
             return None
         return [*merged, ("content-length", str(len(body)))]
 
-    def mapped(self, error: Exception, request: Callable[[], Any]) -> Exception:
-        """``error`` as the transport reports it (its exception table), the request attached as httpx does."""
+    def raise_mapped(self, error: Exception, request: Callable[[], Any]) -> NoReturn:
+        """Raise ``error`` as the transport reports it (its exception table, the request attached as httpx does),
+        from ``error``; ``error`` itself when the table leaves it as it is."""
         try:
             with self._module.map_aiohttp_exceptions():
                 raise error
         except Exception as mapped:
+            if mapped is error:
+                raise
             if isinstance(mapped, self.library.RequestError):
                 mapped.request = request()
-            return mapped
+            raise mapped from error
 
     async def _read(self, response: Any, deadline: Deadline | None, request: Callable[[], Any]) -> bytes:
         """The whole body; ``ReadTimeout`` when it is still arriving at the deadline."""
@@ -321,10 +318,7 @@ class DirectSender:
                     raise self.library.ReadTimeout(_LATE, request=request()) from None
                 raise
         except Exception as error:
-            mapped = self.mapped(error, request)
-            if mapped is error:
-                raise
-            raise mapped from error
+            self.raise_mapped(error, request)
 
     def _response(self, response: Any, content: bytes, request: Callable[[], Any]) -> Any:
         """The read httpx ``Response`` of a direct answer."""

@@ -77,10 +77,7 @@ class DirectStream:
         except Exception as error:
             if scope is not None and scope.expired():
                 raise self._sender.library.ReadTimeout(_LATE, request=self._request()) from None
-            mapped = self._sender.mapped(error, self._request)
-            if mapped is error:
-                raise
-            raise mapped from error
+            self._sender.raise_mapped(error, self._request)
 
     async def aclose(self) -> None:
         """Close the answer: a body read to its end left its connection to the pool already; one cut short
