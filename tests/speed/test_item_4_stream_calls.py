@@ -1,8 +1,8 @@
 """Issue 34 item 4: fewer calls a streamed chunk and at a stream's end, the events and the answer as before.
 
-Gemini's parser reads a plain chunk in ``parse_chunk`` itself (no ``_plain_chunk`` call); a text event is built
-without a call to ``assembled``; a text answer is assembled without sorting (and walking) its empty tool calls;
-core asks the parser's kept usage for an event only when there is one (``state.usage_so_far``)."""
+Gemini's parser reads a plain chunk in ``parse_chunk`` itself (no ``_plain_chunk`` call); a text event built
+without validation equals the validated one; a text answer is assembled without sorting (and walking) its empty
+tool calls; core asks the parser's kept usage for an event only when there is one (``state.usage_so_far``)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def test_item_4_gemini_text_chunk_is_read_in_parse_chunk_itself() -> None:
     chunk = _chunk([text_part("Hel")], usage_metadata=usage(5, 1))
     with _calls() as seen:
         events = parse_chunk(chunk, state)
-    python = [name for name in seen if name in {"_plain_chunk", "text_delta", "assembled"}]
+    python = [name for name in seen if name in {"_plain_chunk", "text_delta"}]
     assert python == ["text_delta"]  # one Python call: the event
     assert events == [StreamEvent(type="text", text="Hel", response_id=chunk.get("responseId"), model=MODEL)]
     assert state.usage_so_far is not None and state.usage_so_far().usage == Usage(
@@ -68,10 +68,8 @@ def test_item_4_gemini_text_that_is_no_str_is_still_refused() -> None:
 
 
 @pytest.mark.parametrize(("response_id", "model"), [("r1", "m"), (None, None), ("r1", None)])
-def test_item_4_text_event_is_built_without_a_call(response_id: str | None, model: str | None) -> None:
-    with _calls() as seen:
-        event = StreamEvent.text_delta("Hi", response_id, model)
-    assert "assembled" not in seen
+def test_item_4_text_event_unvalidated_is_the_validated_one(response_id: str | None, model: str | None) -> None:
+    event = StreamEvent.text_delta("Hi", response_id, model)
     validated = StreamEvent(type="text", text="Hi", response_id=response_id, model=model)
     assert event == validated and hash(event) == hash(validated)
     assert event.model_fields_set == {"type", "text", "response_id", "model"}

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from llmplex.types.reasoning import ReasoningPart
 from llmplex.types.request import Request
 from llmplex.types.response import FinishReason, Response
-from llmplex.types.trusted import _new, _set_dict, _set_extra, _set_fields_set, _set_private, assembled
+from llmplex.types.trusted import assembled
 from llmplex.types.usage import Usage, settled
 
 __all__ = ["StreamEvent", "StreamState"]
@@ -56,12 +56,7 @@ class StreamEvent(BaseModel):
         ):
             values = _TEXT_DEFAULTS.copy()
             values["text"], values["response_id"], values["model"] = text, response_id, model
-            event = _new(cls)  # ``assembled`` written out: this runs for every chunk
-            _set_dict(event, values)
-            _set_fields_set(event, {"type", "text", "response_id", "model"})
-            _set_extra(event, None)
-            _set_private(event, None)
-            return event
+            return assembled(cls, values, {"type", "text", "response_id", "model"})
         return cls(type="text", text=text, response_id=response_id, model=model)
 
     @classmethod
