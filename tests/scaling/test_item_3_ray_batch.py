@@ -92,10 +92,14 @@ def test_item_3_ray_workers_share_the_redis_rate_limit(
     config = config_file(
         tmp_path,
         limits={"storage": redis_server.url},
-        **{"providers.openai": openai(fault_server, rate_limit="5/minute"), "throttle": {"max_attempts": 1}},
+        **{"providers.openai": openai(fault_server, rate_limit="5/hour"), "throttle": {"max_attempts": 1}},
     )
     rows: list[dict[str, Any] | str] = [{"model": "rayrows:any", "prompt": "pid"} for _ in range(2)]
-    rows += [{"model": "openai:gpt-4o-mini", "prompt": f"limited {i}", "timeout": 20} for i in range(12)]
+    # the verdict must not hang on the host's speed: a full window frees its first slot about an hour on, far past
+    # any row's 600 s deadline, so a row refused a slot is refused at once (LLMRateLimitError); and 600 s is more
+    # than a busy worker's start can take from a row before it reaches the limiter (with 20 s, a row started late
+    # on a loaded host once ran out of time there: LLMDeadlineExceededError)
+    rows += [{"model": "openai:gpt-4o-mini", "prompt": f"limited {i}", "timeout": 600} for i in range(12)]
     write_requests(tmp_path / "in.jsonl", rows)
 
     status, stderr = batch(config, tmp_path / "in.jsonl", tmp_path / "out.jsonl", "--ray", "--ray-workers", "2")
