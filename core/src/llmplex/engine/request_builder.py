@@ -209,7 +209,21 @@ def build_request(
     cache: bool | None = None,
     cache_key: str | None = None,
 ) -> Request:
-    """Validate every part and assemble the Request a provider will format."""
+    """Validate every part and assemble the Request a provider will format (a prompt string with every keyword at
+    its default, as a call given only ``timeout=`` or ``fallbacks=`` makes it, as ``prompt_request`` builds it)."""
+    if (
+        system is None
+        and tools is None
+        and tool_choice is None
+        and output is None
+        and provider_options is None
+        and previous_response_id is None
+        and not options
+        and cache is None
+        and cache_key is None
+        and (plain := _plain(model, prompt, stream)) is not None
+    ):
+        return plain
     built_tools = build_tools(tools)
     if tool_choice not in (None, "auto", "none", "required") and tool_choice not in {t.name for t in built_tools}:
         raise LLMConfigurationError(
@@ -241,8 +255,15 @@ def build_request(
 def prompt_request(model: str, prompt: PromptInput, stream: bool) -> Request:
     """``build_request(model, prompt, stream=stream)``: a call without keyword arguments. A prompt string, the
     commonest, is checked and goes into a request built without validating it all again."""
+    plain = _plain(model, prompt, stream)
+    return build_request(model, prompt, stream=stream) if plain is None else plain
+
+
+def _plain(model: str, prompt: PromptInput, stream: bool) -> Request | None:
+    """The request of a prompt string without keyword arguments, checked, built without validating it all again;
+    ``None`` for any other prompt."""
     if type(prompt) is not str or type(model) is not str:
-        return build_request(model, prompt, stream=stream)
+        return None
     _check_text(prompt, "the prompt", "user")
     return plain_request(model, prompt, stream)
 
