@@ -13,7 +13,10 @@ Two pieces of httpx's per-request work are done with less: the request is
 built as ``Client.build_request`` builds it (the client's default headers
 merged under botocore's, the timeout as an extension) straight into httpx's
 ``Request``, with the parsed URL kept per URL, while the client has no query
-parameters or cookies to add (with any, ``build_request`` builds it); and
+parameters or cookies to add (with any, ``build_request`` builds it), its
+headers normalized once where ``Request(content=...)`` would normalize them
+twice (the Host put first and the body read as it does, the length being
+botocore's ``Content-Length``); and
 the client's cookie jar is only asked to extract cookies from an answer that
 sets some (``_Cookies``: an answer without ``Set-Cookie`` leaves the jar as it
 was, so httpx's work on it, a ``urllib`` request and an ``email`` message per
@@ -73,6 +76,10 @@ class _Body:
 
 _URLS = 256
 """Parsed URLs kept per sender (one per model id sent): beyond, the cache starts again."""
+
+_AUTO = frozenset({b"host", b"transfer-encoding"})
+"""Header names (lowercase) with which ``Request(content=...)`` treats the headers otherwise: such a request is built
+by it."""
 
 
 class _Cookies(httpx.Cookies):
@@ -136,7 +143,18 @@ class HttpxSender:
         names = {name.lower() for name, _ in headers}  # Headers.update: a name given replaces the client's
         merged: list[tuple[bytes, bytes]] = [(k, v) for k, v in http.headers.raw if k.lower() not in names]
         merged += headers
-        return httpx.Request(method, parsed, headers=merged, content=body, extensions={"timeout": timeout.as_dict()})
+        extensions = {"timeout": timeout.as_dict()}
+        sent = {name.lower() for name, _ in merged}
+        if type(body) is not bytes or b"content-length" not in sent or not sent.isdisjoint(_AUTO) or not parsed.host:
+            return httpx.Request(method, parsed, headers=merged, content=body, extensions=extensions)
+        # what Request(content=body) ends with when the headers give the length and no Host: the Host first, then the
+        # headers as given (normalized once, not twice), the body read
+        stream = httpx.ByteStream(body)
+        request = httpx.Request(
+            method, parsed, headers=[(b"Host", parsed.netloc), *merged], stream=stream, extensions=extensions
+        )
+        request.read()
+        return request
 
     def async_http(self) -> httpx.AsyncClient:
         """The running event loop's httpx ``AsyncClient`` on aiohttp (built on first use there)."""
