@@ -86,8 +86,10 @@ PriceKey = tuple[str, str]
 """``(genai-prices provider id or FREE, model id)``: what a usage is priced as."""
 
 
+@lru_cache(maxsize=1024)
 def price_key(plugin: str, model: str) -> PriceKey | None:
-    """What ``model`` answered by ``plugin`` is priced as; ``None`` when it cannot be priced."""
+    """What ``model`` answered by ``plugin`` is priced as; ``None`` when it cannot be priced (worked out once per
+    plugin and model: every priced answer and stream asks)."""
     prefix, slash, name = model.partition("/")
     named = LITELLM_PREFIXES.get(prefix) if slash and name else None
     if plugin == "litellm":
