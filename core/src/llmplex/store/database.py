@@ -39,7 +39,7 @@ BUSY_TIMEOUT = 60.0
 
 _MIGRATIONS = Path(__file__).with_name("migrations")
 
-HEAD = "0002"
+HEAD = "0003"
 """The newest migration's revision (a test checks it is Alembic's head)."""
 
 
