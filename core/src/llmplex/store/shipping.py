@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import collections
 import logging
+import secrets
 import threading
 import time
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from llmplex.masking.values import redact
@@ -196,7 +196,7 @@ class Shipper:
 def _insert_new(connection: Connection, rows: list[dict[str, Any]], unsure: set[str]) -> int:
     """Insert the rows whose ``request_id`` is not in ``calls`` yet; how many were inserted. Only the ids in
     ``unsure`` are looked up: a row first shipped by this process cannot be there (its id is new, and no batch
-    holding it failed after it might have been committed)."""
+    holding it failed after it might have been committed). A row without a conversation id gets a fresh one."""
     from sqlalchemy import insert, select
 
     from llmplex.store.schema import calls
@@ -206,9 +206,10 @@ def _insert_new(connection: Connection, rows: list[dict[str, Any]], unsure: set[
     present: set[str] = set()
     if asked:
         present = set(connection.execute(select(calls.c.request_id).where(calls.c.request_id.in_(asked))).scalars())
+    fresh = secrets.token_hex(16 * len(unique))  # a conversation id (32 hex digits) for each row: one draw a batch
     new = [
-        {**row, "conversation_id": row.get("conversation_id") or uuid.uuid4().hex}
-        for request_id, row in reversed(unique.items())
+        {**row, "conversation_id": row.get("conversation_id") or fresh[32 * index : 32 * index + 32]}
+        for index, (request_id, row) in enumerate(reversed(unique.items()))
         if request_id not in present
     ]
     if new:
