@@ -132,9 +132,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def __init__(self, config: uvicorn.Config, *args: Any, **kwargs: Any) -> None:
         super().__init__(config, *args, **kwargs)
         self.limits: HeadLimits = getattr(config, "head_limits", None) or HeadLimits()
-        self._head_bytes = 0  # URL and headers of the head being parsed (exact)
+        # what the head being parsed may still add (URL and header bytes, exact; headers) before it is refused
+        self._bytes_left = self.limits.max_header_bytes
+        self._headers_left = self.limits.max_header_count
         self._unparsed = 0  # bytes received while a head was incomplete (an upper bound)
-        self._headers = 0
         self._in_body = False
         self._refused = False
         self._over_cap = False
@@ -173,15 +174,15 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     # -- parser callbacks -------------------------------------------------------------
 
     def on_message_begin(self) -> None:
-        self._head_bytes = self._headers = 0
+        self._bytes_left, self._headers_left = self.limits.max_header_bytes, self.limits.max_header_count
         super().on_message_begin()
         self.scope.setdefault("extensions", {})[CONNECTION_LOST] = {"future": self._lost}
 
     def on_url(self, url: bytes) -> None:
         if self._refused:
             return
-        self._head_bytes += len(url)
-        if self._head_bytes > self.limits.max_header_bytes:
+        self._bytes_left -= len(url)
+        if self._bytes_left < 0:
             self._refuse_head_size()
             return
         super().on_url(url)
@@ -189,12 +190,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def on_header(self, name: bytes, value: bytes) -> None:
         if self._refused:
             return
-        self._head_bytes += len(name) + len(value) + 4
-        self._headers += 1
-        if self._head_bytes > self.limits.max_header_bytes or self._headers > self.limits.max_header_count:
+        self._bytes_left -= len(name) + len(value) + 4  # counted down: no limit looked up for every header
+        self._headers_left -= 1
+        if self._bytes_left < 0 or self._headers_left < 0:
             self._refuse_head_size()
             return
-        super().on_header(name, value)
+        HttpToolsProtocol.on_header(self, name, value)  # not super(): it builds a proxy for every header
 
     def on_headers_complete(self) -> None:
         if self._refused:
