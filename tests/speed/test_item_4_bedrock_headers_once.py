@@ -7,7 +7,7 @@ given too (those still built by ``Request(content=...)``)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -45,7 +45,7 @@ def _sent(headers: dict[str, Any], body: bytes = BODY) -> Seen:
     sender.http.close()
     sender.http = sync_client(httpx, transport=_recorder(seen))
     with call_timeout(7.5):
-        sender(AWSPreparedRequest("POST", URL, headers, body, True)).raw.close()
+        sender(AWSPreparedRequest("POST", URL, cast(Any, headers), body, True)).raw.close()
     return seen[-1]
 
 
@@ -72,7 +72,7 @@ def test_item_4_bedrock_sender_normalizes_the_headers_once(monkeypatch: pytest.M
     sender = HttpxSender(60.0)
     sender.http.close()
     sender.http = sync_client(httpx, transport=_recorder(seen))
-    prepared = AWSPreparedRequest("POST", URL, HEADERS, BODY, True)
+    prepared = AWSPreparedRequest("POST", URL, cast(Any, HEADERS), BODY, True)
     with call_timeout(7.5):
         sender(prepared).raw.close()  # the URL parsed and kept first
         monkeypatch.setattr(httpx.Headers, "__init__", counted)

@@ -19,7 +19,9 @@ calls), the User-Agent rebuilt as botocore rebuilds it after signing,
 ``amz-sdk-invocation-id`` (a uuid4) and ``amz-sdk-request``
 (``attempt=1; max=1``), the headers encoded as the endpoint encodes them and
 the ``Content-Length`` ``AWSRequest.prepare`` adds to a POST: the bytes and
-headers boto3 would hand the transport. The headers are held in a plain
+headers boto3 would hand the transport (``build``; ``sign`` gives the same
+headers before they are encoded, to a sender that encodes them itself, as
+``HttpxSender.post`` does). The headers are held in a plain
 ``dict`` throughout (botocore's ``HTTPHeaders`` is an ``email`` message, slow
 to write; its prepared ``HeadersDict`` is slow to read): ConverseStream has no
 header parameters and Bedrock's endpoint none, so no two header names differ
@@ -143,6 +145,17 @@ class LeanRequest:
 
     def build(self, params: Mapping[str, Any]) -> AWSPreparedRequest:
         """The signed request ``converse_stream(**params)`` would send now (``ParamValidationError`` as boto3's)."""
+        method, url, headers, body = self.sign(params)
+        length = headers.pop("Content-Length")
+        sent = {  # the endpoint's _encode_headers
+            key: value.encode("utf-8") if isinstance(value, str) else value for key, value in headers.items()
+        }
+        sent["Content-Length"] = length
+        return AWSPreparedRequest(method, url, cast(Any, sent), body, True)
+
+    def sign(self, params: Mapping[str, Any]) -> tuple[str, str, dict[str, Any], bytes | None]:
+        """``build``'s method, URL, headers and body, the headers as botocore holds them before it encodes them
+        (text; the ``Content-Length`` last), for a sender that encodes them itself."""
         client = self.client
         with start_as_current_context():
             request_dict = self.serialize(params)
@@ -169,11 +182,8 @@ class LeanRequest:
                 headers["User-Agent"] = self.user_agent(user_agent)  # signing: the features registered since added
             headers["amz-sdk-invocation-id"] = invocation
             headers["amz-sdk-request"] = _RETRY_HEADER
-            sent: dict[str, Any] = {  # the endpoint's _encode_headers
-                key: value.encode("utf-8") if isinstance(value, str) else value for key, value in headers.items()
-            }
-            sent["Content-Length"] = str(botocore.utils.determine_content_length(body))  # as AWSRequest.prepare
-            return AWSPreparedRequest(method, url, cast(Any, sent), body, True)
+            headers["Content-Length"] = str(botocore.utils.determine_content_length(body))  # as AWSRequest.prepare
+            return method, url, headers, body
 
     def url_of(self, path: str) -> str:
         """The URL ``prepare_request_dict`` joins from the endpoint and ``path`` (no query, no host prefix), joined

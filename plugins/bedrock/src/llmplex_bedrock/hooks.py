@@ -96,10 +96,10 @@ def _open(lean: LeanRequest, payload: dict[str, Any]) -> Any:
     (an answer under 300 is read as a stream at once, without the ``AWSResponse`` only an error is read from)."""
     sender = sender_of(lean.client)
     assert sender is not None
-    request = lean.build(payload)
-    response = sender.send(request)
+    method, url, headers, body = lean.sign(payload)
+    response = sender.post(method, url, headers, body)
     if response.status_code >= 300:
-        read = aws_response(request.url, response)
+        read = aws_response(url, response)
         try:
             raise_for_status(lean.client, lean.operation, read)
         except BaseException:

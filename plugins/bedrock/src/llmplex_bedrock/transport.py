@@ -32,7 +32,7 @@ client would load the CA bundle again (~50 ms of CPU for certifi's: every
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from typing import Any
 
@@ -114,13 +114,18 @@ class HttpxSender:
 
     def send(self, request: Any) -> httpx.Response:
         """botocore's signed ``request`` sent: httpx's answer, its body not read yet."""
-        seconds = _timeout.get() or self.default_timeout
         body = request.body
         if hasattr(body, "read"):
             body = body.read()
+        return self.post(request.method, request.url, request.headers, body)
+
+    def post(self, method: str, url: str, headers: Mapping[str, Any], body: bytes | None) -> httpx.Response:
+        """A signed request sent, its headers as botocore gives them (text, or bytes encoded): httpx's answer, its
+        body not read yet."""
+        seconds = _timeout.get() or self.default_timeout
         http = self.http
-        sent = [(_ascii(name), _ascii(value)) for name, value in request.headers.items()]
-        outgoing = self._request(http, request.method, request.url, sent, body or b"", httpx.Timeout(seconds))
+        sent = [(_ascii(name), _ascii(value)) for name, value in headers.items()]
+        outgoing = self._request(http, method, url, sent, body or b"", httpx.Timeout(seconds))
         response: httpx.Response = http.send(outgoing, stream=True)
         return response
 
