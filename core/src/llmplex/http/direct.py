@@ -30,7 +30,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from llmplex.http.clients import _LATE, _found_flavour, _hooks
 from llmplex.reliability.deadline import Deadline, current_deadline
@@ -131,7 +131,7 @@ class DirectSender:
         self._logger = logging.getLogger(library.__name__)
         self._targets: dict[str, _Target] = {}
         self._timeouts: dict[tuple[float | None, float | None, float | None], Any] = {}
-        self._merged: dict[tuple[str, tuple[tuple[bytes, bytes], ...]], tuple[tuple[str, str], ...] | None] = {}
+        self._merged: dict[tuple[str, tuple[tuple[bytes, bytes], ...]], _Merged | None] = {}
         self._last: tuple[Any, ...] = (None, None, None, None, None)
         """The timeouts dict and header tuple of the last post and what they were worked out to (a client's calls
         hand on the same objects: told by identity, without hashing them)."""
@@ -270,7 +270,8 @@ class DirectSender:
         """What httpx's ``Request(content=body, headers=headers)`` hands aiohttp: ``Host`` first unless given, the
         headers by lowercase name (repeats joined with ``", "``), ``Content-Length`` last; ``None`` when a header is
         not ASCII or sets the body's length, or the body is empty (httpx's own rules then). The headers are worked
-        out once per target and header list (a client's calls repeat theirs)."""
+        out once per target and header list (a client's calls repeat theirs); a list changing only values of headers
+        given once since the last post (a timeout announced in a header: each call's own) changes those alone."""
         if not body:
             return None
         given = tuple(headers)  # a tuple as it is (a client's own, the same on every call)
@@ -281,13 +282,15 @@ class DirectSender:
             key = (target.host, given)
             merged = self._merged.get(key, _UNSEEN)
             if merged is _UNSEEN:
-                if len(self._merged) >= _MERGED_KEPT:
-                    self._merged.clear()
-                merged = self._merged[key] = _merged(target, headers)
+                merged = _revalued(given, last[2], last[4]) if target.host == last[3] else None
+                if merged is None:
+                    if len(self._merged) >= _MERGED_KEPT:
+                        self._merged.clear()
+                    merged = self._merged[key] = _merged(target, headers)
             self._last = (*last[:2], given, target.host, merged)
         if merged is None:
             return None
-        return [*merged, ("content-length", str(len(body)))]
+        return [*merged.items, ("content-length", str(len(body)))]
 
     def raise_mapped(self, error: Exception, request: Callable[[], Any]) -> NoReturn:
         """Raise ``error`` as the transport reports it (its exception table, the request attached as httpx does),
@@ -371,9 +374,19 @@ def _no_cookies(cookies: Any) -> bool:
     return not held if type(held) is dict else not cookies
 
 
-def _merged(target: _Target, headers: Sequence[tuple[bytes, bytes]]) -> tuple[tuple[str, str], ...] | None:
+class _Merged(NamedTuple):
+    """A header list worked out for aiohttp."""
+
+    items: tuple[tuple[str, str], ...]
     """``DirectSender._items`` but for ``Content-Length``."""
+    alone: dict[bytes, int]
+    """Where in ``items`` the value of each header given once (by its name as given) is."""
+
+
+def _merged(target: _Target, headers: Sequence[tuple[bytes, bytes]]) -> _Merged | None:
+    """``DirectSender._items`` but for ``Content-Length``, and where each header given once went."""
     merged: dict[str, str] = {}
+    given: dict[str, list[bytes]] = {}
     for key, value in headers:
         if not (key.isascii() and value.isascii()):
             return None
@@ -382,9 +395,33 @@ def _merged(target: _Target, headers: Sequence[tuple[bytes, bytes]]) -> tuple[tu
             return None
         text = value.decode()
         merged[name] = f"{merged[name]}, {text}" if name in merged else text
+        given.setdefault(name, []).append(key)
     if "host" not in merged:
         merged = {"host": target.host, **merged}
-    return tuple(merged.items())
+    names = list(merged)
+    return _Merged(
+        tuple(merged.items()), {keys[0]: names.index(name) for name, keys in given.items() if len(keys) == 1}
+    )
+
+
+def _revalued(
+    given: tuple[tuple[bytes, bytes], ...], before: tuple[tuple[bytes, bytes], ...] | None, merged: _Merged | None
+) -> _Merged | None:
+    """``merged``, worked out from ``before``, with the values ``given`` changes; ``None`` unless ``given`` holds
+    ``before``'s names in their order and each header whose value it changes is given once, in ASCII."""
+    if merged is None or before is None or len(given) != len(before):
+        return None
+    items: list[tuple[str, str]] | None = None
+    for index, pair in enumerate(given):
+        if pair != before[index]:
+            key, value = pair
+            at = merged.alone.get(key)
+            if at is None or key != before[index][0] or not value.isascii():
+                return None
+            if items is None:
+                items = list(merged.items)
+            items[at] = (items[at][0], value.decode())
+    return merged if items is None else _Merged(tuple(items), merged.alone)
 
 
 def _extensions(response: Any) -> dict[str, Any]:

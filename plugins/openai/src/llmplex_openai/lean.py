@@ -77,6 +77,8 @@ class _Wire:
     headers: tuple[tuple[bytes, bytes], ...]
     extensions: dict[str, Any]
     order: dict[str, int]
+    timed: int | None
+    """Where in ``headers`` the ``x-stainless-read-timeout`` the SDK announces is (``None``: it announces none)."""
     kept: list[tuple[Any, dict[str, float | None]]] = field(default_factory=list, repr=False, compare=False)
     """The timeout ``timeouts`` was last given and its dict (one tuple, replaced whole: threads may share it)."""
 
@@ -91,10 +93,10 @@ class _Wire:
 
     def headers_for(self, timeout: float | None) -> list[tuple[bytes, bytes]]:
         """The SDK's headers; with a timeout, the ``x-stainless-read-timeout`` it would announce."""
-        if timeout is None:
-            return list(self.headers)
-        announced = str(timeout).encode()
-        return [(k, announced if k.lower() == _READ_TIMEOUT else v) for k, v in self.headers]
+        headers = list(self.headers)
+        if timeout is not None and self.timed is not None:  # the other headers stay the same objects
+            headers[self.timed] = (headers[self.timed][0], str(timeout).encode())
+        return headers
 
     def body(self, payload: dict[str, Any]) -> bytes:
         """``payload`` as the SDK serializes it: the method's parameters in its order, extra keys after (that order
@@ -126,7 +128,9 @@ def _wire(client: OpenAI | AsyncOpenAI, path: str, method: Callable[..., Any]) -
         extensions = {k: v for k, v in template.extensions.items() if k != "timeout"}
         order = {name: i for i, name in enumerate(inspect.signature(method).parameters)}
         library = http_library(client._client)
-        wire = per_path[path] = _Wire(library, template.url, str(template.url), headers, extensions, order)
+        timed = next((at for at, (name, _) in enumerate(headers) if name.lower() == _READ_TIMEOUT), None)
+        wire = _Wire(library, template.url, str(template.url), headers, extensions, order, timed)
+        per_path[path] = wire
     return wire
 
 
