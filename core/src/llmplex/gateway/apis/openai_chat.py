@@ -317,18 +317,25 @@ class ChatStreamEncoder:
         self._include_usage = include_usage
         self._started = False
         self._has_calls = False
+        # a chunk's event but its delta and finish reason, encoded once a stream: each chunk puts those between
+        self._head = b"".join(
+            (
+                b'data: {"id":',
+                dumps(self._id),
+                b',"object":"chat.completion.chunk","created":',
+                dumps(self._created),
+                b',"model":',
+                dumps(model),
+                b',"choices":[{"index":0,"delta":',
+            )
+        )
+        self._tail = b',"logprobs":null}]' + (b',"usage":null}\n\n' if include_usage else b"}\n\n")
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
-        chunk: dict[str, Any] = {
-            "id": self._id,
-            "object": "chat.completion.chunk",
-            "created": self._created,
-            "model": self._model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
-        }
-        if self._include_usage:
-            chunk["usage"] = None
-        return sse(dumps(chunk))
+        """``sse(dumps(chunk))`` of the ``chat.completion.chunk`` carrying ``delta``, with only ``delta`` (and
+        ``finish``) encoded."""
+        reason = b',"finish_reason":null' if finish is None else b',"finish_reason":' + dumps(finish)
+        return b"".join((self._head, dumps(delta), reason, self._tail))
 
     def _start(self) -> bytes:
         if self._started:
