@@ -81,8 +81,11 @@ def _stream(
     payload: dict[str, Any], settings: BedrockSettings, client: Any, timeout: float | None, lean: LeanRequest | None
 ) -> Iterator[Any]:
     """``llmplex_stream`` with the lean request decided: sent that way, or through boto3 (``None``)."""
-    with call_timeout(_timeout(timeout, settings)):
-        stream = client.converse_stream(**payload)["stream"] if lean is None else _open(lean, payload)
+    seconds = _timeout(timeout, settings)
+    if lean is not None:
+        return _events(_open(lean, payload, seconds))
+    with call_timeout(seconds):  # for the sender botocore's pipeline calls
+        stream = client.converse_stream(**payload)["stream"]
     return _events(stream)
 
 
@@ -91,13 +94,14 @@ def _lean(client: Any) -> LeanRequest | None:
     return lean_request(client) if sender_of(client) is not None else None
 
 
-def _open(lean: LeanRequest, payload: dict[str, Any]) -> Any:
-    """Send the lean request through the client's ``HttpxSender``: the open ``EventStream``, or boto3's error
-    (an answer under 300 is read as a stream at once, without the ``AWSResponse`` only an error is read from)."""
+def _open(lean: LeanRequest, payload: dict[str, Any], seconds: float | None = None) -> Any:
+    """Send the lean request through the client's ``HttpxSender`` (``seconds`` per connect/read/write, ``None``: the
+    sender's default): the open ``EventStream``, or boto3's error (an answer under 300 is read as a stream at once,
+    without the ``AWSResponse`` only an error is read from)."""
     sender = sender_of(lean.client)
     assert sender is not None
     method, url, headers, body = lean.sign(payload)
-    response = sender.post(method, url, headers, body)
+    response = sender.post(method, url, headers, body, seconds)
     if response.status_code >= 300:
         read = aws_response(url, response)
         try:
@@ -157,7 +161,10 @@ async def _aevents(events: AsyncIterator[Any], close: Callable[[], Any]) -> Asyn
 
 def _timeout(timeout: float | None, settings: BedrockSettings) -> float | None:
     """The deadline's remaining seconds, capped by the instance's ``timeout``."""
-    return min((t for t in (timeout, settings.timeout) if t is not None), default=None)
+    limit = settings.timeout
+    if timeout is None or limit is None:
+        return limit if timeout is None else timeout
+    return min(timeout, limit)
 
 
 @hookimpl

@@ -117,15 +117,17 @@ class HttpxSender:
         body = request.body
         if hasattr(body, "read"):
             body = body.read()
-        return self.post(request.method, request.url, request.headers, body)
+        return self.post(request.method, request.url, request.headers, body, _timeout.get())
 
-    def post(self, method: str, url: str, headers: Mapping[str, Any], body: bytes | None) -> httpx.Response:
-        """A signed request sent, its headers as botocore gives them (text, or bytes encoded): httpx's answer, its
-        body not read yet."""
-        seconds = _timeout.get() or self.default_timeout
+    def post(
+        self, method: str, url: str, headers: Mapping[str, Any], body: bytes | None, seconds: float | None
+    ) -> httpx.Response:
+        """A signed request sent, its headers as botocore gives them (text, or bytes encoded), ``seconds`` per
+        connect/read/write (``None``: ``default_timeout``): httpx's answer, its body not read yet."""
         http = self.http
         sent = [(_ascii(name), _ascii(value)) for name, value in headers.items()]
-        outgoing = self._request(http, method, url, sent, body or b"", httpx.Timeout(seconds))
+        timeout = httpx.Timeout(seconds or self.default_timeout)
+        outgoing = self._request(http, method, url, sent, body or b"", timeout)
         response: httpx.Response = http.send(outgoing, stream=True)
         return response
 
