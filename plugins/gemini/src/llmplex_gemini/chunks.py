@@ -169,6 +169,8 @@ def _text_chunk(chunk: Any) -> bool:
         if type(parts) is not list:
             return False
         for part in parts:
+            if type(part) is dict and len(part) == 1 and type(part.get("text")) is str:  # text alone: nearly every one
+                continue
             if type(part) is not dict or not _TEXT_KEYS.issuperset(part):
                 return False
             text, thought = part.get("text"), part.get("thought")
