@@ -324,6 +324,10 @@ def responses_response(response: Response, spec: CallSpec) -> dict[str, Any]:
     return _finished(envelope, response, output)
 
 
+_DELTA_HEAD = b'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":'
+_DELTA_TAIL = b',"logprobs":[]}\n\n'
+
+
 class ResponsesStreamEncoder:
     """A stream's events as the Responses API's typed events, numbered in order."""
 
@@ -336,11 +340,19 @@ class ResponsesStreamEncoder:
         self._text: list[str] = []
         self._open: tuple[str, int | None] | None = None
         self._arguments = ""  # the open tool call's arguments so far
+        self._delta_place = b""  # the open text item's id, output and content index in its delta events, encoded
 
     def _event(self, kind: str, body: dict[str, Any]) -> bytes:
         event = {"type": kind, "sequence_number": self._sequence, **body}
         self._sequence += 1
         return sse(dumps(event), kind)
+
+    def _text_delta(self, text: str) -> bytes:
+        """``_event("response.output_text.delta", ...)`` of ``text`` in the open text item, with only its sequence
+        number and ``text`` encoded (the item's place is encoded once, as it opens)."""
+        sequence = self._sequence
+        self._sequence += 1
+        return b"".join((_DELTA_HEAD, b"%d" % sequence, self._delta_place, b',"delta":', dumps(text), _DELTA_TAIL))
 
     def _start(self, event: StreamEvent) -> bytes:
         if self._envelope is not None:
@@ -395,9 +407,10 @@ class ResponsesStreamEncoder:
                 part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
                 out += self._event("response.content_part.added", {**where, "part": part})
                 self._text = []
+                place = (b',"item_id":', dumps(item["id"]), b',"output_index":', dumps(index), b',"content_index":0')
+                self._delta_place = b"".join(place)
             self._text.append(event.text)
-            where = {"item_id": self._output[index]["id"], "output_index": index, "content_index": 0}
-            return out + self._event("response.output_text.delta", {**where, "delta": event.text, "logprobs": []})
+            return out + self._text_delta(event.text)
         if event.type == "reasoning" and event.reasoning is not None:
             out += self._add(reasoning_item(event.reasoning), ("reasoning", None))
             return out + self._close()
