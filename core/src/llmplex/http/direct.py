@@ -306,9 +306,10 @@ class DirectSender:
             raise mapped from error
 
     async def _read(self, response: Any, deadline: Deadline | None, request: Callable[[], Any]) -> bytes:
-        """The whole body; ``ReadTimeout`` when it is still arriving at the deadline."""
+        """The whole body; ``ReadTimeout`` when it is still arriving at the deadline (a body that has all arrived
+        already, as a short answer's with its headers, is read at once, without a timer)."""
         try:
-            if deadline is None:
+            if deadline is None or response.content.is_eof():
                 content: bytes = await response.read()
                 return content
             scope = asyncio.timeout(deadline.remaining())
