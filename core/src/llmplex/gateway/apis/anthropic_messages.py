@@ -274,6 +274,10 @@ def messages_response(response: Response, model: str) -> dict[str, Any]:
     }
 
 
+_DELTA_HEAD = b'event: content_block_delta\ndata: {"type":"content_block_delta","index":'
+_TEXT_DELTA = b',"delta":{"type":"text_delta","text":'
+
+
 class MessagesStreamEncoder:
     """A stream's events as the Messages API's named events: message_start ... message_stop."""
 
@@ -286,6 +290,11 @@ class MessagesStreamEncoder:
 
     def _event(self, name: str, body: dict[str, Any]) -> bytes:
         return sse(dumps({"type": name, **body}), name)
+
+    def _text_delta(self, text: str) -> bytes:
+        """``_event("content_block_delta", ...)`` of ``text`` in the open text block, with only the block's index
+        and ``text`` encoded."""
+        return b"".join((_DELTA_HEAD, b"%d" % self._index, _TEXT_DELTA, dumps(text), b"}}\n\n"))
 
     def _start(self) -> bytes:
         if self._started:
@@ -321,8 +330,7 @@ class MessagesStreamEncoder:
         if event.type == "text" and event.text:
             if self._block != ("text", None):
                 out += self._open(("text", None), {"type": "text", "text": ""})
-            delta = {"type": "text_delta", "text": event.text}
-            return out + self._event("content_block_delta", {"index": self._index, "delta": delta})
+            return out + self._text_delta(event.text)
         if event.type == "reasoning":
             return out + self._reasoning(event)
         if event.type == "tool_call":
