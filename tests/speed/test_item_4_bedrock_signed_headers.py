@@ -5,6 +5,7 @@ headers encoded, the ``Content-Length`` text and last)."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import uuid
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from botocore import auth as botocore_auth
+from llmplex_bedrock import aio as bedrock_aio
 from llmplex_bedrock import direct as bedrock_direct
 from llmplex_bedrock import hooks as bedrock_hooks
 from llmplex_bedrock.clients import close_client, create_client, sender_of
@@ -86,3 +88,41 @@ def test_item_4_bedrock_sign_gives_builds_headers_as_text(lean: tuple[bedrock_di
     assert {name: value.encode() for name, value in headers.items() if name != "Content-Length"} == {
         name: value for name, value in request.headers.items() if name != "Content-Length"
     }
+
+
+def test_item_4_bedrock_async_lean_stream_builds_no_prepared_request(
+    lean: tuple[bedrock_direct.LeanRequest, list[Seen]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The async lean stream's request is built from ``sign``'s headers too (no ``AWSPreparedRequest``), and is
+    the sync one's (method, URL, headers, body)."""
+    prepared, seen = lean
+    bedrock_hooks._open(prepared, PAYLOAD).close()
+    built: list[Any] = []
+
+    class Counted(bedrock_direct.AWSPreparedRequest):  # type: ignore[misc,name-defined]
+        def __init__(self, *args: Any) -> None:
+            built.append(args)
+            super().__init__(*args)
+
+    async def record(request: httpx.Request) -> httpx.Response:
+        seen.append((request.method, str(request.url), list(request.headers.raw), await request.aread()))
+        return httpx.Response(200, headers={"content-type": "application/vnd.amazon.eventstream"}, content=b"")
+
+    async def opened() -> None:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(record)) as http:
+            answer = await bedrock_aio.aopen(prepared, http, PAYLOAD, 60.0)
+            await answer.aclose()
+
+    monkeypatch.setattr(bedrock_direct, "AWSPreparedRequest", Counted)
+    asyncio.run(opened())
+    assert built == [] and len(seen) == 2
+    sync, sent = seen
+    assert sent[:2] == sync[:2] and sent[3] == sync[3]
+    assert sorted(pair for pair in sent[2] if pair[0].lower() not in _CLIENTS) == sorted(
+        pair for pair in sync[2] if pair[0].lower() not in _CLIENTS
+    )
+
+
+_CLIENTS = {b"accept", b"accept-encoding", b"connection"}
+"""The httpx clients' own default headers (the two clients here are built apart; botocore's User-Agent replaces
+httpx's in both, in another place: the headers are compared whatever their order)."""

@@ -2,7 +2,7 @@
 
 boto3 has no async client, so async streams used to run on core's worker
 threads, a thread hop per event. The boto3 client still validates, serializes
-and signs (``LeanRequest.build``, CPU only); the request goes out on an httpx
+and signs (``LeanRequest.sign``, CPU only); the request goes out on an httpx
 ``AsyncClient`` on httpx-aiohttp's transport, one per event loop
 (``HttpxSender.async_http``, built by ``llmplex.http.sdk_async_client``: the
 deadline held on every read, aiohttp's failures as httpx's exceptions, as the
@@ -88,12 +88,12 @@ async def aopen(lean: LeanRequest, http: httpx.AsyncClient, payload: dict[str, A
     encoded and signed it (``str(url)`` handed to aiohttp would be re-normalized by yarl: ``%3A`` in a model id
     sent as ``:``, a path the signature does not cover); on any other transport, through httpx.
     """
-    prepared = lean.build(payload)
+    method, url, headers, body = lean.sign(payload)
     request = http.build_request(
-        prepared.method,
-        prepared.url,
-        headers=[(str(name), _text(value)) for name, value in prepared.headers.items()],
-        content=_body(prepared.body),
+        method,
+        url,
+        headers=[(str(name), _text(value)) for name, value in headers.items()],
+        content=_body(body),
         timeout=httpx.Timeout(seconds),
     )
     transport = getattr(http, "_transport", None)
