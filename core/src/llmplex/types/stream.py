@@ -83,6 +83,12 @@ class StreamEvent(BaseModel):
         return cls._settled_usage_event(Usage.totals(input_tokens, output_tokens, total_tokens), response_id, model)
 
     @classmethod
+    def usage_of(cls, counts: dict[str, Any], response_id: str | None = None, model: str | None = None) -> StreamEvent:
+        """``usage_event(Usage.of(counts), response_id, model)``, its usage checked once (what ``Usage.of`` returns,
+        built or validated, is settled); raises what ``Usage.of`` raises."""
+        return cls._settled_usage_event(Usage.of(counts), response_id, model)
+
+    @classmethod
     def _settled_usage_event(cls, usage: Usage, response_id: str | None, model: str | None) -> StreamEvent:
         """The event of a settled ``usage``: without validation when the ids are ``str`` or ``None``."""
         if (response_id is None or type(response_id) is str) and (model is None or type(model) is str):

@@ -23,6 +23,7 @@ __all__ = [
     "usage_counts",
     "usage_fields",
     "usage_from",
+    "usage_values",
 ]
 
 _FINISH_REASONS: dict[str, FinishReason] = {
@@ -76,14 +77,20 @@ def usage_fields(usage: Any) -> dict[str, int | None]:
     else:
         counts = {name: field(usage, name) for name in USAGE_FIELDS}
         creation = field(usage, "cache_creation")
-    counts.update({name: field(creation, name) for name in CACHE_TTL_FIELDS} if creation is not None else {})
+    if creation is not None:
+        counts.update({name: field(creation, name) for name in CACHE_TTL_FIELDS})
     return counts
 
 
 def usage_counts(counts: Mapping[str, int | None], details: Any = None) -> Usage:
     """Core usage: input counts cache reads and cache writes too; cached = cache reads, cache writes apart,
     and the 1-hour ones among the cache writes (they cost more than the 5-minute ones)."""
-    return _usage(
+    return Usage.of(usage_values(counts, details))
+
+
+def usage_values(counts: Mapping[str, int | None], details: Any = None) -> dict[str, Any]:
+    """The core ``Usage`` fields of ``usage_counts``'s usage (for ``Usage.of``, or ``StreamEvent.usage_of``)."""
+    return _values(
         counts.get("input_tokens"),
         counts.get("output_tokens"),
         counts.get("cache_read_input_tokens"),
@@ -94,22 +101,20 @@ def usage_counts(counts: Mapping[str, int | None], details: Any = None) -> Usage
     )
 
 
-def _usage(
+def _values(
     inputs: Any, outputs: Any, cache_read: Any, cache_creation: Any, five_minutes: Any, one_hour: Any, thinking: Any
-) -> Usage:
+) -> dict[str, Any]:
     cache_read = cache_read or 0
     one_hour = one_hour or 0
     cache_creation = cache_creation or (five_minutes or 0) + one_hour
-    return Usage.of(  # Usage(**counts), unvalidated when the counts are plain ints that fit (else validated)
-        {
-            "input_tokens": (inputs or 0) + cache_read + cache_creation,
-            "output_tokens": outputs or 0,
-            "cached_tokens": cache_read,
-            "cache_write_tokens": cache_creation,
-            "cache_write_1h_tokens": one_hour,
-            "reasoning_tokens": thinking or 0,
-        }
-    )
+    return {
+        "input_tokens": (inputs or 0) + cache_read + cache_creation,
+        "output_tokens": outputs or 0,
+        "cached_tokens": cache_read,
+        "cache_write_tokens": cache_creation,
+        "cache_write_1h_tokens": one_hour,
+        "reasoning_tokens": thinking or 0,
+    }
 
 
 def usage_from(usage: Any) -> Usage:
@@ -120,14 +125,16 @@ def usage_from(usage: Any) -> Usage:
         return usage_counts(usage_fields(usage), field(usage, "output_tokens_details"))
     # decoded JSON (the lean path): read in place, no dict of its counts
     get, creation, details = usage.get, usage.get("cache_creation"), usage.get("output_tokens_details")
-    return _usage(
-        get("input_tokens"),
-        get("output_tokens"),
-        get("cache_read_input_tokens"),
-        get("cache_creation_input_tokens"),
-        None if creation is None else field(creation, "ephemeral_5m_input_tokens"),
-        None if creation is None else field(creation, "ephemeral_1h_input_tokens"),
-        None if details is None else field(details, "thinking_tokens"),
+    return Usage.of(  # Usage(**counts), unvalidated when the counts are plain ints that fit (else validated)
+        _values(
+            get("input_tokens"),
+            get("output_tokens"),
+            get("cache_read_input_tokens"),
+            get("cache_creation_input_tokens"),
+            None if creation is None else field(creation, "ephemeral_5m_input_tokens"),
+            None if creation is None else field(creation, "ephemeral_1h_input_tokens"),
+            None if details is None else field(details, "thinking_tokens"),
+        )
     )
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmplex.types import StreamEvent, StreamState
-from llmplex_anthropic.response import field, finish_reason, is_output_tool, usage_counts, usage_fields
+from llmplex_anthropic.response import field, finish_reason, is_output_tool, usage_fields, usage_values
 from llmplex_anthropic.thinking import reasoning_part
 
 __all__ = ["parse_stream_event"]
@@ -78,10 +78,10 @@ def parse_stream_event(event: Any, state: StreamState) -> list[StreamEvent]:
         return [StreamEvent(type="reasoning", reasoning=part, response_id=progress.response_id)]
     if kind == "message_delta":
         _merge_usage(progress, field(event, "usage"))
-        usage = usage_counts(progress.usage, progress.details)
+        counts = usage_values(progress.usage, progress.details)
         reason = finish_reason(field(field(event, "delta"), "stop_reason"), bool(progress.tool_blocks))
         return [
-            StreamEvent.usage_event(usage, progress.response_id, progress.model),
+            StreamEvent.usage_of(counts, progress.response_id, progress.model),  # its usage checked once
             StreamEvent.finish_event(reason, progress.response_id),
         ]
     return []
