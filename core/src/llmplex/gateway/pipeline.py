@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, 
 from decimal import Decimal
 from typing import Any
 
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import Response
 
 from llmplex.client import Client
@@ -107,17 +107,25 @@ class Pipeline:
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise _too_large(limit)
+        # the server's messages read here, not through Request.stream (an async generator): a body that came
+        # whole (nearly every request's) is the first message's bytes, handed on as they are
+        receive = request.receive
         chunks: list[bytes] = []
         size = 0
-        try:
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > limit:
-                    raise _too_large(limit)
-                chunks.append(chunk)
-        except ClientDisconnect:
-            raise ConnectionError("the client disconnected before the body ended") from None
-        return b"".join(chunks)
+        while True:
+            message = await receive()
+            kind = message["type"]
+            if kind == "http.disconnect":
+                raise ConnectionError("the client disconnected before the body ended")
+            if kind != "http.request":
+                continue
+            chunk: bytes = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise _too_large(limit)
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return chunk if len(chunks) == 1 else b"".join(chunks)
 
     async def authenticate(self, exchange: Exchange, request: Request) -> Caller:
         """The caller (step 2)."""
