@@ -1,13 +1,14 @@
 """Virtual keys at the gateway's door: ``KeyAuthenticator`` (the ``Authenticator`` of ``llmplex serve``).
 
 ``authenticate`` accepts the master key (caller ``master``: every model, no caps)
-or a virtual key looked up by its hash (cached ``[gateway] key_cache_seconds``):
-unknown, revoked or expired keys get a 401. ``admit`` routes the model as the
-client named it (aliases resolved) and refuses with a 403 a model outside the
-key's patterns; the call's fallbacks are cut to the models the key may use, so
-no alias or fallback ever reaches another. Then the key's rate limits, calls in
-flight and budget are taken (``KeyLimits``: 429). What the request holds is
-given back by ``SpendRecorder`` when it ends.
+or a virtual key looked up by its hash (cached ``[gateway] key_cache_seconds``; a
+request in an entry's last quarter is served from it while one lookup per key
+reads it again in the background): unknown, revoked or expired keys get a 401.
+``admit`` routes the model as the client named it (aliases resolved) and refuses
+with a 403 a model outside the key's patterns; the call's fallbacks are cut to
+the models the key may use, so no alias or fallback ever reaches another. Then
+the key's rate limits, calls in flight and budget are taken (``KeyLimits``:
+429). What the request holds is given back by ``SpendRecorder`` when it ends.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from llmplex.reliability.budget import Budget
 __all__ = ["KeyAuthenticator", "KeyCaller", "current_hold"]
 
 _MAX_CACHED = 10_000
+_REFRESH_AHEAD = 0.25  # the share of an entry's life, at its end, in which a request starts its refresh
 _hold: contextvars.ContextVar[Hold | None] = contextvars.ContextVar("llmplex_gateway_hold", default=None)
 
 
@@ -67,7 +69,7 @@ class KeyAuthenticator:
     """The master key and the virtual keys of ``keys``, with their caps kept by ``limits``.
 
     ``on_admit`` runs in the request's own context as it is let in (``keyed_app`` passes the spend log's
-    ``collect`` when ``[gateway] log_bodies`` is on).
+    ``collect`` when ``[gateway] log_bodies`` is on). ``clock`` gives the cache's time in seconds.
     """
 
     def __init__(
@@ -78,14 +80,16 @@ class KeyAuthenticator:
         master_key: str,
         cache_seconds: float = 1.0,
         on_admit: Callable[[], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
         self.on_admit = on_admit
         self.keys = keys
         self.limits = limits
         self.cache_seconds = cache_seconds
+        self.clock = clock
         self._master = master_key.encode()
-        self._cache: dict[str, tuple[float, KeyRecord | None]] = {}
+        self._cache: dict[str, tuple[float, float, KeyRecord | None]] = {}  # refresh from, expiry, record
         self._finding: dict[str, asyncio.Task[KeyRecord | None]] = {}  # one database lookup per key at a time
         self._forgotten = 0  # how many times ``forget`` ran: a lookup begun before one is not cached
 
@@ -99,21 +103,23 @@ class KeyAuthenticator:
         if name is None:
             self._cache.clear()
             return
-        for digest, (_, record) in list(self._cache.items()):
+        for digest, (_, _, record) in list(self._cache.items()):
             if record is not None and record.name == name:
                 self._cache.pop(digest, None)
 
     async def _lookup(self, credential: str) -> KeyRecord | None:
         digest = hash_key(credential)
         cached = self._cache.get(digest)
-        now = time.monotonic()
+        now = self.clock()
         if cached is not None and cached[0] > now:
-            return cached[1]
+            return cached[2]
         finding = self._finding.get(digest)
-        if finding is None:  # the requests that find the entry expired wait for one lookup, not one each
+        if finding is None:  # the requests that find the entry old share one lookup, not one each
             finding = asyncio.ensure_future(self._find(credential, digest, now))
             self._finding[digest] = finding
             finding.add_done_callback(partial(self._found, digest))
+        if cached is not None and cached[1] > now:
+            return cached[2]  # still valid: the lookup refreshes it in the background
         return await asyncio.shield(finding)  # a caller that leaves does not end the others' lookup
 
     async def _find(self, credential: str, digest: str, now: float) -> KeyRecord | None:
@@ -122,7 +128,8 @@ class KeyAuthenticator:
         if self.cache_seconds > 0 and forgotten == self._forgotten:
             if len(self._cache) >= _MAX_CACHED:
                 self._cache.clear()
-            self._cache[digest] = (now + self.cache_seconds, record)
+            expiry = now + self.cache_seconds
+            self._cache[digest] = (expiry - self.cache_seconds * _REFRESH_AHEAD, expiry, record)
         return record
 
     def _found(self, digest: str, finding: asyncio.Task[KeyRecord | None]) -> None:
