@@ -32,8 +32,9 @@ from llmplex.errors import LLMError
 from llmplex.gateway.calls import CallSpec, StreamEncoder
 from llmplex.gateway.errors import Dialect, GatewayError, from_llm_error
 from llmplex.gateway.exchange import Exchange, exchange_record, new_request_id
+from llmplex.gateway.guard.door import credential_presented
 from llmplex.gateway.guard.head import CONNECTION_LOST
-from llmplex.gateway.keys.access import Admission, Authenticator, Caller, CallTicket, credential_of
+from llmplex.gateway.keys.access import Admission, Authenticator, Caller, CallTicket
 from llmplex.gateway.keys.budget import reserved_nano
 from llmplex.gateway.keys.owners import ResponseOwners
 from llmplex.gateway.ops.metrics import Metrics
@@ -129,7 +130,7 @@ class Pipeline:
 
     async def authenticate(self, exchange: Exchange, request: Request) -> Caller:
         """The caller (step 2)."""
-        exchange.caller = await self.authenticator.authenticate(credential_of(request.headers))
+        exchange.caller = await self.authenticator.authenticate(credential_presented(request))
         return exchange.caller
 
     async def admit(self, exchange: Exchange, spec: CallSpec) -> Admission:

@@ -17,17 +17,33 @@ import time
 from collections.abc import Awaitable, Collection
 from typing import Any
 
+from starlette.datastructures import Headers
+from starlette.requests import Request
 from starlette.responses import Response
 
 from llmplex.gateway.errors import Dialect, GatewayError
 from llmplex.gateway.guard.throttle import AuthThrottle, client_address
+from llmplex.gateway.keys.access import credential_of
 from llmplex.gateway.wire import dumps
 
-__all__ = ["ARRIVED", "FAILED_AUTHENTICATION", "Door", "close_if_unread", "mark_failed_authentication"]
+__all__ = [
+    "ARRIVED",
+    "CREDENTIAL",
+    "FAILED_AUTHENTICATION",
+    "Door",
+    "close_if_unread",
+    "credential_presented",
+    "mark_failed_authentication",
+]
 
 ARRIVED = "llmplex.arrived"
 """The key, in a request's scope, of the ``time.perf_counter()`` it arrived at, set where the application hands
 it to the door without wrapping ``send``: the door's refusals then put ``x-llmplex-overhead-ms`` on themselves."""
+
+CREDENTIAL = "llmplex.credential"
+"""The key, in an HTTP request's scope, of the credential the door read from its headers (``credential_of``'s,
+``None`` for none): the key it counts in flight is the one the application authenticates, read once
+(``credential_presented``)."""
 
 FAILED_AUTHENTICATION = "llmplex.failed_authentication"
 """The key, in a request's ``scope["state"]``, that marks its answer as a failed authentication."""
@@ -46,16 +62,10 @@ def close_if_unread(response: Response, body: bytes | None) -> Response:
     return response
 
 
-def _credential(headers: list[tuple[bytes, bytes]]) -> bytes | None:
-    bearer = key = None
-    for name, value in headers:
-        if name == b"authorization":
-            scheme, _, token = value.strip().partition(b" ")
-            if scheme.lower() == b"bearer" and token.strip():
-                bearer = token.strip()
-        elif name == b"x-api-key" and value.strip():
-            key = value.strip()
-    return bearer or key
+def credential_presented(request: Request) -> str | None:
+    """The credential ``request`` presents (``credential_of``'s): the door's reading where it has read it."""
+    scope = request.scope
+    return scope[CREDENTIAL] if CREDENTIAL in scope else credential_of(request.headers)
 
 
 class Door:
@@ -83,7 +93,7 @@ class Door:
     async def serve(self, scope: Any, receive: Any, send: Any, app: Any) -> None:
         """Let the HTTP request ``scope`` through to ``app`` (this door's own ``app``, or an endpoint the
         application dispatches straight to), or refuse it."""
-        credential = _credential(scope["headers"])
+        credential = scope[CREDENTIAL] = credential_of(Headers(raw=scope["headers"]))
         login = scope["method"] == "POST" and scope["path"] in self.login_paths
         if credential is None and not login:
             await app(scope, receive, send)
@@ -101,7 +111,7 @@ class Door:
         if credential is None:
             await self._serve(scope, receive, send, address, app)
             return
-        digest = hashlib.sha256(credential).digest()
+        digest = hashlib.sha256(credential.encode("utf-8", "surrogatepass")).digest()
         count = self._in_flight.get(digest, 0)
         if count >= self.max_in_flight:
             message = (

@@ -23,8 +23,8 @@ from starlette.routing import Route
 
 from llmplex.errors import LLMConfigurationError
 from llmplex.gateway.errors import GatewayError
-from llmplex.gateway.guard.door import mark_failed_authentication
-from llmplex.gateway.keys.access import credential_of, unauthorized
+from llmplex.gateway.guard.door import credential_presented, mark_failed_authentication
+from llmplex.gateway.keys.access import unauthorized
 from llmplex.gateway.keys.auth import KeyAuthenticator
 from llmplex.gateway.keys.store import parse_duration, parse_money
 from llmplex.gateway.spend.log import spend_json, spend_totals
@@ -106,7 +106,7 @@ def admin_routes(authenticator: KeyAuthenticator, master_key: str) -> list[Route
 
     def guarded(handler: _Handler) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
-            credential = credential_of(request.headers)
+            credential = credential_presented(request)
             if credential is None:
                 return _error(unauthorized("the admin API needs the master key"))
             if not hmac.compare_digest(credential.encode("utf-8", "surrogatepass"), master):
