@@ -84,6 +84,10 @@ class JSONLogFormatter(logging.Formatter):
 
 
 def _configure_logging() -> None:
+    # no line of these logs shows a record's thread, process or task (``JSONLogFormatter``): not looked up per record
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
+    if sys.version_info >= (3, 12):
+        logging.logAsyncioTasks = False
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JSONLogFormatter())
     for name in ("llmplex.gateway", "uvicorn.error"):
