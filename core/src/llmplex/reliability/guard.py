@@ -69,45 +69,44 @@ async def await_before(make: Callable[[], Awaitable[T]], deadline: Deadline | No
         return await make()
     if deadline.expired:
         raise expired()
-    watch = _Watch(deadline, expired)
-    try:
-        return await watch.wait(make)
-    finally:
-        watch.handle.cancel()
+    with deadline_scope(deadline):
+        scope = asyncio.timeout(deadline.remaining())
+        try:
+            async with scope:
+                return await make()
+        except TimeoutError:
+            if scope.expired():
+                raise expired() from None
+            raise
 
 
 async def aiterate_before(
     open_: Callable[[], Awaitable[AsyncIterator[T]]], deadline: Deadline | None, expired: Expired
 ) -> AsyncIterator[T]:
-    """The items of the async iterator ``await open_()`` until it ends; past the deadline, ``expired()``.
-
-    One timer holds the opening and every item to the deadline."""
+    """The items of the async iterator ``await open_()`` until it ends; past the deadline, ``expired()``."""
+    iterator = await await_before(open_, deadline, expired)
     watch = None if deadline is None else _Watch(deadline, expired)
     try:
-        iterator = await (open_() if watch is None else watch.wait(open_))
-        try:
-            while True:
-                try:
-                    item = await (iterator.__anext__() if watch is None else watch.wait(iterator.__anext__))
-                except StopAsyncIteration:
-                    return
-                yield item
-        finally:
-            close: Callable[[], Any] | None = getattr(iterator, "aclose", None) or getattr(iterator, "close", None)
-            if close is not None:
-                closing = close()
-                if inspect.isawaitable(closing):
-                    await closing
+        while True:
+            try:
+                item = await (iterator.__anext__() if watch is None else watch.next(iterator))
+            except StopAsyncIteration:
+                return
+            yield item
     finally:
         if watch is not None:
             watch.handle.cancel()
+        close: Callable[[], Any] | None = getattr(iterator, "aclose", None) or getattr(iterator, "close", None)
+        if close is not None:
+            closing = close()
+            if inspect.isawaitable(closing):
+                await closing
 
 
 class _Watch:
-    """The deadline of one await or one async stream, on one timer (an ``asyncio.timeout`` per await cost a
-    ``Timeout`` object and its scope's checks besides the timer; per item of a stream, a timer set and cancelled per
-    chunk): when it passes while something is awaited, the waiting task is cancelled and the wait raises
-    ``expired()``; when it passes between a stream's items, the next wait raises it before reading."""
+    """The deadline of one async stream, on one timer for the whole stream (an ``asyncio.timeout`` per item cost a
+    timer set and cancelled per chunk): when it passes while an item is awaited, the waiting task is cancelled and
+    the wait raises ``expired()``; when it passes between items, the next wait raises it before reading."""
 
     __slots__ = ("cancelled", "deadline", "expired", "fired", "handle", "loop", "waiting")
 
@@ -129,8 +128,8 @@ class _Watch:
             self.waiting.cancel()
             self.cancelled = True
 
-    async def wait(self, make: Callable[[], Awaitable[T]]) -> T:
-        """``await make()``, ``current_deadline`` the deadline while it is made and awaited."""
+    async def next(self, iterator: AsyncIterator[T]) -> T:
+        """The next item, ``current_deadline`` the deadline while it is awaited (as in ``await_before``)."""
         if self.fired or self.deadline.expired:
             raise self.expired()
         task = asyncio.current_task()
@@ -139,7 +138,7 @@ class _Watch:
         self.waiting = task
         try:
             with deadline_scope(self.deadline):
-                item = await make()
+                item = await iterator.__anext__()
         except asyncio.CancelledError:
             if self.cancelled:
                 self.cancelled = False
