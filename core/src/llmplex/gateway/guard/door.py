@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Awaitable, Collection
+from collections.abc import Awaitable, Collection, Mapping
 from typing import Any
 
 from starlette.datastructures import Headers
@@ -23,7 +23,6 @@ from starlette.responses import Response
 
 from llmplex.gateway.errors import Dialect, GatewayError
 from llmplex.gateway.guard.throttle import AuthThrottle, client_address
-from llmplex.gateway.keys.access import credential_of
 from llmplex.gateway.wire import dumps
 
 __all__ = [
@@ -32,6 +31,7 @@ __all__ = [
     "FAILED_AUTHENTICATION",
     "Door",
     "close_if_unread",
+    "credential_of",
     "credential_presented",
     "mark_failed_authentication",
 ]
@@ -60,6 +60,17 @@ def close_if_unread(response: Response, body: bytes | None) -> Response:
     if body is None:
         response.headers["connection"] = "close"
     return response
+
+
+def credential_of(headers: Mapping[str, str]) -> str | None:
+    """The key a request carries: ``Authorization: Bearer KEY`` (OpenAI clients) or ``x-api-key`` (Anthropic)."""
+    authorization = headers.get("authorization")
+    if authorization:
+        scheme, _, token = authorization.strip().partition(" ")
+        if scheme.lower() == "bearer" and token.strip():
+            return token.strip()
+    key = headers.get("x-api-key")
+    return key.strip() if key and key.strip() else None
 
 
 def credential_presented(request: Request) -> str | None:

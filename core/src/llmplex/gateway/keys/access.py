@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from llmplex.gateway.errors import GatewayError
 
-__all__ = ["Admission", "Authenticator", "CallTicket", "Caller", "MasterKeyAuthenticator", "credential_of"]
+__all__ = ["Admission", "Authenticator", "CallTicket", "Caller", "MasterKeyAuthenticator"]
 
 
 @dataclass(frozen=True)
@@ -63,17 +63,6 @@ class Authenticator(Protocol):
     async def admit(self, caller: Caller, ticket: CallTicket) -> Admission:
         """Let ``ticket`` through for ``caller``, or raise (403 model not allowed, 429 limits or budget)."""
         ...
-
-
-def credential_of(headers: Mapping[str, str]) -> str | None:
-    """The key a request carries: ``Authorization: Bearer KEY`` (OpenAI clients) or ``x-api-key`` (Anthropic)."""
-    authorization = headers.get("authorization")
-    if authorization:
-        scheme, _, token = authorization.strip().partition(" ")
-        if scheme.lower() == "bearer" and token.strip():
-            return token.strip()
-    key = headers.get("x-api-key")
-    return key.strip() if key and key.strip() else None
 
 
 def unauthorized(reason: str) -> GatewayError:
