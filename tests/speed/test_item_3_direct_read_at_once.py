@@ -5,7 +5,11 @@ before, ``ReadTimeout`` when it is still arriving at the deadline."""
 from __future__ import annotations
 
 import asyncio
+import socketserver
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -18,10 +22,46 @@ from llmplex.reliability.deadline import deadline_scope
 from tests.contract import fixtures_openai as fx
 from tests.support.fault_server import Fault, FaultServer
 from tests.support.openai_wire import CHAT_PATH, success_body
-from tests.support.stream_server import Reply, StreamServer
 
 _ANSWER = success_body(CHAT_PATH, {"model": "m"}, "Hello!", fx.TokenUsage())
 _TIMEOUTS = {"connect": 5.0, "read": 5.0, "write": 5.0, "pool": 5.0}
+
+
+class _WholeAnswer(socketserver.BaseRequestHandler):
+    """Reads a request (head and its Content-Length of body), then writes the whole answer, head and body, in one
+    send: the body has arrived with the head, whatever the host's load (two writes, as http.server makes, let a
+    client read the head before the body on a busy host)."""
+
+    def handle(self) -> None:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += self.request.recv(65536)
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = next(
+            (
+                int(line.split(b":", 1)[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            ),
+            0,
+        )
+        while len(body) < length:
+            body += self.request.recv(65536)
+        answer = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+        self.request.sendall(answer % (len(_ANSWER), _ANSWER))
+
+
+@contextmanager
+def _whole_answer_server() -> Iterator[str]:
+    """The URL of a server answering every request with ``_ANSWER`` in one send."""
+    with socketserver.ThreadingTCPServer(("127.0.0.1", 0), _WholeAnswer) as server:
+        server.daemon_threads = True
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}"
+        finally:
+            server.shutdown()
 
 
 def _timers_of_direct(monkeypatch: pytest.MonkeyPatch) -> list[float | None]:
@@ -53,9 +93,8 @@ async def _post(url: str, deadline: Deadline) -> Any:
 
 def test_item_3_a_body_arrived_whole_is_read_without_a_timer(monkeypatch: pytest.MonkeyPatch) -> None:
     opened = _timers_of_direct(monkeypatch)
-    with StreamServer() as server:
-        server.script(Reply.json(200, _ANSWER))
-        answer = asyncio.run(_post(server.url, Deadline.after(30)))
+    with _whole_answer_server() as url:
+        answer = asyncio.run(_post(url, Deadline.after(30)))
     monkeypatch.undo()
     assert answer.status == 200
     assert answer.content == _ANSWER
