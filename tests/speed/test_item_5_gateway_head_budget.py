@@ -17,6 +17,7 @@ import uvicorn
 from uvicorn.server import ServerState
 
 from llmplex.gateway.guard.head import GuardedHttpToolsProtocol, HeadLimits
+from tests.speed.recording_transport import RecordingTransport
 
 
 @dataclass(frozen=True)
@@ -35,25 +36,6 @@ class CountedLimits(HeadLimits):
 
 
 READS: dict[str, int] = {}
-
-
-class Transport(asyncio.Transport):
-    def __init__(self) -> None:
-        super().__init__()
-        self.writes: list[bytes] = []
-        self.closed = False
-
-    def write(self, data: Any) -> None:
-        self.writes.append(bytes(data))
-
-    def close(self) -> None:
-        self.closed = True
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"peername": ("127.0.0.1", 40000), "sockname": ("127.0.0.1", 8000)}.get(name, default)
 
 
 async def _app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -75,7 +57,7 @@ def _served(limits: HeadLimits, *requests: bytes) -> list[bytes]:
         config.head_limits = limits  # type: ignore[attr-defined]
         config.load()
         protocol = GuardedHttpToolsProtocol(config, ServerState(), {})
-        transport = Transport()
+        transport = RecordingTransport()
         protocol.connection_made(transport)
         for request in requests:
             protocol.data_received(request)

@@ -19,33 +19,7 @@ import uvicorn
 from uvicorn.server import ServerState
 
 from llmplex.gateway.guard.head import GuardedHttpToolsProtocol
-
-
-class Transport(asyncio.Transport):
-    """A transport keeping what is written to it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.writes: list[bytes] = []
-        self.closed = False
-
-    def write(self, data: bytes | bytearray | memoryview[int]) -> None:
-        self.writes.append(bytes(data))
-
-    def close(self) -> None:
-        self.closed = True
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"peername": ("127.0.0.1", 40000), "sockname": ("127.0.0.1", 8000)}.get(name, default)
-
-    def pause_reading(self) -> None:
-        pass
-
-    def resume_reading(self) -> None:
-        pass
+from tests.speed.recording_transport import RecordingTransport
 
 
 async def _app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -71,17 +45,17 @@ async def _app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 
 class Seen:
-    transport: Transport
+    transport: RecordingTransport
 
 
-def _served(requests: bytes) -> Transport:
+def _served(requests: bytes) -> RecordingTransport:
     """``requests`` fed to ``llmplex serve``'s protocol at once; what it wrote once every answer was sent."""
 
-    async def run() -> Transport:
+    async def run() -> RecordingTransport:
         config = uvicorn.Config(_app, http=GuardedHttpToolsProtocol, log_level="critical", lifespan="off")
         config.load()
         protocol = GuardedHttpToolsProtocol(config, ServerState(), {})
-        Seen.transport = transport = Transport()
+        Seen.transport = transport = RecordingTransport()
         protocol.connection_made(transport)
         protocol.data_received(requests)
         while protocol.tasks:  # a pipelined request's task starts as the one before it completes
