@@ -256,7 +256,13 @@ def test_item_5_serve_with_workers_shares_the_port_and_adds_up_the_metrics(
             assert reply.status_code == 200
         text = httpx.get(url + "/metrics").text
         process.send_signal(signal.SIGTERM)
-        process.communicate(timeout=30)
+        _, stderr = process.communicate(timeout=30)
+    # every worker logs as the single process does: a JSON access line per request
+    logs = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+    answered = [
+        entry for entry in logs if entry["message"] == "request" and entry.get("endpoint") == "chat.completions"
+    ]
+    assert len(answered) == 12, stderr
     total = (
         # the config file names no model: mock:echo counts as "other", of provider "mock" (issue 31 item 2)
         'llmplex_gateway_requests_total{endpoint="chat.completions",key="master",model="other",provider="mock",'

@@ -33,6 +33,7 @@ def lifespan_events(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
     monkeypatch.setattr(server, "Client", lambda: None)
     monkeypatch.setattr(server, "master_key", lambda: "sk-master")
+    monkeypatch.setattr(server, "_configure_logging", lambda: None)  # the test process's logging stays as it is
     monkeypatch.setattr(keyed, "keyed_app", lambda client, key: Starlette(lifespan=warm))
 
     def collect(*args: Any) -> int:

@@ -103,8 +103,11 @@ GC_THRESHOLDS = (50_000, 20, 10)
 
 def app_from_environment() -> Any:
     """The ASGI application of one worker: config from ``LLMPLEX_CONFIG`` and the environment, the master key,
-    virtual keys and the spend log in the config's database (created or migrated here)."""
+    virtual keys and the spend log in the config's database (created or migrated here). Logs as ``serve`` does:
+    a worker of ``--workers N`` is a new process, which ``serve``'s own set-up does not reach."""
     from llmplex.gateway.keyed import keyed_app
+
+    _configure_logging()
 
     return _settling_heap(keyed_app(Client(), master_key()))
 
