@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from llmplex import Deadline
+from llmplex.testing import loop_lag
 from llmplex.testing.loop_lag import LoopLag
 from tests.support.late import Late
 
@@ -88,6 +89,21 @@ def test_item_2_a_collection_during_the_call_walks_only_what_the_call_made() -> 
 def test_item_2_a_loop_blocked_past_the_deadline_shows_as_lag() -> None:
     """``Late`` counts an async call from its loop's first turn after the deadline; a call that holds the loop
     delays that turn, and the loop-lag check (every async path of the conformance kit) catches it."""
+
+    async def call() -> float:
+        async with LoopLag() as lag:
+            time.sleep(0.05 + PAST)  # noqa: ASYNC251 - the hostile case: blocking the loop
+        return lag.worst
+
+    assert asyncio.run(call()) >= PAST
+
+
+def test_item_2_a_failed_run_queue_reading_does_not_hide_a_blocked_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel's run-queue figure is left out of the lag only where both readings were had: a first reading that
+    failed (``None``: a process out of file descriptors) against a later one holding the thread's whole run-queue
+    time since it began must not turn a held loop into no lag."""
+    readings = iter([None, *[1_000.0] * 1_000])
+    monkeypatch.setattr(loop_lag, "_queued", lambda: next(readings))
 
     async def call() -> float:
         async with LoopLag() as lag:

@@ -11,13 +11,13 @@ __all__ = ["LoopLag"]
 _SCHEDSTAT = "/proc/thread-self/schedstat"
 
 
-def _queued() -> float:
-    """Seconds this thread has waited for a CPU so far (Linux; ``0.0`` where the kernel does not say)."""
+def _queued() -> float | None:
+    """Seconds this thread has waited for a CPU so far (Linux; ``None`` where the kernel does not say)."""
     try:
         with open(_SCHEDSTAT, "rb") as stats:
             return int(stats.read().split()[1]) / 1e9
     except (OSError, IndexError, ValueError):
-        return 0.0
+        return None
 
 
 class LoopLag:
@@ -41,7 +41,11 @@ class LoopLag:
         while True:
             asked, queued = loop.time() + self.tick, _queued()
             await asyncio.sleep(self.tick)
-            self.worst = max(self.worst, loop.time() - asked - (_queued() - queued))
+            now, waited = loop.time(), _queued()
+            # the CPU wait is left out only where both readings were had: a reading that failed (a process out of
+            # file descriptors, a kernel without schedstat) must not make a held loop look free
+            lag = now - asked if queued is None or waited is None else now - asked - (waited - queued)
+            self.worst = max(self.worst, lag)
 
     async def __aenter__(self) -> LoopLag:
         self._task = asyncio.create_task(self._beat())
