@@ -75,6 +75,13 @@ async def started(store: Store) -> None:
     await asyncio.wait_for(store.begun.acquire(), 30)
 
 
+async def first_lookup(keys: KeyAuthenticator, store: Store) -> None:
+    """Watch the store's lookups, then have ``KEY`` read once (the entry every case starts from)."""
+    store.watch()
+    await keys.authenticate(KEY)
+    await started(store)
+
+
 async def refused(keys: KeyAuthenticator, key: str = KEY) -> BaseException:
     (outcome,) = await asyncio.gather(keys.authenticate(key), return_exceptions=True)
     assert isinstance(outcome, BaseException)
@@ -86,9 +93,7 @@ def test_item_5_a_key_near_expiry_is_served_while_one_lookup_refreshes_it() -> N
     keys = authenticator(store, clock)
 
     async def run() -> None:
-        store.watch()
-        await keys.authenticate(KEY)  # read at t0: refreshed from t0 + 3, expires at t0 + 4
-        await started(store)
+        await first_lookup(keys, store)  # read at t0: refreshed from t0 + 3, expires at t0 + 4
         t0 = clock.now
         clock.now = t0 + 2.9
         await keys.authenticate(KEY)
@@ -118,9 +123,7 @@ def test_item_5_an_expired_entry_is_looked_up_on_the_request_path() -> None:
     keys = authenticator(store, clock)
 
     async def run() -> None:
-        store.watch()
-        await keys.authenticate(KEY)
-        await started(store)
+        await first_lookup(keys, store)
         clock.now += LIFE  # no request in the last quarter: the entry just expired
         store.gate.clear()
         waiting = asyncio.ensure_future(keys.authenticate(KEY))
@@ -138,9 +141,7 @@ def test_item_5_a_revocation_is_seen_within_the_cache_life() -> None:
     keys = authenticator(store, clock)
 
     async def run() -> None:
-        store.watch()
-        await keys.authenticate(KEY)
-        await started(store)
+        await first_lookup(keys, store)
         t0 = clock.now
         clock.now = t0 + 3.2
         store.revoked = True  # revoked through `llmplex keys` at t0 + 3.2
@@ -160,9 +161,7 @@ def test_item_5_a_revocation_through_admin_during_a_refresh_is_seen_at_once() ->
     keys = authenticator(store, clock)
 
     async def run() -> None:
-        store.watch()
-        await keys.authenticate(KEY)
-        await started(store)
+        await first_lookup(keys, store)
         store.gate.clear()
         clock.now += 3.5
         await keys.authenticate(KEY)  # starts a refresh that reads the key as it was
