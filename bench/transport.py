@@ -12,7 +12,8 @@ within a round:
 
 * sync: µs per short call, sequential; ratio to raw ``httpx.Client`` posting the same JSON to the same API;
 * async: requests/s with 64, then 256 in flight in one event loop (``--inflight``); ratio to raw
-  ``httpx.AsyncClient``, and to raw aiohttp (each case's ratio to raw httpx over raw aiohttp's, round by round);
+  ``httpx.AsyncClient`` and to raw aiohttp, each measured right beside the case (raw httpx on one side, raw aiohttp
+  on the other, the sides swapped every other round);
 * streaming: time to the first text chunk and µs per further chunk, against raw
   httpx reading the same SSE (``iter_lines`` + ``json.loads``);
 * memory: tracemalloc peak of one burst of 64 concurrent calls, per call (KiB).
@@ -41,8 +42,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -51,6 +51,7 @@ sys.path.insert(0, str(HERE))
 import transport_cases  # noqa: E402
 from smoke import SMOKE, scaled  # noqa: E402
 from transport_cases import Async, AsyncStream, Stream, Sync  # noqa: E402
+from transport_pairs import Paired, rotations  # noqa: E402
 from transport_profile import burst, profile  # noqa: E402
 
 INFLIGHT = (scaled(64, 8), scaled(256, 16))  # calls in flight in the async measures (a smoke run: 8, 16)
@@ -107,48 +108,6 @@ class StubServer:
         self.process.wait(timeout=10)
 
 
-def _rotations(names: list[str], rounds: int) -> list[list[str]]:
-    return [names[r % len(names) :] + names[: r % len(names)] for r in range(rounds)]
-
-
-@dataclass
-class Paired:
-    """Each case's figure per measurement, and its ratio to the yardstick measured right next to it."""
-
-    figures: dict[str, list[float]]
-    ratios: dict[str, list[float]]
-
-    @classmethod
-    def of(cls, names: list[str], yardstick: str) -> Paired:
-        return cls({name: [] for name in names}, {name: [1.0] if name == yardstick else [] for name in names})
-
-    def pairs(self, yardstick: str, rounds: int) -> Iterator[tuple[str, tuple[str, str]]]:
-        """Each round, every case next to the yardstick, in a rotating order, the yardstick first every other round."""
-        others = [name for name in self.figures if name != yardstick]
-        for number, order in enumerate(_rotations(others, rounds)):
-            for name in order:
-                yield name, (yardstick, name) if number % 2 == 0 else (name, yardstick)
-
-    def add(self, name: str, yardstick: str, figures: dict[str, float]) -> None:
-        self.figures[name].append(figures[name])
-        self.figures[yardstick].append(figures[yardstick])
-        self.ratios[name].append(figures[name] / figures[yardstick])
-
-    def ratio(self, name: str) -> float:
-        return statistics.median(self.ratios[name])
-
-    def median(self, name: str) -> float:
-        return statistics.median(self.figures[name])
-
-    def ratio_to(self, name: str, other: str) -> float:
-        """Median, over the rounds, of ``name``'s ratio to the yardstick over ``other``'s in the same round (the
-        yardstick's own ratio is 1 in every round)."""
-        mine, theirs = self.ratios[name], self.ratios[other]
-        rounds = max(len(mine), len(theirs))
-        mine, theirs = (mine * rounds if len(mine) == 1 else mine), (theirs * rounds if len(theirs) == 1 else theirs)
-        return statistics.median(a / b for a, b in zip(mine, theirs, strict=True))
-
-
 # -- sync ---------------------------------------------------------------------------------
 
 
@@ -195,15 +154,16 @@ async def async_rounds(
     *,
     memory: bool,
 ) -> tuple[Paired, dict[str, float]]:
-    """Requests/s of each case with ``inflight`` calls in flight, each measured right next to the yardstick;
-    with ``memory``, KiB per in-flight call (tracemalloc peak of one burst / ``inflight``)."""
+    """Requests/s of each case with ``inflight`` calls in flight, each measured between the yardstick and raw
+    aiohttp; with ``memory``, KiB per in-flight call (tracemalloc peak of one burst / ``inflight``)."""
     calls = {name: factory() for name, factory in factories.items()}
     for call in calls.values():  # warm-up: a connection per worker
         await burst(call, inflight, inflight)
-    paired = Paired.of(list(calls), ASYNC_YARDSTICK)
-    for name, pair in paired.pairs(ASYNC_YARDSTICK, settings.async_rounds):
-        figures = {n: await _async_figure(calls[n], settings.async_seconds, inflight) for n in pair}
-        paired.add(name, ASYNC_YARDSTICK, figures)
+    beside = AIOHTTP if AIOHTTP in calls else None
+    paired = Paired.of(list(calls), ASYNC_YARDSTICK, beside)
+    for name, group in paired.pairs(ASYNC_YARDSTICK, settings.async_rounds, beside):
+        figures = {n: await _async_figure(calls[n], settings.async_seconds, inflight) for n in group}
+        paired.add(name, ASYNC_YARDSTICK, figures, beside)
     kib: dict[str, float] = {}
     for name, call in calls.items() if memory else ():
         tracemalloc.start()
@@ -226,7 +186,7 @@ def stream_rounds(cases: dict[str, Stream], settings: Settings) -> dict[str, tup
         for _ in range(3):
             sum(1 for _ in stream())
     figures: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in cases}
-    for order in _rotations(list(cases), settings.stream_rounds):
+    for order in rotations(list(cases), settings.stream_rounds):
         for name in order:
             firsts, per_chunk = [], []
             begun = time.perf_counter()
@@ -255,7 +215,7 @@ async def astream_rounds(
             async for _chunk in stream():
                 pass
     figures: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in streams}
-    for order in _rotations(list(streams), settings.stream_rounds):
+    for order in rotations(list(streams), settings.stream_rounds):
         for name in order:
             firsts, per_chunk = [], []
             begun = time.perf_counter()
@@ -347,13 +307,13 @@ def _async_tables(tables: AsyncTables) -> list[str]:
     """Print one async table per in-flight level; return the issue 34 item 3 goal lines."""
     goals = []
     for inflight, (paired, memory) in tables.items():
-        aiohttp = AIOHTTP in paired.figures
+        aiohttp = bool(paired.beside)
         rows = [
             (
                 n,
                 f"{paired.median(n):.0f}",
                 f"{paired.ratio(n):.2f}x",
-                f"{paired.ratio_to(n, AIOHTTP):.2f}x" if aiohttp else "-",
+                f"{paired.ratio_beside(n):.2f}x" if aiohttp else "-",
                 f"{memory[n]:.1f}" if n in memory else "-",
             )
             for n in paired.figures
@@ -364,7 +324,7 @@ def _async_tables(tables: AsyncTables) -> list[str]:
         print(f"  fastest: {fastest} (raw aiohttp on top means the server is not the bottleneck)")
         for name in AIOHTTP_GOAL_CASES if aiohttp else ():
             if name in paired.figures:
-                ratio = paired.ratio_to(name, AIOHTTP)
+                ratio = paired.ratio_beside(name)
                 met = "MET" if ratio >= AIOHTTP_GOAL else "MISSED"
                 goals.append(f"{name:<26} {inflight:>3} in flight {ratio:.2f}x raw aiohttp >= {AIOHTTP_GOAL}x: {met}")
     return goals

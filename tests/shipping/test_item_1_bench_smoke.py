@@ -52,7 +52,7 @@ def _smoke(script: str, arguments: list[str], expected: str, extra_env: dict[str
 
 def test_item_1_every_benchmark_script_has_a_smoke_run() -> None:
     helpers = {"smoke.py", "transport_cases.py", "gateway_servers.py", "openai_stub_server.py", "gc_census.py"}
-    helpers |= {"routing_fakes.py", "transport_profile.py", "bare_proxy.py"}
+    helpers |= {"routing_fakes.py", "transport_profile.py", "transport_pairs.py", "bare_proxy.py"}
     # ray_batch.py: its own test above; gateway.py: tests/gateway/test_item_7_bench.py; routing.py: tests/groups
     covered = {script for script, _, _ in SCRIPTS} | {"ray_batch.py", "gateway.py", "routing.py"}
     scripts = {path.name for path in (ROOT / "bench").glob("*.py")} - helpers
