@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack, cast
 
@@ -281,15 +282,21 @@ class Client:
         deadline = self._deadline(args.get("timeout"), None, started)
         return args if deadline is None else {**args, "deadline": deadline}
 
+    def _used(self, model: str | None) -> bool:
+        """Whether ``model`` was used before: its route is known and the observers are loaded."""
+        return self.host.observers_loaded and self.router.is_cached(
+            self.config.default_model if model is None else model
+        )
+
     def _first_use(self, model: str | None, deadline: Deadline | None, prepare: Callable[[], T]) -> T:
         """``prepare()``, held to the deadline when ``model`` is used for the first time.
 
         A first use loads observers, the provider plugin and its SDK: seconds on a busy
         machine, which the deadline bounds like any I/O (the imports finish in the background).
         """
-        written = self.config.default_model if model is None else model
-        if self.host.observers_loaded and self.router.is_cached(written):
+        if self._used(model):
             return prepare()
+        written = self.config.default_model if model is None else model
 
         def expired() -> LLMDeadlineExceededError:
             return LLMDeadlineExceededError(
@@ -306,18 +313,22 @@ class Client:
 
     def _call(self, model: str | None, prompt: PromptInput, stream: bool, args: CallArgs) -> Call:
         deadline = self._deadline(args.get("timeout"), args.get("deadline"))
+        if self._used(model):  # nothing to load: started here, no function made to hand to _first_use
+            return self._start(model, prompt, stream, args, deadline)
+        return self._first_use(model, deadline, partial(self._start, model, prompt, stream, args, deadline))
 
-        def prepare() -> Call:
-            self._ready()
-            _check_cache_args(args, stream, self._caches)
-            route = self.route(model)
-            request = _build_request(route.model, prompt, stream, args)
-            if self.config.prompt_cache is not None:  # prompt_cache = "auto" in config or Client(prompt_cache=...)
-                request = request.model_copy(update={"prompt_cache": self.config.prompt_cache})
-            written = self.config.default_model if model is None else model
-            return self.calls.start(f"req-{next(_request_ids)}", written, route, request, deadline, args)
-
-        return self._first_use(model, deadline, prepare)
+    def _start(
+        self, model: str | None, prompt: PromptInput, stream: bool, args: CallArgs, deadline: Deadline | None
+    ) -> Call:
+        """The call of ``prompt`` to ``model``, ready to run (observers and the provider plugin loaded first)."""
+        self._ready()
+        _check_cache_args(args, stream, self._caches)
+        route = self.route(model)
+        request = _build_request(route.model, prompt, stream, args)
+        if self.config.prompt_cache is not None:  # prompt_cache = "auto" in config or Client(prompt_cache=...)
+            request = request.model_copy(update={"prompt_cache": self.config.prompt_cache})
+        written = self.config.default_model if model is None else model
+        return self.calls.start(f"req-{next(_request_ids)}", written, route, request, deadline, args)
 
     def _conversation(self, model: str | None, prompt: PromptInput, args: CallArgs) -> Conversation:
         """The tool loop or structured output of one call, each of its rounds started through ``send``.
