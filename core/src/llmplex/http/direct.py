@@ -338,20 +338,25 @@ class DirectSender:
         built.read()
         return built
 
+    def streaming_response(self, response: Any, request: Any) -> Any:
+        """The httpx ``Response`` the transport builds of aiohttp's ``response`` for ``request``, its body unread."""
+        built = self.library.Response(
+            response.status,
+            headers=response.raw_headers,
+            stream=self._module.AiohttpResponseStream(response),
+            request=request,
+            extensions=_extensions(response),
+        )
+        built.default_encoding = self._http._default_encoding
+        return built
+
     async def through_httpx(self, response: Any, request: Callable[[], Any], *, stream: bool = False) -> Any:
         """The rest of httpx's ``send`` for an answer the direct path does not read itself: the transport's
         ``Response``, the cookie jar, the response hooks, redirects followed as the client follows them, and the
         body read (``stream``: left unread, as ``send(stream=True)`` leaves it)."""
         http = self._http
         sent = request()
-        built = self.library.Response(
-            response.status,
-            headers=response.raw_headers,
-            stream=self._module.AiohttpResponseStream(response),
-            request=sent,
-            extensions=_extensions(response),
-        )
-        built.default_encoding = http._default_encoding
+        built = self.streaming_response(response, sent)
         try:
             http.cookies.extract_cookies(built)
             for hook in http._event_hooks["response"]:

@@ -52,6 +52,11 @@ class DirectStream:
         """The httpx ``Request`` of this stream (for the SDK's errors)."""
         return self._request()
 
+    def as_response(self) -> Any:
+        """The httpx streaming ``Response`` this stands for, the rest of its body unread (what the SDKs' errors
+        raised mid-stream carry)."""
+        return self._sender.streaming_response(self._response, self._request())
+
     @property
     def is_closed(self) -> bool:
         """Whether the answer is closed (read to its end, or closed)."""

@@ -9,7 +9,8 @@ keys in the SDK's order) — through the SDK client's own deadline-bound ``httpx
 client, and decodes the answer with orjson into plain data that
 ``parse_message`` reads. A streamed call (``stream``/``astream``) sends the same
 request with ``"stream": true`` where the SDK writes it, reads the event stream
-with ``llmplex.http.iter_sse``/``aiter_sse`` and decodes each event with orjson
+with ``llmplex.http.iter_sse``/``aiter_sse`` (async: straight on the aiohttp session under the SDK's aiohttp
+transport, ``llmplex.http.direct_stream``) and decodes each event with orjson
 into plain data (what ``parse_stream_event`` reads, as llmplex-openai's streams
 do, without building the SDK's ``RawMessageStreamEvent`` models); like the SDK it
 skips pings and unnamed events, raises an ``event: error`` as the SDK's status
@@ -39,6 +40,7 @@ from anthropic.resources.messages import messages as sdk_messages
 from anthropic.resources.messages.messages import Messages
 
 from llmplex.http import Reply, ServerSentEvent, aiter_sse, direct_sender, iter_sse
+from llmplex.http.direct_stream import DirectStream, open_stream
 
 __all__ = ["LeanMessages", "register", "sender"]
 
@@ -204,14 +206,30 @@ class LeanMessages:
         return self._events(response)
 
     async def astream(self, payload: dict[str, Any], body: bytes, timeout: float | None) -> AsyncIterator[Any]:
-        """Async twin of ``stream``."""
+        """Async twin of ``stream``; opened and read straight on the aiohttp session of a client on the SDK's
+        aiohttp transport (``llmplex.http.direct_stream``), as ``asend`` posts a whole answer."""
         assert isinstance(self.http, httpx2.AsyncClient)
-        request = self.request(payload, body, timeout, stream=True)
-        try:
-            response = await self.http.send(request, stream=True)
-        except Exception as error:
-            raise _transport_error(error, request) from error
-        if not response.is_success:
+        direct = direct_sender(self.http)
+        response: httpx2.Response | DirectStream
+        if direct is None:
+            request = self.request(payload, body, timeout, stream=True)
+            try:
+                response = await self.http.send(request, stream=True)
+            except Exception as error:
+                raise _transport_error(error, request) from error
+        else:
+            headers, chosen = self._parts(payload, timeout, stream=True)
+
+            def request_built() -> httpx2.Request:
+                return self._build(body, headers, chosen)
+
+            try:
+                response = await open_stream(
+                    direct, self.address, headers, body, httpx2.Timeout(chosen).as_dict(), request_built
+                )
+            except Exception as error:
+                raise _transport_error(error, request_built()) from error
+        if isinstance(response, httpx2.Response) and not response.is_success:  # a DirectStream is a 2xx answer
             try:
                 await response.aread()
             finally:
@@ -229,7 +247,7 @@ class LeanMessages:
         finally:
             response.close()
 
-    async def _aevents(self, response: httpx2.Response) -> AsyncIterator[Any]:
+    async def _aevents(self, response: httpx2.Response | DirectStream) -> AsyncIterator[Any]:
         try:
             async for sse in aiter_sse(response.aiter_bytes()):  # as in ``_events``
                 if sse.event in _DATA_EVENTS and sse.data:
@@ -239,9 +257,9 @@ class LeanMessages:
         finally:
             await response.aclose()
 
-    def _event(self, sse: ServerSentEvent, response: httpx2.Response) -> Any:
+    def _event(self, sse: ServerSentEvent, response: httpx2.Response | DirectStream) -> Any:
         """The decoded data of ``sse`` as the SDK's ``Stream`` reads it (``anthropic.Stream.__stream__``), its
-        error event raised as the SDK raises it; ``None`` for what it skips."""
+        error event raised as the SDK raises it (carrying httpx's ``Response``); ``None`` for what it skips."""
         if sse.event == "error":
             body: Any = sse.data
             try:
@@ -249,7 +267,8 @@ class LeanMessages:
                 message = f"{body}"
             except orjson.JSONDecodeError:
                 message = sse.data or f"Error code: {response.status_code}"
-            raise self.sdk._make_status_error(message, body=body, response=response)
+            answered = response.as_response() if isinstance(response, DirectStream) else response
+            raise self.sdk._make_status_error(message, body=body, response=answered)
         if sse.event in _SKIPPED or not sse.data:
             return None
         return orjson.loads(sse.data)
