@@ -74,11 +74,29 @@ def parse_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
     if calls:
         _add_calls(events, calls, state, response_id, model)
     metadata = get("usageMetadata")
-    if metadata is not None:
-        state.usage_so_far = partial(plain.usage_event, metadata, response_id, model)
+    if metadata is not None:  # the latest usage, kept in the stream's one holder (no function made a chunk)
+        kept = state.usage_so_far
+        if type(kept) is not _PlainUsage:
+            kept = state.usage_so_far = _PlainUsage()
+        kept.metadata, kept.response_id, kept.model = metadata, response_id, model
     if reason is not None:
         _add_finish(events, reason, state, response_id, model)
     return events
+
+
+class _PlainUsage:
+    """``state.usage_so_far`` of plain chunks: the latest chunk's ``usageMetadata`` and ids, its usage event built
+    (``plain.usage_event``) only when asked: one per stream, updated by each chunk that reports usage (a new one
+    after a finish reason handed it on)."""
+
+    __slots__ = ("metadata", "model", "response_id")
+
+    metadata: dict[str, Any]
+    response_id: str | None
+    model: str | None
+
+    def __call__(self) -> StreamEvent:
+        return plain.usage_event(self.metadata, self.response_id, self.model)
 
 
 def _model_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
