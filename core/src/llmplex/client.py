@@ -357,33 +357,33 @@ class Client:
         ``prompt`` is a string, a message, or a list of messages; see
         ``CallArgs`` for the keyword arguments; ``tools`` may include ``llmplex.MCPServer``s.
         """
-        if (mcp := self._mcp_call(kwargs)) is not None:
+        if kwargs and (mcp := self._mcp_call(kwargs)) is not None:  # no keyword arguments: no tools
             selection, kwargs, local = mcp
             kwargs["tools"] = selection.tools_for(kwargs["tools"], local, kwargs["deadline"])
-        if _wants_conversation(kwargs):
+        if kwargs and _wants_conversation(kwargs):
             return self._conversation(model, prompt, kwargs).run()
         return self._call(model, prompt, False, kwargs).complete()
 
     async def acomplete(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Response:
         """Async ``complete``."""
-        if (mcp := self._mcp_call(kwargs)) is not None:
+        if kwargs and (mcp := self._mcp_call(kwargs)) is not None:
             selection, kwargs, local = mcp
             kwargs["tools"] = await selection.atools_for(kwargs["tools"], local, kwargs["deadline"])
-        if _wants_conversation(kwargs):
+        if kwargs and _wants_conversation(kwargs):
             return await self._conversation(model, prompt, kwargs).arun()
         return await self._call(model, prompt, False, kwargs).acomplete()
 
     def stream(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Iterator[StreamEvent]:
         """Stream the answer: text deltas as they come, then a final ``response`` event (an MCP server in
         ``tools`` is listed first, within the call's deadline, and its tools are offered)."""
-        if (mcp := self._mcp_call(kwargs)) is not None:
+        if kwargs and (mcp := self._mcp_call(kwargs)) is not None:
             selection, kwargs, local = mcp
             kwargs["tools"] = selection.tools_for(kwargs["tools"], local, kwargs["deadline"])
         return self._call(model, prompt, True, kwargs).stream()
 
     def astream(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> AsyncIterator[StreamEvent]:
         """Async ``stream``: ``async for event in client.astream(...)``."""
-        if (mcp := self._mcp_call(kwargs)) is not None:
+        if kwargs and (mcp := self._mcp_call(kwargs)) is not None:
             return self._astream_listing(model, prompt, mcp)
         return self._call(model, prompt, True, kwargs).astream()
 

@@ -73,8 +73,9 @@ class Pipeline:
     def _sent_request(self) -> Request:
         return self._adapt().request
 
-    def _render(self) -> dict[str, Any]:
-        payload = self.runner.format_adapted(self._sent_request)
+    def _render(self, sent: Request) -> dict[str, Any]:
+        """The payload of ``sent`` (the request as adapted), told to observers."""
+        payload = self.runner.format_adapted(sent)
         if self.telemetry.wants(PromptRendered, self.retrier.listening):
             self.telemetry.emit(
                 PromptRendered, attempt=self.retrier.attempt, payload=redact(payload), **self.retrier.where()
@@ -127,8 +128,8 @@ class Pipeline:
         while True:
             self.retrier.begin()
             try:
-                payload = self._render()
                 sent = self._sent_request
+                payload = self._render(sent)
                 raw = self.runner.send(payload, sent, self.plan.deadline, self.retrier.deadline_error)
                 return self._finish(self.runner.parse(raw, sent))
             except Exception as exc:
@@ -149,8 +150,8 @@ class Pipeline:
             else:
                 retrier.begin()
             try:
-                payload = self._render()
                 sent = self._sent_request
+                payload = self._render(sent)
                 raw = await self.runner.asend(payload, sent, self.plan.deadline, self.retrier.deadline_error)
                 return self._finish(self.runner.parse(raw, sent))
             except Exception as exc:
@@ -226,12 +227,12 @@ class Pipeline:
     def _streams_natively(self) -> bool:
         return self.runner.hooks.implements("stream") or self.runner.hooks.implements("astream")
 
-    def _raw_events(self) -> Iterator[Any]:
-        payload = self._render()
+    def _raw_events(self, sent: Request) -> Iterator[Any]:
+        payload = self._render(sent)
         return self.runner.open_stream(payload, self.plan.deadline, self.retrier.deadline_error)
 
-    async def _araw_events(self) -> AsyncIterator[Any]:
-        payload = self._render()
+    async def _araw_events(self, sent: Request) -> AsyncIterator[Any]:
+        payload = self._render(sent)
         return await self.runner.aopen_stream(payload, self.plan.deadline, self.retrier.deadline_error)
 
     def stream(self) -> Iterator[StreamEvent]:
@@ -248,7 +249,9 @@ class Pipeline:
             try:
                 state.request = self._sent_request
                 parse, add, provider = _event_parser(self.runner.hooks), assembler.add, self.runner.name
-                for raw_event in self._raw_events():  # this loop runs for every chunk: its steps are written out
+                for raw_event in self._raw_events(
+                    state.request
+                ):  # this loop runs for every chunk: its steps are written out
                     assembler.answering = True
                     try:  # ``contained`` written out
                         parsed = parse(raw_event, state)
@@ -304,7 +307,7 @@ class Pipeline:
             try:
                 state.request = self._sent_request
                 parse, add, provider = _event_parser(self.runner.hooks), assembler.add, self.runner.name
-                async for raw_event in await self._araw_events():  # as in ``stream``
+                async for raw_event in await self._araw_events(state.request):  # as in ``stream``
                     assembler.answering = True
                     try:
                         parsed = parse(raw_event, state)

@@ -38,8 +38,7 @@ class SDKClients:
     def get(self, asynchronous: bool) -> Any:
         """The sync client, or the async one of the running loop (the sync one when the plugin has none)."""
         if asynchronous and self.info.create_async_client is not None:
-            _require_running_loop()
-            return self._async.get()
+            return self._async.get(_running_loop())
         try:
             return self._sync[0]
         except IndexError:
@@ -98,9 +97,10 @@ class SDKClients:
         return close() if callable(close) else None
 
 
-def _require_running_loop() -> None:
+def _running_loop() -> asyncio.AbstractEventLoop:
+    """The running event loop; outside one, the typed error saying where to ask."""
     try:
-        asyncio.get_running_loop()
+        return asyncio.get_running_loop()
     except RuntimeError:
         raise LLMConfigurationError(
             "an async SDK client belongs to an event loop: ask for it from async code (inside a running loop)"

@@ -43,9 +43,11 @@ class PerLoop(Generic[T]):
         self._entries: dict[asyncio.AbstractEventLoop, _Entry[T]] = {}
         self._lock = threading.Lock()
 
-    def get(self) -> T:
-        """The running loop's object (built on first use); call from async code."""
-        loop = asyncio.get_running_loop()
+    def get(self, loop: asyncio.AbstractEventLoop | None = None) -> T:
+        """The running loop's object (built on first use); call from async code. ``loop``: the running loop, where
+        the caller has it already."""
+        if loop is None:
+            loop = asyncio.get_running_loop()
         entry = self._entries.get(loop)
         if entry is None:
             with self._lock:
