@@ -41,6 +41,7 @@ from anthropic.resources.messages.messages import Messages
 
 from llmplex.http import Reply, ServerSentEvent, aiter_sse, direct_sender, iter_sse
 from llmplex.http.direct_stream import DirectStream, open_stream
+from llmplex.http.json_answer import json_value
 
 __all__ = ["LeanMessages", "register", "sender"]
 
@@ -183,11 +184,11 @@ class LeanMessages:
         return self._answer(answer)
 
     def _answer(self, response: httpx2.Response | Reply) -> Any:
-        if isinstance(response, Reply):  # a 2xx answer
-            return orjson.loads(response.content)
-        if not response.is_success:
+        """The decoded answer: ``json.loads``' value, as the SDK reads it (an integer past 64 bits kept whole), read
+        by orjson where that gives the same value."""
+        if not isinstance(response, Reply) and not response.is_success:  # a Reply is a 2xx answer
             raise self.sdk._make_status_error_from_response(response) from None
-        return orjson.loads(response.content)
+        return json_value(response.content, orjson.loads)
 
     def stream(self, payload: dict[str, Any], body: bytes, timeout: float | None) -> Iterator[Any]:
         """The decoded events of one streamed call (sync client), opened now; closed when they end or are closed."""

@@ -47,6 +47,7 @@ from openai._models import FinalRequestOptions
 
 from llmplex.http import Reply, aiter_sse, direct_sender, http_library, iter_sse
 from llmplex.http.direct_stream import open_stream
+from llmplex.http.json_answer import json_value
 
 __all__ = ["apost", "astream", "post", "stream", "suits"]
 
@@ -160,24 +161,9 @@ def _decoded(client: OpenAI | AsyncOpenAI, response: Any) -> Any:
 
 
 def _json(content: bytes) -> Any:
-    """``json.loads(content)``, what httpx's ``Response.json`` does, read by orjson (a third of the CPU) when that
-    gives the same value: a document with no number of 19 digits or more (orjson reads an integer past 64 bits as
-    a float) that orjson takes; every other (such a number, a BOM, another encoding, NaN, a lone surrogate...) is
-    read, or refused, by ``json.loads`` as before."""
-    marked = content.translate(_NUMBERS)
-    if _LONG_NUMBER not in marked and not marked.startswith(_LONG_NUMBER[1:]):
-        try:
-            return orjson.loads(content)
-        except orjson.JSONDecodeError:
-            pass
-    return json.loads(content)
-
-
-_NUMBERS = bytes.maketrans(b"123456789:,[ \t\n\r-", b"0" * 9 + b"|" * 8)
-"""Every digit as ``0`` and what may come right before a number's first digit as ``|`` (``bytes.translate``, at C
-speed: digits inside a word, such as an id's, stay after a letter)."""
-_LONG_NUMBER = b"|" + b"0" * 19
-"""A number of 19 digits or more, the first place a JSON number may not fit 64 bits, in ``_NUMBERS``' marks."""
+    """``json.loads(content)``, what httpx's ``Response.json`` does, read by orjson where that gives the same value
+    (``llmplex.http.json_answer``)."""
+    return json_value(content, orjson.loads)
 
 
 def _request(
