@@ -116,7 +116,7 @@ class Attempt:
         loop."""
         if not self.hooks.implements("call"):
             self._require("acall")
-            return run_on_loop(lambda: self.asend(payload, request, deadline, expired))
+            return run_on_loop(lambda: acontained(self.asend, self.name, payload, request, deadline, expired))
         if deadline is None:  # nothing to hold it to: no layer in between
             return contained(self._invoke, self.name, "call", payload, None, request)
         sending = partial(contained, self._invoke, self.name, "call", payload, deadline, request)
@@ -126,7 +126,9 @@ class Attempt:
         self, payload: dict[str, Any], request: Request, deadline: Deadline | None, expired: Expired
     ) -> Awaitable[Any]:
         """What to await to send asynchronously (no coroutine of its own: one frame fewer on every resumption
-        of the call); a sync-only provider runs on a worker thread."""
+        of the call); a sync-only provider runs on a worker thread. A ``BaseException`` of the plugin's async hook,
+        raised here or while awaited, is the awaiting caller's to contain (``Pipeline.acomplete``; ``send`` on
+        the bridge loop): no ``acontained`` coroutine of its own in between."""
         if deadline is None:  # nothing to hold it to: no layer in between
             return self._sending(payload, request, None)
         return await_before(partial(self._sending, payload, request, deadline), deadline, expired)
@@ -134,13 +136,14 @@ class Attempt:
     def _sending(self, payload: dict[str, Any], request: Request, deadline: Deadline | None) -> Awaitable[Any]:
         """What ``asend`` awaits (one coroutine frame fewer on every resumption of the call)."""
         if self.hooks.implements("acall"):
-            return acontained(self._invoke, self.name, "acall", payload, deadline, request)
+            return self._invoke("acall", payload, deadline, request)  # BaseExceptions contained by the caller
         self._require("call")
         return in_worker(partial(contained, self._invoke, self.name, "call", payload, deadline, request))
 
     def _invoke(self, hook: str, payload: dict[str, Any], deadline: Deadline | None, request: Request | None) -> Any:
         """The I/O hook ``hook`` (``call``, ``acall``, ``stream``, ``astream``) of the provider as bound now, called
-        with its arguments (the async client for the async hooks); run under ``contained``."""
+        with its arguments (the async client for the async hooks); run under ``contained`` (``acall``: see
+        ``asend``)."""
         asynchronous = hook.startswith("a")
         return getattr(self.hooks, hook)(**self._send_args(payload, deadline, asynchronous, request))
 

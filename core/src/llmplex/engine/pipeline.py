@@ -158,6 +158,10 @@ class Pipeline:
                 error, delay = self.retrier.failure(exc)
             except BaseExceptionGroup as group:  # a group holding a BaseException propagates, its secrets masked
                 error, delay = scrub_error(group), None
+            except PASSING:
+                raise
+            except BaseException as exc:  # the plugin's, while sending (``acontained`` written out: Attempt.asend)
+                error, delay = self.retrier.failure(plugin_aborted(exc, self.runner.name))
             if delay is None:
                 raise error
             await self.plan.clock.asleep(delay)

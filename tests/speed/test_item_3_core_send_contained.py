@@ -1,0 +1,140 @@
+"""Issue 34 item 3: an async whole answer is awaited without a containment coroutine of its own.
+
+``Attempt.asend`` hands on the plugin's own awaitable (no ``acontained`` coroutine between the pipeline and the
+plugin, one frame fewer on every resumption of the call); the pipeline contains what the plugin raises, and
+``Attempt.send`` does on the bridge loop. A plugin's ``BaseException`` while sending, raised by its hook itself or
+while its answer is awaited, with or without a deadline, sync or async, is still the call's typed ``LLMError``;
+Ctrl-C and cancellation still pass.
+
+This module is also the ``asyncexit:`` provider plugin (async hooks only) the tests install.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import llmplex
+from llmplex.engine import attempt
+from llmplex.hookspecs import hookimpl
+from llmplex.provider import ProviderInfo
+from llmplex.types import Request, Response, Usage
+from tests.platform.site import install_providers
+
+
+class PluginAbort(BaseException):
+    """A BaseException of the plugin's own."""
+
+
+def _abort(kind: str) -> None:
+    if kind == "exit":
+        sys.exit("fatal")
+    if kind == "abort":
+        raise PluginAbort("gave up")
+    if kind == "interrupt":
+        raise KeyboardInterrupt
+
+
+@hookimpl
+def llmplex_register_providers(register: Callable[[ProviderInfo], None]) -> None:
+    register(ProviderInfo(name="asyncexit"))
+
+
+@hookimpl
+def llmplex_format(request: Request) -> dict[str, Any]:
+    return {"prompt": str(request.messages[-1].content)}
+
+
+@hookimpl
+def llmplex_acall(payload: dict[str, Any]) -> Awaitable[Any]:
+    """Aborts in the hook itself (``hook:KIND``) or while its answer is awaited (``await:KIND``)."""
+    place, _, kind = payload["prompt"].partition(":")
+    if place == "hook":
+        _abort(kind)
+
+    async def answer() -> dict[str, Any]:
+        await asyncio.sleep(0)
+        if place == "await":
+            _abort(kind)
+        return payload
+
+    return answer()
+
+
+@hookimpl
+def llmplex_parse(raw: dict[str, Any]) -> Response:
+    return Response(text=f"ok {raw['prompt']}", usage=Usage(input_tokens=1, output_tokens=1))
+
+
+@pytest.fixture
+def llm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> llmplex.Client:
+    install_providers(tmp_path, monkeypatch, {"asyncexit": __name__})
+    return llmplex.Client(throttle={"max_attempts": 3})
+
+
+def _ask(llm: llmplex.Client, mode: str, prompt: str) -> str:
+    if mode == "sync":  # an async-only provider: sent on the bridge loop
+        return llm.complete("asyncexit:m", prompt).text
+    timeout = {"timeout": 30.0} if mode == "async with a deadline" else {}
+    return asyncio.run(llm.acomplete("asyncexit:m", prompt, **timeout)).text  # type: ignore[arg-type]
+
+
+def test_item_3_core_an_async_answer_is_awaited_without_acontained(
+    llm: llmplex.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wrapped: list[object] = []
+    real = attempt.acontained
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        wrapped.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(attempt, "acontained", spy)
+    assert _ask(llm, "async", "fine") == "ok fine"
+    assert _ask(llm, "async with a deadline", "fine") == "ok fine"
+    assert wrapped == []
+
+
+MODES = ["async", "async with a deadline", "sync"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("place", ["hook", "await"])
+@pytest.mark.parametrize(("kind", "name"), [("exit", "SystemExit"), ("abort", "PluginAbort")])
+def test_item_3_core_a_plugin_base_exception_while_sending_is_still_a_typed_error(
+    llm: llmplex.Client, mode: str, place: str, kind: str, name: str
+) -> None:
+    with pytest.raises(llmplex.LLMError) as caught:
+        _ask(llm, mode, f"{place}:{kind}")
+    error = caught.value
+    assert f"provider plugin 'asyncexit' raised {name}" in error.message, error.message
+    assert error.provider == "asyncexit" and error.context["aborted_with"] == name
+    assert type(error.__cause__).__name__ == name
+    assert not error.retryable and error.attempts == 1
+    assert _ask(llm, mode, "fine") == "ok fine"
+
+
+@pytest.mark.parametrize("mode", ["async", "async with a deadline"])  # sync on the bridge loop: see the docstring
+@pytest.mark.parametrize("place", ["hook", "await"])
+def test_item_3_core_ctrl_c_while_sending_still_stops_the_program(llm: llmplex.Client, mode: str, place: str) -> None:
+    """Not on the sync path of an async-only provider: a KeyboardInterrupt raised on the bridge loop leaves the
+    sync caller waiting, before this change as after it (left to a later change)."""
+    with pytest.raises(KeyboardInterrupt):
+        _ask(llm, mode, f"{place}:interrupt")
+
+
+def test_item_3_core_a_cancelled_send_is_still_cancelled(llm: llmplex.Client) -> None:
+    async def main() -> bool:
+        task = asyncio.create_task(llm.acomplete("asyncexit:m", "fine"))
+        await asyncio.sleep(0)  # the task has begun: its answer is awaited
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return task.cancelled()
+
+    assert asyncio.run(main())
