@@ -136,7 +136,7 @@ class Attempt:
     def _sending(self, payload: dict[str, Any], request: Request, deadline: Deadline | None) -> Awaitable[Any]:
         """What ``asend`` awaits (one coroutine frame fewer on every resumption of the call)."""
         if self.hooks.implements("acall"):
-            return self._invoke("acall", payload, deadline, request)  # BaseExceptions contained by the caller
+            return self._invoke("acall", payload, deadline, request)  # type: ignore[no-any-return]  # contained by the caller
         self._require("call")
         return in_worker(partial(contained, self._invoke, self.name, "call", payload, deadline, request))
 
