@@ -12,7 +12,9 @@ This module is also the ``asyncexit:`` provider plugin (async hooks only) the te
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -119,13 +121,60 @@ def test_item_3_core_a_plugin_base_exception_while_sending_is_still_a_typed_erro
     assert _ask(llm, mode, "fine") == "ok fine"
 
 
-@pytest.mark.parametrize("mode", ["async", "async with a deadline"])  # sync on the bridge loop: see the docstring
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("place", ["hook", "await"])
 def test_item_3_core_ctrl_c_while_sending_still_stops_the_program(llm: llmplex.Client, mode: str, place: str) -> None:
-    """Not on the sync path of an async-only provider: a KeyboardInterrupt raised on the bridge loop leaves the
-    sync caller waiting, before this change as after it (left to a later change)."""
-    with pytest.raises(KeyboardInterrupt):
-        _ask(llm, mode, f"{place}:interrupt")
+    """On the sync path of an async-only provider too: raised on the bridge loop, the KeyboardInterrupt reaches the
+    sync caller and the loop answers the next call (it used to stop the loop's own thread: that caller and every
+    later one waited forever)."""
+    assert isinstance(_bounded(lambda: _ask(llm, mode, f"{place}:interrupt")), KeyboardInterrupt)
+    assert _bounded(lambda: _ask(llm, mode, "fine")) == "ok fine"
+
+
+def _bounded(ask: Callable[[], str]) -> str | BaseException:
+    """``ask()``'s answer or what it raised, asked on a thread of its own: a call still waiting after a minute
+    fails the test instead of holding up the run."""
+    outcome: list[str | BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(ask())
+        except BaseException as error:
+            outcome.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(60)
+    assert outcome, "the call still waits after 60 s: the bridge loop's thread stopped"
+    return outcome[0]
+
+
+_WAITING_CALLER = """
+import asyncio, signal, threading
+from llmplex.engine.bridge import run_on_loop
+
+cancelled = threading.Event()
+
+async def work():
+    signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # Ctrl-C while the caller waits
+    try:
+        await asyncio.Event().wait()
+    except asyncio.CancelledError:
+        cancelled.set()
+        raise
+
+try:
+    run_on_loop(work)
+except KeyboardInterrupt:
+    print("interrupted; cancelled on the loop:", cancelled.wait(60))
+"""
+
+
+def test_item_3_core_ctrl_c_while_a_sync_caller_waits_cancels_its_call_on_the_bridge_loop() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _WAITING_CALLER], check=False, capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.strip() == "interrupted; cancelled on the loop: True", done.stdout + done.stderr
 
 
 def test_item_3_core_a_cancelled_send_is_still_cancelled(llm: llmplex.Client) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from llmplex.reliability.guard import in_worker
 
@@ -30,13 +30,32 @@ def _background_loop() -> asyncio.AbstractEventLoop:
     return _loop
 
 
+class _Stopped(NamedTuple):
+    """A ``KeyboardInterrupt`` or ``SystemExit`` raised on the bridge loop, carried to the caller's thread: let out
+    of the task it would stop the loop's own thread, and the caller, with every later call, would wait forever."""
+
+    error: BaseException
+
+
 def run_on_loop(make: Callable[[], Awaitable[T]]) -> T:
-    """Run the awaitable ``make()`` on the bridge loop and wait for its result."""
+    """Run the awaitable ``make()`` on the bridge loop and wait for its result; a caller interrupted while it
+    waits (Ctrl-C) cancels it there."""
 
-    async def runner() -> T:
-        return await make()
+    async def runner() -> T | _Stopped:
+        try:
+            return await make()
+        except (KeyboardInterrupt, SystemExit) as error:
+            return _Stopped(error)
 
-    return asyncio.run_coroutine_threadsafe(runner(), _background_loop()).result()
+    future = asyncio.run_coroutine_threadsafe(runner(), _background_loop())
+    try:
+        result = future.result()
+    except BaseException:
+        future.cancel()
+        raise
+    if isinstance(result, _Stopped):
+        raise result.error
+    return result
 
 
 def iterate_on_loop(make: Callable[[], Awaitable[AsyncIterator[T]]]) -> Iterator[T]:
