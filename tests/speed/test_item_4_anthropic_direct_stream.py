@@ -9,30 +9,33 @@ on ``lean.open_stream`` says which way a stream went. Every stream goes over a r
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gzip
 import json
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from llmplex_anthropic import lean
 
 import llmplex
-from llmplex import Deadline, LLMDeadlineExceededError, LLMError
-from llmplex.http.direct import DirectSender
-from tests.support.fault_server import Fault, FaultServer
-from tests.support.late import Late
+from llmplex import Deadline, LLMError
+from tests.support.direct_streams import (
+    DEADLINE_FAULTS,
+    OVERRUN,
+    both,
+    connections,
+    past_the_deadline,
+    timings_hidden,
+    way,
+)
+from tests.support.fault_server import FaultServer
 from tests.support.lean_streams import STREAM_FAULTS
 from tests.support.socket_server import SocketServer
 from tests.support.stream_server import Reply, StreamServer
 
 KEY = "sk-ant-direct-stream-0a1b2c3d4e5f6071"
-T, OVERRUN = 0.6, 0.05
-"""The deadline of the deadline tests, and the slack past it on a loaded 2-core machine."""
-WAYS = ("direct", "httpx")
 PATH = "/v1/messages"
 
 
@@ -85,23 +88,6 @@ def _llm(root: str) -> llmplex.Client:
     return llmplex.Client(providers={"p": provider}, throttle={"max_attempts": 1})
 
 
-@contextlib.contextmanager
-def _way(monkeypatch: pytest.MonkeyPatch, way: str) -> Iterator[list[object]]:
-    """Stream ``way``; the list fills with one entry per stream opened directly."""
-    opened: list[object] = []
-    open_stream = lean.open_stream
-
-    async def spy(*args: Any, **kwargs: Any) -> Any:
-        opened.append(args[1])
-        return await open_stream(*args, **kwargs)
-
-    with monkeypatch.context() as patch:
-        patch.setattr(lean, "open_stream", spy)
-        if way == "httpx":
-            patch.setattr(DirectSender, "usable", lambda self: False)
-        yield opened
-
-
 def _ending(llm: llmplex.Client, **kwargs: Any) -> tuple[object, ...]:
     """The texts a stream delivered, and how it ended: ``"ok"`` or its error's type, text, status, headers kept and
     the SDK error's response (its type, status and headers)."""
@@ -136,25 +122,12 @@ def _fixed(headers: Any) -> dict[str, str] | None:
     }
 
 
-def _both(monkeypatch: pytest.MonkeyPatch, run: Callable[[], tuple[object, ...]]) -> list[tuple[object, ...]]:
-    outcomes = []
-    for way in WAYS:
-        with _way(monkeypatch, way) as opened:
-            outcomes.append(run())
-        assert bool(opened) is (way == "direct"), way
-    return outcomes
-
-
-def _timings_hidden(headers: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
-    return tuple((name, "T" if "timeout" in name else value) for name, value in headers)
-
-
 def test_item_4_anthropic_direct_stream_sends_the_same_request_and_yields_the_same_events(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     with StreamServer() as server:
         server.script(Reply.events(BODY))
-        direct, through_httpx = _both(monkeypatch, lambda: _ending(_llm(server.url)))
+        direct, through_httpx = both(monkeypatch, lean, lambda: _ending(_llm(server.url)))
         first, second = server.requests
     assert direct == through_httpx == (("Hello", " there"), "ok")
     assert (first.path, first.body) == (second.path, second.body) and first.path == PATH
@@ -166,10 +139,10 @@ def test_item_4_anthropic_direct_stream_sends_the_same_request_and_yields_the_sa
 def test_item_4_anthropic_direct_stream_with_a_deadline_sends_the_same_request(monkeypatch: pytest.MonkeyPatch) -> None:
     with StreamServer() as server:
         server.script(Reply.events(BODY))
-        direct, through_httpx = _both(monkeypatch, lambda: _ending(_llm(server.url), deadline=Deadline.after(30)))
+        direct, through_httpx = both(monkeypatch, lean, lambda: _ending(_llm(server.url), deadline=Deadline.after(30)))
         first, second = server.requests
     assert direct == through_httpx == (("Hello", " there"), "ok")
-    assert _timings_hidden(first.headers) == _timings_hidden(second.headers) and first.body == second.body
+    assert timings_hidden(first.headers) == timings_hidden(second.headers) and first.body == second.body
 
 
 ERROR_EVENT = b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}\n\n'
@@ -211,7 +184,7 @@ def test_item_4_anthropic_direct_stream_errors_are_the_sdks_exceptions_as_throug
             server.script(*ANSWERS[answer]())
             return _ending(_llm(server.url))
 
-        direct, through_httpx = _both(monkeypatch, run)
+        direct, through_httpx = both(monkeypatch, lean, run)
     assert direct == through_httpx
     assert direct[1] is not LLMError and KEY not in repr(direct)
 
@@ -219,7 +192,7 @@ def test_item_4_anthropic_direct_stream_errors_are_the_sdks_exceptions_as_throug
 def test_item_4_anthropic_direct_stream_error_event_carries_httpx_response(monkeypatch: pytest.MonkeyPatch) -> None:
     """The SDK error of an error event read directly carries the httpx ``Response`` of the stream (status, headers as
     httpx reads them, the request it answered), as through httpx: fails on a path that hands the SDK aiohttp's."""
-    with StreamServer() as server, _way(monkeypatch, "direct") as opened:
+    with StreamServer() as server, way(monkeypatch, lean, "direct") as opened:
         server.script(*ANSWERS["an error event"]())
         outcome = _ending(_llm(server.url))
     assert opened
@@ -237,41 +210,15 @@ def test_item_4_anthropic_direct_stream_faults_end_alike_both_ways(fault: str, m
             server.enqueue(STREAM_FAULTS[fault]())
             return _ending(_llm(server.url.removesuffix("/v1")))
 
-        direct, through_httpx = _both(monkeypatch, run)
+        direct, through_httpx = both(monkeypatch, lean, run)
     assert direct == through_httpx
-
-
-DEADLINE_FAULTS = {
-    "trickle": lambda: Fault.trickle(0.05),
-    "trickled headers": lambda: Fault.trickle_headers(0.1),
-    "stall after two events": lambda: Fault.stream_stall(after_events=2, seconds=30),
-    "silence": lambda: Fault.hang(30),
-}
 
 
 @pytest.mark.parametrize("fault", list(DEADLINE_FAULTS))
 def test_item_4_anthropic_direct_stream_ends_at_the_deadline(fault: str, monkeypatch: pytest.MonkeyPatch) -> None:
     with FaultServer(DEADLINE_FAULTS[fault](), any_path=True) as server:
-        llm = _llm(server.url.removesuffix("/v1"))
-        llm.provider_client("p")
-        deadline = Deadline.after(T)
-        late = Late(deadline)
-
-        async def read() -> None:
-            late.on_loop()
-            async for _ in llm.astream("p:m", "hi", deadline=deadline):
-                pass
-
-        with _way(monkeypatch, "direct") as opened, pytest.raises(LLMDeadlineExceededError):
-            asyncio.run(read())
-        seconds = late.seconds()
-    assert opened and seconds < OVERRUN, late.describe(seconds)
-
-
-def _connections(llm: llmplex.Client) -> tuple[int, int]:
-    (route,) = llm.router.instances()
-    connector: Any = route.clients.get(asynchronous=True)._client._transport.client.connector
-    return len(connector._acquired), sum(len(c) for c in connector._conns.values())
+        went_directly, seconds, late = past_the_deadline(monkeypatch, lean, _llm(server.url.removesuffix("/v1")))
+    assert went_directly and seconds < OVERRUN, late.describe(seconds)
 
 
 def test_item_4_anthropic_direct_stream_cancelled_mid_read_closes_the_upstream(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -300,12 +247,12 @@ def test_item_4_anthropic_direct_stream_cancelled_mid_read_closes_the_upstream(m
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        acquired, pooled = _connections(llm)
+        acquired, pooled = connections(llm)
         left = {t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()}
         await llm.aclose()
         return acquired, pooled, left
 
-    with SocketServer(answer) as server, _way(monkeypatch, "direct") as opened:
+    with SocketServer(answer) as server, way(monkeypatch, lean, "direct") as opened:
         outcome = asyncio.run(cancel(_llm(server.root)))
         assert closed.wait(10)
     assert opened and outcome == (0, 0, set())
@@ -332,11 +279,11 @@ def test_item_4_anthropic_direct_stream_stopped_early_closes_its_connection(monk
                 break
         await stream.aclose()
         assert await asyncio.to_thread(closed.wait, 10)  # the server saw the connection closed
-        seen = _connections(llm)
+        seen = connections(llm)
         await llm.aclose()
         return seen
 
-    with SocketServer(answer) as server, _way(monkeypatch, "direct") as opened:
+    with SocketServer(answer) as server, way(monkeypatch, lean, "direct") as opened:
         assert asyncio.run(early(_llm(server.root))) == (0, 0)
     assert opened
 
@@ -363,7 +310,7 @@ def test_item_4_anthropic_direct_stream_hands_on_the_first_chunk_before_the_seco
         await llm.aclose()
         return texts
 
-    with SocketServer(answer) as server, _way(monkeypatch, "direct") as opened:
+    with SocketServer(answer) as server, way(monkeypatch, lean, "direct") as opened:
         assert asyncio.run(read(_llm(server.root))) == ["first", "second"]
     assert opened and waited == [True]
 
@@ -377,7 +324,7 @@ def test_item_4_anthropic_many_direct_streams_in_flight_all_end(monkeypatch: pyt
         await llm.aclose()
         return texts
 
-    with StreamServer() as server, _way(monkeypatch, "direct") as opened:
+    with StreamServer() as server, way(monkeypatch, lean, "direct") as opened:
         server.script(*[Reply.events(BODY)] * 64)
         assert asyncio.run(many(_llm(server.url))) == ["Hello there"] * 64
     assert len(opened) == 64
