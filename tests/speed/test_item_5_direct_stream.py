@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
-import socket
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -26,14 +24,15 @@ from tests.support.direct_streams import (
     DEADLINE_FAULTS,
     OVERRUN,
     both,
-    connections,
+    cancelled_mid_read,
+    first_before_second,
+    many_in_flight,
     past_the_deadline,
+    stopped_early,
     timings_hidden,
-    way,
 )
 from tests.support.fault_server import FaultServer
 from tests.support.lean_streams import STREAM_FAULTS
-from tests.support.socket_server import SocketServer
 from tests.support.stream_server import Reply, StreamServer
 
 KEY = "sk-direct-stream-0a1b2c3d4e5f6071"
@@ -156,68 +155,14 @@ def test_item_5_direct_stream_ends_at_the_deadline(fault: str, monkeypatch: pyte
 def test_item_5_direct_stream_cancelled_mid_read_closes_the_upstream(monkeypatch: pytest.MonkeyPatch) -> None:
     """A stream cancelled while it waits for the upstream's next bytes (the gateway's client left): its
     connection is closed (none acquired, none pooled), the server sees it closed, no task is left behind."""
-    closed = threading.Event()
-
-    def answer(connection: socket.socket, stopping: threading.Event) -> None:
-        connection.recv(65536)
-        connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n" + _chunk("Hi"))
-        connection.settimeout(30)
-        if connection.recv(1) == b"":  # the client closed the connection
-            closed.set()
-
-    async def cancel(llm: llmplex.Client) -> tuple[int, int, set[asyncio.Task[Any]]]:
-        first = asyncio.Event()
-
-        async def read() -> None:
-            async for event in llm.astream("p:m", "hi"):
-                if event.type == "text":
-                    first.set()
-
-        task = asyncio.create_task(read())
-        await first.wait()
-        await asyncio.sleep(0.05)  # the reader waits for more bytes
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        acquired, pooled = connections(llm)
-        left = {t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()}
-        await llm.aclose()
-        return acquired, pooled, left
-
-    with SocketServer(answer) as server, way(monkeypatch, lean, "direct") as opened:
-        outcome = asyncio.run(cancel(_llm(server.root)))
-        assert closed.wait(10)
-    assert opened and outcome == (0, 0, set())
+    went_directly, outcome, closed = cancelled_mid_read(monkeypatch, lean, _llm, _chunk("Hi"))
+    assert went_directly and closed and outcome == (0, 0, set())
 
 
 def test_item_5_direct_stream_stopped_early_closes_its_connection(monkeypatch: pytest.MonkeyPatch) -> None:
     """A consumer that stops reading (``aclose`` after the first text) closes the kept-alive connection of an
     unfinished body instead of pooling it."""
-    closed = threading.Event()
-
-    def answer(connection: socket.socket, stopping: threading.Event) -> None:
-        connection.recv(65536)
-        body = _chunk("Hello") * 200
-        head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
-        connection.sendall(head + b"%x\r\n%s\r\n" % (len(body), body))
-        connection.settimeout(30)
-        if connection.recv(1) == b"":
-            closed.set()
-
-    async def early(llm: llmplex.Client) -> tuple[int, int]:
-        stream = llm.astream("p:m", "hi")
-        async for event in stream:
-            if event.type == "text":
-                break
-        await stream.aclose()
-        assert await asyncio.to_thread(closed.wait, 10)  # the server saw the connection closed
-        seen = connections(llm)
-        await llm.aclose()
-        return seen
-
-    with SocketServer(answer) as server, way(monkeypatch, lean, "direct") as opened:
-        assert asyncio.run(early(_llm(server.root))) == (0, 0)
-    assert opened
+    assert stopped_early(monkeypatch, lean, _llm, _chunk("Hello") * 200) == (True, (0, 0))
 
 
 def test_item_5_the_first_chunk_is_handed_on_before_the_upstream_sends_its_second(
@@ -225,40 +170,9 @@ def test_item_5_the_first_chunk_is_handed_on_before_the_upstream_sends_its_secon
 ) -> None:
     """The upstream sends its first event and waits for the caller to have it before it sends the rest: a
     reader that waited for more bytes (a fixed read size, a buffer to fill) would make it wait out its bound."""
-    seen_first = threading.Event()
-    waited: list[bool] = []
-
-    def answer(connection: socket.socket, stopping: threading.Event) -> None:
-        connection.recv(65536)
-        connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n")
-        connection.sendall(_chunk("first"))
-        waited.append(seen_first.wait(30))
-        connection.sendall(_chunk("second") + _chunk(None, "stop") + b"data: [DONE]\n\n")
-
-    async def read(llm: llmplex.Client) -> list[str]:
-        texts = []
-        async for event in llm.astream("p:m", "hi"):
-            if event.type == "text":
-                texts.append(event.text or "")
-                seen_first.set()
-        await llm.aclose()
-        return texts
-
-    with SocketServer(answer) as server, way(monkeypatch, lean, "direct") as opened:
-        assert asyncio.run(read(_llm(server.root))) == ["first", "second"]
-    assert opened and waited == [True]
+    rest = _chunk("second") + _chunk(None, "stop") + b"data: [DONE]\n\n"
+    assert first_before_second(monkeypatch, lean, _llm, _chunk("first"), rest) == (True, ["first", "second"], [True])
 
 
 def test_item_5_many_direct_streams_in_flight_all_end(monkeypatch: pytest.MonkeyPatch) -> None:
-    async def many(llm: llmplex.Client) -> list[str]:
-        async def one() -> str:
-            return "".join([e.text or "" async for e in llm.astream("p:m", "hi") if e.type == "text"])
-
-        texts = await asyncio.gather(*(one() for _ in range(64)))
-        await llm.aclose()
-        return texts
-
-    with StreamServer() as server, way(monkeypatch, lean, "direct") as opened:
-        server.script(*[Reply.events(BODY)] * 64)
-        assert asyncio.run(many(_llm(server.url))) == ["Hello there"] * 64
-    assert len(opened) == 64
+    assert many_in_flight(monkeypatch, lean, _llm, BODY) == (64, ["Hello there"] * 64)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
+import threading
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
@@ -17,8 +19,27 @@ from llmplex import Deadline, LLMDeadlineExceededError
 from llmplex.http.direct import DirectSender
 from tests.support.fault_server import Fault
 from tests.support.late import Late
+from tests.support.socket_server import SocketServer
+from tests.support.stream_server import Reply, StreamServer
 
-__all__ = ["DEADLINE_FAULTS", "OVERRUN", "WAYS", "both", "connections", "past_the_deadline", "timings_hidden", "way"]
+__all__ = [
+    "DEADLINE_FAULTS",
+    "OVERRUN",
+    "WAYS",
+    "both",
+    "cancelled_mid_read",
+    "connections",
+    "first_before_second",
+    "many_in_flight",
+    "past_the_deadline",
+    "stopped_early",
+    "timings_hidden",
+    "way",
+]
+
+LlmAt = Callable[[str], llmplex.Client]
+"""The client whose provider ``p`` sends to a local server's root."""
+_STREAM_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
 
 WAYS = ("direct", "httpx")
 T, OVERRUN = 0.6, 0.05
@@ -91,3 +112,123 @@ def connections(llm: llmplex.Client) -> tuple[int, int]:
     (route,) = llm.router.instances()
     connector: Any = route.clients.get(asynchronous=True)._client._transport.client.connector
     return len(connector._acquired), sum(len(c) for c in connector._conns.values())
+
+
+def cancelled_mid_read(
+    monkeypatch: pytest.MonkeyPatch, module: ModuleType, llm_at: LlmAt, sent: bytes
+) -> tuple[bool, tuple[int, int, set[asyncio.Task[Any]]], bool]:
+    """A direct stream whose upstream sent ``sent`` (up to a first text) and then waits, cancelled while it waits
+    for more: whether it went directly; the connections acquired and pooled and the tasks left after it; whether
+    the server saw the connection closed."""
+    closed = threading.Event()
+
+    def answer(connection: socket.socket, stopping: threading.Event) -> None:
+        connection.recv(65536)
+        connection.sendall(_STREAM_HEAD + b"\r\n" + sent)
+        connection.settimeout(30)
+        if connection.recv(1) == b"":  # the client closed the connection
+            closed.set()
+
+    async def cancel(llm: llmplex.Client) -> tuple[int, int, set[asyncio.Task[Any]]]:
+        first = asyncio.Event()
+
+        async def read() -> None:
+            async for event in llm.astream("p:m", "hi"):
+                if event.type == "text":
+                    first.set()
+
+        task = asyncio.create_task(read())
+        await first.wait()
+        await asyncio.sleep(0.05)  # the reader waits for more bytes
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        acquired, pooled = connections(llm)
+        left = {t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()}
+        await llm.aclose()
+        return acquired, pooled, left
+
+    with SocketServer(answer) as server, way(monkeypatch, module, "direct") as opened:
+        outcome = asyncio.run(cancel(llm_at(server.root)))
+        seen_closed = closed.wait(10)
+    return bool(opened), outcome, seen_closed
+
+
+def stopped_early(
+    monkeypatch: pytest.MonkeyPatch, module: ModuleType, llm_at: LlmAt, body: bytes
+) -> tuple[bool, tuple[int, int]]:
+    """A direct stream of the unfinished chunked ``body`` whose consumer stops after the first text (``aclose``):
+    whether it went directly, and the connections acquired and pooled once the server saw it closed."""
+    closed = threading.Event()
+
+    def answer(connection: socket.socket, stopping: threading.Event) -> None:
+        connection.recv(65536)
+        head = _STREAM_HEAD + b"transfer-encoding: chunked\r\n\r\n"
+        connection.sendall(head + b"%x\r\n%s\r\n" % (len(body), body))
+        connection.settimeout(30)
+        if connection.recv(1) == b"":
+            closed.set()
+
+    async def early(llm: llmplex.Client) -> tuple[int, int]:
+        stream = llm.astream("p:m", "hi")
+        async for event in stream:
+            if event.type == "text":
+                break
+        await stream.aclose()
+        assert await asyncio.to_thread(closed.wait, 10)  # the server saw the connection closed
+        seen = connections(llm)
+        await llm.aclose()
+        return seen
+
+    with SocketServer(answer) as server, way(monkeypatch, module, "direct") as opened:
+        outcome = asyncio.run(early(llm_at(server.root)))
+    return bool(opened), outcome
+
+
+def first_before_second(
+    monkeypatch: pytest.MonkeyPatch, module: ModuleType, llm_at: LlmAt, first: bytes, rest: bytes
+) -> tuple[bool, list[str], list[bool]]:
+    """An upstream that sends ``first`` and waits for the caller to have its text before it sends ``rest``:
+    whether the stream went directly, its texts, and whether the upstream saw the first text had (a reader that
+    waited for more bytes would make it wait out its bound)."""
+    seen_first = threading.Event()
+    waited: list[bool] = []
+
+    def answer(connection: socket.socket, stopping: threading.Event) -> None:
+        connection.recv(65536)
+        connection.sendall(_STREAM_HEAD + b"connection: close\r\n\r\n")
+        connection.sendall(first)
+        waited.append(seen_first.wait(30))
+        connection.sendall(rest)
+
+    async def read(llm: llmplex.Client) -> list[str]:
+        texts = []
+        async for event in llm.astream("p:m", "hi"):
+            if event.type == "text":
+                texts.append(event.text or "")
+                seen_first.set()
+        await llm.aclose()
+        return texts
+
+    with SocketServer(answer) as server, way(monkeypatch, module, "direct") as opened:
+        texts = asyncio.run(read(llm_at(server.root)))
+    return bool(opened), texts, waited
+
+
+def many_in_flight(
+    monkeypatch: pytest.MonkeyPatch, module: ModuleType, llm_at: LlmAt, body: bytes, count: int = 64
+) -> tuple[int, list[str]]:
+    """``count`` direct streams of ``body`` in flight at once: how many went directly, and each one's text."""
+
+    async def many(llm: llmplex.Client) -> list[str]:
+        async def one() -> str:
+            return "".join([e.text or "" async for e in llm.astream("p:m", "hi") if e.type == "text"])
+
+        texts = await asyncio.gather(*(one() for _ in range(count)))
+        await llm.aclose()
+        return texts
+
+    with StreamServer() as server, way(monkeypatch, module, "direct") as opened:
+        server.script(*[Reply.events(body)] * count)
+        texts = asyncio.run(many(llm_at(server.url)))
+    return len(opened), texts
