@@ -14,6 +14,7 @@ import pytest
 import llmplex
 from llmplex.http.json_answer import json_value
 from tests.support.stream_server import Reply, StreamServer
+from tests.support.typed_json import typed
 
 KEY = "sk-ant-answer-json-0a1b2c3d4e5f6071"
 INPUT = b'{"n": 18446744073709551616, "m": -9223372036854775809, "small": 7}'
@@ -54,14 +55,6 @@ def test_item_3_anthropic_answer_keeps_an_integer_past_64_bits_whole(mode: str) 
     )
 
 
-def _typed(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _typed(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_typed(item) for item in value]
-    return type(value).__name__, value
-
-
 def test_item_3_json_value_reads_by_the_fast_decoder_where_it_gives_json_loads_value(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -72,9 +65,9 @@ def test_item_3_json_value_reads_by_the_fast_decoder_where_it_gives_json_loads_v
         return orjson.loads(content)
 
     plain = b'{"id": "msg99999999999999999999999", "n": [922337203685477580, -922337203685477580, 0.5]}'
-    assert _typed(json_value(plain, fast)) == _typed(json.loads(plain)) and read == [plain]
+    assert typed(json_value(plain, fast)) == typed(json.loads(plain)) and read == [plain]
     read.clear()
-    assert _typed(json_value(MESSAGE, fast)) == _typed(json.loads(MESSAGE)) and read == []
+    assert typed(json_value(MESSAGE, fast)) == typed(json.loads(MESSAGE)) and read == []
     with pytest.raises(json.JSONDecodeError) as got:
         json_value(b'{"a": [1, 2', fast)
     with pytest.raises(json.JSONDecodeError) as expected:

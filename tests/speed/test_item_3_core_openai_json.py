@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from llmplex_openai import lean
 
+from tests.support.typed_json import typed
+
 _ANSWER = json.dumps(
     {
         "id": "chatcmpl-bench0000000000000000000000000",
@@ -38,15 +40,6 @@ _DOCUMENTS: dict[str, bytes] = {
 _REFUSED = {"not JSON": b"<html>no</html>", "cut short": b'{"a": [1, 2', "empty": b""}
 
 
-def _typed(value: Any) -> Any:
-    """``value`` with the type of every number and string in it (``1 == 1.0``: told apart here)."""
-    if isinstance(value, dict):
-        return {key: _typed(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_typed(item) for item in value]
-    return type(value).__name__, value
-
-
 def test_item_3_core_openai_answer_json_read_by_orjson(monkeypatch: pytest.MonkeyPatch) -> None:
     expected = json.loads(_ANSWER)
 
@@ -54,12 +47,12 @@ def test_item_3_core_openai_answer_json_read_by_orjson(monkeypatch: pytest.Monke
         raise AssertionError("read by json.loads")
 
     monkeypatch.setattr(lean.json, "loads", refused)
-    assert _typed(lean._json(_ANSWER)) == _typed(expected)
+    assert typed(lean._json(_ANSWER)) == typed(expected)
 
 
 @pytest.mark.parametrize("name", list(_DOCUMENTS))
 def test_item_3_core_openai_answer_json_is_json_loads_value(name: str) -> None:
-    assert _typed(lean._json(_DOCUMENTS[name])) == _typed(json.loads(_DOCUMENTS[name]))
+    assert typed(lean._json(_DOCUMENTS[name])) == typed(json.loads(_DOCUMENTS[name]))
 
 
 @pytest.mark.parametrize("name", list(_REFUSED))
