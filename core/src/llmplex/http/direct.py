@@ -24,6 +24,7 @@ request ``build_request`` makes, so a caller maps them as it maps httpx's.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import sys
 import weakref
@@ -174,9 +175,9 @@ class DirectSender:
                 content = await self._read(response, deadline, request)
                 response.release()
                 content_type = ", ".join(answer.getall("Content-Type", ()))
-                return Reply(
-                    response.status, answer, content, content_type, lambda: self._response(response, content, request)
-                )
+                # a partial, not a lambda: no cells for what it holds in this coroutine's frame while it is in flight
+                built = functools.partial(self._response, response, content, request)
+                return Reply(response.status, answer, content, content_type, built)
         except BaseException:
             response.close()
             raise

@@ -25,6 +25,7 @@ plain JSON, a deprecated model (the SDK warns), a client built elsewhere.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import weakref
@@ -173,10 +174,8 @@ class LeanMessages:
                 raise _transport_error(error, request) from error
             return self._answer(response)
         headers, chosen, timeouts = self._plan(payload, timeout)
-
-        def request_built() -> httpx2.Request:
-            return self._build(body, headers, chosen)
-
+        # a partial, not a closure: no cell for each of its arguments in this coroutine's frame while it is in flight
+        request_built = functools.partial(self._build, body, headers, chosen)
         try:
             answer = await direct.post(self.address, headers, body, timeouts, request_built)
         except Exception as error:

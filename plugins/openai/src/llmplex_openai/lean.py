@@ -32,6 +32,7 @@ key provider) do not suit it: ``suits`` says so, and they go through the SDK.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import json
 import weakref
@@ -244,10 +245,8 @@ async def apost(
         return _decoded(client, response)
     timeouts = wire.timeouts(client.timeout if timeout is None else timeout)
     headers = wire.headers if timeout is None else wire.headers_for(timeout)
-
-    def request_built() -> Any:
-        return _request(client, path, method, payload, timeout)
-
+    # a partial, not a closure: no cell for each of its arguments in this coroutine's frame while the call is in flight
+    request_built = functools.partial(_request, client, path, method, payload, timeout)
     try:
         answer = await sender.post(wire.address, headers, wire.body(payload), timeouts, request_built)
     except Exception as exc:  # what ``_sdk_errors`` does, without a generator's frame on every call
