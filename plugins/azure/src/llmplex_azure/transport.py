@@ -125,6 +125,15 @@ def asend(client: AsyncAzureOpenAI, api: str, payload: dict[str, Any], timeout: 
     return create(**_kwargs(create, payload, timeout))  # type: ignore[no-any-return]
 
 
+def _request(
+    client: AsyncAzureOpenAI, path: str, method: Callable[..., Any], payload: dict[str, Any], timeout: float | None
+) -> Any:
+    """``lean._request`` naming the origin the client's key is meant for."""
+    request = lean._request(client, path, method, payload, timeout)
+    request.extensions.setdefault(AUTH_ORIGIN, origin(request.url))
+    return request
+
+
 async def _apost(
     client: AsyncAzureOpenAI, path: str, method: Callable[..., Any], payload: dict[str, Any], timeout: float | None
 ) -> Any:
@@ -132,12 +141,7 @@ async def _apost(
     cookies), straight on the aiohttp session whenever ``direct_sender`` allows it."""
     http = client._client
     wire = lean._wire(client, path, method)
-
-    def request_built() -> Any:
-        request = lean._request(client, path, method, payload, timeout)
-        request.extensions.setdefault(AUTH_ORIGIN, origin(request.url))
-        return request
-
+    request_built = functools.partial(_request, client, path, method, payload, timeout)  # no cells held in flight
     sender = direct_sender(http)
     if sender is None:
         request = request_built()
