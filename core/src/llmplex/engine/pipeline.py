@@ -253,9 +253,8 @@ class Pipeline:
             try:
                 state.request = self._sent_request
                 parse, add, provider = _event_parser(self.runner.hooks), assembler.add, self.runner.name
-                for raw_event in self._raw_events(
-                    state.request
-                ):  # this loop runs for every chunk: its steps are written out
+                # this loop runs for every chunk: its steps are written out
+                for raw_event in self._raw_events(state.request):
                     assembler.answering = True
                     try:  # ``contained`` written out
                         parsed = parse(raw_event, state)
