@@ -160,6 +160,15 @@ ANSWERS: dict[str, Callable[[], list[Reply]]] = {
         )
     ],
     "an error event that is not JSON": lambda: [Reply.events(START + _text("Hi") + b"event: error\ndata: {nope\n\n")],
+    "an error event echoing the key": lambda: [
+        Reply.events(
+            START
+            + _event("error", {"type": "error", "error": {"type": "authentication_error", "message": f"bad {KEY}"}})
+        )
+    ],
+    "a 401 echoing the key": lambda: [
+        Reply.json(401, f'{{"type":"error","error":{{"type":"authentication_error","message":"{KEY}"}}}}'.encode())
+    ],
     "malformed JSON": lambda: [Reply.events(START + _text("Hi") + b"event: content_block_delta\ndata: {not json\n\n")],
     "a gzip-encoded stream": lambda: [
         Reply(200, (gzip.compress(BODY),), "text/event-stream", (("Content-Encoding", "gzip"),))
