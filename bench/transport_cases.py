@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from transport_pairs import AIOHTTP, AIOHTTP_SDK_POOL
+
 MODEL = "stub-model"
 PROMPT = "Say hello."
 MESSAGES = [{"role": "user", "content": PROMPT}]
@@ -100,16 +102,6 @@ def build(root: str, *, litellm: bool) -> Cases:
     return cases
 
 
-def sync_yardstick(name: str) -> str:
-    """Sync case ``name``'s yardstick: raw httpx posting the same JSON to its API (a raw case's: ``raw httpx``)."""
-    if name.startswith("raw "):
-        return "raw httpx"
-    wire = next((wire for wire in ("gemini", "azure", "responses") if wire in name), None)
-    if wire is None and "anthropic" in name:
-        wire = "messages"
-    return f"raw httpx ({wire})" if wire else "raw httpx"
-
-
 def _yardsticks(root: str, cases: Cases) -> None:
     import httpx
     import httpx2
@@ -135,7 +127,8 @@ def _yardsticks(root: str, cases: Cases) -> None:
         url = f"{root}/v1/{label}"
         cases.sync[f"raw httpx ({label})"] = lambda url=url, body=body, raw=raw: raw.post(url, json=body).json()
     if has("aiohttp"):
-        cases.asynchronous["raw aiohttp"] = lambda: _aiohttp(chat, cases)
+        cases.asynchronous[AIOHTTP] = lambda: _aiohttp(chat, cases, 100)
+        cases.asynchronous[AIOHTTP_SDK_POOL] = lambda: _aiohttp(chat, cases, 1000)
     client = httpx.Client(headers=HEADERS)
     cases.closers.append(client.close)
     cases.streams["raw httpx SSE (chat)"] = lambda: _raw_sse(client, chat, {**CHAT_BODY, "stream": True})
@@ -157,10 +150,10 @@ def _yardsticks(root: str, cases: Cases) -> None:
         cases.astreams[f"raw httpx SSE (async {label})"] = araw
 
 
-def _aiohttp(url: str, cases: Cases) -> Async:
+def _aiohttp(url: str, cases: Cases, pool: int) -> Async:
     import aiohttp
 
-    session = aiohttp.ClientSession(headers=HEADERS, connector=aiohttp.TCPConnector(limit=100))
+    session = aiohttp.ClientSession(headers=HEADERS, connector=aiohttp.TCPConnector(limit=pool))
     cases.aclosers.append(session.close)
 
     async def call() -> object:
