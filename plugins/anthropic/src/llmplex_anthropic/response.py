@@ -97,7 +97,7 @@ def usage_values(counts: Mapping[str, int | None], details: Any = None) -> dict[
         counts.get("cache_creation_input_tokens"),
         counts.get("ephemeral_5m_input_tokens"),
         counts.get("ephemeral_1h_input_tokens"),
-        field(details, "thinking_tokens"),
+        None if details is None else field(details, "thinking_tokens"),  # none (nearly always): no ABC check
     )
 
 

@@ -22,6 +22,10 @@ from llmplex_anthropic.thinking import reasoning_part
 
 __all__ = ["parse_stream_event"]
 
+_text_delta = StreamEvent.text_delta
+"""``StreamEvent.text_delta``, looked up once: the class attribute of a pydantic model (through its metaclass, a new
+bound method each time) cost about 0.1 µs on every text chunk."""
+
 
 @dataclass
 class _Progress:
@@ -60,7 +64,7 @@ def parse_stream_event(event: Any, state: StreamState) -> list[StreamEvent]:
             delta = event.get("delta")
             if type(delta) is dict and delta.get("type") == "text_delta":
                 text = delta.get("text")
-                return [StreamEvent.text_delta(text, progress.response_id)] if text else []
+                return [_text_delta(text, progress.response_id)] if text else []
     else:
         kind = field(event, "type")
     if kind == "message_start":
@@ -119,7 +123,7 @@ def _block_delta(index: int, delta: Any, progress: _Progress) -> list[StreamEven
     kind = field(delta, "type")
     if kind == "text_delta":
         text = field(delta, "text")
-        return [StreamEvent.text_delta(text, rid)] if text else []
+        return [_text_delta(text, rid)] if text else []
     thinking = progress.thinking_blocks.get(index)
     if thinking is not None and kind == "thinking_delta":
         piece = field(delta, "thinking") or ""
