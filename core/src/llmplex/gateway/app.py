@@ -294,6 +294,7 @@ class _OverheadHeader:
 
 
 _Endpoint = Callable[[Request], Awaitable[Response]]
+_Responder = Callable[[Any, Any, Any], Awaitable[None]]
 
 
 class _Gateway(Starlette):
@@ -303,7 +304,7 @@ class _Gateway(Starlette):
     (a stream's every chunk passes each). The endpoints answer every failure themselves, with the gateway's
     headers; what escapes them goes to the server, as through those layers (a 500)."""
 
-    hot: dict[str, _Endpoint]
+    hot: dict[str, _Responder]  # path -> its endpoint's responder, made once
     door: Door | None = None
 
     def build_middleware_stack(self) -> Any:
@@ -316,14 +317,14 @@ class _Gateway(Starlette):
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["method"] == "POST" and not scope.get("root_path"):
-            endpoint = self.hot.get(scope["path"])
-            if endpoint is not None:
+            responder = self.hot.get(scope["path"])
+            if responder is not None:
                 if self.middleware_stack is None:
                     self.middleware_stack = self.build_middleware_stack()
                 if self.door is not None:  # its answers and refusals carry x-llmplex-overhead-ms: send unwrapped
                     scope["app"] = self
                     scope[ARRIVED] = time.perf_counter()
-                    await self.door.serve(scope, receive, send, partial(_respond, endpoint))
+                    await self.door.serve(scope, receive, send, responder)
                     return
         await super().__call__(scope, receive, send)
 
@@ -419,6 +420,6 @@ def create_app(
         middleware=[Middleware(_OverheadHeader), _door(client, throttle, dashboard_key is not None)],
         lifespan=lifespan,
     )
-    app.hot = hot
+    app.hot = {path: partial(_respond, endpoint) for path, endpoint in hot.items()}
     app.state.pipeline = pipeline
     return app

@@ -49,6 +49,12 @@ __all__ = ["Exchange", "Pipeline", "upstream_error"]
 
 log = logging.getLogger("llmplex.gateway")
 _JSON = "application/json"
+_STREAM_HEAD = (
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+)
+"""The headers every stream's answer starts with, encoded once (the request's own follow them)."""
 
 
 class _Recorded(Response):
@@ -170,7 +176,9 @@ class Pipeline:
         reserved = reserved_nano.get()
         if reserved is not None:  # what admission held on the key's budget for this request
             headers["x-llmplex-budget-reserved-usd"] = f"{reserved / 1e9:.9f}"
-        return {**headers, **(extra or {})}
+        if extra:
+            headers.update(extra)
+        return headers
 
     def answer(
         self, exchange: Exchange, body: Any, answer: LLMResponse | None, extra: dict[str, str] | None = None
@@ -423,9 +431,8 @@ class _EventStream(Response):
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         pipeline, exchange = self._pipeline, self._exchange
-        head = pipeline.headers(exchange, {"cache-control": "no-cache", "x-accel-buffering": "no", **self._extra})
-        raw = [(b"content-type", b"text/event-stream; charset=utf-8")]
-        raw += [(k.encode(), v.encode()) for k, v in head.items()]
+        raw = [*_STREAM_HEAD]
+        raw += [(k.encode(), v.encode()) for k, v in pipeline.headers(exchange, self._extra).items()]
 
         async def error_response(error: GatewayError) -> None:
             body = dumps(error.body(exchange.dialect))
