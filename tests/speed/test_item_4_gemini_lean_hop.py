@@ -87,13 +87,13 @@ def _read(is_async: bool) -> list[Any]:
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
 def test_item_4_gemini_plain_chunks_are_recorded_without_observe(is_async: bool, hops: list[Any]) -> None:
     chunks = _read(is_async)
-    assert [type(chunk) for chunk in chunks] == [dict, dict, dict, type(chunks[3]), dict]
-    assert type(chunks[3]) is not dict  # safety ratings: the SDK's model, observed as before
+    assert [type(chunk) for chunk in chunks] == [tuple, tuple, tuple, type(chunks[3]), tuple]  # chunks.TextChunk
+    assert type(chunks[3]) is not tuple  # safety ratings: the SDK's model, observed as before
     (hop,) = hops
     assert [type(chunk) for chunk in hop.observed] == [type(chunks[3])]
-    expected = continuation.Hop(True)
-    for chunk in chunks:
-        continuation.Hop.observe(expected, chunk)
+    expected = continuation.Hop(True)  # what observe records of each chunk as it came (a text chunk: its dict)
+    for chunk, sent in zip(chunks, CHUNKS, strict=True):
+        continuation.Hop.observe(expected, sent if type(chunk) is tuple else chunk)
     fields = [field.name for field in dataclasses.fields(continuation.Hop)]
     assert [getattr(hop, name) for name in fields] == [getattr(expected, name) for name in fields]
     assert hop.finish == "STOP" and hop.usage == CHUNKS[-1]["usageMetadata"] and hop.token is None

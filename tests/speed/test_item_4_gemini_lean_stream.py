@@ -58,11 +58,13 @@ def test_item_4_gemini_stream_is_read_lean_as_plain_data(
     assert sdk == lean and sdk[0] == "ok"
     sdk_types, lean_types = seen[: len(seen) // 2], seen[len(seen) // 2 :]
     assert set(sdk_types) == {types.GenerateContentResponse}  # the SDK path still yields its models
-    assert dict in lean_types  # no SDK model built for a chunk the parser reads as it is
+    assert tuple in lean_types  # no SDK model built for a chunk the parser reads as it is (a text chunk read once)
     if name == "text":
-        assert set(lean_types) == {dict} and lean[1][:3] == ("Hello!", (), "stop")
+        assert set(lean_types) == {tuple} and lean[1][:3] == ("Hello!", (), "stop")
+    if name == "tool calls":  # a function call: the plain dict
+        assert lean_types == [tuple, dict, dict]
     if name == "safety ratings and audio usage":  # what the parser does not read goes through the SDK's model
-        assert lean_types == [types.GenerateContentResponse, dict]
+        assert lean_types == [types.GenerateContentResponse, tuple]
     if name == "thoughts and a signature":
         assert lean[1][6][0].text == "Let me think."
 

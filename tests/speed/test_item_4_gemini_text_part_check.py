@@ -1,4 +1,4 @@
-"""Issue 34 item 4: llmplex-gemini's check of the common streamed chunk (``chunks._text_chunk``) takes a part that
+"""Issue 34 item 4: llmplex-gemini's reading of the common streamed chunk (``chunks.text_chunk``) takes a part that
 is a text and nothing else by its text alone (nearly every part of a stream), without asking which of the part's keys
 it knows; it says plain exactly where the full field-by-field check (``chunks._CHUNK``) does."""
 
@@ -41,9 +41,9 @@ def _key_checks() -> Iterator[list[str]]:
 def test_item_4_gemini_text_parts_are_checked_by_their_text_alone() -> None:
     one, many = _chunk([{"text": "Hel"}]), _chunk([{"text": f"w{i} "} for i in range(10)])
     with _key_checks() as for_one:
-        assert chunks._text_chunk(one)
+        assert chunks.text_chunk(one) is not None
     with _key_checks() as for_many:
-        assert chunks._text_chunk(many)
+        assert chunks.text_chunk(many) is not None
     assert len(for_many) == len(for_one) == 4  # the chunk, its usage, the candidate, its content: none per part
 
 
@@ -67,8 +67,8 @@ def test_item_4_gemini_text_parts_are_checked_by_their_text_alone() -> None:
     ],
 )
 def test_item_4_gemini_text_part_check_agrees_with_the_full_one(part: dict[str, Any], plain: bool) -> None:
-    assert chunks._text_chunk(_chunk([part])) is plain
+    assert (chunks.text_chunk(_chunk([part])) is not None) is plain
     for parts in ([part], [{"text": "a"}, part], [part, {"text": "b"}]):
         chunk = _chunk(parts)
-        assert not chunks._text_chunk(chunk) or chunks._CHUNK(chunk), parts
+        assert chunks.text_chunk(chunk) is None or chunks._CHUNK(chunk), parts
         assert chunks.is_plain(chunk) is chunks._CHUNK(chunk), parts

@@ -5,7 +5,9 @@ parser reads and holds a value the SDK's model would take as it is (a string, a
 whole number, a known enum value...). Anything else (safety ratings, citations,
 grounding, a prompt block, a continuation token, an unknown field, a value the
 SDK would coerce or refuse) is read by the SDK's own model, as the SDK's stream
-reads every chunk, so its result, or its exception, is the SDK's.
+reads every chunk, so its result, or its exception, is the SDK's. The common
+chunk (text and thoughts, token counts) is checked and read in one walk
+(``text_chunk``), which hands on what the parser needs, its text events built.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from typing import Any
 
 from google.genai import models, types
 
-__all__ = ["is_plain", "sdk_chunk"]
+from llmplex.types import StreamEvent
+
+__all__ = ["TextChunk", "is_plain", "sdk_chunk", "text_chunk"]
 
 _Check = Callable[[Any], bool]
 """Whether a decoded JSON value is one the SDK's model would hold as it is."""
@@ -122,61 +126,81 @@ _MODALITIES = frozenset(modality.value for modality in types.MediaModality)
 _REASONS = frozenset(reason.value for reason in types.FinishReason)
 
 
-def _text_chunk(chunk: Any) -> bool:
-    """The common chunk, checked in one pass: text and thought parts, flat token counts. ``True`` only where
-    ``_CHUNK`` says ``True`` too; anything else is left to it. (Each "null or of a type" test is written out: this
-    runs on every chunk.)"""
+TextChunk = tuple[
+    list[StreamEvent], list[Any] | None, bool, dict[str, Any] | None, str | None, str | None, str | None, dict[str, Any]
+]
+"""A common chunk (text and thought parts, token counts, one candidate at most) as ``text_chunk`` read it, for the
+parser and the request's continuation record, which read nothing in it again: the text event of each text part
+that is no thought (in order), the candidate's parts as they came (the turn's end reads them for reasoning),
+whether a part is a thought, ``usageMetadata``, ``finishReason``, ``responseId``, ``modelVersion``, and the decoded
+chunk (a finish reason is checked on it for a block). A plain tuple: built and taken apart with no call."""
+
+_text_delta = StreamEvent.text_delta
+"""Bound once: the text event of nearly every chunk."""
+
+
+def text_chunk(chunk: Any) -> TextChunk | None:
+    """The common chunk read in one walk, its text events built: a ``TextChunk`` only where ``_CHUNK`` says plain
+    too; ``None`` for any other, left to it. (Each "null or of a type" test is written out: this runs on every
+    chunk.)"""
     if type(chunk) is not dict or not _CHUNK_KEYS.issuperset(chunk):
-        return False
+        return None
     get = chunk.get
     model, response_id = get("modelVersion"), get("responseId")
     if (model is not None and type(model) is not str) or (response_id is not None and type(response_id) is not str):
-        return False
+        return None
     usage = get("usageMetadata")
     if usage is not None:
         if type(usage) is dict and _COUNT_KEYS.issuperset(usage):  # counts only: the usage of nearly every chunk
             for count in usage.values():
                 if count is not None and type(count) is not int:
-                    return False
+                    return None
         elif not _usage(usage):
-            return False
+            return None
+    events: list[StreamEvent] = []
     candidates = get("candidates")
-    if candidates is None:
-        return True
-    if type(candidates) is not list:
-        return False
-    for candidate in candidates:
-        if type(candidate) is not dict or not _CANDIDATE_KEYS.issuperset(candidate):
-            return False
-        get = candidate.get
-        reason, index, message = get("finishReason"), get("index"), get("finishMessage")
-        if (
-            (reason is not None and (type(reason) is not str or reason not in _REASONS))
-            or (index is not None and type(index) is not int)
-            or (message is not None and type(message) is not str)
-        ):
-            return False
-        content = get("content")
-        if content is None:
-            continue
+    if type(candidates) is not list or len(candidates) != 1:  # several candidates: the full check's
+        if candidates is None or candidates == []:
+            return (events, None, False, usage, None, response_id, model, chunk)
+        return None
+    candidate = candidates[0]
+    if type(candidate) is not dict or not _CANDIDATE_KEYS.issuperset(candidate):
+        return None
+    get = candidate.get
+    reason, index, message = get("finishReason"), get("index"), get("finishMessage")
+    if (
+        (reason is not None and (type(reason) is not str or reason not in _REASONS))
+        or (index is not None and type(index) is not int)
+        or (message is not None and type(message) is not str)
+    ):
+        return None
+    content = get("content")
+    parts = None
+    carried = False
+    if content is not None:
         if type(content) is not dict or not _CONTENT_KEYS.issuperset(content):
-            return False
+            return None
         role, parts = content.get("role"), content.get("parts")
         if role is not None and type(role) is not str:
-            return False
-        if parts is None:
-            continue
-        if type(parts) is not list:
-            return False
-        for part in parts:
-            if type(part) is dict and len(part) == 1 and type(part.get("text")) is str:  # text alone: nearly every one
-                continue
-            if type(part) is not dict or not _TEXT_KEYS.issuperset(part):
-                return False
-            text, thought = part.get("text"), part.get("thought")
-            if (text is not None and type(text) is not str) or (thought is not None and type(thought) is not bool):
-                return False
-    return True
+            return None
+        if parts is not None:
+            if type(parts) is not list:
+                return None
+            for part in parts:
+                if type(part) is dict and len(part) == 1 and type(text := part.get("text")) is str:  # nearly every one
+                    if text:
+                        events.append(_text_delta(text, response_id, model))
+                    continue
+                if type(part) is not dict or not _TEXT_KEYS.issuperset(part):
+                    return None
+                text, thought = part.get("text"), part.get("thought")
+                if (text is not None and type(text) is not str) or (thought is not None and type(thought) is not bool):
+                    return None
+                if thought:
+                    carried = True
+                elif text:
+                    events.append(_text_delta(text, response_id, model))
+    return (events, parts, carried, usage, reason, response_id, model, chunk)
 
 
 def _usage(usage: Any) -> bool:
@@ -203,7 +227,7 @@ def _detail(detail: Any) -> bool:
 def is_plain(chunk: Any) -> bool:
     """Whether the parser may read ``chunk`` (decoded JSON) as it is: what it reads is what the SDK's model
     would hold."""
-    return _text_chunk(chunk) or _CHUNK(chunk)
+    return text_chunk(chunk) is not None or _CHUNK(chunk)
 
 
 def sdk_chunk(chunk: Any, parameters: Any, headers: Mapping[str, str]) -> types.GenerateContentResponse:

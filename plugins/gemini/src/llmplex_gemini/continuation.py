@@ -36,7 +36,8 @@ class Hop:
         """Record ``chunk`` (plain data or the SDK's model); the chunk to hand on, its finish reason cleared
         when the stream goes on."""
         if type(chunk) is dict:
-            self.record(chunk)
+            candidates = chunk.get("candidates")
+            self.record(chunk.get("usageMetadata"), candidates[0].get("finishReason") if candidates else None)
             return chunk
         self.feedback = self.feedback or chunk.prompt_feedback is not None
         self.usage = self.usage if chunk.usage_metadata is None else chunk.usage_metadata
@@ -46,12 +47,12 @@ class Hop:
         self._finished(candidate.finish_reason, candidate.continuation_token)
         return _extra_utils.clear_intermediate_finish_reason(chunk, self.enabled, self.token)
 
-    def record(self, chunk: dict[str, Any]) -> None:
-        """Record a plain chunk (the lean reader's): its usage so far and finish reason; plain data carries no
+    def record(self, usage: dict[str, Any] | None, finish: str | None) -> None:
+        """Record a plain chunk (the lean reader's) by its usage so far and finish reason; plain data carries no
         continuation token, so a final finish lets go of the one held."""
-        if (usage := chunk.get("usageMetadata")) is not None:
+        if usage is not None:
             self.usage = usage
-        if (candidates := chunk.get("candidates")) and (finish := candidates[0].get("finishReason")):
+        if finish:
             self.finish = finish
             if finish != _CONTINUATION:
                 self.token = None

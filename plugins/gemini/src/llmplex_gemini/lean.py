@@ -7,9 +7,11 @@ the server timeout header, the JSON body byte for byte as ``wire.body`` writes
 it), sent through the SDK client's own deadline-bound ``httpx2`` client with
 the arguments the SDK gives it. What changes is the reading: the event stream is read with
 ``llmplex.http.iter_sse``/``aiter_sse`` and each event decoded with orjson; a
-chunk the parser can read as it is (``chunks.is_plain``) is handed on as that
-plain ``dict``, any other is built into the SDK's ``GenerateContentResponse``
-as the SDK builds it. Failures are the SDK's: an error status is
+common chunk (text, thoughts, token counts) is read in one walk and handed on
+as that reading (``chunks.text_chunk``: its text events built), another chunk
+the parser can read as it is (``chunks.is_plain``) as its plain ``dict``, and
+any other is built into the SDK's ``GenerateContentResponse`` as the SDK
+builds it. Failures are the SDK's: an error status is
 ``APIError.raise_for_response``'s ``ClientError``/``ServerError``, an
 ``{"error": ...}`` event is ``APIError.raise_error``'s, data that is not JSON is
 ``UnknownApiResponseError`` with the SDK's message, and transport failures (a
@@ -42,7 +44,7 @@ from google.genai import _api_client, errors, types
 
 from llmplex.http import aiter_sse, iter_sse
 from llmplex_gemini import continuation, generate
-from llmplex_gemini.chunks import _text_chunk, is_plain, sdk_chunk
+from llmplex_gemini.chunks import is_plain, sdk_chunk, text_chunk
 from llmplex_gemini.generate import LeanCall
 
 __all__ = ["LeanStream", "prepare"]
@@ -103,9 +105,10 @@ class LeanStream:
                     chunk = _loads(sse.data)
                 except JSONDecodeError:
                     chunk = _decoded(sse.data)
-                if _text_chunk(chunk):  # the common chunk: recorded as ``observe`` would, without its checks
-                    record(chunk)
-                    yield chunk
+                text = text_chunk(chunk)  # the common chunk, read once: recorded as ``observe`` would
+                if text is not None:
+                    record(text[3], text[4])  # its usage and finish reason
+                    yield text
                 else:
                     yield observe(read(chunk, response))
         except Exception:
@@ -125,9 +128,10 @@ class LeanStream:
                     chunk = _loads(sse.data)
                 except JSONDecodeError:
                     chunk = _decoded(sse.data)
-                if _text_chunk(chunk):  # the common chunk: recorded as ``observe`` would, without its checks
-                    record(chunk)
-                    yield chunk
+                text = text_chunk(chunk)  # the common chunk, read once: recorded as ``observe`` would
+                if text is not None:
+                    record(text[3], text[4])  # its usage and finish reason
+                    yield text
                 else:
                     yield observe(read(chunk, response))
         except Exception:

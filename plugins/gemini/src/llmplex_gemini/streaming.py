@@ -33,47 +33,54 @@ _CARRIED = "gemini_carried"
 
 
 def parse_chunk(chunk: Any, state: StreamState) -> list[StreamEvent]:
-    """The core events of one chunk (the lean stream's plain ``dict``, or the SDK's model); a policy block
-    raises ``LLMRefusalError``. Plain data is read here (``plain.read_candidate``, its texts made events as they
-    are read: this runs for every chunk of a lean stream, so with no call in between), the SDK's model by
-    ``_model_chunk``."""
-    if type(chunk) is not dict:
-        return _model_chunk(chunk, state)
-    get = chunk.get
-    model, response_id, candidates = get("modelVersion"), get("responseId"), get("candidates")
-    events: list[StreamEvent] = []
+    """The core events of one chunk (the lean stream's ``chunks.TextChunk`` or plain ``dict``, or the SDK's model);
+    a policy block raises ``LLMRefusalError``. A ``TextChunk`` comes read (its text events built), a plain ``dict``
+    is read here (its texts made events as they are read), the SDK's model by ``_model_chunk``; what a
+    ``TextChunk`` or a ``dict`` holds is then kept in ``state`` here (this runs for every chunk of a lean stream,
+    so with no call in between)."""
+    events: list[StreamEvent]
     calls: list[tuple[str | None, str, str]] | None = None
-    reason = None
-    if candidates:
-        candidate = candidates[0]
-        reason = candidate.get("finishReason")
+    if type(chunk) is tuple:  # a TextChunk: the common chunk, read by the lean stream
+        events, parts, carried, metadata, reason, response_id, model, raw = chunk
         if reason is not None:  # only a finish reason can be a block
-            plain.check_blocked(chunk, model or state.request.model)
-        content = candidate.get("content")
-        parts = content.get("parts") if content is not None else None
-        if parts:
-            data = state.data
-            gathered = data.get(_PARTS)
-            if gathered is None:
-                data[_PARTS] = list(parts)
-            else:
-                gathered.extend(parts)
-            for part in parts:
+            plain.check_blocked(raw, model or state.request.model)
+    elif type(chunk) is not dict:
+        return _model_chunk(chunk, state)
+    else:
+        get = chunk.get
+        model, response_id, candidates = get("modelVersion"), get("responseId"), get("candidates")
+        events, parts, carried, reason = [], None, False, None
+        if candidates:
+            candidate = candidates[0]
+            if (reason := candidate.get("finishReason")) is not None:  # only a finish reason can be a block
+                plain.check_blocked(chunk, model or state.request.model)
+            content = candidate.get("content")
+            parts = content.get("parts") if content is not None else None
+            for part in parts or ():
                 if len(part) == 1 and (text := part.get("text")):  # a text part and nothing else: nearly every one
                     events.append(_text_delta(text, response_id, model))
                     continue
                 call = part.get("functionCall")
                 thought = part.get("thought")
                 if thought or part.get("thoughtSignature"):  # the end reads the parts for reasoning
-                    data[_CARRIED] = True
+                    carried = True
                 if call is not None:
                     calls = calls or []
                     calls.append((call.get("id"), call.get("name") or "", json.dumps(call.get("args") or {})))
                 elif not thought and (text := part.get("text")):
                     events.append(_text_delta(text, response_id, model))
+        metadata = get("usageMetadata")
+    if parts:
+        data = state.data
+        gathered = data.get(_PARTS)
+        if gathered is None:
+            data[_PARTS] = list(parts)
+        else:
+            gathered.extend(parts)
+        if carried:
+            data[_CARRIED] = True
     if calls:
         _add_calls(events, calls, state, response_id, model)
-    metadata = get("usageMetadata")
     if metadata is not None:  # the latest usage, kept in the stream's one holder (no function made a chunk)
         kept = state.usage_so_far
         if type(kept) is not _PlainUsage:
