@@ -34,8 +34,10 @@ MAX_EVENT_BYTES = 64 * 1024 * 1024
 
 _tuple_new = tuple.__new__
 """Makes a ``ServerSentEvent`` from its four fields without the named tuple's ``__new__`` (a Python function)."""
-_LINE_END = re.compile(r"\r\n|\r|\n")
 _BOM = "\ufeff"
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_EVENT = re.compile(r"event: ([^\n]*)\ndata: ([^\n]*)\n\n")
+"""A named event of one ``data`` line (LF line ends), as Anthropic's and OpenAI's Responses streams send them."""
 
 
 class ServerSentEvent(NamedTuple):
@@ -95,24 +97,29 @@ class SSEDecoder:
         their lines: this loop runs for every line of a stream)."""
         for chunk in chunks:
             text = self._text.decode(chunk)
-            if not self._started and text:
-                self._started = True
-                text = text.removeprefix(_BOM)
-            if text and self._after_cr:
-                self._after_cr = False
-                if text[0] == "\n":
-                    text = text[1:]  # the LF of a CRLF split across chunks
+            if self._after_cr or not self._started:
+                text = self._leading(text)
             if not text:
                 continue
             self._after_cr = text.endswith("\r")
             if "\r" not in text:
+                if text[0] == "e" and not (self._line or self._data or self._event):
+                    # at an event's start: the named events of one data line each read whole, by the pattern
+                    start, match = 0, _EVENT.match
+                    while (found := match(text, start)) is not None:
+                        start = found.end()
+                        yield _tuple_new(ServerSentEvent, (found[2], found[1] or "message", self._id, self._retry))
+                    if start == len(text):  # the chunk ended with an event
+                        continue
+                    if start:  # the rest, read by lines (its size, held if it is a part of a line: in bytes)
+                        text = text[start:]
+                        chunk = text.encode()  # noqa: PLW2901 - what is left of the chunk
                 lines = text.split("\n")
             else:  # CRLF only (Gemini's): split at once, no regular expression (nor a copy with LF line ends)
                 lines = text.split("\r\n")
-                rest = "".join(lines)
-                if "\r" in rest or "\n" in rest:  # a lone CR or LF besides
+                if "\r" in (rest := "".join(lines)) or "\n" in rest:  # a lone CR or LF besides
                     lines = _LINE_END.split(text)
-            if len(lines) == 1:
+            if len(lines) == 1:  # a part of a line
                 self._line.append(text)
                 self._held += len(chunk)
                 if self._held > self.max_event_bytes:
@@ -124,16 +131,13 @@ class SSEDecoder:
             self._line = [last] if last else []
             for line in lines:  # runs for every line: the common ones parsed here, the rest by ``_field``
                 if not line:
-                    if data := self._data:
+                    event, self._event = self._event, ""
+                    if data := self._data:  # (a block without data is not an event)
                         self._data = []
-                        event, self._event = self._event, ""
                         joined = data[0] if len(data) == 1 else "\n".join(data)
                         yield _tuple_new(ServerSentEvent, (joined, event or "message", self._id, self._retry))
-                    else:
-                        self._event = ""  # a block without data is not an event
                 elif line.startswith("data: "):
-                    value = line[6:]
-                    self._data.append(value)
+                    self._data.append(line[6:])
                 elif line.startswith("event: "):
                     self._event = line[7:]
                 else:
@@ -141,6 +145,18 @@ class SSEDecoder:
             self._held = len(last) + (self._data_size() if self._data else 0)
             if self._held > self.max_event_bytes:
                 raise self._too_large()
+
+    def _leading(self, text: str) -> str:
+        """``text`` without what leads it and belongs to no line: the stream's byte order mark, or the LF of a
+        CRLF split across chunks."""
+        if text and not self._started:
+            self._started = True
+            text = text.removeprefix(_BOM)
+        if text and self._after_cr:
+            self._after_cr = False
+            if text[0] == "\n":
+                text = text[1:]
+        return text
 
     def _data_size(self) -> int:
         """The size of the event's data lines so far: only the lines added since the last look are measured (an
