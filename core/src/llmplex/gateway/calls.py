@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from llmplex.gateway.errors import GatewayError
 from llmplex.types import Message, Response, StreamEvent
+from llmplex.types.trusted import assembled
 
-__all__ = ["CallSpec", "StreamEncoder", "sse"]
+__all__ = ["CallSpec", "StreamEncoder", "sse", "text_message"]
+
+_TEXT: dict[str, Any] = {name: spec.default for name, spec in Message.model_fields.items()}
+_TEXT_SET = frozenset({"role", "content"})
+_CACHE_SET = _TEXT_SET | {"cache"}
 
 
 @dataclass
@@ -50,6 +55,15 @@ class StreamEncoder(Protocol):
     def fail(self, error: GatewayError) -> bytes:
         """The SSE bytes that end a stream which failed after its headers were sent."""
         ...
+
+
+def text_message(role: Literal["system", "user"], text: str, cache: bool | None = None) -> Message:
+    """``Message(role=role, content=text)`` (``Message.system`` or ``Message.user(text, cache=cache)`` when
+    ``cache`` is given), built without pydantic's validation: ``text`` is a string the API's request model
+    validated. Equal to the validated message in every way (fields, fields set, ``==``, dump)."""
+    if cache is None:
+        return assembled(Message, {**_TEXT, "role": role, "content": text}, set(_TEXT_SET))
+    return assembled(Message, {**_TEXT, "role": role, "content": text, "cache": cache}, set(_CACHE_SET))
 
 
 def sse(data: bytes, event: str | None = None) -> bytes:

@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from llmplex.gateway.apis.carried_reasoning import is_carried, uncarry
+from llmplex.gateway.calls import text_message
 from llmplex.gateway.errors import GatewayError
 from llmplex.gateway.wire import media_from_data_url, part_from_base64, tool_result
 from llmplex.types import Message, ReasoningPart, ToolCall
@@ -161,7 +162,7 @@ def _user_turn(pieces: list[Any], cache: bool) -> Message:
 def user_messages(content: str | list[Any]) -> list[Message]:
     """A user turn: its tool results as tool messages, then its own pieces (split after each marked text)."""
     if isinstance(content, str):
-        return [Message.user(content)]
+        return [text_message("user", content, False)]
     results: list[Message] = []
     attachments: list[Any] = []
     turns: list[Message] = []

@@ -25,7 +25,7 @@ from llmplex.gateway.apis.anthropic_blocks import (
 from llmplex.gateway.apis.betas import unknown_betas
 from llmplex.gateway.apis.carried_reasoning import carry
 from llmplex.gateway.apis.fields import sort_fields
-from llmplex.gateway.calls import CallSpec, sse
+from llmplex.gateway.calls import CallSpec, sse, text_message
 from llmplex.gateway.errors import GatewayError
 from llmplex.gateway.wire import MAX_TOKENS, dumps, new_id
 from llmplex.types import Message, ReasoningPart, Response, StreamEvent, Usage
@@ -135,23 +135,23 @@ def _system(system: str | list[Text] | None) -> list[Message]:
     if not system:
         return []
     if isinstance(system, str):
-        return [Message.system(system)]
+        return [text_message("system", system, False)]
     if not any(block.cached for block in system):
-        return [Message.system("\n\n".join(block.text for block in system))]
-    return [Message.system(block.text, cache=block.cached) for block in system]
+        return [text_message("system", "\n\n".join(block.text for block in system), False)]
+    return [text_message("system", block.text, block.cached) for block in system]
 
 
 def _system_turn(message: _SystemMessage, index: int, spec: CallSpec) -> list[Message]:
     """A system turn of ``messages``: its text as a system message where it stands; other blocks named."""
     if isinstance(message.content, str):
-        return [Message.system(message.content)] if message.content else []
+        return [text_message("system", message.content, False)] if message.content else []
     others = [block.type for block in message.content if block.type != "text"]
     if others:
         spec.unsupported.append(f"{', '.join(others)} blocks of messages.{index}")
     texts = [block for block in message.content if block.type == "text" and block.text]
     cached = any(block.cache_control for block in texts)
     joined = "\n\n".join(block.text or "" for block in texts)
-    return [Message.system(joined, cache=cached)] if joined else []
+    return [text_message("system", joined, cached)] if joined else []
 
 
 def _tools(request: MessagesRequest, spec: CallSpec) -> list[dict[str, Any]]:

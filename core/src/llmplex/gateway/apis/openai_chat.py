@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from llmplex.gateway.apis.fields import sort_fields
-from llmplex.gateway.calls import CallSpec, sse
+from llmplex.gateway.calls import CallSpec, sse, text_message
 from llmplex.gateway.errors import GatewayError
 from llmplex.gateway.wire import MAX_TOKENS, dumps, media_from_data_url, new_id, now, part_from_base64
 from llmplex.types import Message, Response, StreamEvent, ToolCall, Usage
@@ -194,9 +194,10 @@ def _user_content(content: str | list[_Part] | None) -> Any:
 
 def _message(message: _Message) -> Message:
     if message.role in ("system", "developer"):
-        return Message(role="system", content=_text_of(message.content, message.role) or "")
+        return text_message("system", _text_of(message.content, message.role) or "")
     if message.role == "user":
-        return Message(role="user", content=_user_content(message.content))
+        content = _user_content(message.content)
+        return text_message("user", content) if isinstance(content, str) else Message(role="user", content=content)
     if message.role == "tool":
         if not message.tool_call_id:
             raise GatewayError(400, "a tool message needs tool_call_id", param="messages.tool_call_id")

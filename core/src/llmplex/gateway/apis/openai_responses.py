@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from llmplex.gateway.apis.carried_reasoning import carry, is_carried, uncarry
 from llmplex.gateway.apis.fields import sort_fields
 from llmplex.gateway.apis.responses_tools import call_item, custom_input, read_tools
-from llmplex.gateway.calls import CallSpec, sse
+from llmplex.gateway.calls import CallSpec, sse, text_message
 from llmplex.gateway.errors import GatewayError
 from llmplex.gateway.wire import MAX_TOKENS, dumps, media_from_data_url, new_id, now, tool_result
 from llmplex.types import Message, ReasoningPart, Response, StreamEvent, ToolCall, Usage
@@ -134,9 +134,9 @@ def _plain(item: _Item, index: int, spec: CallSpec) -> _Item | None:
 
 
 def _messages(request: ResponsesRequest, spec: CallSpec) -> list[Message]:
-    messages = [Message.system(request.instructions)] if request.instructions else []
+    messages = [text_message("system", request.instructions, False)] if request.instructions else []
     if isinstance(request.input, str):
-        return [*messages, Message.user(request.input)]
+        return [*messages, text_message("user", request.input, False)]
     pending: list[ToolCall] = []
     thoughts: list[ReasoningPart] = []
     attachments: list[Any] = []  # of the tool results just read: they follow them, after the last one
