@@ -12,7 +12,7 @@ and gets its own retries under its provider's throttle policy.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping, Sequence
 from typing import Any
 
 from llmplex.config.schema import Config
@@ -270,8 +270,15 @@ class Call:
             if delay:
                 self.plan.clock.sleep(delay)
 
-    async def acomplete(self) -> Response:
-        """Async twin of ``complete``."""
+    def acomplete(self) -> Awaitable[Response]:
+        """Async twin of ``complete``. A call to one model with no group and nothing to fall back to is its
+        pipeline's own coroutine, which ends the call as ``_acomplete`` would (one coroutine frame fewer while
+        the call is in flight)."""
+        if self.tries is None and not self.fallbacks:
+            return self.pipeline.acomplete(self)
+        return self._acomplete()
+
+    async def _acomplete(self) -> Response:
         while True:
             pipeline = None
             try:
@@ -341,10 +348,7 @@ class Call:
         """Move on to another deployment of the group (returning the wait before it), or to the next fallback
         (0), or raise ``error`` for good."""
         failed = self.pipeline
-        if isinstance(error, LLMGroupUnavailableError):  # no attempt was made: the last pipeline was counted
-            self._failures.append(FailedAttempt(error.group, 0, error))
-        else:
-            self._failures.extend(failed.retrier.failures)
+        self._record(error)
         deadline = self.plan.deadline
         expired = deadline is not None and deadline.expired
         if self.tries is not None and not partial:
@@ -396,6 +400,19 @@ class Call:
             **self.where(),
         )
         return 0.0
+
+    def _record(self, error: LLMError) -> None:
+        """Keep the failed attempts of the model that gave up with ``error``."""
+        if isinstance(error, LLMGroupUnavailableError):  # no attempt was made: the last pipeline was counted
+            self._failures.append(FailedAttempt(error.group, 0, error))
+        else:
+            self._failures.extend(self.pipeline.retrier.failures)
+
+    def _gave_up(self, error: LLMError) -> LLMError:
+        """The error a call with nothing to fall back to raises: ``error``, with every failed attempt
+        (``_fall_back`` for such a call)."""
+        self._record(error)
+        return self._final(error)
 
     def _ended(self, response: Response) -> Response:
         """Tell recorders (the call log) that the call answered; ``response`` passes through."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 from llmplex.engine.adapt import Adapted
 from llmplex.engine.assembly import StreamAssembler
@@ -13,7 +13,7 @@ from llmplex.engine.attempt import Attempt
 from llmplex.engine.contained import PASSING, contained, plugin_aborted
 from llmplex.engine.retrier import Retrier, RetryPlan
 from llmplex.engine.telemetry import Telemetry
-from llmplex.errors import LLMServerError, LLMUsageError
+from llmplex.errors import LLMError, LLMServerError, LLMUsageError
 from llmplex.events import Dropped, PromptExecuted, PromptRendered
 from llmplex.masking.errors import scrub_error
 from llmplex.masking.values import redact
@@ -140,31 +140,44 @@ class Pipeline:
                 raise error
             self.plan.clock.sleep(delay)
 
-    async def acomplete(self) -> Response:
-        """Async twin of ``complete``."""
+    async def acomplete(self, call: CallEnd | None = None) -> Response:
+        """Async twin of ``complete``. Given the ``call`` it is the whole of (one model, no group, nothing to
+        fall back to: ``Call.acomplete``), it also ends that call: the answer is told to its recorders, a
+        failure raised as its error, and the route released whatever way the call ends."""
         error: BaseException  # what the caller gets: an LLMError, or a group that propagates
         retrier = self.retrier
-        while True:
-            if retrier.waits:
-                await retrier.abegin()
-            else:
-                retrier.begin()
-            try:
-                sent = self._sent_request
-                payload = self._render(sent)
-                raw = await self.runner.asend(payload, sent, self.plan.deadline, self.retrier.deadline_error)
-                return self._finish(self.runner.parse(raw, sent))
-            except Exception as exc:
-                error, delay = self.retrier.failure(exc)
-            except BaseExceptionGroup as group:  # a group holding a BaseException propagates, its secrets masked
-                error, delay = scrub_error(group), None
-            except PASSING:
+        try:
+            while True:
+                if retrier.waits:
+                    await retrier.abegin()
+                else:
+                    retrier.begin()
+                try:
+                    sent = self._sent_request
+                    payload = self._render(sent)
+                    raw = await self.runner.asend(payload, sent, self.plan.deadline, self.retrier.deadline_error)
+                    response = self._finish(self.runner.parse(raw, sent))
+                    break
+                except Exception as exc:
+                    error, delay = self.retrier.failure(exc)
+                except BaseExceptionGroup as group:  # a group holding a BaseException propagates, its secrets masked
+                    error, delay = scrub_error(group), None
+                except PASSING:
+                    raise
+                except BaseException as exc:  # the plugin's, while sending (``acontained`` written out: Attempt.asend)
+                    error, delay = self.retrier.failure(plugin_aborted(exc, self.runner.name))
+                if delay is None:
+                    raise error
+                await self.plan.clock.asleep(delay)
+            return response if call is None else call._ended(response)
+        except LLMError as failed:
+            if call is None:
                 raise
-            except BaseException as exc:  # the plugin's, while sending (``acontained`` written out: Attempt.asend)
-                error, delay = self.retrier.failure(plugin_aborted(exc, self.runner.name))
-            if delay is None:
-                raise error
-            await self.plan.clock.asleep(delay)
+            error = call._gave_up(failed)  # raised once the route is released, as the call raised it
+        finally:
+            if call is not None:
+                call._released(self)
+        raise error
 
     # -- stream --------------------------------------------------------------------
 
@@ -346,6 +359,16 @@ class Pipeline:
             if delay is None:
                 raise error
             await self.plan.clock.asleep(delay)
+
+
+class CallEnd(Protocol):
+    """What ``Pipeline.acomplete`` asks of the call it is the whole of (``llmplex.engine.fallback.Call``)."""
+
+    def _ended(self, response: Response) -> Response: ...
+
+    def _gave_up(self, error: LLMError) -> LLMError: ...
+
+    def _released(self, pipeline: Pipeline | None) -> None: ...
 
 
 _priced_model = lru_cache(maxsize=1024)(priced_model)

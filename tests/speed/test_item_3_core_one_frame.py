@@ -1,0 +1,108 @@
+"""Issue 34 item 3: an async call to one model is one coroutine frame fewer while it is in flight.
+
+A call with no group, no hedge and nothing to fall back to is its pipeline's own coroutine (``Call.acomplete``
+hands on ``Pipeline.acomplete(call)``), which ends the call as ``Call``'s loop did: the answer told to its
+recorders, a failure raised as the call's error (every failed attempt in ``context["errors"]``, ``RequestFailed``
+and ``CallEnded`` emitted), and the route released however the call ends (answered, failed or cancelled). A call
+with fallbacks or a group still runs through ``Call``'s loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import llmplex
+from llmplex import LLMRateLimitError
+from llmplex.engine.pipeline import Pipeline
+from llmplex.engine.retrier import FailedAttempt
+
+
+@pytest.fixture
+def closed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The pipelines released, in order, as ``close:<model>`` beside the recorder's event names."""
+    from llmplex_testplugins import recorder
+
+    recorder.EVENTS.clear()
+    order: list[str] = []
+    real = Pipeline.close
+
+    def close(self: Pipeline) -> None:
+        order.extend(type(e).__name__ for e in list(recorder.EVENTS)[len(order) - order.count("close") :])
+        order.append("close")
+        real(self)
+
+    monkeypatch.setattr(Pipeline, "close", close)
+    yield order
+    recorder.EVENTS.clear()
+
+
+def _chain(task: asyncio.Task[Any]) -> list[str]:
+    """The qualified names of the coroutines the task is suspended in, outermost first."""
+    names, awaited = [], task.get_coro()
+    while awaited is not None and hasattr(awaited, "cr_code"):
+        names.append(awaited.__qualname__)
+        awaited = awaited.cr_await
+    return names
+
+
+async def _in_flight(client: llmplex.Client, **kwargs: Any) -> tuple[list[str], asyncio.Task[Any]]:
+    client.provider_client("mock").push("slow", delay=600.0)  # cancelled long before: nothing waits on the clock
+    task = asyncio.ensure_future(client.acomplete("mock:m", "hi", **kwargs))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    return _chain(task), task
+
+
+async def test_item_3_a_one_model_call_in_flight_is_its_pipelines_coroutine(
+    client: llmplex.Client, closed: list[str]
+) -> None:
+    names, task = await _in_flight(client)
+    assert names[:2] == ["Client.acomplete", "Pipeline.acomplete"]  # no Call coroutine between them
+    assert not any(name.startswith("Call.") for name in names)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert closed[-1] == "close"  # released when cancelled
+
+
+async def test_item_3_a_call_with_fallbacks_still_runs_through_the_call(client: llmplex.Client) -> None:
+    names, task = await _in_flight(client, fallbacks=["mock:other"])
+    assert names[:3] == ["Client.acomplete", "Call._acomplete", "Pipeline.acomplete"]
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_item_3_one_model_answer_is_recorded_then_released(client: llmplex.Client, closed: list[str]) -> None:
+    response = await client.acomplete("mock:m", "hello there")
+    assert response.text == "hello there" and response.attempts == 1
+    assert closed[-3:] == ["PromptExecuted", "CallEnded", "close"]
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_item_3_one_model_failure_is_the_calls_error_as_before(
+    client: llmplex.Client, closed: list[str], asynchronous: bool
+) -> None:
+    """The async call fails as the sync one (whose path is unchanged): the same error, attempts and events."""
+    backend = client.provider_client("mock")
+    for _ in range(2):
+        backend.push_error(LLMRateLimitError("slow down", retry_after=0))
+    throttle = {"max_attempts": 2}  # retry_after=0: retried at once
+
+    def run() -> object:
+        if asynchronous:
+            return asyncio.run(client.acomplete("mock:m", "hi", throttle=throttle))
+        return client.complete("mock:m", "hi", throttle=throttle)
+
+    with pytest.raises(LLMRateLimitError) as info:
+        run()
+    error = info.value
+    assert error.attempts == 2
+    assert [(f.model, f.attempt) for f in error.context["errors"]] == [("mock:m", 1), ("mock:m", 2)]
+    assert all(type(f) is FailedAttempt for f in error.context["errors"])
+    assert closed[-3:] == ["RequestFailed", "CallEnded", "close"]  # told, then released
+    assert closed.count("close") == 1
