@@ -170,3 +170,23 @@ def test_item_4_gemini_text_chunk_block_is_refused_as_the_dicts(refused: str) ->
         errors.append((type(caught.value), str(caught.value), caught.value.refusal))
         assert state.data == {} and state.usage_so_far is None
     assert errors[0] == errors[1]
+
+
+def test_item_4_gemini_plain_check_of_a_whole_answer_builds_no_event() -> None:
+    """``is_plain`` (a whole answer's check, and a chunk the walk left) walks as the stream does, but makes no text
+    event of what it reads."""
+    answer = response([text_part("Hello"), text_part(" there")], finish_reason="STOP", usage_metadata=usage(5, 2))
+    called: list[str] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            called.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        plain = chunks.is_plain(answer)
+    finally:
+        sys.setprofile(None)
+    assert plain and "text_delta" not in called
+    read = chunks.text_chunk(answer)
+    assert read is not None and [event.text for event in read[0]] == ["Hello", " there"]

@@ -139,10 +139,10 @@ _text_delta = StreamEvent.text_delta
 """Bound once: the text event of nearly every chunk."""
 
 
-def text_chunk(chunk: Any) -> TextChunk | None:
-    """The common chunk read in one walk, its text events built: a ``TextChunk`` only where ``_CHUNK`` says plain
-    too; ``None`` for any other, left to it. (Each "null or of a type" test is written out: this runs on every
-    chunk.)"""
+def text_chunk(chunk: Any, make: Callable[[str, str | None, str | None], Any] = _text_delta) -> TextChunk | None:
+    """The common chunk read in one walk, its text events built (``make`` of each text, the response id and the
+    model): a ``TextChunk`` only where ``_CHUNK`` says plain too; ``None`` for any other, left to it. (Each "null
+    or of a type" test is written out: this runs on every chunk.)"""
     if type(chunk) is not dict or not _CHUNK_KEYS.issuperset(chunk):
         return None
     get = chunk.get
@@ -189,7 +189,7 @@ def text_chunk(chunk: Any) -> TextChunk | None:
             for part in parts:
                 if type(part) is dict and len(part) == 1 and type(text := part.get("text")) is str:  # nearly every one
                     if text:
-                        events.append(_text_delta(text, response_id, model))
+                        events.append(make(text, response_id, model))
                     continue
                 if type(part) is not dict or not _TEXT_KEYS.issuperset(part):
                     return None
@@ -199,7 +199,7 @@ def text_chunk(chunk: Any) -> TextChunk | None:
                 if thought:
                     carried = True
                 elif text:
-                    events.append(_text_delta(text, response_id, model))
+                    events.append(make(text, response_id, model))
     return (events, parts, carried, usage, reason, response_id, model, chunk)
 
 
@@ -227,7 +227,12 @@ def _detail(detail: Any) -> bool:
 def is_plain(chunk: Any) -> bool:
     """Whether the parser may read ``chunk`` (decoded JSON) as it is: what it reads is what the SDK's model
     would hold."""
-    return text_chunk(chunk) is not None or _CHUNK(chunk)
+    return text_chunk(chunk, _as_is) is not None or _CHUNK(chunk)
+
+
+def _as_is(text: str, response_id: str | None, model: str | None) -> str:
+    """A text as it is: ``is_plain`` asks only whether the walk takes a chunk (no event is built for nothing)."""
+    return text
 
 
 def sdk_chunk(chunk: Any, parameters: Any, headers: Mapping[str, str]) -> types.GenerateContentResponse:
