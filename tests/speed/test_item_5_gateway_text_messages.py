@@ -5,8 +5,9 @@ The request body is validated once, by the API's request model (``ChatRequest``,
 of plain text then went through ``Message``'s own validation again (pydantic's and two Python validators: about
 1.5 us a turn, every request, each turn of a conversation). They are now built by ``calls.text_message``
 (``assembled``: the values as they are), equal to the validated messages in every way (the fields set included:
-``Message.system`` and ``Message.user`` set ``cache``); a user turn of parts (images, files) and the assistant and
-tool turns are still built and validated by ``Message``.
+``Message.system`` and ``Message.user`` set ``cache``). Assistant turns of text alone (no tool calls, no thinking)
+are built by ``calls.assistant_text``, equal to ``Message.assistant(text)``. A user turn of parts (images, files),
+an assistant turn with tool calls or thinking and the tool turns are still built and validated by ``Message``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from llmplex.gateway.apis.anthropic_messages import MessagesRequest, messages_ca
 from llmplex.gateway.apis.openai_chat import ChatRequest, chat_call
 from llmplex.gateway.apis.openai_responses import ResponsesRequest, responses_call
 from llmplex.gateway.wire import parse_body
-from llmplex.types import Message
+from llmplex.types import Message, ToolCall
 
 PNG = (
     "data:image/png;base64,"
@@ -75,7 +76,6 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     built: list[Any] = []
 
     class Counting:
-        assistant = staticmethod(Message.assistant)
         tool = staticmethod(Message.tool)
 
         def __new__(cls, **kwargs: Any) -> Any:
@@ -92,9 +92,21 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
             built.append(("user", args, kwargs))
             return Message.user(*args, **kwargs)
 
+        @staticmethod
+        def assistant(*args: Any, **kwargs: Any) -> Message:
+            built.append(("assistant", args, kwargs))
+            return Message.assistant(*args, **kwargs)
+
     for module in (openai_chat, openai_responses, anthropic_messages, anthropic_blocks):
         monkeypatch.setattr(module, "Message", Counting)
     return built
+
+
+@pytest.mark.parametrize("text", [None, "", "Hello."])
+def test_item_5_gateway_assistant_text_equals_the_validated_message(text: str | None) -> None:
+    from llmplex.gateway.calls import assistant_text
+
+    _same(assistant_text(text), Message.assistant(text))
 
 
 def test_item_5_gateway_chat_text_turns_are_not_validated_again(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -104,27 +116,40 @@ def test_item_5_gateway_chat_text_turns_are_not_validated_again(monkeypatch: pyt
             {"role": "system", "content": "Be terse."},
             {"role": "developer", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
             {"role": "user", "content": "Say hello."},
+            {"role": "assistant", "content": "Hello."},
+            {"role": "assistant", "content": None, "tool_calls": []},
             {"role": "user", "content": None},
         ]
     )
     assert built == []  # not one of them built (and validated) by Message
-    assert spec.messages == [
+    expected = [
         Message(role="system", content="Be terse."),
         Message(role="system", content="a\n\nb"),
         Message(role="user", content="Say hello."),
+        Message.assistant("Hello."),
+        Message.assistant(None, ()),
         Message(role="user", content=""),
     ]
-    for message in spec.messages:
-        _same(message, Message(**message.model_dump(exclude_unset=True)))
+    assert len(spec.messages) == len(expected)
+    for message, validated in zip(spec.messages, expected, strict=True):
+        _same(message, validated)
 
 
 def test_item_5_gateway_chat_turns_of_parts_are_still_validated(monkeypatch: pytest.MonkeyPatch) -> None:
     built = _counting(monkeypatch)
     parts = [{"type": "text", "text": "What is this?"}, {"type": "image_url", "image_url": {"url": PNG}}]
-    spec = _spec_of([{"role": "user", "content": parts}, {"role": "assistant", "content": "A dot."}])
-    assert [kwargs["role"] for kwargs in built] == ["user"]  # the turn of parts, through Message
+    call = {"id": "c1", "type": "function", "function": {"name": "look", "arguments": "{}"}}
+    spec = _spec_of(
+        [
+            {"role": "user", "content": parts},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": "a dot"},
+        ]
+    )
+    assert built[0] == {"role": "user", "content": built[0]["content"]}  # the turn of parts, through Message
+    assert [entry[0] for entry in built[1:]] == ["assistant"]  # the turn with a tool call too
     assert isinstance(spec.messages[0].content, tuple) and spec.messages[0].content[0] == "What is this?"
-    assert spec.messages[1] == Message.assistant("A dot.")
+    assert spec.messages[1] == Message.assistant(None, (ToolCall(id="c1", name="look", arguments="{}"),))
 
 
 def test_item_5_gateway_responses_text_turns_are_not_validated_again(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -170,4 +195,4 @@ def test_item_5_gateway_messages_text_turns_are_not_validated_again(monkeypatch:
         assert len(spec.messages) == len(expected)
         for message, validated in zip(spec.messages, expected, strict=True):
             _same(message, validated)
-    assert [entry for entry in built if not isinstance(entry, dict) or entry.get("role") != "assistant"] == []
+    assert built == []

@@ -9,11 +9,12 @@ from llmplex.gateway.errors import GatewayError
 from llmplex.types import Message, Response, StreamEvent
 from llmplex.types.trusted import assembled
 
-__all__ = ["CallSpec", "StreamEncoder", "sse", "text_message"]
+__all__ = ["CallSpec", "StreamEncoder", "assistant_text", "sse", "text_message"]
 
 _TEXT: dict[str, Any] = {name: spec.default for name, spec in Message.model_fields.items()}
 _TEXT_SET = frozenset({"role", "content"})
 _CACHE_SET = _TEXT_SET | {"cache"}
+_ASSISTANT_SET = _TEXT_SET | {"tool_calls", "reasoning"}
 
 
 @dataclass
@@ -64,6 +65,11 @@ def text_message(role: Literal["system", "user"], text: str, cache: bool | None 
     if cache is None:
         return assembled(Message, {**_TEXT, "role": role, "content": text}, set(_TEXT_SET))
     return assembled(Message, {**_TEXT, "role": role, "content": text, "cache": cache}, set(_CACHE_SET))
+
+
+def assistant_text(text: str | None) -> Message:
+    """``Message.assistant(text)`` (no tool calls, no reasoning), built as ``text_message`` builds its turns."""
+    return assembled(Message, {**_TEXT, "role": "assistant", "content": text}, set(_ASSISTANT_SET))
 
 
 def sse(data: bytes, event: str | None = None) -> bytes:

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from llmplex.gateway.apis.carried_reasoning import is_carried, uncarry
-from llmplex.gateway.calls import text_message
+from llmplex.gateway.calls import assistant_text, text_message
 from llmplex.gateway.errors import GatewayError
 from llmplex.gateway.wire import media_from_data_url, part_from_base64, tool_result
 from llmplex.types import Message, ReasoningPart, ToolCall
@@ -199,7 +199,7 @@ def _reasoning(block: _Thinking | _Redacted) -> ReasoningPart:
 def assistant_message(content: str | list[Any]) -> Message:
     """An assistant turn: text, tool calls, and its thinking blocks as reasoning parts."""
     if isinstance(content, str):
-        return Message.assistant(content)
+        return assistant_text(content)
     texts: list[str] = []
     calls: list[ToolCall] = []
     reasoning: list[ReasoningPart] = []

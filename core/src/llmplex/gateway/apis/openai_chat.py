@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from llmplex.gateway.apis.fields import sort_fields
-from llmplex.gateway.calls import CallSpec, sse, text_message
+from llmplex.gateway.calls import CallSpec, assistant_text, sse, text_message
 from llmplex.gateway.errors import GatewayError
 from llmplex.gateway.wire import MAX_TOKENS, dumps, media_from_data_url, new_id, now, part_from_base64
 from llmplex.types import Message, Response, StreamEvent, ToolCall, Usage
@@ -202,9 +202,10 @@ def _message(message: _Message) -> Message:
         if not message.tool_call_id:
             raise GatewayError(400, "a tool message needs tool_call_id", param="messages.tool_call_id")
         return Message.tool(message.tool_call_id, _text_of(message.content, "tool") or "", message.name)
+    if not message.tool_calls:
+        return assistant_text(_text_of(message.content, "assistant"))
     calls = tuple(
-        ToolCall(id=call.id, name=call.function.name, arguments=call.function.arguments)
-        for call in message.tool_calls or ()
+        ToolCall(id=call.id, name=call.function.name, arguments=call.function.arguments) for call in message.tool_calls
     )
     return Message.assistant(_text_of(message.content, "assistant"), calls)
 
