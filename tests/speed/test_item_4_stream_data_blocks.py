@@ -1,0 +1,105 @@
+"""Issue 34 item 4: the SSE reader reads a chunk that starts with whole events of one ``data:`` line each (CRLF line
+ends: Gemini's ``alt=sse`` stream) by splitting it at its blank lines once, each such block an event, instead of
+splitting it into lines and parsing two lines an event; the first other block and what follows are read line by
+line as before. The events, the last event id, the size bound and every split are as the line reading gives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from llmplex.errors import LLMServerError
+from llmplex.http import ServerSentEvent, SSEDecoder, iter_sse
+
+BLOCKS = b'data: {"candidates": [1]}\r\n\r\ndata: \r\n\r\ndata:  two spaces\r\n\r\ndata: \xc3\xa9 event: x\r\n\r\n'
+BLOCK_EVENTS = [
+    ServerSentEvent('{"candidates": [1]}'),
+    ServerSentEvent(""),
+    ServerSentEvent(" two spaces"),
+    ServerSentEvent("\u00e9 event: x"),
+]
+
+
+class _Text(str):
+    """Decoded text that notes its splits (a slice of it too)."""
+
+    __slots__ = ()
+    splits: list[str] = []
+
+    def split(self, *args: Any, **kwargs: Any) -> list[str]:
+        self.splits.append(args[0])
+        return super().split(*args, **kwargs)
+
+    def __getitem__(self, key: Any) -> str:
+        return _Text(super().__getitem__(key))
+
+
+class _Decoder:
+    def decode(self, chunk: bytes) -> str:
+        return _Text(chunk.decode())
+
+
+def _read(chunks: list[bytes]) -> tuple[list[ServerSentEvent], list[str]]:
+    _Text.splits = []
+    decoder = SSEDecoder()
+    decoder._text = _Decoder()  # type: ignore[assignment]
+    decoder._started = True  # no byte order mark to drop (dropping it would make the text a plain str)
+    return list(decoder.read(chunks)), _Text.splits
+
+
+def test_item_4_a_chunk_of_whole_data_events_is_not_split_into_lines() -> None:
+    assert _read([BLOCKS]) == (BLOCK_EVENTS, ["\r\n\r\n"])
+    assert _read([b"data: a\r\n\r\n", b"data: b\r\n\r\n"]) == (
+        [ServerSentEvent("a"), ServerSentEvent("b")],
+        ["\r\n\r\n", "\r\n\r\n"],
+    )
+
+
+def test_item_4_what_is_left_after_data_events_is_read_by_lines() -> None:
+    events, splits = _read(
+        [BLOCKS + b"id: 7\r\n\r\ndata: one\r\ndata: two\r\n\r\ndata: ha", b"lf\r\n", b"\r\n" + BLOCKS + b"data: cut"]
+    )
+    assert events == [
+        *BLOCK_EVENTS,
+        ServerSentEvent("one\ntwo", id="7"),
+        ServerSentEvent("half", id="7"),
+        *(event._replace(id="7") for event in BLOCK_EVENTS),  # the id carries over to the whole events
+    ]
+    # the first chunk's rest, the second (a blank line pending: by lines), the third (it starts with one)
+    assert splits == ["\r\n\r\n", "\r\n", "\r\n", "\r\n"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        BLOCKS,
+        BLOCKS + b": a comment\r\n\r\nid: 3\r\n\r\n" + BLOCKS + b"retry: 5\r\n\r\n" + BLOCKS,
+        BLOCKS + b"event: named\r\ndata: 1\r\ndata: 2\r\n\r\n" + BLOCKS + b"data:no space\r\n\r\n" + BLOCKS,
+        BLOCKS + b"data: lone CR\r" + b"\r\n" + BLOCKS + b"data: lone LF\n\r\n" + BLOCKS + b"\r\n\r\n" + BLOCKS,
+        b"\xef\xbb\xbf" + BLOCKS + b"id: 9\r\ndata: unfinished\r\n",
+        b"data: a\r\n\r\n\xef\xbb\xbfdata: b\r\n\r\nid\r\ndata: c\r\n\r\ndata: ends with a CR\r\n\r",
+    ],
+    ids=["blocks", "comment, id, retry", "named, two data lines, no space", "lone CR and LF", "BOM, cut", "odd"],
+)
+def test_item_4_data_events_in_every_split_read_as_line_by_line(body: bytes) -> None:
+    line_by_line = list(iter_sse([body[at : at + 1] for at in range(len(body))]))  # never a whole block
+    assert list(iter_sse([body])) == line_by_line
+    for cut in range(len(body) + 1):
+        assert list(iter_sse([body[:cut], body[cut:]])) == line_by_line
+    for cut in range(0, len(body) + 1, 7):
+        for second in range(cut, len(body) + 1, 5):
+            assert list(iter_sse([body[:cut], body[cut:second], body[second:]])) == line_by_line
+
+
+def test_item_4_a_partial_line_after_data_events_is_held_as_by_lines() -> None:
+    decoder = SSEDecoder(max_event_bytes=40)
+    assert decoder.feed(BLOCKS + b"data: " + b"x" * 30) == BLOCK_EVENTS  # a chunk of 119 bytes, 36 of them held
+    assert decoder.feed(b"\r\n\r\n") == [ServerSentEvent("x" * 30)]
+    assert decoder.feed(BLOCKS + b"data: " + b"x" * 20 + b"\r\n") == BLOCK_EVENTS  # an unfinished event: 27 held
+    with pytest.raises(LLMServerError, match="longer than 40 bytes"):
+        decoder.feed(b"data: " + b"x" * 20 + b"\r\n")
+    assert decoder._line == [] and decoder._data == []
+    with pytest.raises(LLMServerError, match="longer than 40 bytes"):
+        decoder.feed(BLOCKS + b"data: " + b"x" * 40)
+    assert decoder._line == [] and decoder._data == []
