@@ -1,15 +1,18 @@
-"""Issue 34 item 3: an async call to one model is one coroutine frame fewer while it is in flight.
+"""Issue 34 item 3: an async call to one model is one or two coroutine frames fewer while it is in flight.
 
 A call with no group, no hedge and nothing to fall back to is its pipeline's own coroutine (``Call.acomplete``
 hands on ``Pipeline.acomplete(call)``), which ends the call as ``Call``'s loop did: the answer told to its
 recorders, a failure raised as the call's error (every failed attempt in ``context["errors"]``, ``RequestFailed``
 and ``CallEnded`` emitted), and the route released however the call ends (answered, failed or cancelled). A call
-with fallbacks or a group still runs through ``Call``'s loop.
+with fallbacks or a group still runs through ``Call``'s loop. ``llmplex.acomplete`` awaits the call's answer
+itself (``Client._answer``: no ``Client.acomplete`` coroutine in between); both stay coroutine functions, and what
+they raise is raised when awaited.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Iterator
 from typing import Any
 
@@ -49,9 +52,12 @@ def _chain(task: asyncio.Task[Any]) -> list[str]:
     return names
 
 
-async def _in_flight(client: llmplex.Client, **kwargs: Any) -> tuple[list[str], asyncio.Task[Any]]:
+async def _in_flight(
+    client: llmplex.Client, facade: bool = False, **kwargs: Any
+) -> tuple[list[str], asyncio.Task[Any]]:
     client.provider_client("mock").push("slow", delay=600.0)  # cancelled long before: nothing waits on the clock
-    task = asyncio.ensure_future(client.acomplete("mock:m", "hi", **kwargs))
+    run = llmplex.acomplete if facade else client.acomplete
+    task = asyncio.ensure_future(run("mock:m", "hi", **kwargs))
     for _ in range(5):
         await asyncio.sleep(0)
     return _chain(task), task
@@ -106,3 +112,18 @@ def test_item_3_one_model_failure_is_the_calls_error_as_before(
     assert all(type(f) is FailedAttempt for f in error.context["errors"])
     assert closed[-3:] == ["RequestFailed", "CallEnded", "close"]  # told, then released
     assert closed.count("close") == 1
+
+
+async def test_item_3_the_facades_one_model_call_holds_no_client_coroutine() -> None:
+    names, task = await _in_flight(llmplex.default_client(), facade=True)
+    assert names[:2] == ["acomplete", "Pipeline.acomplete"]
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_item_3_acomplete_stays_a_coroutine_function_raising_when_awaited(client: llmplex.Client) -> None:
+    assert inspect.iscoroutinefunction(llmplex.acomplete) and inspect.iscoroutinefunction(client.acomplete)
+    for made in (llmplex.acomplete("nosuchprovider:m", "hi"), client.acomplete("nosuchprovider:m", "hi")):
+        with pytest.raises(llmplex.LLMConfigurationError):
+            await made

@@ -374,7 +374,7 @@ def complete(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs])
 async def acomplete(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Response:
     """[`complete()`][llmplex.complete] for async code: `r = await llmplex.acomplete(model, prompt)`."""
     client, kwargs = _client_since(time.monotonic(), kwargs)
-    return await client.acomplete(model, prompt, **kwargs)
+    return await client._answer(model, prompt, kwargs)  # Client.acomplete's answer, without its coroutine
 
 
 def stream(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Iterator[StreamEvent]:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack, cast
 
 from llmplex.config.loader import load_config
 from llmplex.config.schema import Config
-from llmplex.engine.call_args import CallArgs
+from llmplex.engine.call_args import CallArgs, check_cache_args
 from llmplex.engine.embedding import EmbedRun, embedding_route, embedding_texts
 from llmplex.engine.fallback import Call, CallPlanner
 from llmplex.engine.group_embedding import GroupEmbedRun, embedding_run
@@ -322,7 +322,7 @@ class Client:
     ) -> Call:
         """The call of ``prompt`` to ``model``, ready to run (observers and the provider plugin loaded first)."""
         self._ready()
-        _check_cache_args(args, stream, self._caches)
+        check_cache_args(args, stream, self._caches)
         route = self.route(model)
         request = _build_request(route.model, prompt, stream, args)
         if self.config.prompt_cache is not None:  # prompt_cache = "auto" in config or Client(prompt_cache=...)
@@ -366,12 +366,21 @@ class Client:
 
     async def acomplete(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Response:
         """Async ``complete``."""
-        if kwargs and (mcp := self._mcp_call(kwargs)) is not None:
-            selection, kwargs, local = mcp
-            kwargs["tools"] = await selection.atools_for(kwargs["tools"], local, kwargs["deadline"])
-        if kwargs and _wants_conversation(kwargs):
-            return await self._conversation(model, prompt, kwargs).arun()
-        return await self._call(model, prompt, False, kwargs).acomplete()
+        return await self._answer(model, prompt, kwargs)
+
+    def _answer(self, model: str | None, prompt: PromptInput, args: CallArgs) -> Awaitable[Response]:
+        """``acomplete``'s answer, made in the caller's coroutine (no coroutine of the client's in between)."""
+        if args and (mcp := self._mcp_call(args)) is not None:  # no keyword arguments: no tools
+            return self._alisted(model, prompt, mcp)
+        if args and _wants_conversation(args):
+            return self._conversation(model, prompt, args).arun()
+        return self._call(model, prompt, False, args).acomplete()
+
+    async def _alisted(self, model: str | None, prompt: PromptInput, mcp: tuple[Any, CallArgs, set[str]]) -> Response:
+        """``_answer`` once the MCP servers in its tools have listed theirs (as tools: none is listed again)."""
+        selection, kwargs, local = mcp
+        kwargs["tools"] = await selection.atools_for(kwargs["tools"], local, kwargs["deadline"])
+        return await self._answer(model, prompt, kwargs)
 
     def stream(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Iterator[StreamEvent]:
         """Stream the answer: text deltas as they come, then a final ``response`` event (an MCP server in
@@ -452,24 +461,6 @@ def _wants_conversation(args: CallArgs) -> bool:
     from llmplex.tooling.conversation import wants_conversation
 
     return wants_conversation(args)
-
-
-def _check_cache_args(args: CallArgs, stream: bool, caches: bool) -> None:
-    """Refuse ``cache=True`` / ``cache_key=`` that would do nothing: no response cache, or a stream."""
-    if not args or (not args.get("cache") and args.get("cache_key") is None):
-        return
-    asked = "cache=True" if args.get("cache") else "cache_key=..."
-    if stream:
-        raise LLMConfigurationError(
-            f"{asked} has no effect on a stream: streams are never cached. Call complete() to use the cache, "
-            f"or drop {asked}"
-        )
-    if not caches:
-        raise LLMConfigurationError(
-            f"{asked} asks for the response cache, which is off for this client: turn it on with a [cache] table "
-            '(e.g. [cache] backend = "memory" in llmplex.toml, or Client(cache={"backend": "memory"})) or pass a '
-            f"llmplex.cache.ResponseCache in plugins=; or drop {asked}"
-        )
 
 
 def _build_request(model: str, prompt: PromptInput, stream: bool, args: CallArgs) -> Request:

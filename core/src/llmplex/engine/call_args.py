@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from llmplex.engine.request_builder import ToolInput
+from llmplex.errors import LLMConfigurationError
 from llmplex.reliability.budget import Budget, BudgetTracker
 from llmplex.reliability.deadline import Deadline
 from llmplex.reliability.throttle import ThrottlePolicy
@@ -13,7 +14,7 @@ from llmplex.reliability.throttle import ThrottlePolicy
 if TYPE_CHECKING:
     from llmplex.types.tool_context import ToolContext
 
-__all__ = ["CallArgs"]
+__all__ = ["CallArgs", "check_cache_args"]
 
 
 class CallArgs(TypedDict, total=False):
@@ -73,3 +74,21 @@ class CallArgs(TypedDict, total=False):
     tool_context: ToolContext | None
     cache: bool | None
     cache_key: str | None
+
+
+def check_cache_args(args: CallArgs, stream: bool, caches: bool) -> None:
+    """Refuse ``cache=True`` / ``cache_key=`` that would do nothing: no response cache, or a stream."""
+    if not args or (not args.get("cache") and args.get("cache_key") is None):
+        return
+    asked = "cache=True" if args.get("cache") else "cache_key=..."
+    if stream:
+        raise LLMConfigurationError(
+            f"{asked} has no effect on a stream: streams are never cached. Call complete() to use the cache, "
+            f"or drop {asked}"
+        )
+    if not caches:
+        raise LLMConfigurationError(
+            f"{asked} asks for the response cache, which is off for this client: turn it on with a [cache] table "
+            '(e.g. [cache] backend = "memory" in llmplex.toml, or Client(cache={"backend": "memory"})) or pass a '
+            f"llmplex.cache.ResponseCache in plugins=; or drop {asked}"
+        )
