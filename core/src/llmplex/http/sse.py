@@ -22,7 +22,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import AsyncIterable, AsyncIterator, Generator, Iterable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any, NamedTuple
 
 from llmplex.errors import LLMConfigurationError, LLMServerError
@@ -92,9 +92,10 @@ class SSEDecoder:
         """
         return self.read((chunk,))
 
-    def read(self, chunks: Iterable[bytes]) -> Iterator[ServerSentEvent]:
-        """The events of ``chunks``, each as soon as its blank line is read (one generator for the chunks and
-        their lines: this loop runs for every line of a stream)."""
+    def read(self, chunks: Iterable[bytes]) -> Iterator[ServerSentEvent]:  # noqa: PLR0915 - one generator
+        """The events of ``chunks``, each as soon as its blank line is read (one generator for the chunks, their
+        whole events and their lines: this loop runs for every line of a stream, and a helper generator for the whole
+        events cost 0.1 us a chunk of Gemini's stream)."""
         for chunk in chunks:
             text = self._text.decode(chunk)
             if self._after_cr or not self._started:
@@ -117,10 +118,18 @@ class SSEDecoder:
                 lines = text.split("\n")
             else:  # CRLF only (Gemini's): split at once, no regular expression (nor a copy with LF line ends)
                 if text[0] == "d" and not (self._line or self._data or self._event):
-                    # at an event's start: the events of one data line each read whole, a split into blocks
-                    text = yield from self._data_blocks(text)
-                    if not text:  # the chunk ended with an event
+                    # at an event's start: the events of one data line each read whole, the chunk split into blocks
+                    start, blocks = 0, text.split("\r\n\r\n")
+                    blocks.pop()  # the unfinished event (or "")
+                    for block in blocks:
+                        if not block.startswith("data: ") or "\r" in block or "\n" in block:
+                            break
+                        start += len(block) + 4
+                        yield _tuple_new(ServerSentEvent, (block[6:], "message", self._id, self._retry))
+                    if start == len(text):  # the chunk ended with an event
                         continue
+                    if start:  # the rest, by lines from the last event's blank line (held exactly as by lines)
+                        text = text[start - 2 :]
                 lines = text.split("\r\n")
                 if "\r" in (rest := "".join(lines)) or "\n" in rest:  # a lone CR or LF besides
                     lines = _LINE_END.split(text)
@@ -132,16 +141,15 @@ class SSEDecoder:
                 continue
             if self._line:
                 lines[0] = "".join(self._line) + lines[0]
-            self._line = [last] if (last := lines.pop()) else []
+            last = lines.pop()
+            self._line = [last] if last else []
             for line in lines:  # runs for every line: the common ones parsed here, the rest by ``_field``
                 if not line:
                     event, self._event = self._event, ""
                     if data := self._data:  # (a block without data is not an event)
                         self._data = []
-                        yield _tuple_new(
-                            ServerSentEvent,
-                            (data[0] if len(data) == 1 else "\n".join(data), event or "message", self._id, self._retry),
-                        )
+                        joined = data[0] if len(data) == 1 else "\n".join(data)
+                        yield _tuple_new(ServerSentEvent, (joined, event or "message", self._id, self._retry))
                 elif line.startswith("data: "):
                     self._data.append(line[6:])
                 elif line.startswith("event: "):
@@ -151,23 +159,6 @@ class SSEDecoder:
             self._held = len(last) + (self._data_size() if self._data else 0)
             if self._held > self.max_event_bytes:
                 raise self._too_large()
-
-    def _data_blocks(self, text: str) -> Generator[ServerSentEvent, None, str]:
-        """The leading events of ``text`` that are one ``data:`` line each (CRLF line ends: Gemini's stream), each
-        yielded whole; returns what is left to read by lines: ``text`` if none was, ``""`` if all of it was, else
-        the rest from the blank line of the last event read (a blank line again: the rest is read, and its partial
-        line sized, exactly as if the whole chunk were read by lines)."""
-        start, event_id, retry = 0, self._id, self._retry
-        blocks = text.split("\r\n\r\n")
-        blocks.pop()  # the unfinished event (or "")
-        for block in blocks:
-            if not block.startswith("data: ") or "\r" in block or "\n" in block:
-                break
-            start += len(block) + 4
-            yield _tuple_new(ServerSentEvent, (block[6:], "message", event_id, retry))
-        if not start:
-            return text
-        return text[start - 2 :] if start < len(text) else ""
 
     def _leading(self, text: str) -> str:
         """``text`` without what leads it and belongs to no line: the stream's byte order mark, or the LF of a
