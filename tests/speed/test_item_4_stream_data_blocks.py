@@ -103,3 +103,16 @@ def test_item_4_a_partial_line_after_data_events_is_held_as_by_lines() -> None:
     with pytest.raises(LLMServerError, match="longer than 40 bytes"):
         decoder.feed(BLOCKS + b"data: " + b"x" * 40)
     assert decoder._line == [] and decoder._data == []
+
+
+@pytest.mark.parametrize(
+    ("whole", "end"),
+    [(b"event: a\ndata: 1\n\nevent: b\ndata: 2\n\n", b"\n"), (b"data: 1\r\n\r\ndata: 2\r\n\r\n", b"\r\n")],
+    ids=["named events", "data events"],
+)
+def test_item_4_a_partial_line_after_whole_events_is_sized_as_by_lines(whole: bytes, end: bytes) -> None:
+    partial = "data: \u00e9\u20ac".encode()  # 8 characters, 12 bytes
+    by_lines, after_whole = SSEDecoder(max_event_bytes=8), SSEDecoder(max_event_bytes=8)
+    events = by_lines.feed(b":" + end + whole + partial)  # a comment first: the chunk read by lines only
+    assert after_whole.feed(whole + partial) == events and len(events) == 2
+    assert after_whole.feed(end + end) == by_lines.feed(end + end) == [ServerSentEvent("\u00e9\u20ac")]

@@ -112,9 +112,8 @@ class SSEDecoder:
                         yield _tuple_new(ServerSentEvent, (found[2], found[1] or "message", self._id, self._retry))
                     if start == len(text):  # the chunk ended with an event
                         continue
-                    if start:  # the rest, read by lines (its size, held if it is a part of a line: in bytes)
-                        text = text[start:]
-                        chunk = text.encode()  # noqa: PLW2901 - what is left of the chunk
+                    if start:  # the rest, by lines from the last event's blank line (held exactly as by lines)
+                        text = text[start - 1 :]
                 lines = text.split("\n")
             else:  # CRLF only (Gemini's): split at once, no regular expression (nor a copy with LF line ends)
                 if text[0] == "d" and not (self._line or self._data or self._event):
