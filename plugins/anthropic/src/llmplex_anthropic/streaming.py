@@ -25,6 +25,8 @@ __all__ = ["parse_stream_event"]
 _text_delta = StreamEvent.text_delta
 """``StreamEvent.text_delta``, looked up once: the class attribute of a pydantic model (through its metaclass, a new
 bound method each time) cost about 0.1 µs on every text chunk."""
+_usage_of, _finish_event = StreamEvent.usage_of, StreamEvent.finish_event
+"""The stream's end's two event builders, looked up once too (``message_delta``: about 0.1 µs each)."""
 
 
 @dataclass
@@ -85,8 +87,8 @@ def parse_stream_event(event: Any, state: StreamState) -> list[StreamEvent]:
         counts = usage_values(progress.usage, progress.details)
         reason = finish_reason(field(field(event, "delta"), "stop_reason"), bool(progress.tool_blocks))
         return [
-            StreamEvent.usage_of(counts, progress.response_id, progress.model),  # its usage checked once
-            StreamEvent.finish_event(reason, progress.response_id),
+            _usage_of(counts, progress.response_id, progress.model),  # its usage checked once
+            _finish_event(reason, progress.response_id),
         ]
     return []
 
