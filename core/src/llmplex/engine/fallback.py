@@ -321,8 +321,14 @@ class Call:
             if delay:
                 self.plan.clock.sleep(delay)
 
-    async def astream(self) -> AsyncIterator[StreamEvent]:
-        """Async twin of ``stream``."""
+    def astream(self) -> AsyncIterator[StreamEvent]:
+        """Async twin of ``stream``. A call to one model with no group and nothing to fall back to is its
+        pipeline's own stream, which ends the call as ``_astream`` would (one generator layer fewer per event)."""
+        if self.tries is None and not self.fallbacks:
+            return self.pipeline.astream(self)
+        return self._astream()
+
+    async def _astream(self) -> AsyncIterator[StreamEvent]:
         while True:
             yielded = False
             pipeline = None

@@ -181,7 +181,9 @@ class Pipeline:
 
     # -- stream --------------------------------------------------------------------
 
-    def _final(self, assembler: StreamAssembler, yielded: bool) -> StreamEvent:
+    def _final(self, assembler: StreamAssembler, yielded: bool, call: CallEnd | None = None) -> StreamEvent:
+        """The stream's last event, its answer accounted for (and told to the recorders of the ``call`` the stream
+        is the whole of)."""
         if not yielded:
             raise LLMServerError(
                 "the provider's stream ended without a single event (no text, tool call, usage or finish "
@@ -196,7 +198,7 @@ class Pipeline:
             assembler.usage = assembler.usage.priced(plugin, _priced_model(plugin, model, self.route.model))
         response = self._account(assembler.response(self.retrier.sent, self.retrier.elapsed()), priced=priced)
         self._assembler = None  # settled: nothing for ``close`` to cut off
-        return StreamEvent.response_event(response)
+        return StreamEvent.response_event(response if call is None else call._ended(response))
 
     def _unreported(self, state: StreamState, assembler: StreamAssembler) -> StreamEvent | None:
         """The usage event of the usage the parser left unreported (``state.usage_so_far``), folded into the
@@ -304,65 +306,79 @@ class Pipeline:
                 raise error
             self.plan.clock.sleep(delay)
 
-    async def astream(self) -> AsyncIterator[StreamEvent]:
-        """Async twin of ``stream``."""
-        if not self._streams_natively():
-            for event in _as_events(await self.acomplete()):
-                yield event
-            return
+    async def astream(self, call: CallEnd | None = None) -> AsyncIterator[StreamEvent]:  # noqa: PLR0915 - one generator
+        """Async twin of ``stream``. Given the ``call`` it is the whole of (as ``acomplete``), it also ends that
+        call: the answer told to its recorders, a failure raised as its error, and the route released once however
+        the stream ends (answered, failed, cancelled or abandoned)."""
         error: BaseException  # what the caller gets: an LLMError, or a group that propagates
-        retrier = self.retrier
-        while True:
-            if retrier.waits:
-                await retrier.abegin(stream=True)
-            else:
-                retrier.begin(stream=True)
-            state = self._state = StreamState(self.request)
-            assembler = self._assembler = StreamAssembler(self.route.provider.name, self.route.model)
-            yielded = False
-            try:
-                state.request = self._sent_request
-                parse, add, provider = _event_parser(self.runner.hooks), assembler.add, self.runner.name
-                async for raw_event in await self._araw_events(state.request):  # as in ``stream``
-                    assembler.answering = True
-                    try:
-                        parsed = parse(raw_event, state)
-                    except (Exception, *PASSING):
-                        raise
-                    except BaseException as exc:
-                        raise plugin_aborted(exc, provider) from exc
-                    if type(parsed) is list and len(parsed) == 1:
-                        add(event := parsed[0])
-                        yielded = True
-                        yield event
-                        continue
-                    events = parsed if type(parsed) is list else list(parsed or ())
-                    for event in events:
-                        add(event)
-                    for event in events:
-                        yielded = True
-                        yield event
-                if state.usage_so_far is not None and (usage := self._unreported(state, assembler)) is not None:
-                    yielded = True
-                    yield usage
-                yield self._final(assembler, yielded)
+        try:
+            if not self._streams_natively():
+                for event in _as_events(await self.acomplete()):
+                    if call is not None and event.response is not None:
+                        call._ended(event.response)
+                    yield event
                 return
-            except GeneratorExit:
-                self._cut_off(state, assembler, "the stream was abandoned")
+            retrier = self.retrier
+            while True:
+                if retrier.waits:
+                    await retrier.abegin(stream=True)
+                else:
+                    retrier.begin(stream=True)
+                state = self._state = StreamState(self.request)
+                assembler = self._assembler = StreamAssembler(self.route.provider.name, self.route.model)
+                yielded = False
+                try:
+                    state.request = self._sent_request
+                    parse, add, provider = _event_parser(self.runner.hooks), assembler.add, self.runner.name
+                    async for raw_event in await self._araw_events(state.request):  # as in ``stream``
+                        assembler.answering = True
+                        try:
+                            parsed = parse(raw_event, state)
+                        except (Exception, *PASSING):
+                            raise
+                        except BaseException as exc:
+                            raise plugin_aborted(exc, provider) from exc
+                        if type(parsed) is list and len(parsed) == 1:
+                            add(event := parsed[0])
+                            yielded = True
+                            yield event
+                            continue
+                        events = parsed if type(parsed) is list else list(parsed or ())
+                        for event in events:
+                            add(event)
+                        for event in events:
+                            yielded = True
+                            yield event
+                    if state.usage_so_far is not None and (usage := self._unreported(state, assembler)) is not None:
+                        yielded = True
+                        yield usage
+                    yield self._final(assembler, yielded, call)
+                    return
+                except GeneratorExit:
+                    self._cut_off(state, assembler, "the stream was abandoned")
+                    raise
+                except Exception as exc:
+                    if not isinstance(exc, LLMUsageError):  # an answer reporting impossible usage counts for nothing
+                        self._cut_off(state, assembler, "the stream was cut off")
+                    error, delay = self.retrier.failure(exc, may_retry=not yielded)
+                except BaseExceptionGroup as group:  # a group holding a BaseException propagates, its secrets masked
+                    error, delay = scrub_error(group), None
+                if delay is None:
+                    raise error
+                await self.plan.clock.asleep(delay)
+        except LLMError as failed:
+            if call is None:
                 raise
-            except Exception as exc:
-                if not isinstance(exc, LLMUsageError):  # an answer reporting impossible usage counts for nothing
-                    self._cut_off(state, assembler, "the stream was cut off")
-                error, delay = self.retrier.failure(exc, may_retry=not yielded)
-            except BaseExceptionGroup as group:  # a group holding a BaseException propagates, its secrets masked
-                error, delay = scrub_error(group), None
-            if delay is None:
-                raise error
-            await self.plan.clock.asleep(delay)
+            error = call._gave_up(failed)  # raised once the route is released, as the call raised it
+        finally:
+            if call is not None:
+                call._released(self)
+        raise error
 
 
 class CallEnd(Protocol):
-    """What ``Pipeline.acomplete`` asks of the call it is the whole of (``llmplex.engine.fallback.Call``)."""
+    """What ``Pipeline.acomplete`` and ``astream`` ask of the call they are the whole of
+    (``llmplex.engine.fallback.Call``)."""
 
     def _ended(self, response: Response) -> Response: ...
 
