@@ -155,11 +155,12 @@ class Usage(BaseModel):
         ``bool``) from 0 to ``MAX_TOKENS`` and the counts fit together; validated as usual otherwise (raising
         what ``Usage(**counts)`` raises). Equal to the validated usage in every way (fields, fields set, ``==``,
         hash, dump, price)."""
-        values = _FRESH.copy()
-        for name, value in counts.items():
-            if type(value) is not int or not 0 <= value <= MAX_TOKENS or name not in _COUNT_SET:
+        values = _FRESH | counts  # one merge: every field, in the fields' order, when counts names no other
+        if len(values) != len(_FRESH) or "reported" in counts:
+            return cls(**counts)
+        for value in counts.values():
+            if type(value) is not int or not 0 <= value <= MAX_TOKENS:
                 return cls(**counts)
-            values[name] = value
         if not values["total_tokens"]:
             values["total_tokens"] = values["input_tokens"] + values["output_tokens"]
         if _contradiction(values) is not None:
@@ -314,7 +315,6 @@ def settled(usage: Usage) -> bool:
     return _contradiction(counts) is None
 
 
-_COUNT_SET: Final = frozenset(_COUNTS)
 _FRESH: Final[dict[str, Any]] = {name: field.default for name, field in Usage.model_fields.items()}
 """Every field of a usage, in the fields' order (as validation puts them), at its default."""
 _UNKNOWN: Final[dict[str, Any]] = {**_FRESH, "reported": False}

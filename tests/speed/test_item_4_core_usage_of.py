@@ -1,0 +1,56 @@
+"""Issue 34 item 4: ``Usage.of`` (every streamed answer's usage, Anthropic's at its stream's end) merges the counts
+into a fresh usage's fields at once, then checks the values alone, instead of checking and storing them one name at a
+time. What it builds is as before: equal to the validated usage (fields, their order, fields set, dump), and any
+other name or value is validated as ``Usage(**counts)`` is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from llmplex.errors import LLMUsageError
+from llmplex.types import Usage
+
+
+class _NoItems(dict[str, Any]):
+    """Counts whose items are not to be walked one by one."""
+
+    def items(self) -> Any:
+        raise AssertionError("the counts walked name by name")
+
+
+COUNTS = (
+    {"input_tokens": 18, "output_tokens": 7, "cached_tokens": 4, "cache_write_tokens": 5, "cache_write_1h_tokens": 3},
+    {"input_tokens": 9, "output_tokens": 7, "total_tokens": 16, "reasoning_tokens": 3},
+    {"output_tokens": 0},
+    {},
+)
+
+
+@pytest.mark.parametrize("counts", COUNTS)
+def test_item_4_usage_of_does_not_walk_the_counts_by_name(counts: dict[str, Any]) -> None:
+    usage = Usage.of(_NoItems(counts))
+    validated = Usage(**counts)
+    assert usage == validated
+    assert list(usage.__dict__) == list(validated.__dict__)
+    assert usage.model_fields_set == validated.model_fields_set
+    assert usage.model_dump() == validated.model_dump()
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [{"input_tokens": 3, "reported": 1}, {"input_tokens": 3, "reported": False}, {"input_tokens": 3, "other": 2}],
+)
+def test_item_4_usage_of_validates_other_names(counts: dict[str, Any]) -> None:
+    usage = Usage.of(counts)
+    validated = Usage(**counts)
+    assert usage == validated
+    assert usage.reported is validated.reported
+    assert usage.model_fields_set == validated.model_fields_set
+
+
+@pytest.mark.parametrize("value", [True, -1, 10**12 + 1, 2.5, "3"])
+def test_item_4_usage_of_validates_other_values(value: Any) -> None:
+    with pytest.raises(LLMUsageError):
+        Usage.of({"input_tokens": 3, "output_tokens": value})
