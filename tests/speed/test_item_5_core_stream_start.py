@@ -1,12 +1,12 @@
-"""Issue 34 item 5 (the gateway's first streamed chunk; item 4): an async stream to one model is one generator
-layer fewer for each of its events.
+"""Issue 34 item 5 (the gateway's first streamed chunk; item 4): a stream to one model, async or sync, is one
+generator layer fewer for each of its events.
 
 A call with no group, no hedge and nothing to fall back to streams as its pipeline's own generator
-(``Call.astream`` hands on ``Pipeline.astream(call)``), which ends the call as ``Call``'s loop did: the answer told
-to its recorders, a failure raised as the call's error (every failed attempt in ``context["errors"]``,
-``RequestFailed`` and ``CallEnded`` emitted), and the route released once however the stream ends (read to the
-end, failed, abandoned or cancelled), an abandoned stream settled as cut off once. A call with fallbacks or a group
-still streams through ``Call``'s loop.
+(``Call.astream`` hands on ``Pipeline.astream(call)``, ``Call.stream`` ``Pipeline.stream(call)``), which ends the
+call as ``Call``'s loop did: the answer told to its recorders, a failure raised as the call's error (every failed
+attempt in ``context["errors"]``, ``RequestFailed`` and ``CallEnded`` emitted), and the route released once however
+the stream ends (read to the end, failed, abandoned or cancelled), an abandoned stream settled as cut off once. A
+call with fallbacks or a group still streams through ``Call``'s loop.
 """
 
 from __future__ import annotations
@@ -44,8 +44,13 @@ def closed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     recorder.EVENTS.clear()
 
 
+def _budgeted() -> tuple[llmplex.Client, BudgetTracker, Observed]:
+    tracker, observed = BudgetTracker(Budget(max_total_tokens=10**6)), Observed()
+    return llmplex.Client(budget=tracker, plugins=[observed]), tracker, observed
+
+
 def _code(stream: Any) -> Any:
-    return stream.ag_code
+    return stream.ag_code if hasattr(stream, "ag_code") else stream.gi_code
 
 
 async def test_item_5_a_one_model_stream_is_its_pipelines_own_generator(
@@ -72,6 +77,31 @@ def test_item_5_a_stream_with_fallbacks_still_runs_through_the_call(client: llmp
     stream = client.astream("mock:m", "hi", fallbacks=["mock:other"])
     assert _code(stream) is Call._astream.__code__
     asyncio.run(stream.aclose())  # type: ignore[attr-defined]
+    assert _code(client.stream("mock:m", "hi", fallbacks=["mock:other"])) is Call._stream.__code__
+
+
+def test_item_5_a_one_model_sync_stream_is_its_pipelines_own_generator(
+    client: llmplex.Client, closed: list[str]
+) -> None:
+    stream = client.stream("mock:m", "hello there")
+    assert _code(stream) is Pipeline.stream.__code__  # no Call generator in between
+    events = list(stream)
+    assert [event.type for event in events] == ["text", "text", "usage", "finish", "response"]
+    response = events[-1].response
+    assert response is not None and response.text == "hello there" and response.attempts == 1
+    assert closed[-3:] == ["PromptExecuted", "CallEnded", "close"]
+    assert closed.count("close") == 1
+
+
+def test_item_5_an_abandoned_one_model_sync_stream_is_cut_off_and_released_once(closed: list[str]) -> None:
+    client, tracker, observed = _budgeted()
+    stream = client.stream("mock:m", "one two three four")
+    assert next(iter(stream)).type == "text"
+    stream.close()  # type: ignore[attr-defined]
+    assert closed.count("close") == 1
+    (unknown,) = [e for e in observed.events if isinstance(e, UsageUnknown)]
+    assert "the stream was abandoned" in unknown.reason
+    assert tracker.snapshot().requests == 1
 
 
 @pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
@@ -101,11 +131,6 @@ def test_item_5_one_model_stream_failure_is_the_calls_error_as_before(
     assert all(type(f) is FailedAttempt for f in error.context["errors"])
     assert closed[-3:] == ["RequestFailed", "CallEnded", "close"]  # told, then released
     assert closed.count("close") == 1
-
-
-def _budgeted() -> tuple[llmplex.Client, BudgetTracker, Observed]:
-    tracker, observed = BudgetTracker(Budget(max_total_tokens=10**6)), Observed()
-    return llmplex.Client(budget=tracker, plugins=[observed]), tracker, observed
 
 
 async def test_item_5_an_abandoned_one_model_stream_is_cut_off_and_released_once(closed: list[str]) -> None:

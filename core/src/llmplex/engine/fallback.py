@@ -297,7 +297,13 @@ class Call:
                 await self.plan.clock.asleep(delay)
 
     def stream(self) -> Iterator[StreamEvent]:
-        """Stream events; a model (or deployment) that fails before its first event hands over to the next."""
+        """Stream events; a model (or deployment) that fails before its first event hands over to the next. A call
+        to one model with no group and nothing to fall back to is its pipeline's own stream (as ``astream``)."""
+        if self.tries is None and not self.fallbacks:
+            return self.pipeline.stream(self)
+        return self._stream()
+
+    def _stream(self) -> Iterator[StreamEvent]:
         if self._hedges():
             yield from on_bridge(self.astream())
             return

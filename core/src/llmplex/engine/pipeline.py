@@ -254,57 +254,70 @@ class Pipeline:
         payload = self._render(sent)
         return await self.runner.aopen_stream(payload, self.plan.deadline, self.retrier.deadline_error)
 
-    def stream(self) -> Iterator[StreamEvent]:
-        """Yield stream events; failures before the first event are retried like ``complete``."""
-        if not self._streams_natively():
-            yield from _as_events(self.complete())
-            return
+    def stream(self, call: CallEnd | None = None) -> Iterator[StreamEvent]:  # noqa: PLR0915 - one generator
+        """Yield stream events; failures before the first event are retried like ``complete``. Given the ``call``
+        it is the whole of, it also ends that call (as ``astream``)."""
         error: BaseException  # what the caller gets: an LLMError, or a group that propagates
-        while True:
-            self.retrier.begin(stream=True)
-            state = self._state = StreamState(self.request)
-            assembler = self._assembler = StreamAssembler(self.route.provider.name, self.route.model)
-            yielded = False
-            try:
-                state.request = self._sent_request
-                parse, add, provider = _event_parser(self.runner.hooks), assembler.add, self.runner.name
-                # this loop runs for every chunk: its steps are written out
-                for raw_event in self._raw_events(state.request):
-                    assembler.answering = True
-                    try:  # ``contained`` written out
-                        parsed = parse(raw_event, state)
-                    except (Exception, *PASSING):
-                        raise
-                    except BaseException as exc:
-                        raise plugin_aborted(exc, provider) from exc
-                    if type(parsed) is list and len(parsed) == 1:  # one event (nearly every chunk): no loops
-                        add(event := parsed[0])
-                        yielded = True
-                        yield event
-                        continue
-                    events = parsed if type(parsed) is list else list(parsed or ())
-                    for event in events:  # the answer so far holds all of them before the first is handed on
-                        add(event)
-                    for event in events:
-                        yielded = True
-                        yield event
-                if state.usage_so_far is not None and (usage := self._unreported(state, assembler)) is not None:
-                    yielded = True
-                    yield usage
-                yield self._final(assembler, yielded)
+        try:
+            if not self._streams_natively():
+                for event in _as_events(self.complete()):
+                    if call is not None and event.response is not None:
+                        call._ended(event.response)
+                    yield event
                 return
-            except GeneratorExit:
-                self._cut_off(state, assembler, "the stream was abandoned")
+            while True:
+                self.retrier.begin(stream=True)
+                state = self._state = StreamState(self.request)
+                assembler = self._assembler = StreamAssembler(self.route.provider.name, self.route.model)
+                yielded = False
+                try:
+                    state.request = self._sent_request
+                    parse, add, provider = _event_parser(self.runner.hooks), assembler.add, self.runner.name
+                    # this loop runs for every chunk: its steps are written out
+                    for raw_event in self._raw_events(state.request):
+                        assembler.answering = True
+                        try:  # ``contained`` written out
+                            parsed = parse(raw_event, state)
+                        except (Exception, *PASSING):
+                            raise
+                        except BaseException as exc:
+                            raise plugin_aborted(exc, provider) from exc
+                        if type(parsed) is list and len(parsed) == 1:  # one event (nearly every chunk): no loops
+                            add(event := parsed[0])
+                            yielded = True
+                            yield event
+                            continue
+                        events = parsed if type(parsed) is list else list(parsed or ())
+                        for event in events:  # the answer so far holds all of them before the first is handed on
+                            add(event)
+                        for event in events:
+                            yielded = True
+                            yield event
+                    if state.usage_so_far is not None and (usage := self._unreported(state, assembler)) is not None:
+                        yielded = True
+                        yield usage
+                    yield self._final(assembler, yielded, call)
+                    return
+                except GeneratorExit:
+                    self._cut_off(state, assembler, "the stream was abandoned")
+                    raise
+                except Exception as exc:
+                    if not isinstance(exc, LLMUsageError):  # an answer reporting impossible usage counts for nothing
+                        self._cut_off(state, assembler, "the stream was cut off")
+                    error, delay = self.retrier.failure(exc, may_retry=not yielded)
+                except BaseExceptionGroup as group:  # a group holding a BaseException propagates, its secrets masked
+                    error, delay = scrub_error(group), None
+                if delay is None:
+                    raise error
+                self.plan.clock.sleep(delay)
+        except LLMError as failed:
+            if call is None:
                 raise
-            except Exception as exc:
-                if not isinstance(exc, LLMUsageError):  # an answer reporting impossible usage counts for nothing
-                    self._cut_off(state, assembler, "the stream was cut off")
-                error, delay = self.retrier.failure(exc, may_retry=not yielded)
-            except BaseExceptionGroup as group:  # a group holding a BaseException propagates, its secrets masked
-                error, delay = scrub_error(group), None
-            if delay is None:
-                raise error
-            self.plan.clock.sleep(delay)
+            error = call._gave_up(failed)  # raised once the route is released, as the call raised it
+        finally:
+            if call is not None:
+                call._released(self)
+        raise error
 
     async def astream(self, call: CallEnd | None = None) -> AsyncIterator[StreamEvent]:  # noqa: PLR0915 - one generator
         """Async twin of ``stream``. Given the ``call`` it is the whole of (as ``acomplete``), it also ends that
