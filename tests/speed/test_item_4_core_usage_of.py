@@ -5,6 +5,7 @@ other name or value is validated as ``Usage(**counts)`` is."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -18,6 +19,22 @@ class _NoItems(dict[str, Any]):
 
     def items(self) -> Any:
         raise AssertionError("the counts walked name by name")
+
+
+class _Counts(Mapping[str, Any]):
+    """A mapping of counts that is not a ``dict``."""
+
+    def __init__(self, counts: dict[str, Any]) -> None:
+        self._counts = counts
+
+    def __getitem__(self, name: str) -> Any:
+        return self._counts[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._counts)
+
+    def __len__(self) -> int:
+        return len(self._counts)
 
 
 COUNTS = (
@@ -54,3 +71,10 @@ def test_item_4_usage_of_validates_other_names(counts: dict[str, Any]) -> None:
 def test_item_4_usage_of_validates_other_values(value: Any) -> None:
     with pytest.raises(LLMUsageError):
         Usage.of({"input_tokens": 3, "output_tokens": value})
+
+
+@pytest.mark.parametrize("counts", COUNTS)
+def test_item_4_usage_of_takes_any_mapping_of_counts(counts: dict[str, Any]) -> None:
+    usage = Usage.of(_Counts(counts))  # type: ignore[arg-type]  # a plugin's own mapping of counts
+    assert usage == Usage(**counts)
+    assert usage.model_fields_set == Usage(**counts).model_fields_set

@@ -155,7 +155,7 @@ class Usage(BaseModel):
         ``bool``) from 0 to ``MAX_TOKENS`` and the counts fit together; validated as usual otherwise (raising
         what ``Usage(**counts)`` raises). Equal to the validated usage in every way (fields, fields set, ``==``,
         hash, dump, price)."""
-        values = _FRESH | counts  # one merge: every field, in the fields' order, when counts names no other
+        values = {**_FRESH, **counts}  # one merge (of any mapping): every field, in order, when counts names no other
         if len(values) != len(_FRESH) or "reported" in counts:
             return cls(**counts)
         for value in counts.values():
