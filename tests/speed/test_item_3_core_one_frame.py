@@ -13,34 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 import llmplex
 from llmplex import LLMRateLimitError
-from llmplex.engine.pipeline import Pipeline
 from llmplex.engine.retrier import FailedAttempt
-
-
-@pytest.fixture
-def closed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The pipelines released, in order, as ``close:<model>`` beside the recorder's event names."""
-    from llmplex_testplugins import recorder
-
-    recorder.EVENTS.clear()
-    order: list[str] = []
-    real = Pipeline.close
-
-    def close(self: Pipeline) -> None:
-        order.extend(type(e).__name__ for e in list(recorder.EVENTS)[len(order) - order.count("close") :])
-        order.append("close")
-        real(self)
-
-    monkeypatch.setattr(Pipeline, "close", close)
-    yield order
-    recorder.EVENTS.clear()
 
 
 def _chain(task: asyncio.Task[Any]) -> list[str]:

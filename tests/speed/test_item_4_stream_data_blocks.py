@@ -5,12 +5,11 @@ line as before. The events, the last event id, the size bound and every split ar
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from llmplex.errors import LLMServerError
 from llmplex.http import ServerSentEvent, SSEDecoder, iter_sse
+from tests.support.sse_splits import read_noting_splits
 
 BLOCKS = b'data: {"candidates": [1]}\r\n\r\ndata: \r\n\r\ndata:  two spaces\r\n\r\ndata: \xc3\xa9 event: x\r\n\r\n'
 BLOCK_EVENTS = [
@@ -21,43 +20,16 @@ BLOCK_EVENTS = [
 ]
 
 
-class _Text(str):
-    """Decoded text that notes its splits (a slice of it too)."""
-
-    __slots__ = ()
-    splits: list[str] = []
-
-    def split(self, *args: Any, **kwargs: Any) -> list[str]:
-        self.splits.append(args[0])
-        return super().split(*args, **kwargs)
-
-    def __getitem__(self, key: Any) -> str:
-        return _Text(super().__getitem__(key))
-
-
-class _Decoder:
-    def decode(self, chunk: bytes) -> str:
-        return _Text(chunk.decode())
-
-
-def _read(chunks: list[bytes]) -> tuple[list[ServerSentEvent], list[str]]:
-    _Text.splits = []
-    decoder = SSEDecoder()
-    decoder._text = _Decoder()  # type: ignore[assignment]
-    decoder._started = True  # no byte order mark to drop (dropping it would make the text a plain str)
-    return list(decoder.read(chunks)), _Text.splits
-
-
 def test_item_4_a_chunk_of_whole_data_events_is_not_split_into_lines() -> None:
-    assert _read([BLOCKS]) == (BLOCK_EVENTS, ["\r\n\r\n"])
-    assert _read([b"data: a\r\n\r\n", b"data: b\r\n\r\n"]) == (
+    assert read_noting_splits([BLOCKS]) == (BLOCK_EVENTS, ["\r\n\r\n"])
+    assert read_noting_splits([b"data: a\r\n\r\n", b"data: b\r\n\r\n"]) == (
         [ServerSentEvent("a"), ServerSentEvent("b")],
         ["\r\n\r\n", "\r\n\r\n"],
     )
 
 
 def test_item_4_what_is_left_after_data_events_is_read_by_lines() -> None:
-    events, splits = _read(
+    events, splits = read_noting_splits(
         [BLOCKS + b"id: 7\r\n\r\ndata: one\r\ndata: two\r\n\r\ndata: ha", b"lf\r\n", b"\r\n" + BLOCKS + b"data: cut"]
     )
     assert events == [

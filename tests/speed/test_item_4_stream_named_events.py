@@ -5,12 +5,11 @@ read line by line as before. The events, the last event id, the size bound and e
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from llmplex.errors import LLMServerError
 from llmplex.http import ServerSentEvent, SSEDecoder, iter_sse
+from tests.support.sse_splits import read_noting_splits
 
 NAMED = (
     b'event: message_start\ndata: {"type": "message_start"}\n\n'
@@ -26,40 +25,17 @@ NAMED_EVENTS = [
 ]
 
 
-class _Text(str):
-    """Decoded text that notes its splits."""
-
-    __slots__ = ()
-    splits: list[str] = []
-
-    def split(self, *args: Any, **kwargs: Any) -> list[str]:
-        self.splits.append(args[0])
-        return super().split(*args, **kwargs)
-
-
-class _Decoder:
-    def decode(self, chunk: bytes) -> str:
-        return _Text(chunk.decode())
-
-
-def _read(chunks: list[bytes]) -> tuple[list[ServerSentEvent], list[str]]:
-    _Text.splits = []
-    decoder = SSEDecoder()
-    decoder._text = _Decoder()  # type: ignore[assignment]
-    decoder._started = True  # no byte order mark to drop (dropping it would make the text a plain str)
-    return list(decoder.read(chunks)), _Text.splits
-
-
 def test_item_4_a_chunk_of_whole_named_events_is_not_split_into_lines() -> None:
-    assert _read([NAMED]) == (NAMED_EVENTS, [])
+    assert read_noting_splits([NAMED]) == (NAMED_EVENTS, [])
 
 
 def test_item_4_what_is_left_after_named_events_is_read_by_lines() -> None:
-    events, splits = _read([NAMED + b"event: cut\ndata: hal", b"f\n", b"\nid: 7\ndata: x\n\n" + NAMED])
+    events, splits = read_noting_splits([NAMED + b"event: cut\ndata: hal", b"f\n", b"\nid: 7\ndata: x\n\n" + NAMED])
     assert events == [*NAMED_EVENTS, ServerSentEvent("half", "cut"), ServerSentEvent("x", id="7")] + [
         event._replace(id="7") for event in NAMED_EVENTS
     ]
-    assert splits == ["\n", "\n"]  # the second chunk (a blank line pending) and the third (it starts with one)
+    # what is left of the first chunk, the second (a blank line pending) and the third (it starts with one)
+    assert splits == ["\n", "\n", "\n"]
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,6 @@ call with fallbacks or a group still streams through ``Call``'s loop.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,25 +22,6 @@ from llmplex.engine.fallback import Call
 from llmplex.engine.pipeline import Pipeline
 from llmplex.engine.retrier import FailedAttempt
 from llmplex.testing.observe import Observed
-
-
-@pytest.fixture
-def closed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The pipelines released, in order, as ``close`` beside the recorder's event names."""
-    from llmplex_testplugins import recorder
-
-    recorder.EVENTS.clear()
-    order: list[str] = []
-    real = Pipeline.close
-
-    def close(self: Pipeline) -> None:
-        order.extend(type(e).__name__ for e in list(recorder.EVENTS)[len(order) - order.count("close") :])
-        order.append("close")
-        real(self)
-
-    monkeypatch.setattr(Pipeline, "close", close)
-    yield order
-    recorder.EVENTS.clear()
 
 
 def _budgeted() -> tuple[llmplex.Client, BudgetTracker, Observed]:
