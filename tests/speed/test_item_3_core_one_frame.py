@@ -19,7 +19,7 @@ import pytest
 
 import llmplex
 from llmplex import LLMRateLimitError
-from llmplex.engine.retrier import FailedAttempt
+from tests.support.one_model_failure import assert_failed_as_the_call, fail_twice
 
 
 def _chain(task: asyncio.Task[Any]) -> list[str]:
@@ -73,10 +73,7 @@ def test_item_3_one_model_failure_is_the_calls_error_as_before(
     client: llmplex.Client, closed: list[str], asynchronous: bool
 ) -> None:
     """The async call fails as the sync one (whose path is unchanged): the same error, attempts and events."""
-    backend = client.provider_client("mock")
-    for _ in range(2):
-        backend.push_error(LLMRateLimitError("slow down", retry_after=0))
-    throttle = {"max_attempts": 2}  # retry_after=0: retried at once
+    throttle = fail_twice(client)
 
     def run() -> object:
         if asynchronous:
@@ -85,12 +82,7 @@ def test_item_3_one_model_failure_is_the_calls_error_as_before(
 
     with pytest.raises(LLMRateLimitError) as info:
         run()
-    error = info.value
-    assert error.attempts == 2
-    assert [(f.model, f.attempt) for f in error.context["errors"]] == [("mock:m", 1), ("mock:m", 2)]
-    assert all(type(f) is FailedAttempt for f in error.context["errors"])
-    assert closed[-3:] == ["RequestFailed", "CallEnded", "close"]  # told, then released
-    assert closed.count("close") == 1
+    assert_failed_as_the_call(info.value, closed)
 
 
 async def test_item_3_the_facades_one_model_call_holds_no_client_coroutine() -> None:

@@ -20,8 +20,8 @@ import llmplex
 from llmplex import Budget, BudgetTracker, LLMRateLimitError, StreamEvent, UsageUnknown
 from llmplex.engine.fallback import Call
 from llmplex.engine.pipeline import Pipeline
-from llmplex.engine.retrier import FailedAttempt
 from llmplex.testing.observe import Observed
+from tests.support.one_model_failure import assert_failed_as_the_call, fail_twice
 
 
 def _budgeted() -> tuple[llmplex.Client, BudgetTracker, Observed]:
@@ -89,10 +89,7 @@ def test_item_5_one_model_stream_failure_is_the_calls_error_as_before(
     client: llmplex.Client, closed: list[str], asynchronous: bool
 ) -> None:
     """The async stream fails as the sync one (whose path is unchanged): the same error, attempts and events."""
-    backend = client.provider_client("mock")
-    for _ in range(2):
-        backend.push_error(LLMRateLimitError("slow down", retry_after=0))
-    throttle = {"max_attempts": 2}  # retry_after=0: retried at once
+    throttle = fail_twice(client)
 
     def run() -> list[StreamEvent]:
         if asynchronous:
@@ -105,12 +102,7 @@ def test_item_5_one_model_stream_failure_is_the_calls_error_as_before(
 
     with pytest.raises(LLMRateLimitError) as info:
         run()
-    error = info.value
-    assert error.attempts == 2
-    assert [(f.model, f.attempt) for f in error.context["errors"]] == [("mock:m", 1), ("mock:m", 2)]
-    assert all(type(f) is FailedAttempt for f in error.context["errors"])
-    assert closed[-3:] == ["RequestFailed", "CallEnded", "close"]  # told, then released
-    assert closed.count("close") == 1
+    assert_failed_as_the_call(info.value, closed)
 
 
 async def test_item_5_an_abandoned_one_model_stream_is_cut_off_and_released_once(closed: list[str]) -> None:
