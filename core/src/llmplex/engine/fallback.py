@@ -246,7 +246,8 @@ class Call:
         if self.tries is not None:
             self.tries.end("ok")
 
-    def _released(self, pipeline: Pipeline | None) -> None:
+    def released(self, pipeline: Pipeline | None) -> None:
+        """The call is done with ``pipeline``: its route released, and a group's tries still open ended as neutral."""
         if pipeline is not None:
             pipeline.close()
         if self.tries is not None:
@@ -262,11 +263,11 @@ class Call:
                 pipeline = self._next()
                 response = pipeline.complete()
                 self._answered()
-                return self._ended(response)
+                return self.ended(response)
             except LLMError as error:
                 delay = self._fall_back(error)
             finally:
-                self._released(pipeline)
+                self.released(pipeline)
             if delay:
                 self.plan.clock.sleep(delay)
 
@@ -288,11 +289,11 @@ class Call:
                 else:
                     response = await pipeline.acomplete()
                 self._answered()
-                return self._ended(response)
+                return self.ended(response)
             except LLMError as error:
                 delay = self._fall_back(error)
             finally:
-                self._released(pipeline)
+                self.released(pipeline)
             if delay:
                 await self.plan.clock.asleep(delay)
 
@@ -317,13 +318,13 @@ class Call:
                         yielded = True
                         self._answered()
                     if event.response is not None:
-                        self._ended(event.response)
+                        self.ended(event.response)
                     yield event
                 return
             except LLMError as error:
                 delay = self._fall_back(error, partial=yielded)
             finally:
-                self._released(pipeline)
+                self.released(pipeline)
             if delay:
                 self.plan.clock.sleep(delay)
 
@@ -346,13 +347,13 @@ class Call:
                         yielded = True
                         self._answered()
                     if event.response is not None:
-                        self._ended(event.response)
+                        self.ended(event.response)
                     yield event
                 return
             except LLMError as error:
                 delay = self._fall_back(error, partial=yielded)
             finally:
-                self._released(pipeline)
+                self.released(pipeline)
             if delay:
                 await self.plan.clock.asleep(delay)
 
@@ -420,13 +421,13 @@ class Call:
         else:
             self._failures.extend(self.pipeline.retrier.failures)
 
-    def _gave_up(self, error: LLMError) -> LLMError:
+    def gave_up(self, error: LLMError) -> LLMError:
         """The error a call with nothing to fall back to raises: ``error``, with every failed attempt
         (``_fall_back`` for such a call)."""
         self._record(error)
         return self._final(error)
 
-    def _ended(self, response: Response) -> Response:
+    def ended(self, response: Response) -> Response:
         """Tell recorders (the call log) that the call answered; ``response`` passes through."""
         telemetry = self.planner.telemetry
         if telemetry.wants(CallEnded, self.pipeline.retrier.listening):  # a recorder listens: else nothing is built

@@ -169,14 +169,14 @@ class Pipeline:
                 if delay is None:
                     raise error
                 await self.plan.clock.asleep(delay)
-            return response if call is None else call._ended(response)
+            return response if call is None else call.ended(response)
         except LLMError as failed:
             if call is None:
                 raise
-            error = call._gave_up(failed)  # raised once the route is released, as the call raised it
+            error = call.gave_up(failed)  # raised once the route is released, as the call raised it
         finally:
             if call is not None:
-                call._released(self)
+                call.released(self)
         raise error
 
     # -- stream --------------------------------------------------------------------
@@ -198,7 +198,7 @@ class Pipeline:
             assembler.usage = assembler.usage.priced(plugin, _priced_model(plugin, model, self.route.model))
         response = self._account(assembler.response(self.retrier.sent, self.retrier.elapsed()), priced=priced)
         self._assembler = None  # settled: nothing for ``close`` to cut off
-        return StreamEvent.response_event(response if call is None else call._ended(response))
+        return StreamEvent.response_event(response if call is None else call.ended(response))
 
     def _unreported(self, state: StreamState, assembler: StreamAssembler) -> StreamEvent | None:
         """The usage event of the usage the parser left unreported (``state.usage_so_far``), folded into the
@@ -262,7 +262,7 @@ class Pipeline:
             if not self._streams_natively():
                 for event in _as_events(self.complete()):
                     if call is not None and event.response is not None:
-                        call._ended(event.response)
+                        call.ended(event.response)
                     yield event
                 return
             while True:
@@ -313,10 +313,10 @@ class Pipeline:
         except LLMError as failed:
             if call is None:
                 raise
-            error = call._gave_up(failed)  # raised once the route is released, as the call raised it
+            error = call.gave_up(failed)  # raised once the route is released, as the call raised it
         finally:
             if call is not None:
-                call._released(self)
+                call.released(self)
         raise error
 
     async def astream(self, call: CallEnd | None = None) -> AsyncIterator[StreamEvent]:  # noqa: PLR0915 - one generator
@@ -328,7 +328,7 @@ class Pipeline:
             if not self._streams_natively():
                 for event in _as_events(await self.acomplete()):
                     if call is not None and event.response is not None:
-                        call._ended(event.response)
+                        call.ended(event.response)
                     yield event
                 return
             retrier = self.retrier
@@ -382,22 +382,22 @@ class Pipeline:
         except LLMError as failed:
             if call is None:
                 raise
-            error = call._gave_up(failed)  # raised once the route is released, as the call raised it
+            error = call.gave_up(failed)  # raised once the route is released, as the call raised it
         finally:
             if call is not None:
-                call._released(self)
+                call.released(self)
         raise error
 
 
 class CallEnd(Protocol):
-    """What ``Pipeline.acomplete`` and ``astream`` ask of the call they are the whole of
-    (``llmplex.engine.fallback.Call``)."""
+    """What a pipeline's ``acomplete``, ``stream`` and ``astream`` ask of the call they are the whole of
+    (``llmplex.engine.fallback.Call``): its public ending, not its internals."""
 
-    def _ended(self, response: Response) -> Response: ...
+    def ended(self, response: Response) -> Response: ...
 
-    def _gave_up(self, error: LLMError) -> LLMError: ...
+    def gave_up(self, error: LLMError) -> LLMError: ...
 
-    def _released(self, pipeline: Pipeline | None) -> None: ...
+    def released(self, pipeline: Pipeline | None) -> None: ...
 
 
 _priced_model = lru_cache(maxsize=1024)(priced_model)
