@@ -7,11 +7,10 @@ from typing import Any, Literal, Protocol
 
 from llmplex.gateway.errors import GatewayError
 from llmplex.types import Message, Response, StreamEvent
-from llmplex.types.trusted import assembled
+from llmplex.types.messages import checked_message
 
 __all__ = ["CallSpec", "StreamEncoder", "assistant_text", "sse", "text_message"]
 
-_TEXT: dict[str, Any] = {name: spec.default for name, spec in Message.model_fields.items()}
 _TEXT_SET = frozenset({"role", "content"})
 _CACHE_SET = _TEXT_SET | {"cache"}
 _ASSISTANT_SET = _TEXT_SET | {"tool_calls", "reasoning"}
@@ -63,13 +62,13 @@ def text_message(role: Literal["system", "user"], text: str, cache: bool | None 
     ``cache`` is given), built without pydantic's validation: ``text`` is a string the API's request model
     validated. Equal to the validated message in every way (fields, fields set, ``==``, dump)."""
     if cache is None:
-        return assembled(Message, {**_TEXT, "role": role, "content": text}, set(_TEXT_SET))
-    return assembled(Message, {**_TEXT, "role": role, "content": text, "cache": cache}, set(_CACHE_SET))
+        return checked_message({"role": role, "content": text}, _TEXT_SET)
+    return checked_message({"role": role, "content": text, "cache": cache}, _CACHE_SET)
 
 
 def assistant_text(text: str | None) -> Message:
     """``Message.assistant(text)`` (no tool calls, no reasoning), built as ``text_message`` builds its turns."""
-    return assembled(Message, {**_TEXT, "role": "assistant", "content": text}, set(_ASSISTANT_SET))
+    return checked_message({"role": "assistant", "content": text}, _ASSISTANT_SET)
 
 
 def sse(data: bytes, event: str | None = None) -> bytes:

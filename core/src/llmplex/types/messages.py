@@ -12,6 +12,7 @@ from llmplex.errors import LLMConfigurationError
 from llmplex.types.parts import Audio, ContentPart, Document, Image, MediaPart
 from llmplex.types.reasoning import ReasoningPart
 from llmplex.types.refusals import Refusing
+from llmplex.types.trusted import assembled
 
 __all__ = ["JSONNestingError", "Message", "Role", "ToolCall", "decode_json"]
 
@@ -170,3 +171,13 @@ class Message(Refusing):
     def tool(cls, tool_call_id: str, content: str, name: str | None = None) -> Message:
         """The result of a tool call, sent back to the model."""
         return cls(role="tool", content=content, tool_call_id=tool_call_id, name=name)
+
+
+_DEFAULTS: dict[str, Any] = {name: spec.default for name, spec in Message.model_fields.items()}
+
+
+def checked_message(values: dict[str, Any], fields_set: frozenset[str]) -> Message:
+    """``Message(**values)`` with ``fields_set`` as its fields set, built without pydantic's validation: for
+    values the caller already checked (a text turn's role and string). Equal to the validated message in every
+    way (fields, fields set, ``==``, dump) when ``fields_set`` is what the validated one would hold."""
+    return assembled(Message, {**_DEFAULTS, **values}, set(fields_set))

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from llmplex.types.messages import Message
+from llmplex.types.messages import Message, checked_message
 from llmplex.types.tools import Tool
 from llmplex.types.trusted import assembled
 
@@ -86,7 +86,6 @@ class Request(BaseModel):
     prompt_cache: Literal["auto"] | None = None
 
 
-_USER: dict[str, Any] = {name: field.default for name, field in Message.model_fields.items()}
 _USER_SET = frozenset({"role", "content"})
 _PLAIN: dict[str, Any] = {name: field.default for name, field in Request.model_fields.items()}
 _PLAIN_SET = frozenset(_PLAIN) - {"prompt_cache"}
@@ -97,7 +96,7 @@ def plain_request(model: str, text: str, stream: bool) -> Request:
     field at its default, as ``build_request`` makes it for a prompt without keyword arguments, built without
     pydantic's validation (``text`` is a string the caller checked; ``model`` a routed model name). Equal to the
     validated request in every way (fields, fields set, ``==``, dump)."""
-    message = assembled(Message, {**_USER, "role": "user", "content": text}, set(_USER_SET))
+    message = checked_message({"role": "user", "content": text}, _USER_SET)
     request = assembled(
         Request,
         {**_PLAIN, "model": model, "messages": (message,), "provider_options": {}, "stream": stream},
