@@ -171,6 +171,9 @@ def test_item_5_failure_modes_key_timeout_subprocess_budget(
     fault.enqueue(Fault.hang(10))
     with pytest.raises(lc.LLMTimeoutError):
         lc.adapter_for(MODEL).execute_prompt("hi", RunConfig(timeout_seconds=1))
+    # the hanging request took its fault before the next one is queued: a loaded server's handler thread may not
+    # have read it when the client gave up, and the next request (another connection) could take the hang instead
+    assert fault.wait_for_requests(1, timeout=10)
     cli = FakeCLI(tmp_path / "bin", monkeypatch, found_by_env=True)
     cli.scenario("crash")
     with pytest.raises(lc.LLMSubprocessError) as crashed:

@@ -107,6 +107,8 @@ async def test_timeout_is_per_request_and_retried(env: FaultServer) -> None:
     env.enqueue(Fault.hang(3), Fault.hang(3))
     with pytest.raises(LLMTimeoutError) as caught:
         await adapter(timeout=0.3, max_retries=1).execute("i", "d", IntentionResponse)
+    # The client may give up before a loaded server's handler thread has read the last request.
+    assert env.wait_for_requests(2, timeout=10)
     assert caught.value.attempts == 2 and env.request_count == 2
 
 

@@ -4,7 +4,9 @@ or while its shared-budget reservation is being made, is returned to the budget 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ import pytest
 
 import llmplex
 from llmplex import hookimpl
+from llmplex.reliability import reserving
 from llmplex.reliability.shared_budget import SharedBudgetTracker
 from tests.support.fault_server import Fault, FaultServer
 from tests.support.fixtures import fault_server
@@ -102,9 +105,17 @@ def test_item_7_cancelled_while_waiting_for_a_rate_window_is_never_sent(fault_se
 
 
 def test_item_7_cancelled_while_reserving_on_a_frozen_shared_budget_is_given_back(
-    fault_server: FaultServer, tmp_path: Path
+    fault_server: FaultServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The reservation runs on a worker thread; made after the task was cancelled, it is cancelled too."""
+    handled = threading.Event()  # the abandoned reservation ended and what it held was handed back
+    give_back = reserving._give_back_when_done
+
+    def watched(future: Future[Any]) -> None:
+        give_back(future)
+        future.add_done_callback(lambda _: handled.set())  # runs after give_back's own callback
+
+    monkeypatch.setattr(reserving, "_give_back_when_done", watched)
     with RedisServer(tmp_path / "redis") as server:
         tracker = SharedBudgetTracker(llmplex.Budget(max_requests=10), storage=server.url, name=f"cancel-{free_port()}")
         llm = _client(fault_server, tracker)
@@ -122,10 +133,7 @@ def test_item_7_cancelled_while_reserving_on_a_frozen_shared_budget_is_given_bac
         asyncio.run(main())
         assert time.monotonic() - began < 2.0  # the loop was never held by the frozen Redis
         server.resume()
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and tracker._read("in_flight", "requests") != [0, 1]:
-            time.sleep(0.05)  # the abandoned reservation is made once Redis answers, then given back
-        time.sleep(0.3)
-        tracker.snapshot()  # waits for this process's settlement writes
+        assert handled.wait(10)  # the abandoned reservation is made once Redis answers, then given back
+        tracker.snapshot()  # waits for this process's settlement writes (the give-back's among them)
         assert tracker._read("in_flight", "requests") == [0, 1]  # only the warm-up counts
     assert fault_server.request_count == 1

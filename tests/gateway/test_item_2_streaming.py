@@ -144,7 +144,10 @@ def test_item_2_a_client_that_disconnects_cancels_the_upstream_call(
     ).encode() + payload.content
     with socket.create_connection(("127.0.0.1", gateway.port), timeout=5) as client:
         client.sendall(raw)
-        assert _wait_until(lambda: _open_connections(fault_server) == 1, 5)
+        # the upstream call is in flight once its request was read: an open connection alone may not have carried
+        # it yet (the server accepts and records a connection before it reads the request on it)
+        assert fault_server.wait_for_requests(1, timeout=10)
+        assert _open_connections(fault_server) == 1
         if stream:
             assert client.recv(1)  # the stream started (headers, a keep-alive or an event)
     # the client is gone: the gateway closes its upstream connection long before the trickle would end

@@ -122,7 +122,7 @@ def test_item_01_a_trickling_body_ends_the_call_at_its_deadline(plugin: str, mod
     client, model = PLUGINS[plugin](server)
     _warm_up(client, model, mode)
     server.enqueue(Fault.trickle(0.3))
-    late = Late(Deadline.after(T))
+    late = Late.after(T)
     _assert_ends_at(late, lambda: _run(client, model, mode, late))
 
 
@@ -132,7 +132,7 @@ def test_item_01_trickling_headers_end_the_call_at_its_deadline(plugin: str, mod
     client, model = PLUGINS[plugin](server)
     _warm_up(client, model, mode)
     server.enqueue(Fault.trickle_headers(0.3))
-    late = Late(Deadline.after(T))
+    late = Late.after(T)
     _assert_ends_at(late, lambda: _run(client, model, mode, late))
 
 

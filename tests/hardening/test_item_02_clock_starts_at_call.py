@@ -35,7 +35,7 @@ from tests.support.late import Late
 
 {setup}
 started = time.monotonic()
-late = Late(llmplex.Deadline.after({timeout}))  # the call's deadline, made a moment before the call makes its own
+late = Late.after({timeout})  # the call's deadline, made a moment before the call makes its own
 try:
     {call}
 except llmplex.LLMDeadlineExceededError:

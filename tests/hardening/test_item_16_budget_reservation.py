@@ -11,6 +11,7 @@ import asyncio
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 
@@ -122,15 +123,25 @@ def test_item_16_a_request_waits_for_room_held_by_one_in_flight_and_is_bounded_b
     assert client.complete("mock:m", PROMPT, max_tokens=12).text == "tell me more"  # 5 + 15 fits now
 
 
-def test_item_16_an_abandoned_stream_settles_and_a_cancelled_task_gives_its_reservation_back() -> None:
+def test_item_16_an_abandoned_stream_settles_and_a_cancelled_task_gives_its_reservation_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     tracker = BudgetTracker(Budget(max_total_tokens=CAP))
     client = llmplex.Client(budget=tracker)
+    waits = threading.Event()  # set when a request begins to wait for room on the tracker
+    wait = tracker.wait
+
+    def noted_wait(version: int, timeout: float | None) -> None:
+        waits.set()
+        wait(version, timeout)
+
+    monkeypatch.setattr(tracker, "wait", noted_wait)
     stream = client.stream("mock:m", "alpha bravo charlie delta echo", max_tokens=10)  # reserves 8 + 10
     assert next(stream).type == "text"
     with ThreadPoolExecutor(max_workers=1) as pool:
         waiting = pool.submit(client.complete, "mock:m", PROMPT, max_tokens=10)
-        time.sleep(0.2)
-        assert not waiting.done()  # 13 more tokens do not fit beside the open stream's 18
+        assert waits.wait(10)  # the call waits for room (a bound, not a margin) ...
+        assert not waiting.done()  # ... as 13 more tokens do not fit beside the open stream's 18
         stream.close()
         assert waiting.result(timeout=5).text == "tell me more"
     # the abandoned stream had begun to answer: its tokens were spent, so it counts its reservation (issue 21
@@ -144,8 +155,17 @@ def test_item_16_an_abandoned_stream_settles_and_a_cancelled_task_gives_its_rese
         backend = client.provider_client("mock", asynchronous=True)
         backend.push("never read", delay=30)
         sent = len(backend.calls)
+        taken = asyncio.Event()  # set when the mock has taken a request (it then waits out its delay)
+        loop, take = asyncio.get_running_loop(), backend.take
+
+        def noted_take(payload: dict[str, Any]) -> Any:
+            answer = take(payload)
+            loop.call_soon_threadsafe(taken.set)
+            return answer
+
+        monkeypatch.setattr(backend, "take", noted_take)
         task = asyncio.create_task(client.acomplete("mock:m", PROMPT, max_tokens=12))
-        await asyncio.sleep(0.1)  # the task reserves and sends, then waits for its slow answer
+        await asyncio.wait_for(taken.wait(), 10)  # the task reserves and sends, then waits for its slow answer
         assert len(backend.calls) == sent + 1
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

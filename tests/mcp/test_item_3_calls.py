@@ -72,7 +72,8 @@ def test_item_3_a_hanging_server_ends_the_call_at_its_deadline_and_the_request_i
     took = time.monotonic() - started
     assert 1.4 <= took < 1.5 + 5, took  # at the deadline (with room for a busy machine), not the hour it hangs
     assert "hang" in str(caught.value)
-    assert (marks / "hang-started").exists()
+    # the server process may be behind the client that gave up: it writes its marks when it gets to them
+    assert wait_for(marks / "hang-started"), "the server never started the hanging call"
     assert wait_for(marks / "hang-cancelled"), "the server never saw notifications/cancelled"
     assert toolbox.running  # the session survives a cancelled request
 

@@ -4,6 +4,7 @@ and never overrun — not by a hang, not by a stream that stalls — in sync, as
 from __future__ import annotations
 
 import asyncio
+import threading
 import time as real_time
 from collections.abc import AsyncIterator, Awaitable, Generator, Iterator
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 
 import llmplex
 from llmplex import Deadline, LLMDeadlineExceededError, LLMRateLimitError, LLMServerError, hookimpl
+from llmplex.reliability.clock import Clock
 from tests.reliability.fakes import FakeTime
 from tests.support.late import Late
 
@@ -31,10 +33,12 @@ class TimeoutSpy:
 
 
 class Staller:
-    """A pipeline wrapper whose streams deliver ``after`` raw events, then go silent for ``seconds``."""
+    """A pipeline wrapper whose streams deliver ``after`` raw events, then go silent for ``seconds`` (a sync stream:
+    until ``release`` is set, if sooner)."""
 
     def __init__(self, after: int = 1, seconds: float = 3.0) -> None:
         self.after, self.seconds = after, seconds
+        self.release = threading.Event()
 
     @hookimpl(wrapper=True)
     def llmplex_stream(self) -> Generator[None, Any, Iterator[Any]]:
@@ -43,7 +47,7 @@ class Staller:
         def stalling() -> Iterator[Any]:
             for index, event in enumerate(events):
                 if index == self.after:
-                    real_time.sleep(self.seconds)
+                    self.release.wait(self.seconds)
                 yield event
 
         return stalling()
@@ -135,12 +139,38 @@ def test_backoff_stops_when_the_next_wait_no_longer_fits() -> None:
 # -- real time: a hang or a stall ends at the deadline -----------------------------------
 
 
-def _hanging_client(after: int = 1) -> llmplex.Client:
-    """The stalling provider's client, its config and plugins loaded and routed before any test's clock starts
-    (cold, a first call could not send within a 0.3 s deadline on a loaded machine)."""
-    client = llmplex.Client(plugins=[Staller(after=after)])
-    client.route("mock:m")
+def _hanging_client(staller: Staller) -> llmplex.Client:
+    """The stalling provider's client, its config, observers and provider plugin loaded by a first call (not a
+    stream: nothing stalls) before any test's clock starts: cold, a first call could not send within a 0.3 s
+    deadline on a loaded machine (``route`` alone left the observers to load: 5 of 100 async stalls ended
+    "while loading the provider plugin" beside 3 CPU hogs)."""
+    client = llmplex.Client(plugins=[staller])
+    client.complete("mock:m", "warm up")
     return client
+
+
+class HeldClock:
+    """The clock of a deadline that stands still until ``start()``, then runs with the monotonic clock: a deadline
+    of ``seconds`` on it passes ``seconds`` after ``start()``. A stalling-stream test starts it once it has seen the
+    events before the stall, so that they arrive before the deadline however long the machine makes them take
+    (with the clock running from the call, a 0.3 s deadline beside 3 CPU hogs passed before the first event
+    arrived 3 times in 200 runs)."""
+
+    def __init__(self) -> None:
+        self._origin = real_time.monotonic()
+        self._started: float | None = None
+
+    def monotonic(self) -> float:
+        started = self._started
+        return self._origin if started is None else self._origin + real_time.monotonic() - started
+
+    def deadline(self, seconds: float) -> Deadline:
+        return Deadline.after(seconds, Clock(monotonic=self.monotonic))
+
+    def start(self, seconds: float) -> Late:
+        """Start the clock; the ``Late`` of the deadline of ``seconds`` (made in the caller's thread, as it wants)."""
+        self._started = real_time.monotonic()
+        return Late(Deadline.after(seconds, since=self._started))
 
 
 def _assert_on_time(late: Late) -> None:
@@ -171,7 +201,7 @@ def _run(client: llmplex.Client, mode: str, late: Late) -> object:
 def test_a_hanging_provider_ends_at_the_deadline(mode: str) -> None:
     client = llmplex.Client()
     client.provider_client("mock").push("late", delay=3.0)
-    late = Late(Deadline.after(0.3))
+    late = Late.after(0.3)
     with pytest.raises(LLMDeadlineExceededError) as info:
         _run(client, mode, late)
     _assert_on_time(late)
@@ -179,32 +209,44 @@ def test_a_hanging_provider_ends_at_the_deadline(mode: str) -> None:
 
 
 def test_a_sync_stream_that_stalls_ends_with_the_deadline_error_after_its_events() -> None:
-    client = _hanging_client(after=2)
+    staller = Staller(after=2, seconds=30)  # silent until released (below), or 30 s
+    client = _hanging_client(staller)
     seen: list[str] = []
-    deadline = Deadline.after(0.3)
-    late = Late(deadline)
-    stream = client.stream("mock:m", "one two three four", deadline=deadline)
-    with pytest.raises(LLMDeadlineExceededError, match="before an answer arrived"):
-        seen.extend(event.text for event in stream)
-    _assert_on_time(late)
+    clock = HeldClock()
+    lates: list[Late] = []
+
+    def read() -> None:
+        for event in client.stream("mock:m", "one two three four", deadline=clock.deadline(0.3)):
+            seen.append(event.text)
+            if len(seen) == 2:  # the events before the stall are here: the deadline's 0.3 s start now
+                lates.append(clock.start(0.3))
+
+    try:
+        with pytest.raises(LLMDeadlineExceededError, match="before an answer arrived"):
+            read()
+        _assert_on_time(lates[0])
+    finally:
+        staller.release.set()  # the abandoned worker thread ends
     assert seen == ["one", " two"]
 
 
 async def test_an_async_stream_that_stalls_ends_with_the_deadline_error() -> None:
-    client = _hanging_client(after=1)
+    client = _hanging_client(Staller(after=1, seconds=30))  # the deadline cancels the stall's sleep
     seen: list[str] = []
-    deadline = Deadline.after(0.3)
-    late = Late(deadline)
-    late.on_loop()
+    clock = HeldClock()
+    lates: list[Late] = []
 
     async def read() -> None:
-        async for event in client.astream("mock:m", "one two three", deadline=deadline):
+        async for event in client.astream("mock:m", "one two three", deadline=clock.deadline(0.3)):
             seen.append(event.text)
+            if len(seen) == 1:  # the event before the stall is here: the deadline's 0.3 s start now
+                lates.append(clock.start(0.3))
+                lates[0].on_loop()
 
     with pytest.raises(LLMDeadlineExceededError):
         await read()
-    _assert_on_time(late)
     assert seen == ["one"]
+    _assert_on_time(lates[0])
 
 
 def test_a_stream_that_beats_the_deadline_is_untouched() -> None:
@@ -214,7 +256,7 @@ def test_a_stream_that_beats_the_deadline_is_untouched() -> None:
 
 
 def test_a_stream_abandoned_early_releases_its_reader() -> None:
-    client = _hanging_client(after=5)
+    client = _hanging_client(Staller(after=5))
     stream = client.stream("mock:m", "a b c d e f g", timeout=5)
     assert next(stream).text == "a"
     stream.close()  # the worker thread stops after its current read and closes the provider's iterator

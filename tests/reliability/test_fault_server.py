@@ -102,7 +102,9 @@ def run(
 
 
 def _assert_sent_once_each(server: FaultServer, count: int) -> None:
-    """``count`` HTTP requests arrived, none of them an SDK retry."""
+    """``count`` HTTP requests arrived, none of them an SDK retry. Waited for first: a client that gave up (its
+    timeout, a deadline) may be ahead of a loaded server's handler thread, which has not read the request yet."""
+    assert server.wait_for_requests(count, timeout=10), server.request_count
     requests = server.requests
     assert len(requests) == count
     assert {r.headers.get("x-stainless-retry-count") for r in requests} == {"0"}

@@ -30,6 +30,10 @@ class Outcome:
     def errors(self) -> set[str]:
         return {r["error"] for r in self.results if not r["ok"]}
 
+    def failures(self) -> list[str]:
+        """Each failed call's error and message, for an assertion's message (which call failed, and why)."""
+        return [f"{r['error']}: {r['message']}" for r in self.results if not r["ok"]]
+
 
 def openai_config(url: str, storage: str = "memory://", **limits: Any) -> dict[str, Any]:
     """A config sending ``openai:`` to the fake server at ``url`` with these provider ``limits``."""

@@ -30,7 +30,7 @@ def test_item_1_processes_together_stay_within_the_shared_request_limit(
 ) -> None:
     config = openai_config(fault_server.url, redis_server.url, rate_limit="5/minute")
     outcome = run_workers(tmp_path, jobs(config, requests=4))
-    assert outcome.answered == 5
+    assert outcome.answered == 5, outcome.failures()
     assert fault_server.request_count == 5
     assert worst_window(outcome.admitted, 60) == 5
     # the 7 others were refused at once (their wait, up to a minute, would pass the 10 s deadline)
@@ -43,7 +43,7 @@ def test_item_1_memory_storage_control_lets_each_process_take_the_whole_limit(
 ) -> None:
     config = openai_config(fault_server.url, "memory://", rate_limit="3/minute")
     outcome = run_workers(tmp_path, jobs(config, requests=4))
-    assert outcome.answered == 9  # 3 per process: the limit is exceeded three times over
+    assert outcome.answered == 9, outcome.failures()  # 3 per process: the limit is exceeded three times over
     assert worst_window(outcome.admitted, 60) == 9 > 3
 
 
@@ -52,7 +52,7 @@ def test_item_1_waiting_processes_never_exceed_a_rolling_window(
 ) -> None:
     config = openai_config(fault_server.url, redis_server.url, rate_limit="3/second")
     outcome = run_workers(tmp_path, jobs(config, requests=3, timeout=60))
-    assert outcome.answered == 9
+    assert outcome.answered == 9, outcome.failures()
     assert worst_window(outcome.admitted, 1.0 - 0.3) <= 3
     # 9 admissions at 3 per second take at least two whole windows after the first
     assert outcome.admitted[-1] - outcome.admitted[0] >= 2.0 - 0.3
@@ -63,7 +63,7 @@ def test_item_1_waiting_processes_never_exceed_a_rolling_window(
 def test_item_1_memory_storage_control_exceeds_a_rolling_window(tmp_path: Path, fault_server: FaultServer) -> None:
     config = openai_config(fault_server.url, "memory://", rate_limit="3/second")
     outcome = run_workers(tmp_path, jobs(config, requests=3, timeout=60))
-    assert outcome.answered == 9
+    assert outcome.answered == 9, outcome.failures()
     assert worst_window(outcome.admitted, 1.0) > 3
 
 
@@ -74,12 +74,12 @@ def test_item_1_processes_share_the_token_rate_limit(
     fault_server.default = Fault.ok(usage=_usage(10, 10))
     config = openai_config(fault_server.url, redis_server.url, token_rate_limit="100/minute")
     outcome = run_workers(tmp_path, jobs(config, requests=4, max_tokens=10))
-    assert outcome.answered == 5
+    assert outcome.answered == 5, outcome.failures()
     assert fault_server.request_count == 5
     assert outcome.errors() == {"LLMRateLimitError"}
 
     control = run_workers(tmp_path, jobs({**config, "limits": {"storage": "memory://"}}, requests=4, max_tokens=10))
-    assert control.answered == 12  # every process alone fits 5, so each sends all 4
+    assert control.answered == 12, control.failures()  # every process alone fits 5, so each sends all 4
 
 
 def test_item_1_processes_share_the_budget_of_the_config(
@@ -91,7 +91,7 @@ def test_item_1_processes_share_the_budget_of_the_config(
         "budget": {"max_requests": 7, "max_total_tokens": 1000, "name": "shared-test"},
     }
     outcome = run_workers(tmp_path, jobs(config, requests=4, max_tokens=10))
-    assert outcome.answered == 7
+    assert outcome.answered == 7, outcome.failures()
     assert fault_server.request_count == 7
     assert outcome.errors() == {"LLMBudgetExceededError"}
 
@@ -108,11 +108,11 @@ def test_item_1_processes_share_a_token_budget_and_never_pass_it(
     config = {**openai_config(fault_server.url, redis_server.url), "budget": {"max_total_tokens": 100}}
     outcome = run_workers(tmp_path, jobs(config, requests=4, max_tokens=10))
     # each reserves its estimate (20) before it is sent: 5 fit, whatever the processes' interleaving
-    assert outcome.answered == 5
+    assert outcome.answered == 5, outcome.failures()
     assert outcome.errors() <= {"LLMBudgetExceededError", "LLMDeadlineExceededError"}
 
     control = run_workers(tmp_path, jobs({**config, "limits": {"storage": "memory://"}}, requests=4, max_tokens=10))
-    assert control.answered == 12
+    assert control.answered == 12, control.failures()
 
 
 def _usage(input_tokens: int, output_tokens: int) -> object:

@@ -75,7 +75,7 @@ def test_item_2_a_collection_during_the_call_walks_only_what_the_call_made() -> 
     measures, what was alive before the call is frozen; the call's own garbage is still collected, and
     everything is collectable again once the overrun is read."""
     heap = [[index] for index in range(50_000)]  # containers earlier tests left behind
-    late = Late(Deadline.after(0.05))
+    late = Late.after(0.05)
     assert gc.get_freeze_count() >= len(heap)
     made = _Node()
     watch = weakref.ref(made)

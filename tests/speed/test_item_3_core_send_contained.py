@@ -27,19 +27,7 @@ from llmplex.hookspecs import hookimpl
 from llmplex.provider import ProviderInfo
 from llmplex.types import Request, Response, Usage
 from tests.platform.site import install_providers
-
-
-class PluginAbort(BaseException):
-    """A BaseException of the plugin's own."""
-
-
-def _abort(kind: str) -> None:
-    if kind == "exit":
-        sys.exit("fatal")
-    if kind == "abort":
-        raise PluginAbort("gave up")
-    if kind == "interrupt":
-        raise KeyboardInterrupt
+from tests.support.plugin_aborts import abort
 
 
 @hookimpl
@@ -57,12 +45,12 @@ def llmplex_acall(payload: dict[str, Any]) -> Awaitable[Any]:
     """Aborts in the hook itself (``hook:KIND``) or while its answer is awaited (``await:KIND``)."""
     place, _, kind = payload["prompt"].partition(":")
     if place == "hook":
-        _abort(kind)
+        abort(kind)
 
     async def answer() -> dict[str, Any]:
         await asyncio.sleep(0)
         if place == "await":
-            _abort(kind)
+            abort(kind)
         return payload
 
     return answer()

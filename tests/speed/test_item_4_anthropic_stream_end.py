@@ -14,22 +14,18 @@ import pytest
 from llmplex_anthropic.streaming import parse_stream_event
 
 from llmplex.types import Message, Request, StreamEvent, StreamState, Usage
+from tests.plugins.anthropic.wire import message_start
 
-START = {
-    "type": "message_start",
-    "message": {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-x",
-        "usage": {
-            "input_tokens": 9,
-            "output_tokens": 1,
-            "cache_read_input_tokens": 4,
-            "cache_creation": {"ephemeral_5m_input_tokens": 2, "ephemeral_1h_input_tokens": 3},
-        },
+START = message_start(
+    {
+        "input_tokens": 9,
+        "output_tokens": 1,
+        "cache_read_input_tokens": 4,
+        "cache_creation": {"ephemeral_5m_input_tokens": 2, "ephemeral_1h_input_tokens": 3},
     },
-}
+    model="claude-x",
+    message_id="msg_1",
+)
 DELTA = {
     "type": "message_delta",
     "delta": {"stop_reason": "max_tokens", "stop_sequence": None},

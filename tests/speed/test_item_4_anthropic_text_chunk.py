@@ -15,17 +15,9 @@ from llmplex_anthropic import response
 from llmplex_anthropic.streaming import parse_stream_event
 
 from llmplex.types import Message, Request, StreamEvent, StreamState
+from tests.plugins.anthropic.wire import message_start
 
-START = {
-    "type": "message_start",
-    "message": {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-x",
-        "usage": {"input_tokens": 9},
-    },
-}
+START = message_start({"input_tokens": 9}, model="claude-x", message_id="msg_1")
 
 
 def _delta(text: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import pytest
 
 from llmplex.errors import LLMUsageError
 from llmplex.types import Usage
+from llmplex.types import usage as usage_module
 
 
 class _NoItems(dict[str, Any]):
@@ -78,3 +79,23 @@ def test_item_4_usage_of_takes_any_mapping_of_counts(counts: dict[str, Any]) -> 
     usage = Usage.of(_Counts(counts))  # type: ignore[arg-type]  # a plugin's own mapping of counts
     assert usage == Usage(**counts)
     assert usage.model_fields_set == Usage(**counts).model_fields_set
+
+
+NOT_COUNTS = sorted(set(Usage.model_fields) - set(usage_module._COUNTS))
+
+
+@pytest.mark.parametrize("name", NOT_COUNTS)
+def test_item_4_usage_of_validates_every_field_that_is_not_a_count(name: str) -> None:
+    """``Usage.of`` skips validation only for counts: a field added to ``Usage`` that is no count (today only
+    ``reported``) must reach validation too, whatever ``Usage.of`` names as its non-counts."""
+    counts = {"input_tokens": 3, name: 1}
+    try:
+        validated = Usage(**counts)
+    except ValueError as refused:
+        with pytest.raises(type(refused)):
+            Usage.of(counts)
+        return
+    usage = Usage.of(counts)
+    assert [(k, type(v), v) for k, v in usage.__dict__.items()] == [
+        (k, type(v), v) for k, v in validated.__dict__.items()
+    ]

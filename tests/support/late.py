@@ -67,6 +67,12 @@ class Late:
         gc.freeze()  # until seconds(): see the module's docstring
         threading.Thread(target=self._sample, name="late-sample", daemon=True).start()
 
+    @classmethod
+    def after(cls, seconds: float) -> Late:
+        """The overrun of a call about to be made with ``timeout=seconds``: measured from a deadline made a moment
+        before the call makes its own, so never later than the call's."""
+        return cls(Deadline.after(seconds))
+
     def _sample(self) -> None:
         time.sleep(max(0.0, self.deadline.at - _SAMPLE_BEFORE - time.monotonic()))
         while (read_at := time.monotonic()) < self.deadline.at:  # the last read before the deadline is kept

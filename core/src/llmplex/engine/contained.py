@@ -3,9 +3,11 @@
 
 Only two kinds pass untouched: ``KeyboardInterrupt`` (the user's Ctrl-C) and
 ``asyncio.CancelledError`` (the caller cancelled the task). A ``BaseExceptionGroup``
-propagates as before (its secrets masked by the pipeline). Streams are wrapped
+propagates as before (its secrets masked by the pipeline). Streams are contained
 item by item, so a plugin exiting mid-stream is contained too, while closing
-the stream (``GeneratorExit`` at its ``yield``) still works.
+the stream (``GeneratorExit`` at its ``yield``) still works: wrapped here, or, for an
+async stream held to no deadline, read by the pipeline's own loop (``Pipeline.astream``
+contains each read of the plugin's stream and closes it with ``aclose_stream``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,15 @@ from llmplex.errors import LLMError
 from llmplex.masking.errors import scrub_error
 from llmplex.plugins.host import describe_failure
 
-__all__ = ["PASSING", "acontained", "aiter_contained", "contained", "iter_contained", "plugin_aborted"]
+__all__ = [
+    "PASSING",
+    "aclose_stream",
+    "acontained",
+    "aiter_contained",
+    "contained",
+    "iter_contained",
+    "plugin_aborted",
+]
 
 T = TypeVar("T")
 
@@ -102,13 +112,19 @@ async def aiter_contained(source: AsyncIterable[T], provider: str) -> AsyncItera
             raise
         raise plugin_aborted(exc, provider) from exc
     finally:
-        close = (
-            getattr(source, "aclose", None)
-            or getattr(source, "close", None)
-            or getattr(items, "aclose", None)
-            or getattr(items, "close", None)
-        )
-        if close is not None:
-            closing = close()
-            if inspect.isawaitable(closing):
-                await closing
+        await aclose_stream(source, items)
+
+
+async def aclose_stream(source: object, items: object) -> None:
+    """Close a plugin's async stream ``source`` read through ``items`` (``aiter(source)``): its ``aclose`` or
+    ``close``, else the iterator's, awaited when that gives an awaitable."""
+    close = (
+        getattr(source, "aclose", None)
+        or getattr(source, "close", None)
+        or getattr(items, "aclose", None)
+        or getattr(items, "close", None)
+    )
+    if close is not None:
+        closing = close()
+        if inspect.isawaitable(closing):
+            await closing

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterator
 from functools import lru_cache
 from typing import Any, Protocol
 
 from llmplex.engine.adapt import Adapted
 from llmplex.engine.assembly import StreamAssembler
 from llmplex.engine.attempt import Attempt
-from llmplex.engine.contained import PASSING, contained, plugin_aborted
+from llmplex.engine.contained import PASSING, aclose_stream, contained, plugin_aborted
 from llmplex.engine.retrier import Retrier, RetryPlan
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMError, LLMServerError, LLMUsageError
@@ -234,6 +234,16 @@ class Pipeline:
             self._cut_off(self._state, self._assembler, "the stream was abandoned")
         self.retrier.close()
 
+    def _stream_failed(
+        self, exc: Exception, state: StreamState, assembler: StreamAssembler, yielded: bool
+    ) -> tuple[LLMError, float | None]:
+        """A stream's attempt failed with ``exc``: what it spent counted (``_cut_off``; an answer reporting
+        impossible usage counts for nothing), then the error and the delay before a retry (``None``: none, only
+        before its first event)."""
+        if not isinstance(exc, LLMUsageError):
+            self._cut_off(state, assembler, "the stream was cut off")
+        return self.retrier.failure(exc, may_retry=not yielded)
+
     def _cut_off(self, state: StreamState, assembler: StreamAssembler, why: str) -> None:
         """A stream that had begun to answer ended early: the tokens were spent, so the budgets count
         what it reported (an event or ``state.usage_so_far``) or, where more, what they reserved (a stream
@@ -250,7 +260,7 @@ class Pipeline:
         payload = self._render(sent)
         return self.runner.open_stream(payload, self.plan.deadline, self.retrier.deadline_error)
 
-    async def _araw_events(self, sent: Request) -> AsyncIterator[Any]:
+    async def _araw_events(self, sent: Request) -> AsyncIterable[Any]:
         payload = self._render(sent)
         return await self.runner.aopen_stream(payload, self.plan.deadline, self.retrier.deadline_error)
 
@@ -302,9 +312,7 @@ class Pipeline:
                     self._cut_off(state, assembler, "the stream was abandoned")
                     raise
                 except Exception as exc:
-                    if not isinstance(exc, LLMUsageError):  # an answer reporting impossible usage counts for nothing
-                        self._cut_off(state, assembler, "the stream was cut off")
-                    error, delay = self.retrier.failure(exc, may_retry=not yielded)
+                    error, delay = self._stream_failed(exc, state, assembler, yielded)
                 except BaseExceptionGroup as group:  # a group holding a BaseException propagates, its secrets masked
                     error, delay = scrub_error(group), None
                 if delay is None:
@@ -343,25 +351,38 @@ class Pipeline:
                 try:
                     state.request = self._sent_request
                     parse, add, provider = _event_parser(self.runner.hooks), assembler.add, self.runner.name
-                    async for raw_event in await self._araw_events(state.request):  # as in ``stream``
-                        assembler.answering = True
-                        try:
-                            parsed = parse(raw_event, state)
-                        except (Exception, *PASSING):
-                            raise
-                        except BaseException as exc:
-                            raise plugin_aborted(exc, provider) from exc
-                        if type(parsed) is list and len(parsed) == 1:
-                            add(event := parsed[0])
-                            yielded = True
-                            yield event
-                            continue
-                        events = parsed if type(parsed) is list else list(parsed or ())
-                        for event in events:
-                            add(event)
-                        for event in events:
-                            yielded = True
-                            yield event
+                    raw_events = await self._araw_events(state.request)
+                    read = (items := aiter(raw_events)).__anext__
+                    try:
+                        while True:  # as in ``stream``; each read contained (``aiter_contained`` written out)
+                            try:
+                                raw_event = await read()
+                            except StopAsyncIteration:
+                                break
+                            except (Exception, *PASSING):
+                                raise
+                            except BaseException as exc:
+                                raise plugin_aborted(exc, provider) from exc
+                            assembler.answering = True
+                            try:
+                                parsed = parse(raw_event, state)
+                            except (Exception, *PASSING):
+                                raise
+                            except BaseException as exc:
+                                raise plugin_aborted(exc, provider) from exc
+                            if type(parsed) is list and len(parsed) == 1:
+                                add(event := parsed[0])
+                                yielded = True
+                                yield event
+                                continue
+                            events = parsed if type(parsed) is list else list(parsed or ())
+                            for event in events:
+                                add(event)
+                            for event in events:
+                                yielded = True
+                                yield event
+                    finally:  # the plugin's stream closed however it ends (read out, failed, abandoned, cancelled)
+                        await aclose_stream(raw_events, items)
                     if state.usage_so_far is not None and (usage := self._unreported(state, assembler)) is not None:
                         yielded = True
                         yield usage
@@ -371,9 +392,7 @@ class Pipeline:
                     self._cut_off(state, assembler, "the stream was abandoned")
                     raise
                 except Exception as exc:
-                    if not isinstance(exc, LLMUsageError):  # an answer reporting impossible usage counts for nothing
-                        self._cut_off(state, assembler, "the stream was cut off")
-                    error, delay = self.retrier.failure(exc, may_retry=not yielded)
+                    error, delay = self._stream_failed(exc, state, assembler, yielded)
                 except BaseExceptionGroup as group:  # a group holding a BaseException propagates, its secrets masked
                     error, delay = scrub_error(group), None
                 if delay is None:

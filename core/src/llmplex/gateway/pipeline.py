@@ -342,6 +342,11 @@ class Pipeline:
                 if progress.events:  # cut after it began: its row (charged what it used) before the error event
                     await self.conclude(exchange, 200, error, None)
                 raise error from None
+            except GatewayError:
+                raise
+            except Exception:  # the gateway's own step failed (an owners store, an encoder): a typed 500, logged
+                log.exception("unexpected failure of %s's stream", exchange.request_id)
+                raise GatewayError(500, "internal gateway error", kind="internal") from None
 
         return _EventStream(self, exchange, chunks(), encoder, final, extra)
 

@@ -21,7 +21,7 @@ response with the client's cookie jar, response hooks and redirect rules.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 from llmplex.http.clients import _LATE
@@ -63,26 +63,28 @@ class DirectStream:
         return bool(self._response.closed)
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
-        """The body's bytes as they arrive; the connection goes back to the pool once the body ended."""
+        """The body's bytes as they arrive, each read within the deadline (failures as the library reports them);
+        the connection goes back to the pool once the body ended. Each read is awaited here, not in a coroutine of
+        its own: one coroutine fewer a chunk."""
         read = self._response.content.readany
-        while chunk := await self._read(read):
+        deadline = self._deadline
+        while True:
+            scope = None
+            try:
+                if deadline is None:
+                    chunk = await read()
+                else:
+                    scope = asyncio.timeout(deadline.remaining())
+                    async with scope:
+                        chunk = await read()
+            except Exception as error:
+                if scope is not None and scope.expired():
+                    raise self._sender.library.ReadTimeout(_LATE, request=self._request()) from None
+                self._sender.raise_mapped(error, self._request)
+            if not chunk:
+                break
             yield chunk
         self._response.release()
-
-    async def _read(self, read: Callable[[], Awaitable[bytes]]) -> bytes:
-        """The next bytes (``b""`` at the end), within the deadline; failures as the library reports them."""
-        deadline = self._deadline
-        scope = None
-        try:
-            if deadline is None:
-                return await read()
-            scope = asyncio.timeout(deadline.remaining())
-            async with scope:
-                return await read()
-        except Exception as error:
-            if scope is not None and scope.expired():
-                raise self._sender.library.ReadTimeout(_LATE, request=self._request()) from None
-            self._sender.raise_mapped(error, self._request)
 
     async def aclose(self) -> None:
         """Close the answer: a body read to its end left its connection to the pool already; one cut short

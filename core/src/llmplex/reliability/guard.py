@@ -83,15 +83,44 @@ async def await_before(make: Callable[[], Awaitable[T]], deadline: Deadline | No
 async def aiterate_before(
     open_: Callable[[], Awaitable[AsyncIterator[T]]], deadline: Deadline | None, expired: Expired
 ) -> AsyncIterator[T]:
-    """The items of the async iterator ``await open_()`` until it ends; past the deadline, ``expired()``."""
+    """The items of the async iterator ``await open_()`` until it ends; past the deadline, ``expired()``.
+
+    Held to a deadline, each item is awaited here with ``current_deadline`` the deadline, under the stream's one
+    timer (``_Watch``): no coroutine per item between this generator and the iterator's ``__anext__``."""
     iterator = await await_before(open_, deadline, expired)
     watch = None if deadline is None else _Watch(deadline, expired)
+    read = iterator.__anext__
     try:
         while True:
+            if watch is None:
+                try:
+                    item = await read()
+                except StopAsyncIteration:
+                    return
+                yield item
+                continue
+            if watch.fired or watch.deadline.expired:
+                raise expired()
+            task = asyncio.current_task()
+            assert task is not None  # awaited: a task runs it
+            cancelling = task.cancelling()
+            watch.waiting = task
             try:
-                item = await (iterator.__anext__() if watch is None else watch.next(iterator))
+                with watch.scope:
+                    item = await read()
             except StopAsyncIteration:
                 return
+            except asyncio.CancelledError:
+                if watch.cancelled:
+                    watch.cancelled = False
+                    if task.uncancel() <= cancelling:  # the timer's own cancellation, no one else's
+                        raise expired() from None
+                raise
+            finally:
+                watch.waiting = None
+            if watch.cancelled:  # the item came first (its cancellation swallowed): the next wait raises
+                watch.cancelled = False
+                task.uncancel()
             yield item
     finally:
         if watch is not None:
@@ -105,13 +134,16 @@ async def aiterate_before(
 
 class _Watch:
     """The deadline of one async stream, on one timer for the whole stream (an ``asyncio.timeout`` per item cost a
-    timer set and cancelled per chunk): when it passes while an item is awaited, the waiting task is cancelled and
-    the wait raises ``expired()``; when it passes between items, the next wait raises it before reading."""
+    timer set and cancelled per chunk): when it passes while an item is awaited (``waiting``, by
+    ``aiterate_before``), the waiting task is cancelled and the wait raises ``expired()``; when it passes between
+    items, the next wait raises it before reading. ``scope`` makes the deadline ``current_deadline`` while an item
+    is awaited (one scope for the whole stream, entered for each item)."""
 
-    __slots__ = ("cancelled", "deadline", "expired", "fired", "handle", "loop", "waiting")
+    __slots__ = ("cancelled", "deadline", "expired", "fired", "handle", "loop", "scope", "waiting")
 
     def __init__(self, deadline: Deadline, expired: Expired) -> None:
         self.deadline, self.expired = deadline, expired
+        self.scope = deadline_scope(deadline)
         self.fired = False
         self.waiting: asyncio.Task[Any] | None = None
         self.cancelled = False  # the timer cancelled the waiting task
@@ -127,30 +159,6 @@ class _Watch:
         if self.waiting is not None:
             self.waiting.cancel()
             self.cancelled = True
-
-    async def next(self, iterator: AsyncIterator[T]) -> T:
-        """The next item, ``current_deadline`` the deadline while it is awaited (as in ``await_before``)."""
-        if self.fired or self.deadline.expired:
-            raise self.expired()
-        task = asyncio.current_task()
-        assert task is not None  # awaited: a task runs it
-        cancelling = task.cancelling()
-        self.waiting = task
-        try:
-            with deadline_scope(self.deadline):
-                item = await iterator.__anext__()
-        except asyncio.CancelledError:
-            if self.cancelled:
-                self.cancelled = False
-                if task.uncancel() <= cancelling:  # the timer's own cancellation, no one else's
-                    raise self.expired() from None
-            raise
-        finally:
-            self.waiting = None
-        if self.cancelled:  # the item came first (its cancellation swallowed): the next wait raises
-            self.cancelled = False
-            task.uncancel()
-        return item
 
 
 def iterate_before(open_: Callable[[], Iterator[T]], deadline: Deadline | None, expired: Expired) -> Iterator[T]:

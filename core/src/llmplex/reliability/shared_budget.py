@@ -169,7 +169,8 @@ class SharedBudgetTracker(BudgetTracker):
                 *held, others_unbounded, held_cost, spent_in, spent_out, spent_total, spent_requests, spent_cost = (
                     self._read(*_HELD, "unbounded", "held_cost", *_SPENT)
                 )
-                spent = _snapshot(spent_in, spent_out, spent_total, spent_requests, spent_cost)
+                # the requests counter holds this request already (its cap was checked when it was counted)
+                spent = _snapshot(spent_in, spent_out, spent_total, spent_requests - 1, spent_cost)
                 if not others:
                     reached = cap_reached(budget, spent)
                     if reached is not None:

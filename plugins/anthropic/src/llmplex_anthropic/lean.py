@@ -102,7 +102,11 @@ class LeanMessages:
 
         A ``timeout`` of ``None`` takes the SDK's default.
         """
-        headers, chosen = self._parts(payload, timeout, stream=stream)
+        headers: Sequence[tuple[bytes, bytes]]
+        if timeout is None:  # the plan's, worked out once (``_plan``)
+            headers, chosen, _ = self._plan(payload, None, stream=stream)
+        else:  # each call's own: no ``as_dict()`` (``_build`` makes the request's)
+            headers, chosen = self._parts(payload, timeout)
         return self._build(body, headers, chosen)
 
     def _parts(
@@ -126,13 +130,16 @@ class LeanMessages:
         return [(name, read if name in _TIMING else value) for name, value in self.headers], chosen
 
     def _plan(
-        self, payload: dict[str, Any], timeout: float | None
+        self, payload: dict[str, Any], timeout: float | None, *, stream: bool = False
     ) -> tuple[Sequence[tuple[bytes, bytes]], float | httpx2.Timeout, dict[str, float | None]]:
-        """``_parts`` of a non-streamed call and the timeout's ``as_dict()``. Given no timeout, they depend on the
-        model and ``max_tokens`` alone: worked out once for each (kept in ``plans``, never changed after)."""
+        """``_parts`` and the timeout's ``as_dict()``. Given no timeout, a non-streamed call's depend on the model
+        and ``max_tokens`` alone: worked out once for each (kept in ``plans``, never changed after); a streamed
+        call's on nothing (``_streamed``)."""
         if timeout is not None:  # a deadline's time left: each call's own
-            headers, chosen = self._parts(payload, timeout)
+            headers, chosen = self._parts(payload, timeout, stream=stream)
             return headers, chosen, httpx2.Timeout(chosen).as_dict()
+        if stream:
+            return self._streamed
         key = (payload["model"], payload["max_tokens"])
         plan = self.plans.get(key)
         if plan is None:
@@ -142,6 +149,14 @@ class LeanMessages:
             # kept as the same objects, the headers a tuple: ``llmplex.http.direct_sender`` tells a repeat by identity
             plan = self.plans[key] = (tuple(headers), chosen, httpx2.Timeout(chosen).as_dict())
         return plan
+
+    @functools.cached_property
+    def _streamed(self) -> tuple[tuple[tuple[bytes, bytes], ...], float | httpx2.Timeout, dict[str, float | None]]:
+        """``_plan`` of a streamed call given no timeout: the same for every such call of this client, worked out at
+        its first (as the same objects, the headers a tuple: ``llmplex.http.direct_sender`` tells a repeat by
+        identity)."""
+        headers, chosen = self._parts({}, None, stream=True)  # a streamed call's payload chooses nothing
+        return tuple(headers), chosen, httpx2.Timeout(chosen).as_dict()
 
     def _build(
         self, body: bytes, headers: Sequence[tuple[bytes, bytes]], chosen: float | httpx2.Timeout
@@ -218,15 +233,11 @@ class LeanMessages:
             except Exception as error:
                 raise _transport_error(error, request) from error
         else:
-            headers, chosen = self._parts(payload, timeout, stream=True)
-
-            def request_built() -> httpx2.Request:
-                return self._build(body, headers, chosen)
-
+            # as ``asend``: the plan's headers and timeouts, the same objects on every stream given no timeout
+            headers, chosen, timeouts = self._plan(payload, timeout, stream=True)
+            request_built = functools.partial(self._build, body, headers, chosen)
             try:
-                response = await open_stream(
-                    direct, self.address, headers, body, httpx2.Timeout(chosen).as_dict(), request_built
-                )
+                response = await open_stream(direct, self.address, headers, body, timeouts, request_built)
             except Exception as error:
                 raise _transport_error(error, request_built()) from error
         if isinstance(response, httpx2.Response) and not response.is_success:  # a DirectStream is a 2xx answer

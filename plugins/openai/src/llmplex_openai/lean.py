@@ -39,7 +39,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
 import openai
 import orjson
@@ -199,10 +199,7 @@ def _sdk_errors(http: object, request: Any) -> Iterator[None]:
     try:
         yield
     except Exception as exc:
-        error = _sdk_error(http, exc, request)
-        if error is exc:
-            raise
-        raise error from exc
+        _raise_sdk_error(http, exc, request)
 
 
 def _sdk_error(http: object, exc: Exception, request: Any) -> Exception:
@@ -215,6 +212,15 @@ def _sdk_error(http: object, exc: Exception, request: Any) -> Exception:
     return openai.APIConnectionError(request=request() if callable(request) else request)
 
 
+def _raise_sdk_error(http: object, exc: Exception, request: Any) -> NoReturn:
+    """Raise ``exc`` as the SDK reports it (``_sdk_error``), from ``exc``; ``exc`` itself when it is already so.
+    What ``_sdk_errors`` does, called in a plain ``try`` where a generator's frame on every call would cost more."""
+    error = _sdk_error(http, exc, request)
+    if error is exc:
+        raise exc
+    raise error from exc
+
+
 def post(client: OpenAI, path: str, method: Callable[..., Any], payload: dict[str, Any], timeout: float | None) -> Any:
     """``POST path`` with ``payload`` as the body: the decoded JSON answer (``method`` is the SDK method it
     stands for, whose parameter order the body follows)."""
@@ -222,11 +228,8 @@ def post(client: OpenAI, path: str, method: Callable[..., Any], payload: dict[st
     http = client._client
     try:
         response = http.send(request)
-    except Exception as exc:  # what ``_sdk_errors`` does, without a generator's frame on every call
-        error = _sdk_error(http, exc, request)
-        if error is exc:
-            raise
-        raise error from exc
+    except Exception as exc:
+        _raise_sdk_error(http, exc, request)
     return _decoded(client, response)
 
 
@@ -249,11 +252,8 @@ async def apost(
     request_built = functools.partial(_request, client, path, method, payload, timeout)
     try:
         answer = await sender.post(wire.address, headers, wire.body(payload), timeouts, request_built)
-    except Exception as exc:  # what ``_sdk_errors`` does, without a generator's frame on every call
-        error = _sdk_error(http, exc, request_built)
-        if error is exc:
-            raise
-        raise error from exc
+    except Exception as exc:
+        _raise_sdk_error(http, exc, request_built)
     return _decoded(client, answer)
 
 
@@ -263,8 +263,10 @@ def stream(
     """``post`` of a streamed call: the decoded events, sent now; the response closes when they end or are closed."""
     request = _request(client, path, method, payload, timeout)
     http = client._client
-    with _sdk_errors(http, request):
+    try:
         response = http.send(request, stream=True)
+    except Exception as exc:
+        _raise_sdk_error(http, exc, request)
     if response.status_code >= 400:
         try:
             response.read()
@@ -287,16 +289,14 @@ async def astream(
         request = _request(client, path, method, payload, timeout)
         with _sdk_errors(http, request):
             response = await http.send(request, stream=True)
-    else:
-        timeouts = wire.library.Timeout(client.timeout if timeout is None else timeout).as_dict()
-
-        def request_built() -> Any:
-            return _request(client, path, method, payload, timeout)
-
-        with _sdk_errors(http, request_built):
-            response = await open_stream(
-                sender, wire.address, wire.headers_for(timeout), wire.body(payload), timeouts, request_built
-            )
+    else:  # as ``apost``: the client's own timeouts and headers as the same objects, a partial, a plain try
+        timeouts = wire.timeouts(client.timeout if timeout is None else timeout)
+        headers = wire.headers if timeout is None else wire.headers_for(timeout)
+        request_built = functools.partial(_request, client, path, method, payload, timeout)
+        try:
+            response = await open_stream(sender, wire.address, headers, wire.body(payload), timeouts, request_built)
+        except Exception as exc:
+            _raise_sdk_error(http, exc, request_built)
     if response.status_code >= 400:
         try:
             await response.aread()
