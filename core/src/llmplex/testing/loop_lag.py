@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 from types import TracebackType
 
 __all__ = ["LoopLag"]
@@ -29,12 +30,20 @@ class LoopLag:
     up as lag as long as the call. The time the loop's thread waited for a CPU
     (Linux's run-queue time) is left out: a busy machine delays every loop, and
     that is no code's doing.
+
+    The objects alive on entry are frozen (``gc.freeze``) until exit, unless
+    something else froze objects first: a garbage collection in the block then
+    walks only what was made since. On a large heap (a test process that has
+    imported every SDK) one full collection holds the GIL, and with it every
+    loop of the process, for a second or more whichever thread it ran in; that
+    is the collector's doing, not the code under test's.
     """
 
     def __init__(self, tick: float = 0.01) -> None:
         self.tick = tick
         self.worst = 0.0
         self._task: asyncio.Task[None] | None = None
+        self._froze = False
 
     async def _beat(self) -> None:
         loop = asyncio.get_running_loop()
@@ -48,6 +57,9 @@ class LoopLag:
             self.worst = max(self.worst, lag)
 
     async def __aenter__(self) -> LoopLag:
+        self._froze = gc.get_freeze_count() == 0
+        if self._froze:
+            gc.freeze()
         self._task = asyncio.create_task(self._beat())
         await asyncio.sleep(0)
         return self
@@ -56,7 +68,11 @@ class LoopLag:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         assert self._task is not None
-        await asyncio.sleep(self.tick)  # a block that ended the block is measured too
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+        try:
+            await asyncio.sleep(self.tick)  # a block that ended the block is measured too
+        finally:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            if self._froze:
+                gc.unfreeze()
