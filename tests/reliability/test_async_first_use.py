@@ -216,3 +216,26 @@ def test_bad_arguments_of_a_first_use_are_typed_errors_before_anything_loads(gat
 
         asyncio.run(main())
     assert gate.threads == []
+
+
+def test_a_model_the_router_does_not_keep_is_loaded_once_a_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the router's cache of routes a model is never "used before": each async call loads once, then is
+    answered (the loading does not hand the call back to the first-use path, which would load again forever)."""
+    monkeypatch.setattr("llmplex.routing.router.MAX_CACHED_ROUTES", 0)
+    loads: list[str | None] = []
+    load = llmplex.Client._load
+
+    def counted(client: llmplex.Client, model: str | None) -> None:
+        loads.append(model)
+        load(client, model)
+
+    monkeypatch.setattr(llmplex.Client, "_load", counted)
+    with llmplex.Client() as client:
+
+        async def main() -> list[str]:
+            answers = [(await client.acomplete("mock:echo", f"call {i}")).text for i in range(3)]
+            answers.append(await _texts(client.astream("mock:echo", "a stream")))
+            return answers
+
+        assert asyncio.run(asyncio.wait_for(main(), 60)) == ["call 0", "call 1", "call 2", "a stream"]  # not forever
+    assert loads == ["mock:echo"] * 4

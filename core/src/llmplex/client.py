@@ -387,9 +387,12 @@ class Client:
         return self._call(model, prompt, False, args).acomplete()
 
     async def _afirst_answer(self, model: str | None, prompt: PromptInput, args: CallArgs) -> Response:
-        """``_answer`` for a first use of ``model``, once what it loads is loaded off the event loop."""
+        """``_answer`` for a first use of ``model``, once what it loads is loaded off the event loop (not through
+        ``_answer`` again: a model past the router's cache of routes stays unused however often it is loaded)."""
         await self._aload(model, args)
-        return await self._answer(model, prompt, args)
+        if args and _wants_conversation(args):
+            return await self._conversation(model, prompt, args).arun()
+        return await self._call(model, prompt, False, args).acomplete()
 
     async def _alisted(self, model: str | None, prompt: PromptInput, mcp: tuple[Any, CallArgs, set[str]]) -> Response:
         """``_answer`` once the MCP servers in its tools have listed theirs (as tools: none is listed again)."""
