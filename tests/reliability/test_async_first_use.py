@@ -101,7 +101,9 @@ def test_the_first_conversation_loads_off_the_loop(gate: Gate) -> None:
     assert answer.text
 
 
-def test_the_default_client_is_built_off_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def default_gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
+    """Building the default client waits at the gate (none is built yet)."""
     gate = Gate()
     build = process_client.shared
 
@@ -111,26 +113,17 @@ def test_the_default_client_is_built_off_the_loop(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(process_client, "shared", gated)
     assert process_client.current() is None
-    try:
-        answer = _beside_the_loop(gate, lambda: llmplex.acomplete("mock:echo", "top level"))
-    finally:
-        gate.opened.set()
+    yield gate
+    gate.opened.set()
+
+
+def test_the_default_client_is_built_off_the_loop(default_gate: Gate) -> None:
+    answer = _beside_the_loop(default_gate, lambda: llmplex.acomplete("mock:echo", "top level"))
     assert answer.text == "top level"
 
 
-def test_the_default_client_of_a_first_astream_is_built_off_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
-    gate = Gate()
-    build = process_client.shared
-
-    def gated() -> llmplex.Client:
-        gate.wait()
-        return build()
-
-    monkeypatch.setattr(process_client, "shared", gated)
-    try:
-        text = _beside_the_loop(gate, lambda: _texts(llmplex.astream("mock:echo", "top level stream")))
-    finally:
-        gate.opened.set()
+def test_the_default_client_of_a_first_astream_is_built_off_the_loop(default_gate: Gate) -> None:
+    text = _beside_the_loop(default_gate, lambda: _texts(llmplex.astream("mock:echo", "top level stream")))
     assert text.split() == ["top", "level", "stream"]
 
 
