@@ -6,8 +6,7 @@ recorders, a failure raised as the call's error (every failed attempt in ``conte
 and ``CallEnded`` emitted), and the route released however the call ends (answered, failed or cancelled). A call
 with fallbacks or a group still runs through ``Call``'s loop. ``llmplex.acomplete`` awaits the call's answer
 itself (``Client._answer``: no ``Client.acomplete`` coroutine in between); both stay coroutine functions, and what
-they raise is raised when awaited. (A model's first use awaits its loading on a worker thread first; the
-tests look at the path of every later call.)
+they raise is raised when awaited.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ import pytest
 
 import llmplex
 from llmplex import LLMRateLimitError
-from tests.support.first_use import loaded
 from tests.support.one_model_failure import assert_failed_as_the_call, fail_twice
 
 
@@ -36,7 +34,6 @@ def _chain(task: asyncio.Task[Any]) -> list[str]:
 async def _in_flight(
     client: llmplex.Client, facade: bool = False, **kwargs: Any
 ) -> tuple[list[str], asyncio.Task[Any]]:
-    loaded(client)  # a first use loads on a worker thread first: this is the path of every later call
     client.provider_client("mock").push("slow", delay=600.0)  # cancelled long before: nothing waits on the clock
     run = llmplex.acomplete if facade else client.acomplete
     task = asyncio.ensure_future(run("mock:m", "hi", **kwargs))

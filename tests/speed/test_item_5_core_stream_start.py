@@ -6,8 +6,7 @@ A call with no group, no hedge and nothing to fall back to streams as its pipeli
 call as ``Call``'s loop did: the answer told to its recorders, a failure raised as the call's error (every failed
 attempt in ``context["errors"]``, ``RequestFailed`` and ``CallEnded`` emitted), and the route released once however
 the stream ends (read to the end, failed, abandoned or cancelled), an abandoned stream settled as cut off once. A
-call with fallbacks or a group still streams through ``Call``'s loop. (A model's first async stream awaits its
-loading on a worker thread first; the tests look at the path of every later stream.)
+call with fallbacks or a group still streams through ``Call``'s loop.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ from llmplex import Budget, BudgetTracker, LLMRateLimitError, StreamEvent, Usage
 from llmplex.engine.fallback import Call
 from llmplex.engine.pipeline import Pipeline
 from llmplex.testing.observe import Observed
-from tests.support.first_use import loaded
 from tests.support.one_model_failure import assert_failed_as_the_call, fail_twice
 
 
@@ -38,7 +36,7 @@ def _code(stream: Any) -> Any:
 async def test_item_5_a_one_model_stream_is_its_pipelines_own_generator(
     client: llmplex.Client, closed: list[str]
 ) -> None:
-    stream = loaded(client).astream("mock:m", "hello there")  # a first use loads off the loop first
+    stream = client.astream("mock:m", "hello there")
     assert _code(stream) is Pipeline.astream.__code__  # no Call generator in between
     events = [event async for event in stream]
     assert [event.type for event in events] == ["text", "text", "usage", "finish", "response"]
@@ -56,7 +54,7 @@ def test_item_5_the_gateways_stream_call_streams_as_its_pipeline(client: llmplex
 
 
 def test_item_5_a_stream_with_fallbacks_still_runs_through_the_call(client: llmplex.Client) -> None:
-    stream = loaded(client).astream("mock:m", "hi", fallbacks=["mock:other"])
+    stream = client.astream("mock:m", "hi", fallbacks=["mock:other"])
     assert _code(stream) is Call._astream.__code__
     asyncio.run(stream.aclose())  # type: ignore[attr-defined]
     assert _code(client.stream("mock:m", "hi", fallbacks=["mock:other"])) is Call._stream.__code__
@@ -124,7 +122,7 @@ async def test_item_5_an_abandoned_one_model_stream_is_cut_off_and_released_once
 async def test_item_5_a_cancelled_one_model_stream_is_released_once(closed: list[str]) -> None:
     client, tracker, _observed = _budgeted()
     client.provider_client("mock").push("slow", delay=600.0)  # cancelled long before: nothing waits on the clock
-    stream = loaded(client).astream("mock:m", "hi")  # started at once, not after a first use's loading
+    stream = client.astream("mock:m", "hi")
 
     async def read() -> None:
         async for _event in stream:

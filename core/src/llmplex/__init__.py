@@ -371,22 +371,9 @@ def complete(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs])
     return client.complete(model, prompt, **kwargs)
 
 
-async def _client_off_loop(started: float, kwargs: CallArgs) -> tuple[Client, CallArgs]:
-    """``_client_since`` for async code: the default client, built on first use on a worker thread (the caller's
-    event loop runs on meanwhile)."""
-    from llmplex.reliability.guard import in_worker
-
-    return await in_worker(lambda: _client_since(started, kwargs))
-
-
 async def acomplete(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Response:
     """[`complete()`][llmplex.complete] for async code: `r = await llmplex.acomplete(model, prompt)`."""
-    started = time.monotonic()
-    built = process_client.current()
-    if built is None:
-        client, kwargs = await _client_off_loop(started, kwargs)
-    else:
-        client, kwargs = built, built._since(kwargs, started)
+    client, kwargs = _client_since(time.monotonic(), kwargs)
     return await client._answer(model, prompt, kwargs)  # Client.acomplete's answer, without its coroutine
 
 
@@ -402,27 +389,8 @@ def stream(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -
 
 def astream(model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> AsyncIterator[StreamEvent]:
     """[`stream()`][llmplex.stream] for async code: `async for event in llmplex.astream(model, prompt)`."""
-    started = time.monotonic()
-    built = process_client.current()
-    if built is None:
-        return _astream_first(started, model, prompt, kwargs)
-    return built.astream(model, prompt, **built._since(kwargs, started))
-
-
-async def _astream_first(
-    started: float, model: str | None, prompt: PromptInput, kwargs: CallArgs
-) -> AsyncIterator[StreamEvent]:
-    """``astream`` when the default client is not built yet: built off the event loop, then streamed (and closed
-    with this stream)."""
-    import contextlib
-    from collections.abc import AsyncGenerator
-    from typing import cast
-
-    client, kwargs = await _client_off_loop(started, kwargs)
-    stream = cast("AsyncGenerator[StreamEvent]", client.astream(model, prompt, **kwargs))
-    async with contextlib.aclosing(stream) as events:
-        async for event in events:
-            yield event
+    client, kwargs = _client_since(time.monotonic(), kwargs)
+    return client.astream(model, prompt, **kwargs)
 
 
 def tool_declarations(tools: Sequence[ToolInput], provider: str) -> list[dict[str, Any]]:

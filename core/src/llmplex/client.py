@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import sys
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack, cast
@@ -17,7 +16,7 @@ from llmplex.engine.embedding import EmbedRun, embedding_route, embedding_texts
 from llmplex.engine.fallback import Call, CallPlanner
 from llmplex.engine.group_embedding import GroupEmbedRun, embedding_run
 from llmplex.engine.models import ModelCatalog
-from llmplex.engine.request_builder import PromptInput, ToolInput, build_tools, call_request
+from llmplex.engine.request_builder import PromptInput, ToolInput, build_request, build_tools, prompt_request
 from llmplex.engine.telemetry import Telemetry
 from llmplex.errors import LLMConfigurationError, LLMDeadlineExceededError
 from llmplex.masking.logs import install_log_redaction
@@ -25,10 +24,10 @@ from llmplex.plugins.host import PluginHost
 from llmplex.reliability.budget import Budget, BudgetTracker
 from llmplex.reliability.clock import Clock
 from llmplex.reliability.deadline import Deadline
-from llmplex.reliability.guard import acall_before, call_before
+from llmplex.reliability.guard import call_before
 from llmplex.reliability.storage import opened_store
 from llmplex.routing import ProviderInstance, Route, Router
-from llmplex.types import Embeddings, Message, ModelInfo, Request, Response, StreamEvent, Tool
+from llmplex.types import Embeddings, Message, ModelInfo, OutputSchema, Request, Response, StreamEvent, Tool
 
 if TYPE_CHECKING:
     from llmplex.mcp import MCPServer
@@ -60,6 +59,12 @@ def _tool_list(tools: Any) -> Any:
         f"tools must be a list of tools (Tool objects, tool dicts, functions or MCP servers), "
         f"got {type(tools).__name__}: pass tools=[...]"
     )
+
+
+_REQUEST_ARGS = frozenset({"system", "tools", "tool_choice", "provider_options", "previous_response_id"})
+_CALL_ARGS = frozenset({"timeout", "deadline", "throttle", "budget", "fallbacks", "cache", "cache_key"})
+_CONVERSATION_ARGS = frozenset({"output", "output_retries", "output_strategy", "max_tool_rounds", "tool_context"})
+_NOT_OPTIONS = _REQUEST_ARGS | _CALL_ARGS | _CONVERSATION_ARGS
 
 
 class Client:
@@ -183,7 +188,7 @@ class Client:
         For code that sends requests another way, such as a provider's Batch API.
         """
         route = self.route(model)
-        return route, call_request(route.model, prompt, False, kwargs)
+        return route, _build_request(route.model, prompt, False, kwargs)
 
     def provider_client(self, prefix: str, asynchronous: bool = False) -> Any:
         """The SDK client (or the mock backend) a provider instance uses."""
@@ -291,29 +296,16 @@ class Client:
         """
         if self._used(model):
             return prepare()
-        return call_before(prepare, deadline, partial(self._loading_expired, model))
-
-    def _loading_expired(self, model: str | None) -> LLMDeadlineExceededError:
         written = self.config.default_model if model is None else model
-        return LLMDeadlineExceededError(
-            f"deadline reached before the request could be sent, while loading the provider plugin for "
-            f"{written!r} (a first call also imports the provider's SDK: allow it more time)",
-            attempts=0,
-        )
 
-    def _load(self, model: str | None) -> None:
-        self._ready()
-        self.route(model)
+        def expired() -> LLMDeadlineExceededError:
+            return LLMDeadlineExceededError(
+                f"deadline reached before the request could be sent, while loading the provider plugin for "
+                f"{written!r} (a first call also imports the provider's SDK: allow it more time)",
+                attempts=0,
+            )
 
-    def _held(self, args: CallArgs) -> CallArgs:
-        """``args`` with the call's deadline (its ``deadline``, else its ``timeout`` or the config's from now)."""
-        deadline = self._deadline(args.get("timeout"), args.get("deadline"))
-        return args if deadline is None else {**args, "deadline": deadline}
-
-    async def _aload(self, model: str | None, args: CallArgs) -> None:
-        """What a first use of ``model`` loads (observers, its provider plugin and SDK), loaded on a worker thread
-        held to the call's deadline: the caller's event loop runs on meanwhile."""
-        await acall_before(partial(self._load, model), args.get("deadline"), partial(self._loading_expired, model))
+        return call_before(prepare, deadline, expired)
 
     def _ready(self) -> None:
         if not self.host.observers_loaded:
@@ -332,7 +324,7 @@ class Client:
         self._ready()
         check_cache_args(args, stream, self._caches)
         route = self.route(model)
-        request = call_request(route.model, prompt, stream, args)
+        request = _build_request(route.model, prompt, stream, args)
         if self.config.prompt_cache is not None:  # prompt_cache = "auto" in config or Client(prompt_cache=...)
             request = request.model_copy(update={"prompt_cache": self.config.prompt_cache})
         written = self.config.default_model if model is None else model
@@ -380,19 +372,9 @@ class Client:
         """``acomplete``'s answer, made in the caller's coroutine (no coroutine of the client's in between)."""
         if args and (mcp := self._mcp_call(args)) is not None:  # no keyword arguments: no tools
             return self._alisted(model, prompt, mcp)
-        if not self._used(model):
-            return self._afirst_answer(model, prompt, self._held(args))
         if args and _wants_conversation(args):
             return self._conversation(model, prompt, args).arun()
         return self._call(model, prompt, False, args).acomplete()
-
-    async def _afirst_answer(self, model: str | None, prompt: PromptInput, args: CallArgs) -> Response:
-        """``_answer`` for a first use of ``model``, once what it loads is loaded off the event loop (not through
-        ``_answer`` again: a model past the router's cache of routes stays unused however often it is loaded)."""
-        await self._aload(model, args)
-        if args and _wants_conversation(args):
-            return await self._conversation(model, prompt, args).arun()
-        return await self._call(model, prompt, False, args).acomplete()
 
     async def _alisted(self, model: str | None, prompt: PromptInput, mcp: tuple[Any, CallArgs, set[str]]) -> Response:
         """``_answer`` once the MCP servers in its tools have listed theirs (as tools: none is listed again)."""
@@ -412,20 +394,7 @@ class Client:
         """Async ``stream``: ``async for event in client.astream(...)``."""
         if kwargs and (mcp := self._mcp_call(kwargs)) is not None:
             return self._astream_listing(model, prompt, mcp)
-        if not self._used(model):
-            return self._afirst_stream(model, prompt, self._held(kwargs))
         return self._call(model, prompt, True, kwargs).astream()
-
-    async def _afirst_stream(
-        self, model: str | None, prompt: PromptInput, args: CallArgs
-    ) -> AsyncIterator[StreamEvent]:
-        """``astream`` for a first use of ``model``, once what it loads is loaded off the event loop (the call's
-        stream closed with this one)."""
-        await self._aload(model, args)
-        stream = cast("AsyncGenerator[StreamEvent]", self._call(model, prompt, True, args).astream())
-        async with contextlib.aclosing(stream) as events:
-            async for event in events:
-                yield event
 
     def stream_call(self, model: str | None, prompt: PromptInput, **kwargs: Unpack[CallArgs]) -> Call:
         """``astream``'s call, not started, for a caller that charges a stream cut mid-way (the gateway): iterate
@@ -492,3 +461,31 @@ def _wants_conversation(args: CallArgs) -> bool:
     from llmplex.tooling.conversation import wants_conversation
 
     return wants_conversation(args)
+
+
+def _build_request(model: str, prompt: PromptInput, stream: bool, args: CallArgs) -> Request:
+    """The validated Request of one call (a call without keyword arguments, the commonest, skips reading them)."""
+    if not args:
+        return prompt_request(model, prompt, stream)
+    return build_request(
+        model,
+        prompt,
+        system=args.get("system"),
+        tools=args.get("tools"),
+        tool_choice=args.get("tool_choice"),
+        provider_options=args.get("provider_options"),
+        previous_response_id=args.get("previous_response_id"),
+        stream=stream,
+        output=_request_output(args.get("output")),
+        cache=args.get("cache"),
+        cache_key=args.get("cache_key"),
+        options={k: v for k, v in args.items() if k not in _NOT_OPTIONS and v is not None},
+    )
+
+
+def _request_output(output: Any) -> OutputSchema | None:
+    if output is None or isinstance(output, OutputSchema):
+        return output
+    from llmplex.structured.schema import request_output
+
+    return request_output(output)

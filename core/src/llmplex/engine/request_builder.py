@@ -21,7 +21,6 @@ __all__ = [
     "build_options",
     "build_request",
     "build_tools",
-    "call_request",
     "prompt_request",
 ]
 
@@ -279,39 +278,3 @@ def _cache_key(key: object) -> str | None:
     if key is not None and (not isinstance(key, str) or not key):
         raise LLMConfigurationError(f"cache_key must be a non-empty string, got {key!r}")
     return key
-
-
-_REQUEST_ARGS = frozenset({"system", "tools", "tool_choice", "provider_options", "previous_response_id"})
-_CALL_ARGS = frozenset({"timeout", "deadline", "throttle", "budget", "fallbacks", "cache", "cache_key"})
-_CONVERSATION_ARGS = frozenset({"output", "output_retries", "output_strategy", "max_tool_rounds", "tool_context"})
-_NOT_OPTIONS = _REQUEST_ARGS | _CALL_ARGS | _CONVERSATION_ARGS
-
-
-def call_request(model: str, prompt: PromptInput, stream: bool, args: Mapping[str, Any]) -> Request:
-    """The validated Request of one call with the keyword arguments ``args`` (a ``CallArgs``): the request's own
-    and the sampling options; the call's (``timeout``, ``fallbacks``, ...) and the conversation's are left out.
-    A call without keyword arguments, the commonest, skips reading them."""
-    if not args:
-        return prompt_request(model, prompt, stream)
-    return build_request(
-        model,
-        prompt,
-        system=args.get("system"),
-        tools=args.get("tools"),
-        tool_choice=args.get("tool_choice"),
-        provider_options=args.get("provider_options"),
-        previous_response_id=args.get("previous_response_id"),
-        stream=stream,
-        output=_request_output(args.get("output")),
-        cache=args.get("cache"),
-        cache_key=args.get("cache_key"),
-        options={k: v for k, v in args.items() if k not in _NOT_OPTIONS and v is not None},
-    )
-
-
-def _request_output(output: Any) -> OutputSchema | None:
-    if output is None or isinstance(output, OutputSchema):
-        return output
-    from llmplex.structured.schema import request_output
-
-    return request_output(output)

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 from llmplex.reliability import workers
 from llmplex.reliability.deadline import Deadline, deadline_scope
 
-__all__ = ["acall_before", "aiterate_before", "await_before", "call_before", "in_worker", "iterate_before"]
+__all__ = ["aiterate_before", "await_before", "call_before", "in_worker", "iterate_before"]
 
 T = TypeVar("T")
 Expired = Callable[[], BaseException]
@@ -61,21 +61,6 @@ def call_before(fn: Callable[[], T], deadline: Deadline | None, expired: Expired
 async def in_worker(fn: Callable[[], T]) -> T:
     """``await`` a blocking ``fn()`` run on a worker thread (abandoned, not awaited, when cancelled)."""
     return await asyncio.wrap_future(workers.submit(fn))
-
-
-async def acall_before(fn: Callable[[], T], deadline: Deadline | None, expired: Expired) -> T:
-    """``await`` a blocking ``fn()`` run on a worker thread (``call_before`` for async code: the caller's event loop
-    runs on meanwhile); with a deadline, abandoned when the deadline passes first."""
-    if deadline is None:
-        return await in_worker(fn)
-    if deadline.expired:
-        raise expired()
-
-    def scoped() -> T:
-        with deadline_scope(deadline):
-            return fn()
-
-    return await await_before(lambda: in_worker(scoped), deadline, expired)
 
 
 async def await_before(make: Callable[[], Awaitable[T]], deadline: Deadline | None, expired: Expired) -> T:
